@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages Tessera builds and tests with, only when one
+# is missing, so repeated `make` runs cost nothing.
+set -euo pipefail
+
+packages=(
+  cmake g++ make pkg-config ccache
+  librocksdb-dev libboost-dev libboost-system-dev
+  libprotobuf-dev protobuf-compiler
+  libspdlog-dev libfmt-dev libcli11-dev
+  libgtest-dev libgmock-dev
+  libssl-dev libpugixml-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$p")
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "installing: ${missing[*]}"
+sudo_cmd=()
+[ "$(id -u)" -ne 0 ] && sudo_cmd=(sudo)
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get update -qq
+"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,45 @@
+// Ready: everything one batch of inputs asks the host to do, in order:
+//
+//  1. Persist `hard_state` (if set), delete log slots >= `truncate_from` (if
+//     set), then write `entries` (each overwrites its slot) — atomically.
+//  2. Send `messages` at any time (they depend on nothing unpersisted).
+//  3. Once step 1 is durable: send `messages_after_persist` and call
+//     Replica::OnPersisted(persist_seq).
+//  4. Apply `committed` entries in slot order (they are durable and chosen).
+//  5. For each id in `snapshot_requests`, build a snapshot of the applied
+//     state and hand it to Replica::SendSnapshot.
+//  6. If `snapshot_to_install` is set, replace the applied state with it and
+//     call Replica::OnSnapshotInstalled.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "consensus/options.h"
+#include "tessera/consensus.pb.h"
+
+namespace tessera::consensus {
+
+struct Ready {
+  std::optional<pb::HardState> hard_state;
+  std::optional<Slot> truncate_from;
+  std::vector<pb::Entry> entries;
+  // Non-zero when step 1 has anything to persist; OnPersisted takes it back.
+  uint64_t persist_seq = 0;
+
+  std::vector<pb::Message> messages;
+  std::vector<pb::Message> messages_after_persist;
+
+  std::vector<pb::Entry> committed;
+  std::vector<ReplicaId> snapshot_requests;
+  std::optional<pb::InstallSnapshot> snapshot_to_install;
+
+  bool empty() const {
+    return !hard_state && !truncate_from && entries.empty() && messages.empty() &&
+           messages_after_persist.empty() && committed.empty() &&
+           snapshot_requests.empty() && !snapshot_to_install && persist_seq == 0;
+  }
+};
+
+}  // namespace tessera::consensus
