@@ -1,0 +1,163 @@
+// Private state of consensus::Replica, shared by its implementation files:
+// replica.cc (lifecycle, API, Ready), replica_election.cc (pre-vote, phase 1),
+// replica_replication.cc (phase 2, commit, catch-up, snapshots), and
+// replica_lease.cc (leases and check-quorum).
+#pragma once
+
+#include <deque>
+#include <map>
+#include <optional>
+#include <set>
+#include <vector>
+
+#include "consensus/ballot.h"
+#include "consensus/log_window.h"
+#include "consensus/quorum.h"
+#include "consensus/replica.h"
+
+namespace tessera::consensus {
+
+// splitmix64: the core's only source of variation, seeded by the host.
+class SeededRng {
+ public:
+  explicit SeededRng(uint64_t seed) : state_(seed) {}
+  uint64_t Next() {
+    uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  uint64_t Uniform(uint64_t lo, uint64_t hi) { return lo + Next() % (hi - lo); }  // [lo, hi)
+
+ private:
+  uint64_t state_;
+};
+
+// The leader's view of one other replica.
+struct PeerProgress {
+  Slot next = 1;   // next slot to send
+  Slot match = 0;  // every slot <= match is durable there with our values
+  TimeUs last_heard_us = 0;
+  uint64_t acked_seq = 0;  // latest heartbeat sequence it acknowledged
+  bool snapshot_requested = false;
+  TimeUs snapshot_requested_us = 0;
+  Slot match_at_last_heartbeat = 0;
+};
+
+// One phase-1 attempt.
+struct Election {
+  pb::Ballot ballot;
+  Slot from_slot = 1;
+  bool self_promised = false;      // our own promise is durable
+  uint64_t self_promise_seq = 0;   // ... once this persist_seq is durable
+  std::map<ReplicaId, pb::Promise> promises;  // granted, non-partial, from others
+  TimeUs started_us = 0;
+};
+
+struct PreVoteRound {
+  uint64_t round = 0;
+  std::set<ReplicaId> granted;
+  TimeUs started_us = 0;
+};
+
+// What one persist_seq makes durable for the leader's own acceptance.
+struct PendingPersist {
+  uint64_t seq = 0;
+  pb::Ballot ballot;
+  Slot last_own_slot = 0;  // highest slot written under `ballot`, 0 if none
+};
+
+struct Replica::Impl {
+  Impl(const Options& options, RecoveredState recovered, TimeUs now);
+
+  // --- replica.cc -----------------------------------------------------------
+  void SetPromised(const pb::Ballot& ballot);
+  void SetChosen(Slot chosen);
+  void ObserveRound(const pb::Ballot& ballot);
+  void BecomeFollower(ReplicaId leader);
+  void ResetElectionTimer();
+  void WriteEntry(const pb::Entry& entry);
+  void Send(pb::Message message, bool after_persist);
+  pb::Message NewMessage(ReplicaId to) const;
+  // Memberships whose quorums a decision at or after `chosen_` needs.
+  std::vector<const pb::Membership*> ActiveMemberships() const;
+  bool IsVoterNow() const;
+  Ready TakeReady();
+  bool HasReady() const;
+  void OnPersisted(uint64_t seq);
+
+  // --- replica_election.cc ----------------------------------------------------
+  void StartPreVote();
+  void StartElection();
+  void OnPreVote(const pb::Message& m);
+  void OnPreVoteReply(const pb::Message& m);
+  void OnPrepare(const pb::Message& m);
+  void OnPromise(const pb::Message& m);
+  void MaybeWinElection();
+  void BecomeLeader();
+  bool WithinLeaseWindow() const;
+
+  // --- replica_replication.cc -----------------------------------------------
+  void OnAccept(const pb::Message& m);
+  void OnAccepted(const pb::Message& m);
+  void OnInstallSnapshot(const pb::Message& m);
+  void SendAppends();
+  void SendAppend(ReplicaId to, PeerProgress& peer);
+  void BroadcastHeartbeat();
+  void AdvanceCommit();
+  void SyncPeers();
+  Result<Slot> Append(pb::Entry entry);
+
+  // --- replica_lease.cc -------------------------------------------------------
+  void RecordHeartbeatSend();
+  TimeUs LeaseExpiryUs() const;
+  bool HoldsLease(TimeUs now) const;
+  void CheckQuorum();
+
+  // --- state ------------------------------------------------------------------
+  Options opt;
+  SeededRng rng;
+  TimeUs now = 0;
+  Role role = Role::kFollower;
+  ReplicaId leader = 0;
+
+  // Durable acceptor state (mirrored in every Ready's hard_state when dirty).
+  pb::Ballot promised;
+  Slot chosen = 0;
+  LogWindow log;
+  bool hard_state_dirty = false;
+
+  Slot applied = 0;  // committed entries handed to the host
+  uint64_t max_round_seen = 0;
+
+  // Acceptor side of the current leader's ballot: every slot in
+  // (chosen, matched] holds that leader's value.
+  pb::Ballot matched_ballot;
+  Slot matched = 0;
+
+  // Timers.
+  TimeUs last_leader_contact_us = 0;  // lease refusal window starts here
+  TimeUs election_deadline_us = 0;
+
+  // Candidate / pre-candidate.
+  std::optional<Election> election;
+  std::optional<PreVoteRound> pre_vote;
+
+  // Leader.
+  std::map<ReplicaId, PeerProgress> peers;
+  Slot barrier_slot = 0;  // our ballot's opening no-op; lease reads need it chosen
+  Slot self_durable = 0;
+  uint64_t heartbeat_seq = 0;
+  std::deque<std::pair<uint64_t, TimeUs>> heartbeat_send_us;  // bounded history
+  TimeUs next_heartbeat_us = 0;
+  TimeUs lease_expiry_us = 0;
+
+  // Output accumulation.
+  Ready ready;
+  uint64_t next_persist_seq = 1;
+  std::deque<PendingPersist> pending_persists;
+  Slot ready_last_own_slot = 0;
+  std::optional<pb::InstallSnapshot> installing;  // handed out, not yet installed
+};
+
+}  // namespace tessera::consensus
