@@ -35,5 +35,21 @@ static_assert(kCommandBytesMax <= 4 * kAcceptBytesMax);
 inline constexpr size_t kGroupCommitQueueMax = 65536;
 // One synced WriteBatch carries at most this many bytes.
 inline constexpr size_t kGroupCommitBatchBytesMax = 16 << 20;
+// Bytes of pending requests before Submit pushes back (a request is always
+// admitted into an empty queue, so one larger than this still goes through).
+inline constexpr size_t kGroupCommitQueueBytesMax = 256 << 20;
+// A user key of a group's applied state (S3 keys are at most 1 KiB; the rest
+// is room for bucket id and record suffixes).
+inline constexpr size_t kStateKeyBytesMax = 4 << 10;
+// A user value of a group's applied state; it is produced by one command.
+inline constexpr size_t kStateValueBytesMax = kCommandBytesMax;
+// Items one range scan of applied state may return.
+inline constexpr size_t kScanItemsMax = 10'000;
+// Payload of one storage record (the header stores its length as uint32).
+inline constexpr size_t kRecordPayloadBytesMax = (size_t{1} << 32) - 1;
+
+static_assert(kGroupCommitBatchBytesMax <= kGroupCommitQueueBytesMax);
+static_assert(kStateValueBytesMax + kStateKeyBytesMax <= kGroupCommitBatchBytesMax);
+static_assert(kStateValueBytesMax <= kRecordPayloadBytesMax);
 
 }  // namespace tessera::limits

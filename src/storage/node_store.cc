@@ -1,0 +1,213 @@
+#include "storage/node_store.h"
+
+#include <future>
+#include <utility>
+
+#include "common/check.h"
+#include "storage/log_recovery.h"
+#include "storage/record_codec.h"
+#include "storage/rocks_status.h"
+#include "tessera/storage.pb.h"
+
+namespace tessera::storage {
+namespace {
+
+constexpr std::string_view kFormatVersionKey = "format_version";
+
+std::string GroupName(GroupId group) { return "group=" + std::to_string(group); }
+
+rocksdb::DBOptions MakeDbOptions() {
+  rocksdb::DBOptions options;
+  options.create_if_missing = true;
+  options.create_missing_column_families = true;
+  // The durability argument of docs/formats/storage.md depends on these:
+  // one ordered WAL, written on every write, recovered as a prefix.
+  options.wal_recovery_mode = rocksdb::WALRecoveryMode::kPointInTimeRecovery;
+  options.manual_wal_flush = false;
+  options.unordered_write = false;
+  options.two_write_queues = false;
+  return options;
+}
+
+// default, log, state, meta: the order of NodeStore::handles_.
+std::vector<rocksdb::ColumnFamilyDescriptor> MakeDescriptors(const NodeStoreOptions& options) {
+  rocksdb::ColumnFamilyOptions cf_options;
+  cf_options.write_buffer_size = options.write_buffer_bytes;
+  return {
+      {rocksdb::kDefaultColumnFamilyName, cf_options},
+      {std::string(kLogColumnFamily), cf_options},
+      {std::string(kStateColumnFamily), cf_options},
+      {std::string(kMetaColumnFamily), cf_options},
+  };
+}
+
+}  // namespace
+
+Result<std::unique_ptr<NodeStore>> NodeStore::Open(const NodeStoreOptions& options) {
+  if (options.path.empty()) return Status::InvalidArgument("NodeStoreOptions.path is empty");
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::DB* db = nullptr;
+  rocksdb::Status s =
+      rocksdb::DB::Open(MakeDbOptions(), options.path, MakeDescriptors(options), &handles, &db);
+  TESSERA_RETURN_IF_ERROR(FromRocks(s, "opening node store at " + options.path));
+  std::unique_ptr<NodeStore> store(new NodeStore(db, std::move(handles), options));
+  TESSERA_RETURN_IF_ERROR(store->InitFormat());
+  return store;
+}
+
+NodeStore::NodeStore(rocksdb::DB* db, std::vector<rocksdb::ColumnFamilyHandle*> handles,
+                     const NodeStoreOptions& options)
+    : db_(db), handles_(std::move(handles)) {
+  TESSERA_CHECK(handles_.size() == 4);
+  cfs_ = ColumnFamilies{db_.get(), handles_[1], handles_[2], handles_[3]};
+  writer_ = std::make_unique<GroupCommitWriter>(db_.get(), handles_, options.group_commit);
+}
+
+NodeStore::~NodeStore() {
+  // Drains the queue (callbacks fire; a callback's Submit gets Aborted), then
+  // joins the writer thread.
+  writer_->Shutdown();
+  writer_.reset();
+  TESSERA_CHECK(open_snapshots_.load() == 0 && "a GroupSnapshot outlives its NodeStore");
+  for (rocksdb::ColumnFamilyHandle* handle : handles_) {
+    rocksdb::Status s = db_->DestroyColumnFamilyHandle(handle);
+    TESSERA_CHECK(s.ok());
+  }
+  db_.reset();
+}
+
+Status NodeStore::InitFormat() {
+  std::string stored;
+  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), cfs_.meta, kFormatVersionKey, &stored);
+  if (s.IsNotFound()) {
+    pb::StoreFormat format;
+    format.set_format_version(kStorageFormatVersion);
+    rocksdb::WriteOptions write;
+    write.sync = true;
+    return FromRocks(db_->Put(write, cfs_.meta, kFormatVersionKey, EncodeProtoRecord(format)),
+                     "writing format version");
+  }
+  TESSERA_RETURN_IF_ERROR(FromRocks(s, "reading format version"));
+  pb::StoreFormat format;
+  TESSERA_RETURN_IF_ERROR(DecodeProtoRecord(stored, "format version", &format));
+  if (format.format_version() != kStorageFormatVersion) {
+    return Status::InvalidArgument("unsupported storage format version " +
+                                   std::to_string(format.format_version()));
+  }
+  return Status::Ok();
+}
+
+Status NodeStore::SubmitAndWait(rocksdb::WriteBatch batch) {
+  TESSERA_CHECK(!writer_->OnWriterThread() && "blocking storage call from a commit callback");
+  auto done = std::make_shared<std::promise<Status>>();
+  std::future<Status> durable = done->get_future();
+  TESSERA_RETURN_IF_ERROR(
+      writer_->Submit(std::move(batch), [done](const Status& s) { done->set_value(s); }));
+  return durable.get();
+}
+
+Status NodeStore::SubmitLogWrite(LogWrite write, CommitCallback done) {
+  TESSERA_RETURN_IF_ERROR(ValidateLogWrite(write));
+  rocksdb::WriteBatch batch;
+  AppendLogWrite(write, cfs_.log, &batch);
+  return writer_->Submit(std::move(batch), std::move(done));
+}
+
+Status NodeStore::WriteLog(LogWrite write) {
+  TESSERA_RETURN_IF_ERROR(ValidateLogWrite(write));
+  rocksdb::WriteBatch batch;
+  AppendLogWrite(write, cfs_.log, &batch);
+  return SubmitAndWait(std::move(batch));
+}
+
+Status NodeStore::CompactLog(GroupId group, Slot upto, const pb::Membership& membership) {
+  if (upto == UINT64_MAX) return Status::InvalidArgument("compaction upto the last slot id");
+  Result<Slot> applied = AppliedIndex(group);
+  if (!applied.ok()) return applied.status();
+  if (upto > *applied) {
+    return Status::InvalidArgument("compaction " + GroupName(group) +
+                                   " upto=" + std::to_string(upto) +
+                                   " exceeds applied_index=" + std::to_string(*applied) +
+                                   ": the applied state does not cover those entries yet");
+  }
+  Result<pb::LogBase> base = ReadLogBase(cfs_, rocksdb::ReadOptions(), group);
+  if (!base.ok()) return base.status();
+  if (upto + 1 == base->log_start()) return Status::Ok();
+  if (upto + 1 < base->log_start()) {
+    return Status::InvalidArgument("compaction " + GroupName(group) +
+                                   " upto=" + std::to_string(upto) +
+                                   " lies below log_start=" + std::to_string(base->log_start()));
+  }
+  pb::LogBase next;
+  next.set_log_start(upto + 1);
+  *next.mutable_base_membership() = membership;
+  rocksdb::WriteBatch batch;
+  AppendLogBase(group, next, cfs_.log, &batch);
+  // Synced: also makes durable the unsynced Apply that reached `upto`.
+  return SubmitAndWait(std::move(batch));
+}
+
+Result<std::vector<GroupId>> NodeStore::ListGroups() const { return ListStoredGroups(cfs_); }
+
+Result<consensus::RecoveredState> NodeStore::RecoverGroup(GroupId group) const {
+  return RecoverGroupState(cfs_, group);
+}
+
+Status NodeStore::Apply(GroupId group, Slot applied_index, const std::vector<Mutation>& mutations) {
+  TESSERA_RETURN_IF_ERROR(ValidateMutations(mutations));
+  Result<Slot> current = AppliedIndex(group);
+  if (!current.ok()) return current.status();
+  if (applied_index <= *current) {
+    return Status::InvalidArgument("apply " + GroupName(group) +
+                                   " applied_index=" + std::to_string(applied_index) +
+                                   " does not exceed stored " + std::to_string(*current));
+  }
+  rocksdb::WriteBatch batch;
+  AppendApply(group, applied_index, mutations, cfs_.state, &batch);
+  rocksdb::WriteOptions write;
+  write.sync = false;  // made durable by the next synced write; see header
+  return FromRocks(db_->Write(write, &batch), "apply " + GroupName(group));
+}
+
+Result<Slot> NodeStore::AppliedIndex(GroupId group) const {
+  return ReadAppliedIndex(cfs_, rocksdb::ReadOptions(), group);
+}
+
+Result<std::string> NodeStore::Get(GroupId group, std::string_view key) const {
+  return ReadUserValue(cfs_, rocksdb::ReadOptions(), group, key);
+}
+
+Result<std::vector<KeyValue>> NodeStore::Scan(GroupId group, std::string_view start_key,
+                                              std::string_view end_key, size_t limit) const {
+  return ScanUserKeys(cfs_, group, start_key, end_key, limit);
+}
+
+Result<std::unique_ptr<GroupSnapshot>> NodeStore::OpenSnapshot(GroupId group) const {
+  return GroupSnapshot::Open(cfs_, group, &open_snapshots_);
+}
+
+Status NodeStore::InstallSnapshot(GroupId group, const pb::SnapshotMeta& meta,
+                                  const std::vector<KeyValue>& data) {
+  if (meta.last_slot() == UINT64_MAX)
+    return Status::InvalidArgument("snapshot at the last slot id");
+  TESSERA_RETURN_IF_ERROR(ValidateKeyValues(data));
+  pb::LogBase base;
+  base.set_log_start(meta.last_slot() + 1);
+  *base.mutable_base_membership() = meta.membership();
+  rocksdb::WriteBatch batch;
+  AppendReplaceState(group, meta.last_slot(), data, cfs_.state, &batch);
+  AppendDeleteAllEntries(group, cfs_.log, &batch);
+  AppendLogBase(group, base, cfs_.log, &batch);
+  return SubmitAndWait(std::move(batch));
+}
+
+Status NodeStore::RemoveGroup(GroupId group) {
+  rocksdb::WriteBatch batch;
+  for (rocksdb::ColumnFamilyHandle* cf : {cfs_.log, cfs_.state}) {
+    rocksdb::Status s = batch.DeleteRange(cf, GroupBegin(group), GroupEnd(group));
+    TESSERA_CHECK(s.ok());
+  }
+  return SubmitAndWait(std::move(batch));
+}
+
+}  // namespace tessera::storage
