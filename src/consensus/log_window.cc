@@ -1,5 +1,7 @@
 #include "consensus/log_window.h"
 
+#include <algorithm>
+
 #include "common/check.h"
 
 namespace tessera::consensus {
@@ -44,11 +46,17 @@ void LogWindow::CompactThrough(Slot upto) {
   log_start_ = upto + 1;
 }
 
-void LogWindow::ResetAfter(Slot last, pb::Membership membership) {
-  entries_.clear();
-  memberships_.clear();
-  log_start_ = last + 1;
+void LogWindow::InstallBase(Slot last, pb::Membership membership) {
+  if (last >= last_slot()) {
+    entries_.clear();
+    memberships_.clear();
+  } else if (last >= log_start_) {
+    entries_.erase(entries_.begin(), entries_.begin() + static_cast<long>(last - log_start_ + 1));
+    memberships_.erase(memberships_.begin(), memberships_.upper_bound(last));
+  }
+  log_start_ = std::max(log_start_, last + 1);
   base_membership_ = std::move(membership);
+  TESSERA_CHECK(log_start_ == last + 1);
 }
 
 const pb::Membership& LogWindow::MembershipAt(Slot slot) const {

@@ -35,8 +35,10 @@ class LogWindow {
   void TruncateFrom(Slot from);
   // Drops every slot <= upto; the membership at upto becomes the base.
   void CompactThrough(Slot upto);
-  // Forgets everything and restarts the window after a snapshot.
-  void ResetAfter(Slot last_slot, pb::Membership membership);
+  // After installing a snapshot covering slots <= last_slot: drops those,
+  // keeps any held slots above it (accepted values are never forgotten),
+  // and takes `membership` as the base.
+  void InstallBase(Slot last_slot, pb::Membership membership);
 
   // Membership in force at `slot` (>= log_start - 1): the latest membership
   // entry at or below it, else the base.

@@ -3,13 +3,22 @@
 //  1. Persist `hard_state` (if set), delete log slots >= `truncate_from` (if
 //     set), then write `entries` (each overwrites its slot) — atomically.
 //  2. Send `messages` at any time (they depend on nothing unpersisted).
-//  3. Once step 1 is durable: send `messages_after_persist` and call
-//     Replica::OnPersisted(persist_seq).
-//  4. Apply `committed` entries in slot order (they are durable and chosen).
+//  3. Once step 1 (and every earlier Ready's step 1) is durable: send
+//     `messages_after_persist` and call Replica::OnPersisted(persist_seq).
+//     Readies are persisted in the order they were taken.
+//  4. Apply `committed` entries in slot order, right away: they are chosen
+//     and already durable on this replica (never part of an unpersisted
+//     Ready's writes).
 //  5. For each id in `snapshot_requests`, build a snapshot of the applied
 //     state and hand it to Replica::SendSnapshot.
-//  6. If `snapshot_to_install` is set, replace the applied state with it and
-//     call Replica::OnSnapshotInstalled.
+//  6. If `snapshot_to_install` is set, replace the applied state with it
+//     (after applying `committed`), delete log slots <= its last_slot (keep
+//     any above: accepted values are never forgotten), persist
+//     LogBase{last_slot + 1, membership}, then call OnSnapshotInstalled.
+//
+// `hard_state` is set whenever the promised ballot changed (it must be
+// durable before the messages after persist go out); a change of the chosen
+// index alone rides along with the next write, as it is only a lower bound.
 #pragma once
 
 #include <cstdint>

@@ -45,14 +45,14 @@ void Replica::Impl::SetPromised(const pb::Ballot& ballot) {
   if (BallotEq(ballot, promised)) return;
   promised = ballot;
   ObserveRound(ballot);
-  hard_state_dirty = true;
+  promised_dirty = true;
 }
 
 void Replica::Impl::SetChosen(Slot new_chosen) {
   if (new_chosen <= chosen) return;
   TESSERA_CHECK(new_chosen <= log.last_slot());
   chosen = new_chosen;
-  hard_state_dirty = true;
+  chosen_dirty = true;
   // A leader removed from the voters hands over once the removal is chosen.
   if (role == Role::kLeader && !IsVoter(log.MembershipAt(chosen), opt.self) &&
       log.MembershipSlotsAfter(chosen).empty()) {
@@ -108,7 +108,7 @@ std::vector<const pb::Membership*> Replica::Impl::ActiveMemberships() const {
 bool Replica::Impl::IsVoterNow() const { return IsVoter(log.LatestMembership(), opt.self); }
 
 bool Replica::Impl::HasReady() const {
-  if (!ready.empty() || hard_state_dirty || applied < chosen) return true;
+  if (!ready.empty() || promised_dirty || applied < DurableChosen()) return true;
   if (role != Role::kLeader) return false;
   for (const auto& [id, peer] : peers) {
     if (peer.next <= log.last_slot() && peer.next >= log.log_start() &&
@@ -119,35 +119,44 @@ bool Replica::Impl::HasReady() const {
   return false;
 }
 
+Slot Replica::Impl::DurableChosen() const {
+  Slot limit = chosen;
+  for (const PendingPersist& p : pending_persists) {
+    if (p.min_slot <= limit) limit = p.min_slot - 1;
+  }
+  return limit;
+}
+
 Ready Replica::Impl::TakeReady() {
   if (role == Role::kLeader) SendAppends();
-  if (hard_state_dirty) {
+  const bool writes = ready.truncate_from || !ready.entries.empty();
+  if (promised_dirty || (chosen_dirty && writes)) {
     pb::HardState hs;
     *hs.mutable_promised() = promised;
     hs.set_chosen_index(chosen);
     ready.hard_state = std::move(hs);
-    hard_state_dirty = false;
+    promised_dirty = chosen_dirty = false;
   }
-  // Only durable, chosen slots are applied: the leader's own chosen slots are
-  // durable by construction; a follower's chosen prefix lies within matched
-  // slots whose writes precede this Ready's persist or are in it, so the
-  // host applies them after step 1 (ready.h order).
-  for (Slot s = applied + 1; s <= chosen; ++s) {
-    const pb::Entry* e = log.At(s);
-    TESSERA_CHECK(e != nullptr);
-    ready.committed.push_back(*e);
-  }
-  applied = std::max(applied, chosen);
-  const bool persists = ready.hard_state || ready.truncate_from || !ready.entries.empty() ||
-                        !ready.messages_after_persist.empty();
+  const bool persists = ready.hard_state || writes || !ready.messages_after_persist.empty();
   if (persists) {
     ready.persist_seq = next_persist_seq++;
-    pending_persists.push_back({ready.persist_seq, promised, ready_last_own_slot});
+    PendingPersist p{ready.persist_seq, promised, ready_last_own_slot, UINT64_MAX};
+    for (const pb::Entry& e : ready.entries) p.min_slot = std::min(p.min_slot, e.slot());
+    pending_persists.push_back(p);
     if (election && election->self_promise_seq == 0 && role == Role::kCandidate) {
       election->self_promise_seq = ready.persist_seq;
     }
   }
   ready_last_own_slot = 0;
+  // Chosen slots not written by any unpersisted Ready are durable here, so
+  // the host may apply them as soon as it takes this Ready.
+  const Slot apply_to = DurableChosen();
+  for (Slot s = applied + 1; s <= apply_to; ++s) {
+    const pb::Entry* e = log.At(s);
+    TESSERA_CHECK(e != nullptr);
+    ready.committed.push_back(*e);
+  }
+  applied = std::max(applied, apply_to);
   Ready out = std::move(ready);
   ready = Ready();
   return out;
@@ -204,7 +213,8 @@ void Replica::Step(TimeUs now, const pb::Message& m) {
   Impl& s = *impl_;
   s.now = std::max(s.now, now);
   if (m.to() != s.opt.self || m.from() == s.opt.self || m.group_id() != s.opt.group_id) return;
-  s.ObserveRound(m.ballot());
+  // A pre-vote names a round nobody has used yet: it changes no state.
+  if (!m.has_pre_vote() && !m.has_pre_vote_reply()) s.ObserveRound(m.ballot());
   switch (m.body_case()) {
     case pb::Message::kPrepare: s.OnPrepare(m); break;
     case pb::Message::kPromise: s.OnPromise(m); break;
@@ -278,10 +288,10 @@ void Replica::OnSnapshotInstalled(TimeUs now, const pb::SnapshotMeta& meta) {
   TESSERA_CHECK(s.installing && s.installing->meta().last_slot() == meta.last_slot());
   s.installing.reset();
   if (meta.last_slot() <= s.chosen) return;  // overtaken while installing
-  s.log.ResetAfter(meta.last_slot(), meta.membership());
+  s.log.InstallBase(meta.last_slot(), meta.membership());
   s.chosen = s.applied = s.matched = meta.last_slot();
   s.matched_ballot = s.promised;
-  s.hard_state_dirty = true;
+  s.chosen_dirty = true;
   pb::Message reply = s.NewMessage(s.leader);
   *reply.mutable_ballot() = s.promised;
   auto* acc = reply.mutable_accepted();

@@ -134,6 +134,15 @@ void Replica::Impl::OnPromise(const pb::Message& m) {
   }
   if (role != Role::kCandidate || !election || !BallotEq(m.ballot(), election->ballot)) return;
   if (p.partial()) return;  // cannot vouch for every slot: does not count
+  // An honest promise reports slots from from_slot on, at most
+  // kEntriesPerPromiseMax of them; recovery fills every slot up to the
+  // highest reported, so a corrupt one must not make it fill billions.
+  for (const pb::Entry& e : p.entries()) {
+    if (e.slot() < election->from_slot ||
+        e.slot() - election->from_slot >= limits::kEntriesPerPromiseMax) {
+      return;
+    }
+  }
   election->promises[m.from()] = p;
   MaybeWinElection();
 }

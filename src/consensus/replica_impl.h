@@ -41,7 +41,9 @@ struct PeerProgress {
   uint64_t acked_seq = 0;  // latest heartbeat sequence it acknowledged
   bool snapshot_requested = false;
   TimeUs snapshot_requested_us = 0;
-  Slot match_at_last_heartbeat = 0;
+  // `match` at the previous heartbeat; none before the first, so a new
+  // leader (or a new peer) does not rewind `next` before it could hear back.
+  std::optional<Slot> match_at_last_heartbeat;
 };
 
 // One phase-1 attempt.
@@ -65,6 +67,7 @@ struct PendingPersist {
   uint64_t seq = 0;
   pb::Ballot ballot;
   Slot last_own_slot = 0;  // highest slot written under `ballot`, 0 if none
+  Slot min_slot = UINT64_MAX;  // lowest slot written, UINT64_MAX if none
 };
 
 struct Replica::Impl {
@@ -84,6 +87,9 @@ struct Replica::Impl {
   bool IsVoterNow() const;
   Ready TakeReady();
   bool HasReady() const;
+  // Highest chosen slot that is also durable here: committed entries are
+  // handed out only up to it, so the host may apply them at once.
+  Slot DurableChosen() const;
   void OnPersisted(uint64_t seq);
 
   // --- replica_election.cc ----------------------------------------------------
@@ -125,7 +131,11 @@ struct Replica::Impl {
   pb::Ballot promised;
   Slot chosen = 0;
   LogWindow log;
-  bool hard_state_dirty = false;
+  // `promised` changed: the next Ready must persist the hard state before
+  // any message that relies on it. `chosen` alone changing is only a lower
+  // bound worth keeping: it rides along with the next write.
+  bool promised_dirty = false;
+  bool chosen_dirty = false;
 
   Slot applied = 0;  // committed entries handed to the host
   uint64_t max_round_seen = 0;

@@ -91,6 +91,10 @@ void Replica::Impl::OnAccept(const pb::Message& m) {
     if (all_stale) {
       log.TruncateFrom(leader_last + 1);
       ready.truncate_from = std::min(ready.truncate_from.value_or(UINT64_MAX), leader_last + 1);
+      // The host deletes before it writes: a pending write of a dropped slot
+      // would resurrect it on disk (and leave a hole if slots were dropped
+      // below it).
+      std::erase_if(ready.entries, [&](const pb::Entry& e) { return e.slot() > leader_last; });
     }
   }
   SetChosen(std::min(a.commit_index(), matched));
@@ -102,6 +106,7 @@ void Replica::Impl::OnAccept(const pb::Message& m) {
 
 void Replica::Impl::OnAccepted(const pb::Message& m) {
   const pb::Accepted& a = m.accepted();
+  ObserveRound(a.promised());
   if (BallotLess(promised, a.promised())) {
     if (role == Role::kLeader || role == Role::kCandidate) BecomeFollower(0);
     return;
@@ -117,9 +122,14 @@ void Replica::Impl::OnAccepted(const pb::Message& m) {
     peer.next = std::max(peer.next, peer.match + 1);
     peer.snapshot_requested = false;
     AdvanceCommit();
+    // Committing our removal steps us down; committing the peer's removal
+    // drops its progress: either way `peer` is gone.
+    if (role != Role::kLeader || peers.count(m.from()) == 0) return;
   } else {
-    // A gap report: resume right after what it holds of our ballot.
-    peer.next = std::max(peer.match, a.matched_slot()) + 1;
+    // A gap report: resume right after what it holds of our ballot, even
+    // below `match` — a restarted peer knows only its chosen prefix as ours,
+    // and a heartbeat from match + 1 would otherwise gap again forever.
+    peer.next = a.matched_slot() + 1;
   }
   lease_expiry_us = std::max(lease_expiry_us, LeaseExpiryUs());
   SendAppend(m.from(), peer);
@@ -192,7 +202,12 @@ void Replica::Impl::SendAppend(ReplicaId to, PeerProgress& peer) {
         break;
       }
       bytes += e->command().size();
-      *a->add_entries() = *e;
+      // Slots of our chosen prefix may carry the ballot they were chosen
+      // under; a chosen value is safe to propose under any later ballot, and
+      // a well-formed Accept carries one ballot throughout.
+      pb::Entry* sent = a->add_entries();
+      *sent = *e;
+      *sent->mutable_ballot() = promised;
     }
     a->set_commit_index(chosen);
     a->set_leader_last_slot(log.last_slot());

@@ -109,6 +109,29 @@ class TestGroup {
     return 0;
   }
 
+  // Adds replica `id`, in no membership yet, bootstrapped at the current time
+  // with `base` as the membership in force before slot 1 (the host of a new
+  // learner would do this before the leader proposes adding it).
+  void AddReplica(ReplicaId id, const pb::Membership& base) {
+    RecoveredState rs;
+    rs.log_base.set_log_start(1);
+    *rs.log_base.mutable_base_membership() = base;
+    TestNode& n = nodes_[id];
+    n.durable_log_base = rs.log_base;
+    n.replica = std::make_unique<Replica>(TestOptions(id), rs, now_);
+  }
+
+  // Compacts `id`'s log through `upto` (at most its applied slot) and makes
+  // the compaction durable, as its host would.
+  void Compact(ReplicaId id, Slot upto) {
+    TestNode& n = nodes_.at(id);
+    if (upto < n.replica->log_start()) return;
+    n.replica->CompactLog(upto);
+    n.durable_log.erase(n.durable_log.begin(), n.durable_log.upper_bound(upto));
+    n.durable_log_base.set_log_start(upto + 1);
+    *n.durable_log_base.mutable_base_membership() = n.replica->MembershipAt(upto);
+  }
+
   // Restarts `id` from its durable state (unsynced state is lost by design:
   // this host persists synchronously, so nothing is).
   void Restart(ReplicaId id) {
@@ -140,7 +163,8 @@ class TestGroup {
     }
     if (rd.snapshot_to_install) {
       const pb::SnapshotMeta& meta = rd.snapshot_to_install->meta();
-      n.durable_log.clear();
+      // Slots above the snapshot are accepted values: kept (ready.h step 6).
+      n.durable_log.erase(n.durable_log.begin(), n.durable_log.upper_bound(meta.last_slot()));
       n.durable_log_base.set_log_start(meta.last_slot() + 1);
       *n.durable_log_base.mutable_base_membership() = meta.membership();
       n.applied.clear();

@@ -50,9 +50,4 @@ void AppendLogBase(GroupId group, const pb::LogBase& base, rocksdb::ColumnFamily
   CheckOk(batch->Put(log_cf, LogBaseKey(group), EncodeProtoRecord(base)));
 }
 
-void AppendDeleteAllEntries(GroupId group, rocksdb::ColumnFamilyHandle* log_cf,
-                            rocksdb::WriteBatch* batch) {
-  CheckOk(batch->DeleteRange(log_cf, LogEntriesBegin(group), LogEntriesEnd(group)));
-}
-
 }  // namespace tessera::storage

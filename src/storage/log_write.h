@@ -42,8 +42,5 @@ void AppendLogWrite(const LogWrite& write, rocksdb::ColumnFamilyHandle* log_cf,
 // Deletes `group`'s slots < base.log_start (>= 1, checked) and puts `base`.
 void AppendLogBase(GroupId group, const pb::LogBase& base, rocksdb::ColumnFamilyHandle* log_cf,
                    rocksdb::WriteBatch* batch);
-// Deletes every log entry of `group` (hard state and log base stay).
-void AppendDeleteAllEntries(GroupId group, rocksdb::ColumnFamilyHandle* log_cf,
-                            rocksdb::WriteBatch* batch);
 
 }  // namespace tessera::storage

@@ -196,7 +196,8 @@ Status NodeStore::InstallSnapshot(GroupId group, const pb::SnapshotMeta& meta,
   *base.mutable_base_membership() = meta.membership();
   rocksdb::WriteBatch batch;
   AppendReplaceState(group, meta.last_slot(), data, cfs_.state, &batch);
-  AppendDeleteAllEntries(group, cfs_.log, &batch);
+  // Deletes slots <= last_slot only: entries above it are accepted values
+  // this acceptor must not forget (Paxos safety), and stay contiguous.
   AppendLogBase(group, base, cfs_.log, &batch);
   return SubmitAndWait(std::move(batch));
 }

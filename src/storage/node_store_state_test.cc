@@ -178,5 +178,24 @@ TEST(NodeStoreState, InstallSnapshotReplacesStateAndLogAtomically) {
   EXPECT_EQ(store->RecoverGroup(5)->entries.size(), 2u);
 }
 
+// Goal: InstallSnapshot keeps accepted entries above the snapshot (an acceptor never forgets them).
+TEST(NodeStoreState, InstallSnapshotKeepsEntriesAboveIt) {
+  TempDir dir;
+  {
+    auto store = OpenStore(dir.path());
+    ASSERT_TRUE(store->WriteLog(LogWriteFor(4).Entries(MakeEntries(1, 12, 8))).ok());
+    pb::SnapshotMeta meta;
+    meta.set_last_slot(10);
+    *meta.mutable_membership() = MakeMembership({1, 2, 3});
+    ASSERT_TRUE(store->InstallSnapshot(4, meta, {{"k", "v"}}).ok());
+  }
+  auto store = OpenStore(dir.path());
+  Result<consensus::RecoveredState> state = store->RecoverGroup(4);
+  ASSERT_TRUE(state.ok()) << state.status().ToString();
+  EXPECT_EQ(state->log_base.log_start(), 11u);
+  EXPECT_TRUE(EntriesEq(state->entries, MakeEntries(11, 12, 8)));
+  EXPECT_EQ(state->applied_index, 10u);
+}
+
 }  // namespace
 }  // namespace tessera::storage
