@@ -30,6 +30,13 @@ static_assert(kEntriesPerPromiseMax > kUncommittedSlotsMax,
               "a promise must be able to carry every uncommitted slot");
 static_assert(kCommandBytesMax <= 4 * kAcceptBytesMax);
 
+// --- node ------------------------------------------------------------------
+// A partition snapshot ships in one InstallSnapshot message of at most this
+// many bytes of state (streamed snapshots are future work).
+inline constexpr size_t kSnapshotBytesMax = 64 << 20;
+// Strong reads waiting for the applied index to reach their read index.
+inline constexpr size_t kPendingReadsMax = 16384;
+
 // --- storage ---------------------------------------------------------------
 // Group-commit writer: pending requests before Submit pushes back.
 inline constexpr size_t kGroupCommitQueueMax = 65536;

@@ -1,0 +1,286 @@
+#include "node/group_host.h"
+
+#include <boost/asio/post.hpp>
+#include <chrono>
+
+#include "common/check.h"
+#include "common/limits.h"
+
+namespace tessera::node {
+namespace asio = boost::asio;
+using consensus::Slot;
+
+Result<std::shared_ptr<GroupHost>> GroupHost::Start(asio::io_context& io,
+                                                    storage::NodeStore* store,
+                                                    MessageSender* sender,
+                                                    GroupHostOptions options) {
+  const std::string invalid = options.consensus.Validate();
+  if (!invalid.empty()) return Status::InvalidArgument("group options: " + invalid);
+  std::shared_ptr<GroupHost> host(new GroupHost(io, store, sender, std::move(options)));
+  auto recovered = store->RecoverGroup(host->group_id());
+  if (!recovered.ok()) return recovered.status();
+  consensus::RecoveredState state = std::move(recovered).value();
+  if (state.log_base.base_membership().voters_size() == 0) {
+    *state.log_base.mutable_base_membership() = host->options_.bootstrap_membership;
+  }
+  if (state.log_base.base_membership().voters_size() == 0) {
+    return Status::InvalidArgument("group " + std::to_string(host->group_id()) +
+                                   " has no membership");
+  }
+  host->replica_ = std::make_unique<consensus::Replica>(host->options_.consensus, std::move(state),
+                                                        host->NowUs());
+  host->next_request_id_ = host->NowUs() << 16;  // distinct across restarts
+  asio::post(host->strand_, [self = host] { self->ScheduleTick(); });
+  return host;
+}
+
+GroupHost::GroupHost(asio::io_context& io, storage::NodeStore* store, MessageSender* sender,
+                     GroupHostOptions options)
+    : io_(io),
+      strand_(asio::make_strand(io)),
+      tick_timer_(strand_),
+      store_(store),
+      sender_(sender),
+      options_(std::move(options)),
+      state_(store, options_.consensus.group_id) {}
+
+GroupHost::~GroupHost() { *alive_ = false; }
+
+uint64_t GroupHost::NowUs() const {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+}
+
+void GroupHost::ScheduleTick() {
+  if (stopped_) return;
+  tick_timer_.expires_after(std::chrono::microseconds(options_.consensus.tick_interval_us));
+  tick_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+    if (!ec) self->OnTick();
+  });
+}
+
+void GroupHost::OnTick() {
+  if (stopped_) return;
+  replica_->Tick(NowUs());
+  ExpireDeadlines();
+  Pump();
+  ScheduleTick();
+}
+
+void GroupHost::Pump() {
+  while (!stopped_ && replica_->HasReady()) {
+    consensus::Ready ready = replica_->TakeReady();
+    for (pb::Message& m : ready.messages) sender_->Send(std::move(m));
+    Persist(ready);
+    if (!ready.committed.empty()) ApplyCommitted(ready.committed);
+    if (!ready.snapshot_requests.empty()) AnswerSnapshotRequests(ready.snapshot_requests);
+    if (ready.snapshot_to_install) InstallSnapshot(*ready.snapshot_to_install);
+  }
+  ServeReadyReads();
+}
+
+void GroupHost::Persist(consensus::Ready& ready) {
+  if (ready.persist_seq == 0) return;
+  storage::LogWrite write;
+  write.group_id = group_id();
+  write.hard_state = std::move(ready.hard_state);
+  write.truncate_from = ready.truncate_from;
+  write.entries = std::move(ready.entries);
+  auto after = std::make_shared<std::vector<pb::Message>>(std::move(ready.messages_after_persist));
+  const uint64_t seq = ready.persist_seq;
+  std::weak_ptr<GroupHost> weak = weak_from_this();
+  Status submitted = store_->SubmitLogWrite(std::move(write), [weak, after, seq](const Status& s) {
+    auto self = weak.lock();
+    if (!self) return;
+    asio::post(self->strand_, [self, after, seq, s] {
+      if (self->stopped_) return;
+      if (!s.ok()) {
+        // The log could not be made durable: this replica must not promise
+        // or acknowledge anything more. Stop the group loudly.
+        self->FailAll(Status::IOError("log write failed: " + s.ToString()));
+        self->stopped_ = true;
+        return;
+      }
+      for (pb::Message& m : *after) self->sender_->Send(std::move(m));
+      self->replica_->OnPersisted(seq);
+      self->Pump();
+    });
+  });
+  if (!submitted.ok()) {
+    FailAll(Status::IOError("log write refused: " + submitted.ToString()));
+    stopped_ = true;
+  }
+}
+
+void GroupHost::ApplyCommitted(const std::vector<pb::Entry>& entries) {
+  auto results = state_.Apply(entries);
+  TESSERA_CHECK(results.ok());  // a replica that cannot apply must not go on
+  std::map<Slot, const SlotResult*> by_slot;
+  for (const SlotResult& r : *results) by_slot[r.slot] = &r;
+  const Slot last = entries.back().slot();
+  for (auto it = writes_by_slot_.begin(); it != writes_by_slot_.end() && it->first <= last;) {
+    auto found = by_slot.find(it->first);
+    if (found != by_slot.end() && found->second->request_id == it->second.request_id) {
+      it->second.done(found->second->result);
+    } else {
+      it->second.done(Status::Aborted("another value took the slot; safe to retry"));
+    }
+    it = writes_by_slot_.erase(it);
+  }
+  MaybeCompact();
+}
+
+void GroupHost::AnswerSnapshotRequests(const std::vector<consensus::ReplicaId>& to) {
+  auto snapshot = store_->OpenSnapshot(group_id());
+  if (!snapshot.ok()) return;  // the leader asks again after a timeout
+  pb::StateSnapshot data;
+  size_t bytes = 0;
+  for (;;) {
+    auto next = (*snapshot)->Next();
+    if (!next.ok() || !next->has_value()) break;
+    bytes += (*next)->key.size() + (*next)->value.size();
+    if (bytes > limits::kSnapshotBytesMax) return;  // too large to ship in one message
+    pb::StatePair* pair = data.add_pairs();
+    pair->set_key(std::move((*next)->key));
+    pair->set_value(std::move((*next)->value));
+  }
+  const std::string serialized = data.SerializeAsString();
+  for (consensus::ReplicaId id : to) {
+    replica_->SendSnapshot(NowUs(), id, (*snapshot)->applied_index(), serialized);
+  }
+}
+
+void GroupHost::InstallSnapshot(const pb::InstallSnapshot& snapshot) {
+  pb::StateSnapshot data;
+  TESSERA_CHECK(data.ParseFromString(snapshot.data()));
+  std::vector<storage::KeyValue> pairs;
+  pairs.reserve(data.pairs_size());
+  for (const pb::StatePair& p : data.pairs()) pairs.push_back({p.key(), p.value()});
+  Status installed = store_->InstallSnapshot(group_id(), snapshot.meta(), pairs);
+  TESSERA_CHECK(installed.ok());
+  replica_->OnSnapshotInstalled(NowUs(), snapshot.meta());
+}
+
+void GroupHost::MaybeCompact() {
+  const Slot applied = replica_->applied_index();
+  if (applied < replica_->log_start() + options_.compaction_trigger_slots) return;
+  const Slot upto = applied - options_.compaction_keep_slots;
+  if (!store_->CompactLog(group_id(), upto, replica_->MembershipAt(upto)).ok()) return;
+  replica_->CompactLog(upto);
+}
+
+void GroupHost::ServeReadyReads() {
+  while (!reads_.empty() && reads_.front().read_index <= replica_->applied_index()) {
+    auto serve = std::move(reads_.front().serve);
+    reads_.pop_front();
+    serve(Status::Ok());
+  }
+}
+
+void GroupHost::ExpireDeadlines() {
+  const uint64_t now = NowUs();
+  for (auto it = writes_by_slot_.begin(); it != writes_by_slot_.end();) {
+    if (it->second.deadline_us > now) {
+      ++it;
+      continue;
+    }
+    it->second.done(Status::Timeout("write outcome unknown: not applied within the deadline"));
+    it = writes_by_slot_.erase(it);
+  }
+  while (!reads_.empty() && reads_.front().deadline_us <= now) {
+    reads_.front().serve(Status::Timeout("read index not applied within the deadline"));
+    reads_.pop_front();
+  }
+}
+
+void GroupHost::FailAll(const Status& status) {
+  for (auto& [slot, w] : writes_by_slot_) w.done(status);
+  writes_by_slot_.clear();
+  for (PendingRead& r : reads_) r.serve(status);
+  reads_.clear();
+}
+
+void GroupHost::Deliver(pb::Message message) {
+  asio::post(strand_, [self = shared_from_this(), m = std::move(message)] {
+    if (self->stopped_) return;
+    self->replica_->Step(self->NowUs(), m);
+    self->Pump();
+  });
+}
+
+void GroupHost::Write(pb::KvBatch batch, WriteCallback done) {
+  asio::post(strand_, [self = shared_from_this(), b = std::move(batch), done = std::move(done)] {
+    if (self->stopped_) return done(Status::Aborted("group stopped"));
+    if (self->writes_by_slot_.size() >= limits::kUncommittedSlotsMax) {
+      return done(Status::Throttled("too many writes in flight"));
+    }
+    const uint64_t request_id = self->next_request_id_++;
+    auto slot = self->replica_->Propose(self->NowUs(), EncodeCommand(b), request_id);
+    if (!slot.ok()) return done(slot.status());
+    const uint64_t deadline = self->NowUs() + self->options_.write_timeout_ms * 1000;
+    self->writes_by_slot_[*slot] = PendingWrite{request_id, std::move(done), deadline};
+    self->Pump();
+  });
+}
+
+void GroupHost::WhenReadable(std::function<void(Status)> serve, uint64_t timeout_ms) {
+  auto index = replica_->LeaseReadIndex(NowUs());
+  if (!index.ok()) return serve(index.status());
+  if (*index <= replica_->applied_index()) return serve(Status::Ok());
+  if (reads_.size() >= limits::kPendingReadsMax) return serve(Status::Throttled("read queue full"));
+  reads_.push_back(PendingRead{*index, std::move(serve), NowUs() + timeout_ms * 1000});
+}
+
+void GroupHost::Read(std::string key, pb::Consistency consistency, ReadCallback done) {
+  asio::post(strand_, [self = shared_from_this(), key = std::move(key), consistency,
+                       done = std::move(done)]() mutable {
+    if (self->stopped_) return done(Status::Aborted("group stopped"));
+    auto serve = [self, key = std::move(key), done = std::move(done)](Status st) {
+      if (!st.ok()) return done(st);
+      done(self->state_.Get(key));
+    };
+    if (consistency == pb::CONSISTENCY_EVENTUAL) return serve(Status::Ok());
+    self->WhenReadable(std::move(serve), self->options_.read_timeout_ms);
+  });
+}
+
+void GroupHost::Scan(pb::KvScanRequest request, ScanCallback done) {
+  asio::post(strand_, [self = shared_from_this(), req = std::move(request),
+                       done = std::move(done)]() mutable {
+    if (self->stopped_) return done(Status::Aborted("group stopped"));
+    auto serve = [self, req, done = std::move(done)](Status st) {
+      if (!st.ok()) return done(st);
+      done(self->state_.Scan(req.start_key(), req.end_key(), req.limit()));
+    };
+    if (req.consistency() == pb::CONSISTENCY_EVENTUAL) return serve(Status::Ok());
+    self->WhenReadable(std::move(serve), self->options_.read_timeout_ms);
+  });
+}
+
+void GroupHost::GetStatus(StatusCallback done) {
+  asio::post(strand_, [self = shared_from_this(), done = std::move(done)] {
+    GroupStatus s;
+    const consensus::Replica& r = *self->replica_;
+    s.role = r.role();
+    s.leader = r.leader_hint();
+    s.ballot = r.promised();
+    s.chosen = r.chosen_index();
+    s.applied = r.applied_index();
+    s.last_slot = r.last_slot();
+    s.log_start = r.log_start();
+    s.holds_lease = r.HoldsLease(self->NowUs());
+    done(s);
+  });
+}
+
+void GroupHost::Stop() {
+  asio::post(strand_, [self = shared_from_this()] {
+    if (self->stopped_) return;
+    self->stopped_ = true;
+    self->tick_timer_.cancel();
+    self->FailAll(Status::Aborted("group stopped"));
+  });
+}
+
+}  // namespace tessera::node

@@ -1,0 +1,134 @@
+// GroupHost: drives one consensus::Replica with real I/O, as ready.h
+// prescribes: ticks from the monotonic clock, log writes through the node's
+// group-commit writer, messages to the node's transport, committed entries
+// applied to the PartitionStateMachine, snapshots built from and installed
+// into the NodeStore, and log compaction.
+//
+// Clients: Write proposes a KvBatch and completes once it is applied on
+// this replica (or fails: NotLeader with a hint, Throttled, Aborted when
+// another value took its slot — safe to retry —, Timeout when the outcome is
+// unknown). Read and Scan serve STRONG reads under the leader's lease (after
+// the applied index reaches the lease read index) and EVENTUAL reads from
+// this replica's applied state.
+//
+// Thread safety: every public method may be called from any thread; all
+// Replica calls run on the group's strand. Callbacks run on the strand and
+// must not block.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+
+#include "consensus/replica.h"
+#include "node/partition_state_machine.h"
+#include "storage/node_store.h"
+#include "tessera/kv.pb.h"
+
+namespace tessera::node {
+
+// Where a group's outbound consensus messages go. Thread-safe, non-blocking;
+// may drop (the protocol tolerates loss).
+class MessageSender {
+ public:
+  virtual ~MessageSender() = default;
+  virtual void Send(pb::Message message) = 0;
+};
+
+struct GroupHostOptions {
+  consensus::Options consensus;  // self, group_id, timings
+  pb::Membership bootstrap_membership;  // used when the store has no state
+  // Compaction: once this many applied slots are held, keep the newest
+  // compaction_keep_slots and drop the rest.
+  uint64_t compaction_trigger_slots = 20'000;
+  uint64_t compaction_keep_slots = 2'000;
+  uint64_t write_timeout_ms = 5'000;
+  uint64_t read_timeout_ms = 2'000;
+};
+
+struct GroupStatus {
+  consensus::Role role = consensus::Role::kFollower;
+  consensus::ReplicaId leader = 0;
+  pb::Ballot ballot;
+  consensus::Slot chosen = 0;
+  consensus::Slot applied = 0;
+  consensus::Slot last_slot = 0;
+  consensus::Slot log_start = 0;
+  bool holds_lease = false;
+};
+
+class GroupHost : public std::enable_shared_from_this<GroupHost> {
+ public:
+  using WriteCallback = std::function<void(Result<pb::KvApplyResult>)>;
+  using ReadCallback = std::function<void(Result<std::optional<pb::KvRecord>>)>;
+  using ScanCallback = std::function<void(Result<pb::KvScanResponse>)>;
+  using StatusCallback = std::function<void(GroupStatus)>;
+
+  // Recovers the group from `store` (or bootstraps it) and starts ticking.
+  // `store` and `sender` must outlive the host.
+  static Result<std::shared_ptr<GroupHost>> Start(boost::asio::io_context& io,
+                                                  storage::NodeStore* store, MessageSender* sender,
+                                                  GroupHostOptions options);
+  ~GroupHost();
+
+  void Deliver(pb::Message message);
+  void Write(pb::KvBatch batch, WriteCallback done);
+  void Read(std::string key, pb::Consistency consistency, ReadCallback done);
+  void Scan(pb::KvScanRequest request, ScanCallback done);
+  void GetStatus(StatusCallback done);
+  // Stops ticking; pending callbacks fail with Aborted. Idempotent.
+  void Stop();
+
+  uint64_t group_id() const { return options_.consensus.group_id; }
+
+ private:
+  struct PendingWrite {
+    uint64_t request_id;
+    WriteCallback done;
+    uint64_t deadline_us;
+  };
+  struct PendingRead {
+    consensus::Slot read_index;
+    std::function<void(Status)> serve;  // OK: serve now; else fail
+    uint64_t deadline_us;
+  };
+
+  GroupHost(boost::asio::io_context& io, storage::NodeStore* store, MessageSender* sender,
+            GroupHostOptions options);
+  uint64_t NowUs() const;
+  void ScheduleTick();
+  void OnTick();
+  // Drains every Ready the replica has, doing what ready.h says.
+  void Pump();
+  void Persist(consensus::Ready& ready);
+  void ApplyCommitted(const std::vector<pb::Entry>& entries);
+  void AnswerSnapshotRequests(const std::vector<consensus::ReplicaId>& to);
+  void InstallSnapshot(const pb::InstallSnapshot& snapshot);
+  void MaybeCompact();
+  void ServeReadyReads();
+  void ExpireDeadlines();
+  // Runs `serve` once a strong read may proceed, or fails it.
+  void WhenReadable(std::function<void(Status)> serve, uint64_t timeout_ms);
+  void FailAll(const Status& status);
+
+  boost::asio::io_context& io_;
+  boost::asio::strand<boost::asio::io_context::executor_type> strand_;
+  boost::asio::steady_timer tick_timer_;
+  storage::NodeStore* store_;
+  MessageSender* sender_;
+  const GroupHostOptions options_;
+  std::unique_ptr<consensus::Replica> replica_;
+  PartitionStateMachine state_;
+  bool stopped_ = false;
+  uint64_t next_request_id_ = 1;
+  std::map<consensus::Slot, PendingWrite> writes_by_slot_;
+  std::deque<PendingRead> reads_;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+};
+
+}  // namespace tessera::node

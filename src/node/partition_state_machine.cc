@@ -1,0 +1,141 @@
+#include "node/partition_state_machine.h"
+
+#include <map>
+
+#include "common/check.h"
+#include "common/limits.h"
+
+namespace tessera::node {
+namespace {
+
+// The state as of the previous slot: the writes of earlier entries of the
+// same Apply call, falling back to the stored state.
+class Overlay {
+ public:
+  explicit Overlay(const PartitionStateMachine& sm) : sm_(sm) {}
+
+  Result<std::optional<pb::KvRecord>> Get(const std::string& key) const {
+    auto it = pending_.find(key);
+    if (it != pending_.end()) return it->second;
+    return sm_.Get(key);
+  }
+  void Put(const std::string& key, std::optional<pb::KvRecord> record) {
+    pending_[key] = std::move(record);
+  }
+  std::vector<storage::Mutation> Mutations() const {
+    std::vector<storage::Mutation> out;
+    out.reserve(pending_.size());
+    for (const auto& [key, record] : pending_) {
+      out.push_back(record ? storage::Mutation::Put(key, record->SerializeAsString())
+                           : storage::Mutation::Delete(key));
+    }
+    return out;
+  }
+
+ private:
+  const PartitionStateMachine& sm_;
+  std::map<std::string, std::optional<pb::KvRecord>> pending_;
+};
+
+bool ConditionHolds(const pb::KvCondition& c, const std::optional<pb::KvRecord>& current) {
+  switch (c.expect_case()) {
+    case pb::KvCondition::kAbsent: return !current.has_value();
+    case pb::KvCondition::kVersion: return current && current->version() == c.version();
+    case pb::KvCondition::kPresent: return current.has_value();
+    case pb::KvCondition::EXPECT_NOT_SET: return true;
+  }
+  return false;
+}
+
+// Applies one command to the overlay; returns its result or a storage error.
+Result<pb::KvApplyResult> ApplyCommand(const pb::Entry& entry, Overlay& overlay) {
+  pb::KvApplyResult result;
+  pb::KvCommand command;
+  if (!command.ParseFromString(entry.command())) return result;  // not applied, everywhere
+  const pb::KvBatch& batch = command.batch();
+  for (int i = 0; i < batch.conditions_size(); ++i) {
+    auto current = overlay.Get(batch.conditions(i).key());
+    if (!current.ok()) return current.status();
+    if (!ConditionHolds(batch.conditions(i), *current)) {
+      result.set_failed_condition(static_cast<uint32_t>(i));
+      return result;
+    }
+  }
+  for (const pb::KvWrite& w : batch.writes()) {
+    if (w.delete_()) {
+      overlay.Put(w.key(), std::nullopt);
+    } else {
+      pb::KvRecord record;
+      record.set_version(entry.slot());
+      record.set_value(w.value());
+      overlay.Put(w.key(), std::move(record));
+    }
+  }
+  result.set_applied(true);
+  result.set_version(entry.slot());
+  return result;
+}
+
+}  // namespace
+
+std::string EncodeCommand(const pb::KvBatch& batch) {
+  pb::KvCommand command;
+  *command.mutable_batch() = batch;
+  return command.SerializeAsString();
+}
+
+Result<std::vector<SlotResult>> PartitionStateMachine::Apply(const std::vector<pb::Entry>& entries) {
+  TESSERA_CHECK(!entries.empty());
+  Overlay overlay(*this);
+  std::vector<SlotResult> results;
+  for (const pb::Entry& e : entries) {
+    if (e.type() != pb::ENTRY_COMMAND) continue;
+    auto r = ApplyCommand(e, overlay);
+    if (!r.ok()) return r.status();
+    results.push_back(SlotResult{e.slot(), e.request_id(), std::move(r).value()});
+  }
+  TESSERA_RETURN_IF_ERROR(store_->Apply(group_, entries.back().slot(), overlay.Mutations()));
+  return results;
+}
+
+Result<std::optional<pb::KvRecord>> PartitionStateMachine::Get(const std::string& key) const {
+  auto stored = store_->Get(group_, key);
+  if (!stored.ok()) {
+    if (stored.status().code() == StatusCode::kNotFound) return std::optional<pb::KvRecord>();
+    return stored.status();
+  }
+  pb::KvRecord record;
+  if (!record.ParseFromString(*stored)) {
+    return Status::Corruption("unparseable KvRecord in group " + std::to_string(group_));
+  }
+  return std::optional<pb::KvRecord>(std::move(record));
+}
+
+Result<pb::KvScanResponse> PartitionStateMachine::Scan(const std::string& start_key,
+                                                       const std::string& end_key,
+                                                       uint32_t limit) const {
+  if (limit == 0) return Status::InvalidArgument("scan limit must be positive");
+  const size_t capped = std::min<size_t>(limit, limits::kScanItemsMax - 1);
+  // One item more than asked tells whether the range continues.
+  auto rows = store_->Scan(group_, start_key, end_key, capped + 1);
+  if (!rows.ok()) return rows.status();
+  pb::KvScanResponse out;
+  for (size_t i = 0; i < rows->size(); ++i) {
+    const storage::KeyValue& kv = (*rows)[i];
+    if (i == capped) {
+      out.set_resume_key(kv.key);
+      break;
+    }
+    pb::KvRecord record;
+    if (!record.ParseFromString(kv.value)) {
+      return Status::Corruption("unparseable KvRecord in group " + std::to_string(group_));
+    }
+    pb::KvItem* item = out.add_items();
+    item->set_key(kv.key);
+    item->set_value(record.value());
+    item->set_version(record.version());
+  }
+  return out;
+}
+
+}  // namespace tessera::node

@@ -1,0 +1,64 @@
+// PartitionStateMachine: the deterministic key-value state machine of one
+// partition's replication group. Every replica applies the same committed
+// entries in slot order and reaches the same state: a KvCommand's conditions
+// are checked against the state as of the previous slot, and if all hold its
+// writes take effect with the entry's slot as the version of every written
+// key. A command that does not parse is applied as a no-op that reports
+// "not applied" — the same on every replica.
+//
+// Thread safety: none; owned by the group's executor. Reads (Get, Scan) may
+// run on any thread concurrently with Apply (NodeStore reads are safe), and
+// see the state as of some applied index.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/result.h"
+#include "storage/node_store.h"
+#include "tessera/consensus.pb.h"
+#include "tessera/kv.pb.h"
+
+namespace tessera::node {
+
+using storage::GroupId;
+using consensus::Slot;
+
+struct SlotResult {
+  Slot slot = 0;
+  uint64_t request_id = 0;
+  pb::KvApplyResult result;
+};
+
+class PartitionStateMachine {
+ public:
+  PartitionStateMachine(storage::NodeStore* store, GroupId group) : store_(store), group_(group) {}
+
+  // Applies `entries` (committed, contiguous, in slot order, all above the
+  // stored applied index) in one NodeStore::Apply, which also advances the
+  // applied index to the last slot. Returns the result of every command
+  // entry. A storage error leaves the state as it was (all or nothing).
+  Result<std::vector<SlotResult>> Apply(const std::vector<pb::Entry>& entries);
+
+  // The record of `key`, or nullopt when absent. Corruption when the stored
+  // record does not parse.
+  Result<std::optional<pb::KvRecord>> Get(const std::string& key) const;
+
+  // Keys in [start_key, end_key) (empty end: to the end), at most `limit`.
+  // resume_key is set when the limit cut the scan short.
+  Result<pb::KvScanResponse> Scan(const std::string& start_key, const std::string& end_key,
+                                  uint32_t limit) const;
+
+  GroupId group() const { return group_; }
+
+ private:
+  storage::NodeStore* store_;
+  GroupId group_;
+};
+
+// Encodes a KvBatch as the command of a log entry.
+std::string EncodeCommand(const pb::KvBatch& batch);
+
+}  // namespace tessera::node
