@@ -1,0 +1,52 @@
+// Goal: cluster layouts are parsed, the shipped default is valid, and bad
+// layouts are refused with a message naming the problem.
+#include "cluster/layout.h"
+
+#include <gtest/gtest.h>
+
+namespace tessera::cluster {
+namespace {
+
+constexpr const char* kMinimal = R"(
+name: "t" azs: ["a", "b", "c"]
+nodes { name: "a1" az: "a" host: "127.0.0.1" peer_port: 1001 http_port: 1002 }
+nodes { name: "b1" az: "b" host: "127.0.0.1" peer_port: 1003 http_port: 1004 }
+nodes { name: "c1" az: "c" host: "127.0.0.1" peer_port: 1005 http_port: 1006 }
+meta { name: "ma" az: "a" host: "127.0.0.1" peer_port: 1101 http_port: 1102 }
+meta { name: "mb" az: "b" host: "127.0.0.1" peer_port: 1103 http_port: 1104 }
+meta { name: "mc" az: "c" host: "127.0.0.1" peer_port: 1105 http_port: 1106 }
+routers { name: "r" az: "a" host: "127.0.0.1" kv_port: 1201 http_port: 1202 s3_port: 1203 s3_tls_port: 1204 }
+)";
+
+TEST(Layout, ShippedDefaultIsValid) {
+  auto layout = LoadLayout(std::string(TESSERA_SOURCE_DIR) + "/cluster/local.textproto");
+  ASSERT_TRUE(layout.ok()) << layout.status().ToString();
+  EXPECT_EQ(layout->nodes_size(), 6);
+  EXPECT_EQ(layout->meta_size(), 3);
+  EXPECT_NE(DescribeLayout(*layout).find("az2-n1"), std::string::npos);
+}
+
+TEST(Layout, MinimalIsValid) { EXPECT_TRUE(ParseLayout(kMinimal).ok()); }
+
+void ExpectRefused(std::string text, const std::string& from, const std::string& to,
+                   const std::string& message_part) {
+  text.replace(text.find(from), from.size(), to);
+  auto layout = ParseLayout(text);
+  ASSERT_FALSE(layout.ok());
+  EXPECT_NE(layout.status().message().find(message_part), std::string::npos)
+      << layout.status().ToString();
+}
+
+TEST(Layout, RefusesBadLayouts) {
+  ExpectRefused(kMinimal, "peer_port: 1003", "peer_port: 1001", "used twice");
+  ExpectRefused(kMinimal, "host: \"127.0.0.1\" peer_port: 1003", "host: \"10.0.0.1\" peer_port: 1003",
+                "not a loopback");
+  ExpectRefused(kMinimal, "name: \"b1\" az: \"b\"", "name: \"b1\" az: \"x\"", "unknown AZ");
+  ExpectRefused(kMinimal, "name: \"mb\" az: \"b\"", "name: \"mb\" az: \"a\"", "exactly one metadata");
+  ExpectRefused(kMinimal, "name: \"b1\"", "name: \"a1\"", "duplicate name");
+  ExpectRefused(kMinimal, "azs: [\"a\", \"b\", \"c\"]", "azs: [\"a\", \"b\"]", "three distinct AZs");
+  EXPECT_FALSE(ParseLayout("this is { not text format").ok());
+}
+
+}  // namespace
+}  // namespace tessera::cluster

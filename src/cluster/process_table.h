@@ -1,0 +1,53 @@
+// ProcessTable: every process of a cluster layout with its stable process id
+// (storage nodes 1.., metadata replicas 101.., routers 201..), role, AZ and
+// endpoints. Process ids double as replica ids in replication groups and as
+// peer ids on the internal RPC transport.
+//
+// Thread safety: immutable after construction.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tessera/cluster.pb.h"
+
+namespace tessera::cluster {
+
+enum class ProcessRole { kNode, kMeta, kRouter };
+const char* ProcessRoleName(ProcessRole role);  // "node", "meta", "router"
+
+inline constexpr uint32_t kFirstNodeId = 1;
+inline constexpr uint32_t kFirstMetaId = 101;
+inline constexpr uint32_t kFirstRouterId = 201;
+
+struct ProcessEntry {
+  uint32_t id = 0;
+  ProcessRole role = ProcessRole::kNode;
+  std::string name;
+  std::string az;
+  std::string host;
+  uint32_t peer_port = 0;  // internal RPC (nodes, meta); native KV API (routers)
+  uint32_t http_port = 0;  // metrics, health (all); HTTP KV API (routers)
+  uint32_t s3_port = 0;    // routers only
+  uint32_t s3_tls_port = 0;
+};
+
+class ProcessTable {
+ public:
+  // `layout` must be valid (ValidateLayout).
+  explicit ProcessTable(const pb::ClusterLayout& layout);
+
+  const std::vector<ProcessEntry>& all() const { return entries_; }
+  std::vector<ProcessEntry> OfRole(ProcessRole role) const;
+  std::optional<ProcessEntry> ById(uint32_t id) const;
+  std::optional<ProcessEntry> ByName(const std::string& name) const;
+  // Every process in `az`.
+  std::vector<ProcessEntry> InAz(const std::string& az) const;
+
+ private:
+  std::vector<ProcessEntry> entries_;
+};
+
+}  // namespace tessera::cluster
