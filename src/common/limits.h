@@ -59,4 +59,59 @@ static_assert(kGroupCommitBatchBytesMax <= kGroupCommitQueueBytesMax);
 static_assert(kStateValueBytesMax + kStateKeyBytesMax <= kGroupCommitBatchBytesMax);
 static_assert(kStateValueBytesMax <= kRecordPayloadBytesMax);
 
+// --- rpc (docs/formats/rpc.md) ---------------------------------------------
+// Payload bytes of one frame; a larger length in a header closes the
+// connection. Must carry the largest consensus message: an Accept of
+// kAcceptBytesMax plus one command of kCommandBytesMax, with room to spare.
+inline constexpr size_t kRpcFrameBytesMax = 16 << 20;
+// Payload bytes of one frame before the handshake completed (Challenge,
+// Hello, Welcome): an unauthenticated peer cannot make us buffer more.
+inline constexpr size_t kRpcHandshakeFrameBytesMax = 4 << 10;
+// Bytes of a role name and of a method name.
+inline constexpr size_t kRpcRoleBytesMax = 64;
+inline constexpr size_t kRpcMethodBytesMax = 128;
+// Channel (client side, per remote peer): frames accepted by Send/Call and
+// not yet written, by count and bytes, before Send/Call return Throttled.
+// A frame is always accepted into an empty queue, whatever its size.
+inline constexpr size_t kRpcChannelQueueFramesMax = 65536;
+inline constexpr size_t kRpcChannelQueueBytesMax = 64 << 20;
+// Calls of one channel awaiting a response, before Call returns Throttled.
+inline constexpr size_t kRpcPendingCallsMax = 16384;
+// One gather write carries at most this many frames / bytes (always at
+// least one frame).
+inline constexpr size_t kRpcWriteBatchFramesMax = 1024;
+inline constexpr size_t kRpcWriteBatchBytesMax = 4 << 20;
+// Server: accepted connections, requests per connection handed to handlers
+// and not yet answered (beyond it: Throttled responses), and response bytes
+// queued per connection (beyond it the peer is not reading: closed).
+inline constexpr size_t kRpcServerConnectionsMax = 1024;
+inline constexpr size_t kRpcServerInflightRequestsMax = 4096;
+inline constexpr size_t kRpcServerQueueBytesMax = 64 << 20;
+// Remote peers one process keeps channels to (ChannelPool).
+inline constexpr size_t kRpcPeersMax = 1024;
+// Fault injection: the longest delay a rule may impose, and rules (one per
+// destination peer) per process.
+inline constexpr uint32_t kRpcFaultDelayMsMax = 60'000;
+inline constexpr size_t kRpcFaultRulesMax = 1024;
+// Longest call timeout and reconnect backoff a caller may ask for.
+inline constexpr uint32_t kRpcCallTimeoutMsMax = 600'000;
+inline constexpr uint32_t kRpcBackoffMsMax = 60'000;
+
+static_assert(kCommandBytesMax + kAcceptBytesMax + (64 << 10) <= kRpcFrameBytesMax,
+              "an Accept with a maximal command must fit one frame");
+static_assert(kRpcHandshakeFrameBytesMax < kRpcFrameBytesMax);
+static_assert(kRpcFrameBytesMax <= kRpcChannelQueueBytesMax);
+static_assert(kRpcFrameBytesMax <= kRpcServerQueueBytesMax);
+static_assert(kRpcWriteBatchBytesMax <= kRpcChannelQueueBytesMax);
+static_assert(kRpcPeersMax <= kRpcServerConnectionsMax,
+              "a server must accept a connection from every peer of the cluster");
+static_assert(kRpcFrameBytesMax < (size_t{1} << 32), "the header stores the length as uint32");
+
+// --- metrics ---------------------------------------------------------------
+// Series (name + label set) in one registry; label values must come from
+// small fixed sets, so more is a bug.
+inline constexpr size_t kMetricSeriesMax = 10'000;
+// Finite buckets of one histogram.
+inline constexpr size_t kHistogramBucketsMax = 64;
+
 }  // namespace tessera::limits

@@ -1,0 +1,103 @@
+#include "rpc/frame.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+
+#include "common/check.h"
+#include "common/crc32c.h"
+
+namespace tessera::rpc {
+namespace {
+
+// Above this, an empty decode buffer is given back to the allocator, so one
+// large frame does not pin its memory for the connection's lifetime.
+constexpr size_t kShrinkAboveBytes = 1 << 20;
+
+void PutBigEndian32(char* out, uint32_t v) {
+  out[0] = static_cast<char>(v >> 24);
+  out[1] = static_cast<char>(v >> 16);
+  out[2] = static_cast<char>(v >> 8);
+  out[3] = static_cast<char>(v);
+}
+
+uint32_t GetBigEndian32(const char* in) {
+  const auto* p = reinterpret_cast<const unsigned char*>(in);
+  return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | uint32_t{p[3]};
+}
+
+}  // namespace
+
+Result<std::string> EncodeFrame(const pb::Envelope& envelope, size_t frame_bytes_max) {
+  TESSERA_CHECK(frame_bytes_max <= UINT32_MAX);
+  const size_t payload_bytes = envelope.ByteSizeLong();
+  if (payload_bytes > frame_bytes_max) {
+    return Status::InvalidArgument("rpc frame of " + std::to_string(payload_bytes) +
+                                   " bytes exceeds the maximum of " +
+                                   std::to_string(frame_bytes_max));
+  }
+  std::string frame(kFrameHeaderBytes + payload_bytes, '\0');
+  auto* payload = reinterpret_cast<uint8_t*>(frame.data() + kFrameHeaderBytes);
+  envelope.SerializeWithCachedSizesToArray(payload);
+  const uint32_t crc = Crc32c(std::string_view(frame.data() + kFrameHeaderBytes, payload_bytes));
+  PutBigEndian32(frame.data(), static_cast<uint32_t>(payload_bytes));
+  PutBigEndian32(frame.data() + 4, crc);
+  return frame;
+}
+
+FrameDecoder::FrameDecoder(size_t frame_bytes_max) : frame_bytes_max_(frame_bytes_max) {}
+
+std::span<char> FrameDecoder::Prepare(size_t min_bytes) {
+  const size_t buffered = end_ - begin_;
+  const size_t lacking = wanted_ > buffered ? wanted_ - buffered : 0;
+  const size_t need = std::max(min_bytes, lacking);
+  if (buffered == 0 && buffer_.size() > kShrinkAboveBytes && need <= kShrinkAboveBytes) {
+    std::vector<char>().swap(buffer_);
+    begin_ = end_ = 0;
+  }
+  if (buffer_.size() - end_ < need) {
+    if (begin_ > 0) {
+      std::memmove(buffer_.data(), buffer_.data() + begin_, buffered);
+      begin_ = 0;
+      end_ = buffered;
+    }
+    if (buffer_.size() - end_ < need) buffer_.resize(end_ + need);
+  }
+  return std::span<char>(buffer_.data() + end_, buffer_.size() - end_);
+}
+
+void FrameDecoder::Commit(size_t n) {
+  TESSERA_CHECK(n <= buffer_.size() - end_);
+  end_ += n;
+}
+
+FrameDecoder::Outcome FrameDecoder::Next(std::string_view* payload) {
+  const size_t buffered = end_ - begin_;
+  if (buffered < kFrameHeaderBytes) return Outcome::kNeedMore;
+  const char* header = buffer_.data() + begin_;
+  const uint32_t length = GetBigEndian32(header);
+  const uint32_t stored_crc = GetBigEndian32(header + 4);
+  if (length > frame_bytes_max_) {
+    error_detail_ = "length " + std::to_string(length) + " exceeds " +
+                    std::to_string(frame_bytes_max_);
+    return Outcome::kTooLarge;
+  }
+  wanted_ = kFrameHeaderBytes + length;
+  if (buffered < wanted_) return Outcome::kNeedMore;
+  const std::string_view body(header + kFrameHeaderBytes, length);
+  const uint32_t computed_crc = Crc32c(body);
+  if (computed_crc != stored_crc) {
+    char detail[96];
+    std::snprintf(detail, sizeof(detail), "length %u stored_crc=0x%08x computed_crc=0x%08x",
+                  length, stored_crc, computed_crc);
+    error_detail_ = detail;
+    return Outcome::kBadChecksum;
+  }
+  begin_ += wanted_;
+  wanted_ = 0;
+  if (begin_ == end_) begin_ = end_ = 0;  // the bytes stay put until Prepare()
+  *payload = body;
+  return Outcome::kFrame;
+}
+
+}  // namespace tessera::rpc

@@ -1,0 +1,134 @@
+// Goal: frames encode as docs/formats/rpc.md says and FrameDecoder
+// reassembles them from any split of the byte stream, rejecting oversized
+// lengths from the header alone and checksum mismatches.
+#include "rpc/frame.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "common/crc32c.h"
+#include "common/limits.h"
+#include "rpc/envelope.h"
+
+namespace tessera::rpc {
+namespace {
+
+void Feed(FrameDecoder& decoder, std::string_view bytes) {
+  const std::span<char> space = decoder.Prepare(bytes.size());
+  ASSERT_GE(space.size(), bytes.size());
+  std::memcpy(space.data(), bytes.data(), bytes.size());
+  decoder.Commit(bytes.size());
+}
+
+std::string Frame(std::string_view method, std::string payload) {
+  return EncodeFrame(MakeRequest(9, method, std::move(payload)), limits::kRpcFrameBytesMax).value();
+}
+
+pb::Envelope Parse(std::string_view payload) {
+  pb::Envelope envelope;
+  EXPECT_TRUE(envelope.ParseFromArray(payload.data(), static_cast<int>(payload.size())));
+  return envelope;
+}
+
+TEST(Frame, HeaderIsBigEndianLengthAndCrc) {
+  const std::string frame = Frame("m", "abc");
+  const std::string_view payload(frame.data() + kFrameHeaderBytes, frame.size() - kFrameHeaderBytes);
+  const uint32_t crc = Crc32c(payload);
+  ASSERT_EQ(frame.size(), kFrameHeaderBytes + payload.size());
+  EXPECT_EQ(static_cast<unsigned char>(frame[0]), 0);
+  EXPECT_EQ(static_cast<unsigned char>(frame[3]), payload.size());
+  EXPECT_EQ(static_cast<unsigned char>(frame[4]), crc >> 24);
+  EXPECT_EQ(static_cast<unsigned char>(frame[7]), crc & 0xff);
+  EXPECT_EQ(Parse(payload).payload(), "abc");
+}
+
+TEST(Frame, EncodeRefusesOversizedPayload) {
+  Result<std::string> frame = EncodeFrame(MakeRequest(1, "m", std::string(100, 'x')), 50);
+  EXPECT_EQ(frame.status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(FrameDecoder, ReassemblesFramesFromEverySplit) {
+  const std::string stream = Frame("a", "first") + Frame("b", "") + Frame("c", std::string(300, 'z'));
+  for (size_t chunk = 1; chunk <= stream.size(); chunk += 7) {
+    FrameDecoder decoder(1 << 20);
+    std::vector<std::string> methods;
+    for (size_t offset = 0; offset < stream.size(); offset += chunk) {
+      Feed(decoder, std::string_view(stream).substr(offset, chunk));
+      std::string_view payload;
+      while (decoder.Next(&payload) == FrameDecoder::Outcome::kFrame) {
+        methods.push_back(Parse(payload).method());
+      }
+    }
+    EXPECT_EQ(methods, (std::vector<std::string>{"a", "b", "c"})) << "chunk " << chunk;
+    EXPECT_EQ(decoder.buffered_bytes(), 0u);
+  }
+}
+
+TEST(FrameDecoder, ZeroLengthFrameIsAnEmptyPayload) {
+  FrameDecoder decoder(100);
+  Feed(decoder, std::string(8, '\0'));  // length 0, CRC-32C of nothing is 0
+  std::string_view payload = "not empty";
+  ASSERT_EQ(decoder.Next(&payload), FrameDecoder::Outcome::kFrame);
+  EXPECT_TRUE(payload.empty());
+}
+
+TEST(FrameDecoder, TooLargeIsDetectedFromTheHeaderAlone) {
+  FrameDecoder decoder(1000);
+  Feed(decoder, std::string("\x00\x00\x03\xe9\x00\x00\x00\x00", 8));  // length 1001
+  std::string_view payload;
+  EXPECT_EQ(decoder.Next(&payload), FrameDecoder::Outcome::kTooLarge);
+  EXPECT_EQ(decoder.error_detail(), "length 1001 exceeds 1000");
+}
+
+TEST(FrameDecoder, BadChecksumIsDetected) {
+  std::string frame = Frame("m", "payload");
+  frame[kFrameHeaderBytes + 2] ^= 0x40;
+  FrameDecoder decoder(1 << 20);
+  Feed(decoder, frame);
+  std::string_view payload;
+  EXPECT_EQ(decoder.Next(&payload), FrameDecoder::Outcome::kBadChecksum);
+}
+
+TEST(FrameDecoder, PartialFrameStaysBuffered) {
+  const std::string frame = Frame("m", "payload");
+  FrameDecoder decoder(1 << 20);
+  Feed(decoder, std::string_view(frame).substr(0, 10));
+  std::string_view payload;
+  EXPECT_EQ(decoder.Next(&payload), FrameDecoder::Outcome::kNeedMore);
+  EXPECT_EQ(decoder.buffered_bytes(), 10u);
+  // Prepare() offers room for the rest of the frame at least.
+  EXPECT_GE(decoder.Prepare(1).size(), frame.size() - 10);
+}
+
+TEST(FrameDecoder, LargeFrameThenSmallOnes) {
+  FrameDecoder decoder(8 << 20);
+  const std::string big = Frame("big", std::string(4 << 20, 'b'));
+  Feed(decoder, big);
+  std::string_view payload;
+  ASSERT_EQ(decoder.Next(&payload), FrameDecoder::Outcome::kFrame);
+  EXPECT_EQ(Parse(payload).payload().size(), 4u << 20);
+  Feed(decoder, Frame("small", "s"));
+  ASSERT_EQ(decoder.Next(&payload), FrameDecoder::Outcome::kFrame);
+  EXPECT_EQ(Parse(payload).method(), "small");
+}
+
+TEST(Envelope, ResponsesCarryStatusesAndUnknownCodesReadAsAborted) {
+  pb::Envelope ok = MakeResponse(4, std::string("body"));
+  EXPECT_TRUE(ok.is_response());
+  EXPECT_EQ(*ResultFromResponse(ok), "body");
+  pb::Envelope redirect = MakeResponse(4, Status::NotLeader(9, "elsewhere"));
+  Result<std::string> r = ResultFromResponse(redirect);
+  EXPECT_EQ(r.status().code(), StatusCode::kNotLeader);
+  EXPECT_EQ(r.status().leader_hint(), 9u);
+  pb::Envelope future;
+  future.set_is_response(true);
+  future.set_status_code(200);
+  future.set_status_message("from a newer build");
+  Result<std::string> unknown = ResultFromResponse(future);
+  EXPECT_EQ(unknown.status().code(), StatusCode::kAborted);
+  EXPECT_EQ(unknown.status().message(), "from a newer build");
+}
+
+}  // namespace
+}  // namespace tessera::rpc

@@ -1,0 +1,51 @@
+// Types shared by the RPC server and channels.
+//
+// Thread safety: plain values.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "common/status.h"
+
+namespace boost::asio {
+class io_context;
+}  // namespace boost::asio
+
+namespace tessera::metrics {
+class Registry;
+}  // namespace tessera::metrics
+
+namespace tessera::rpc {
+
+class FaultInjector;
+
+// Who this process is, and the secret every member of the cluster shares.
+struct Identity {
+  uint32_t peer_id = 0;        // not 0; unique in the cluster
+  std::string role;            // "node", "meta", "router"...; at most limits::kRpcRoleBytesMax
+  std::string cluster_secret;  // at least kClusterSecretBytesMin bytes; never logged or sent
+};
+
+// The authenticated sender of a request, as the server saw its Hello.
+struct PeerInfo {
+  uint32_t peer_id = 0;
+  std::string role;
+  std::string address;  // "ip:port" of the remote socket
+};
+
+// The process-wide pieces every server and channel uses. All three must
+// outlive every server and channel built on them, and the io_context must
+// also outlive the registry's and injector's users: destroy servers and
+// channels, then stop and join the io threads, then destroy the
+// io_context, then the registry and injector.
+struct RpcContext {
+  boost::asio::io_context& io;
+  metrics::Registry& metrics;
+  FaultInjector& faults;
+};
+
+// InvalidArgument unless `identity` is complete and within limits.
+Status ValidateIdentity(const Identity& identity);
+
+}  // namespace tessera::rpc
