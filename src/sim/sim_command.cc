@@ -1,0 +1,96 @@
+#include "sim/sim_command.h"
+
+#include <ostream>
+
+#include "common/limits.h"
+#include "sim/simulator.h"
+
+namespace tessera::sim {
+
+namespace {
+
+struct Totals {
+  uint64_t passed = 0;
+  uint64_t failed = 0;
+  uint64_t commits = 0;
+  uint64_t elections = 0;
+  uint64_t crashes = 0;
+  uint64_t messages = 0;
+  uint64_t lease_reads = 0;
+  uint64_t snapshots = 0;
+  uint64_t virtual_us = 0;
+};
+
+void Accumulate(const SimResult& result, Totals& totals) {
+  (result.ok ? totals.passed : totals.failed) += 1;
+  totals.commits += result.stats.commits;
+  totals.elections += result.stats.elections;
+  totals.crashes += result.stats.crashes;
+  totals.messages += result.stats.messages_sent;
+  totals.lease_reads += result.stats.lease_reads;
+  totals.snapshots += result.stats.snapshots_installed;
+  totals.virtual_us += result.stats.virtual_time_us;
+}
+
+void PrintBugs(std::ostream& out) {
+  out << "bugs:";
+  for (SimBug bug : AllSimBugs()) out << ' ' << SimBugName(bug);
+  out << '\n';
+}
+
+}  // namespace
+
+std::string ReplayCommand(uint32_t replicas, uint64_t seed, const std::string& bug) {
+  std::string command = "tessera sim --replicas " + std::to_string(replicas) + " --seed-start " +
+                        std::to_string(seed) + " --seeds 1 --trace";
+  if (!bug.empty() && bug != "none") command += " --bug " + bug;
+  return command;
+}
+
+int RunSimCommand(const SimCommandArgs& args, std::ostream& out) {
+  if (args.bug == "list") {
+    PrintBugs(out);
+    return 0;
+  }
+  const std::optional<SimBug> bug = SimBugFromName(args.bug);
+  if (!bug) {
+    out << "sim: unknown --bug '" << args.bug << "'; ";
+    PrintBugs(out);
+    return 2;
+  }
+  if (args.replicas < 3 || args.replicas > limits::kGroupReplicasMax) {
+    out << "sim: --replicas must be in [3, " << limits::kGroupReplicasMax << "]\n";
+    return 2;
+  }
+  Totals totals;
+  std::optional<uint64_t> first_failure;
+  for (uint64_t i = 0; i < args.seeds; ++i) {
+    SimConfig config = MakeSimConfig(args.replicas, args.seed_start + i, *bug);
+    config.trace = args.trace ? &out : nullptr;
+    const SimResult result = RunSimulation(config);
+    Accumulate(result, totals);
+    if (!result.ok) {
+      out << "FAIL seed " << config.seed << " (" << args.replicas << " replicas, faults "
+          << result.stats.faults << "): " << result.violation << '\n';
+      if (!first_failure) first_failure = config.seed;
+    } else if (args.trace) {
+      out << "ok seed " << config.seed << ": commits " << result.stats.commits << ", elections "
+          << result.stats.elections << ", trace hash " << std::hex << result.trace_hash << std::dec
+          << '\n';
+    }
+  }
+  out << "sim: " << args.replicas << " replicas, seeds " << args.seed_start << ".."
+      << args.seed_start + args.seeds - (args.seeds > 0 ? 1 : 0) << ", bug " << args.bug << ": "
+      << totals.passed << " passed, " << totals.failed << " failed; " << totals.commits
+      << " commits, " << totals.elections << " elections, " << totals.crashes << " crashes, "
+      << totals.messages << " messages, " << totals.lease_reads << " lease reads, "
+      << totals.snapshots << " snapshots installed, " << totals.virtual_us / 1'000'000
+      << " s simulated\n";
+  if (first_failure) {
+    out << "replay: " << ReplayCommand(args.replicas, *first_failure, args.bug) << '\n';
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace tessera::sim

@@ -1,0 +1,32 @@
+// `tessera sim`: runs seeds S..S+N-1 of the deterministic simulator and
+// reports every failing seed with the one-line command that replays it.
+//
+//   tessera sim --replicas R --seed-start S --seeds N [--trace] [--bug NAME]
+//
+// Output (deterministic; no wall-clock figures): one line per failing seed,
+// a summary line, and on any failure the replay command of the first one.
+// With --trace every seed's event trace precedes its result.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+
+namespace tessera::sim {
+
+struct SimCommandArgs {
+  uint32_t replicas = 3;  // 3..limits::kGroupReplicasMax
+  uint64_t seed_start = 1;
+  uint64_t seeds = 1;
+  bool trace = false;
+  std::string bug = "none";  // SimBugName; "list" prints the names
+};
+
+// Returns 0 when every seed passed, 1 when one violated an invariant, 2 on
+// bad arguments (explained on `out`).
+int RunSimCommand(const SimCommandArgs& args, std::ostream& out);
+
+// "tessera sim --replicas 3 --seed-start 1234 --seeds 1 --trace [--bug NAME]"
+std::string ReplayCommand(uint32_t replicas, uint64_t seed, const std::string& bug);
+
+}  // namespace tessera::sim
