@@ -116,6 +116,7 @@ void GroupHost::Persist(consensus::Ready& ready) {
 void GroupHost::ApplyCommitted(const std::vector<pb::Entry>& entries) {
   auto results = state_.Apply(entries);
   TESSERA_CHECK(results.ok());  // a replica that cannot apply must not go on
+  if (options_.on_applied) options_.on_applied(entries);
   std::map<Slot, const SlotResult*> by_slot;
   for (const SlotResult& r : *results) by_slot[r.slot] = &r;
   const Slot last = entries.back().slot();
@@ -160,6 +161,7 @@ void GroupHost::InstallSnapshot(const pb::InstallSnapshot& snapshot) {
   Status installed = store_->InstallSnapshot(group_id(), snapshot.meta(), pairs);
   TESSERA_CHECK(installed.ok());
   replica_->OnSnapshotInstalled(NowUs(), snapshot.meta());
+  if (options_.on_state_replaced) options_.on_state_replaced();
 }
 
 void GroupHost::MaybeCompact() {

@@ -49,6 +49,12 @@ struct GroupHostOptions {
   uint64_t compaction_keep_slots = 2'000;
   uint64_t write_timeout_ms = 5'000;
   uint64_t read_timeout_ms = 2'000;
+  // Observers, called on the group's strand (must not block): after each
+  // batch of committed entries is applied to the state (in slot order), and
+  // after a snapshot replaced the whole state. The metadata service keeps
+  // its in-memory copy (MemDS) current with them.
+  std::function<void(const std::vector<pb::Entry>& applied)> on_applied;
+  std::function<void()> on_state_replaced;
 };
 
 struct GroupStatus {
