@@ -1,28 +1,193 @@
+// `tessera cluster` actions. Launch order is meta, nodes, routers; stop order
+// the reverse. Faults go through each process's authenticated admin.faults.
 #include "cli/cluster_command.h"
 
-#include <ostream>
+#include <signal.h>
 
-#include "cluster/layout.h"
+#include <chrono>
+#include <fstream>
+#include <map>
+#include <ostream>
+#include <thread>
+
+#include "cli/cluster_session.h"
+#include "cli/cluster_status.h"
+#include "tessera/cluster_rpc.pb.h"
 
 namespace tessera::cli {
+namespace {
+
+using cluster::ProcessEntry;
+using cluster::ProcessRole;
+using std::chrono::milliseconds;
+
+constexpr milliseconds kRpcTimeout{2000};
+constexpr int kStopGraceMs = 5000;
+
+cluster::LaunchSpec SpecFor(const ClusterSession& s, const ProcessEntry& e) {
+  return {e.name,
+          {cluster::SelfExecutable(), cluster::ProcessRoleName(e.role), "--layout", s.layout_path(),
+           "--name", e.name, "--dir", s.dir()}};
+}
+
+std::vector<ProcessEntry> LaunchOrder(const cluster::ProcessTable& table) {
+  std::vector<ProcessEntry> order;
+  for (ProcessRole role : {ProcessRole::kMeta, ProcessRole::kNode, ProcessRole::kRouter}) {
+    for (const ProcessEntry& e : table.OfRole(role)) order.push_back(e);
+  }
+  return order;
+}
+
+Status LaunchAll(ClusterSession& s, std::ostream& out) {
+  for (const ProcessEntry& e : LaunchOrder(s.table())) {
+    if (s.supervisor().LivePid(e.name).ok()) continue;
+    auto pid = s.supervisor().Launch(SpecFor(s, e));
+    if (!pid.ok()) return pid.status();
+    out << "started " << e.name << " (" << cluster::ProcessRoleName(e.role) << ", " << e.az
+        << ", pid " << *pid << ")\n";
+  }
+  return Status::Ok();
+}
+
+void StopAll(ClusterSession& s, std::ostream& out) {
+  auto order = LaunchOrder(s.table());
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    if (!s.supervisor().LivePid(it->name).ok()) continue;
+    (void)s.supervisor().Stop(it->name, kStopGraceMs);
+    out << "stopped " << it->name << "\n";
+  }
+}
+
+// Retries `attempt` every 100 ms until it succeeds or `timeout` passes.
+template <typename F>
+Status WaitFor(F attempt, milliseconds timeout, const std::string& what) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  Status last = Status::Timeout(what);
+  while (std::chrono::steady_clock::now() < deadline) {
+    last = attempt();
+    if (last.ok()) return last;
+    std::this_thread::sleep_for(milliseconds(100));
+  }
+  return Status::Timeout(what + " (last: " + last.ToString() + ")");
+}
+
+Status CreateDefaultTable(ClusterSession& s, uint32_t partitions) {
+  auto client = s.client();
+  if (!client.ok()) return client.status();
+  pb::CreateTableRequest req;
+  req.set_name("kv");
+  req.set_partitions(partitions);
+  return WaitFor(
+      [&]() -> Status {
+        return (*client)->CallAny(ProcessRole::kMeta, "meta.create_table", req.SerializeAsString(),
+                                  kRpcTimeout).status();
+      },
+      milliseconds(60'000), "creating table kv");
+}
+
+int Up(ClusterSession& s, const ClusterCommandArgs& args, std::ostream& out, std::ostream& err) {
+  auto secret = cluster::EnsureClusterSecret(s.dir());
+  if (!secret.ok()) {
+    err << "tessera cluster up: " << secret.status().ToString() << "\n";
+    return 1;
+  }
+  out << cluster::DescribeLayout(s.layout()) << "cluster directory: " << s.dir() << "\n\n";
+  Status st = LaunchAll(s, out);
+  if (st.ok()) st = CreateDefaultTable(s, args.partitions);
+  if (st.ok()) st = WaitFor([&] { return AllPartitionsLed(s); }, milliseconds(60'000),
+                            "every partition electing a leader");
+  if (!st.ok()) {
+    err << "tessera cluster up: " << st.ToString() << "\nlogs: " << s.dir() << "/logs/\n";
+    StopAll(s, out);
+    return 1;
+  }
+  PrintStatus(s, out);
+  PrintEndpoints(s, out);
+  if (args.detach) return 0;
+  out << "\nrunning in the foreground; Ctrl-C stops the cluster\n" << std::flush;
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  timespec poll{0, 200'000'000};
+  while (sigtimedwait(&set, nullptr, &poll) < 0) {
+    for (const std::string& name : s.supervisor().ReapExited()) {
+      out << name << " exited (see " << s.supervisor().LogPath(name) << ")\n" << std::flush;
+    }
+  }
+  out << "\nstopping\n";
+  StopAll(s, out);
+  return 0;
+}
+
+int SignalTargets(ClusterSession& s, const ClusterCommandArgs& args, int signal, const char* verb,
+                  std::ostream& out, std::ostream& err) {
+  int rc = 0;
+  for (const std::string& t : args.targets) {
+    auto entries = s.Resolve(t);
+    if (entries.empty()) {
+      err << "unknown process or AZ: " << t << "\n";
+      rc = 2;
+    }
+    for (const ProcessEntry& e : entries) {
+      Status st = s.supervisor().Signal(e.name, signal);
+      if (st.ok()) {
+        out << verb << " " << e.name << "\n";
+      } else {
+        err << e.name << ": " << st.ToString() << "\n";
+        rc = 1;
+      }
+    }
+  }
+  return rc;
+}
+
+int Restart(ClusterSession& s, const ClusterCommandArgs& args, std::ostream& out,
+            std::ostream& err) {
+  int rc = 0;
+  for (const std::string& t : args.targets) {
+    for (const ProcessEntry& e : s.Resolve(t)) {
+      (void)s.supervisor().Stop(e.name, kStopGraceMs);
+      auto pid = s.supervisor().Launch(SpecFor(s, e));
+      if (pid.ok()) {
+        out << "restarted " << e.name << " (pid " << *pid << ")\n";
+      } else {
+        err << e.name << ": " << pid.status().ToString() << "\n";
+        rc = 1;
+      }
+    }
+  }
+  return rc;
+}
+
+}  // namespace
 
 int RunClusterCommand(const ClusterCommandArgs& args, std::ostream& out, std::ostream& err) {
-  auto layout = cluster::LoadLayout(args.layout_path);
-  if (!layout.ok()) {
-    err << "tessera cluster: " << layout.status().ToString() << "\n";
+  auto session = ClusterSession::Open(args.layout_path, args.dir);
+  if (!session.ok()) {
+    err << "tessera cluster: " << session.status().ToString() << "\n";
     return 2;
   }
-  out << cluster::DescribeLayout(*layout);
-  out << "cluster directory: " << args.dir << "\n";
-  if (args.action == "up") {
-    // The node, meta and router roles arrive with the next milestone
-    // (issue 3); until then `up` validates the layout and shows the plan.
-    out << "\nThe processes above are the next milestone; this build provides the\n"
-           "replication core. Try:\n"
-           "  tessera sim --replicas 3 --seed-start 1 --seeds 100\n"
-           "  make bench\n";
+  ClusterSession& s = **session;
+  const std::string& a = args.action;
+  if (a == "plan") {
+    out << cluster::DescribeLayout(s.layout()) << "cluster directory: " << s.dir() << "\n";
+    return 0;
   }
-  return 0;
+  if (a == "up") return Up(s, args, out, err);
+  if (a == "down") {
+    StopAll(s, out);
+    return 0;
+  }
+  if (a == "status") return PrintStatus(s, out) ? 0 : 1;
+  if (a == "kill") return SignalTargets(s, args, SIGKILL, "killed", out, err);
+  if (a == "stop") return SignalTargets(s, args, SIGSTOP, "paused", out, err);
+  if (a == "resume") return SignalTargets(s, args, SIGCONT, "resumed", out, err);
+  if (a == "restart") return Restart(s, args, out, err);
+  if (a == "partition" || a == "heal" || a == "slow-disk") return RunFaultAction(s, args, out, err);
+  err << "tessera cluster: unknown action " << a << "\n";
+  return 2;
 }
 
 }  // namespace tessera::cli

@@ -5,16 +5,12 @@
 #include <iostream>
 
 #include "cli/cluster_command.h"
+#include "meta/meta_command.h"
+#include "node/node_command.h"
+#include "router/router_command.h"
+#include "cli/cluster_flags.h"
 #include "sim/sim_command.h"
 
-namespace {
-
-std::string DefaultClusterDir() {
-  const char* home = std::getenv("HOME");
-  return std::string(home ? home : "/tmp") + "/.tessera/local";
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"Tessera: an S3-compatible object store on Multi-Paxos replication groups"};
@@ -32,22 +28,41 @@ int main(int argc, char** argv) {
                       "inject a host-side bug to show the checkers catch it ('list' names them)");
 
   tessera::cli::ClusterCommandArgs cluster;
-  cluster.layout_path = "cluster/local.textproto";
-  cluster.dir = DefaultClusterDir();
-  CLI::App* cluster_cmd = app.add_subcommand("cluster", "the local three-AZ cluster");
-  cluster_cmd->require_subcommand(1);
-  for (const char* action : {"up", "plan"}) {
-    CLI::App* sub = cluster_cmd->add_subcommand(
-        action, std::string(action) == "up" ? "start the cluster in the foreground"
-                                            : "show what `up` starts");
-    sub->add_option("--layout", cluster.layout_path, "cluster layout (protobuf text format)");
-    sub->add_option("--dir", cluster.dir, "cluster directory: data, logs, credentials, pids");
-    sub->callback([&cluster, action] { cluster.action = action; });
-  }
+  CLI::App* cluster_cmd = tessera::cli::AddClusterCommands(app, cluster);
+
+  tessera::node::NodeCommandArgs node;
+  node.dir = tessera::cli::DefaultClusterDir();
+  CLI::App* node_cmd = app.add_subcommand("node", "run one storage node of a cluster layout");
+  node_cmd->add_option("--layout", node.layout_path, "cluster layout (protobuf text format)")
+      ->required();
+  node_cmd->add_option("--name", node.name, "this node's name in the layout")->required();
+  node_cmd->add_option("--dir", node.dir,
+                       "cluster directory: secret, data/NAME/rocksdb, logs/NAME.log");
+
+  tessera::meta::MetaCommandArgs meta;
+  meta.dir = tessera::cli::DefaultClusterDir();
+  CLI::App* meta_cmd = app.add_subcommand("meta", "run one metadata replica of a cluster layout");
+  meta_cmd->add_option("--layout", meta.layout_path, "cluster layout (protobuf text format)")
+      ->required();
+  meta_cmd->add_option("--name", meta.name, "this replica's name in the layout")->required();
+  meta_cmd->add_option("--dir", meta.dir,
+                       "cluster directory: secret, data/NAME/rocksdb, logs/NAME.log");
+
+  tessera::router::RouterCommandArgs router;
+  router.dir = tessera::cli::DefaultClusterDir();
+  CLI::App* router_cmd = app.add_subcommand("router", "run one router of a cluster layout");
+  router_cmd->add_option("--layout", router.layout_path, "cluster layout (protobuf text format)")
+      ->required();
+  router_cmd->add_option("--name", router.name, "this router's name in the layout")->required();
+  router_cmd->add_option("--dir", router.dir,
+                         "cluster directory: secret, credentials, logs/NAME.log");
 
   CLI11_PARSE(app, argc, argv);
 
   if (*sim_cmd) return tessera::sim::RunSimCommand(sim, std::cout);
+  if (*node_cmd) return tessera::node::RunNodeCommand(node);
+  if (*meta_cmd) return tessera::meta::RunMetaCommand(meta);
+  if (*router_cmd) return tessera::router::RunRouterCommand(router);
   if (*cluster_cmd) return tessera::cli::RunClusterCommand(cluster, std::cout, std::cerr);
   return 2;
 }

@@ -36,6 +36,14 @@ static_assert(kCommandBytesMax <= 4 * kAcceptBytesMax);
 inline constexpr size_t kSnapshotBytesMax = 64 << 20;
 // Strong reads waiting for the applied index to reach their read index.
 inline constexpr size_t kPendingReadsMax = 16384;
+// Replication groups one node (or meta replica) hosts.
+inline constexpr size_t kHostedGroupsMax = 4096;
+// Outbound consensus messages: one ConsensusBatch (one one-way RPC frame)
+// carries at most this many bytes of messages (a larger single message goes
+// alone), and at most this many messages may wait for one destination peer
+// before further ones are dropped (the protocol tolerates loss).
+inline constexpr size_t kConsensusBatchBytesMax = 4 << 20;
+inline constexpr size_t kConsensusPendingMessagesPerPeerMax = 65536;
 
 // --- storage ---------------------------------------------------------------
 // Group-commit writer: pending requests before Submit pushes back.
@@ -50,6 +58,8 @@ inline constexpr size_t kGroupCommitQueueBytesMax = 256 << 20;
 inline constexpr size_t kStateKeyBytesMax = 4 << 10;
 // A user value of a group's applied state; it is produced by one command.
 inline constexpr size_t kStateValueBytesMax = kCommandBytesMax;
+// Fault injection: the longest delay added to one synced write.
+inline constexpr uint32_t kStorageFaultDelayMsMax = 60'000;
 // Items one range scan of applied state may return.
 inline constexpr size_t kScanItemsMax = 10'000;
 // Payload of one storage record (the header stores its length as uint32).
@@ -105,7 +115,86 @@ static_assert(kRpcFrameBytesMax <= kRpcServerQueueBytesMax);
 static_assert(kRpcWriteBatchBytesMax <= kRpcChannelQueueBytesMax);
 static_assert(kRpcPeersMax <= kRpcServerConnectionsMax,
               "a server must accept a connection from every peer of the cluster");
+static_assert(kConsensusBatchBytesMax + (64 << 10) <= kRpcFrameBytesMax,
+              "a full ConsensusBatch must fit one rpc frame");
 static_assert(kRpcFrameBytesMax < (size_t{1} << 32), "the header stores the length as uint32");
+
+// --- http (src/http/) --------------------------------------------------------
+// Request line plus header fields of one HTTP request; beyond it: 431.
+// (SigV4 Authorization and S3 user metadata, 2 KiB, fit comfortably.)
+inline constexpr size_t kHttpHeaderBytesMax = 64 << 10;
+// Body of one HTTP request, buffered whole; beyond it: 413. A server may
+// lower it (HttpServerOptions), never raise it.
+inline constexpr size_t kHttpBodyBytesMax = 64 << 20;
+// Open connections of one HTTP server; further accepts are closed at once.
+inline constexpr size_t kHttpConnectionsMax = 1024;
+
+static_assert(kHttpHeaderBytesMax < kHttpBodyBytesMax);
+
+// --- router ----------------------------------------------------------------
+// Route cache entries (partition descriptors) over all tables; beyond it the
+// cache drops a table's entries before inserting (a miss only costs a MemDS
+// lookup).
+inline constexpr size_t kRouterRouteCacheEntriesMax = 100'000;
+// Asynchronous refresh lookups to MemDS in flight at once; a cache hit beyond
+// it skips its refresh (counted as skipped).
+inline constexpr size_t kRouterAsyncLookupsMax = 1024;
+// Attempts of one client operation (first try + retries + redirects).
+inline constexpr uint32_t kRouterAttemptsMax = 64;
+// Longest backoff between two attempts, and longest total deadline of one
+// client operation a caller may configure.
+inline constexpr uint32_t kRouterBackoffMsMax = 5'000;
+inline constexpr uint32_t kRouterRequestDeadlineMsMax = 120'000;
+// Items one HTTP range scan returns (the page size cap) and partitions one
+// HTTP range scan may visit before it answers with a resume key.
+inline constexpr uint32_t kRouterScanItemsMax = 1'000;
+inline constexpr uint32_t kRouterScanPartitionsMax = 64;
+// Bytes of a table name (as the metadata service allows), of a decoded key,
+// and of a request body.
+inline constexpr size_t kRouterTableBytesMax = 128;
+inline constexpr size_t kRouterKeyBytesMax = kStateKeyBytesMax;
+inline constexpr size_t kRouterBodyBytesMax = kStateValueBytesMax + (64 << 10);
+// Bytes of an Authorization bearer token, and credentials in one file.
+inline constexpr size_t kRouterTokenBytesMax = 512;
+inline constexpr size_t kRouterCredentialsMax = 1'000;
+
+static_assert(kRouterScanItemsMax <= kScanItemsMax);
+static_assert(kRouterBodyBytesMax <= kHttpBodyBytesMax);
+static_assert(kRouterBackoffMsMax <= kRouterRequestDeadlineMsMax);
+static_assert(kRouterRequestDeadlineMsMax <= kRpcCallTimeoutMsMax);
+static_assert(kRouterBodyBytesMax + kRouterKeyBytesMax + (64 << 10) <= kRpcFrameBytesMax,
+              "a maximal PUT must fit one kv.write frame");
+
+// --- meta (docs/formats/meta-keys.md) -------------------------------------
+// Bytes of a table name, and of one split point (a partition start key).
+inline constexpr size_t kMetaTableNameBytesMax = 128;
+inline constexpr size_t kMetaSplitPointBytesMax = 1024;
+// Partitions one table may be created with.
+inline constexpr size_t kMetaPartitionsPerTableMax = 1024;
+// meta.create_table requests queued on one replica before it answers
+// Throttled (they run one at a time).
+inline constexpr size_t kMetaAdminQueueMax = 64;
+// Conditional create batches retried when a concurrent create won the ids.
+inline constexpr int kMetaCreateAttemptsMax = 8;
+// admin.create_group: first and longest backoff between attempts, and the
+// time after which create_table stops retrying and answers Unavailable (the
+// descriptors are durable; repeating the create finishes the job).
+inline constexpr uint32_t kMetaCreateGroupBackoffInitialMs = 50;
+inline constexpr uint32_t kMetaCreateGroupBackoffMaxMs = 1'000;
+inline constexpr uint32_t kMetaCreateGroupDeadlineMs = 20'000;
+// Consensus messages waiting for the next batch to one meta peer; beyond it
+// they are dropped (the protocol tolerates loss).
+inline constexpr size_t kMetaSenderQueueMessagesMax = 4096;
+
+static_assert(kMetaCreateGroupBackoffInitialMs <= kMetaCreateGroupBackoffMaxMs);
+static_assert(kMetaCreateGroupBackoffMaxMs < kMetaCreateGroupDeadlineMs);
+static_assert(kMetaCreateGroupDeadlineMs < kRpcCallTimeoutMsMax);
+static_assert(kMetaSplitPointBytesMax + kMetaTableNameBytesMax + 3 <= kStateKeyBytesMax,
+              "a partition key must fit a state key");
+static_assert(kMetaPartitionsPerTableMax *
+                      (3 * kMetaSplitPointBytesMax + 2 * kMetaTableNameBytesMax + 256) <=
+                  kCommandBytesMax,
+              "a whole table's create batch must fit one command");
 
 // --- metrics ---------------------------------------------------------------
 // Series (name + label set) in one registry; label values must come from

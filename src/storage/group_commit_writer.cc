@@ -145,6 +145,15 @@ void GroupCommitWriter::Commit(std::vector<Request>& group) {
 }
 
 rocksdb::Status GroupCommitWriter::WriteSynced(std::vector<Request>& group, uint64_t* bytes) {
+  if (const StorageFaults* faults = options_.faults.get()) {
+    const uint32_t delay_ms =
+        std::min(faults->fsync_delay_ms.load(std::memory_order_relaxed), limits::kStorageFaultDelayMsMax);
+    if (delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+    if (faults->fail_writes.load(std::memory_order_relaxed)) {
+      *bytes = 0;
+      return rocksdb::Status::IOError("injected fault: fail_writes");
+    }
+  }
   rocksdb::WriteOptions write_options;
   write_options.sync = true;
   if (group.size() == 1) {

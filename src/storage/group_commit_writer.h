@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -40,12 +41,28 @@
 
 namespace tessera::storage {
 
+// Fault injection on the synced writes, OFF by default (a null pointer in
+// GroupCommitOptions, or zero/false knobs). The node process sets the knobs
+// at runtime through its "admin.faults" RPC to simulate a slow or failing
+// disk. The writer thread reads them before every group commit:
+//  * fsync_delay_ms: sleep this long (capped at
+//    limits::kStorageFaultDelayMsMax) before the synced write;
+//  * fail_writes: write nothing and fail every request of the group commit
+//    with an IOError (counted in writes_failed).
+struct StorageFaults {
+  std::atomic<uint32_t> fsync_delay_ms{0};
+  std::atomic<bool> fail_writes{false};
+};
+
 struct GroupCommitOptions {
   // Pending (not yet taken) requests / bytes before Submit returns Throttled.
   size_t queue_max = limits::kGroupCommitQueueMax;
   size_t queue_bytes_max = limits::kGroupCommitQueueBytesMax;
   // Bytes of WriteBatch data one group commit gathers at most.
   size_t batch_bytes_max = limits::kGroupCommitBatchBytesMax;
+  // Fault-injection knobs (see StorageFaults); null: no faults. Shared so
+  // that the process can flip them while the writer runs.
+  std::shared_ptr<StorageFaults> faults;
 };
 
 // Monotonic counters since construction. batches_synced < writes_submitted

@@ -230,3 +230,39 @@ TEST_F(WriterTest, QueueBytesBoundPushesBackButAdmitsIntoEmptyQueue) {
 
 }  // namespace
 }  // namespace tessera::storage
+
+namespace tessera::storage {
+namespace {
+
+// Goal: the fault knobs, off by default, fail synced writes without writing
+// anything and delay them, and turning them off restores normal writes.
+TEST_F(WriterTest, FaultKnobsFailAndDelaySyncedWrites) {
+  GroupCommitOptions options;
+  options.faults = std::make_shared<StorageFaults>();
+  auto writer = MakeWriter(options);
+
+  auto submit_and_wait = [&](const std::string& key) {
+    std::promise<Status> done;
+    auto future = done.get_future();
+    EXPECT_TRUE(writer->Submit(PutBatch(key, "v"), [&](const Status& s) { done.set_value(s); }).ok());
+    return future.get();
+  };
+
+  EXPECT_TRUE(submit_and_wait("normal").ok());
+
+  options.faults->fail_writes = true;
+  const Status failed = submit_and_wait("failed");
+  EXPECT_EQ(failed.code(), StatusCode::kIOError) << failed.ToString();
+  EXPECT_EQ(Read("failed"), "<NotFound: >");
+  EXPECT_EQ(writer->stats().writes_failed, 1u);
+
+  options.faults->fail_writes = false;
+  options.faults->fsync_delay_ms = 150;
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_TRUE(submit_and_wait("delayed").ok());
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(150));
+  EXPECT_EQ(Read("delayed"), "v");
+}
+
+}  // namespace
+}  // namespace tessera::storage

@@ -1,0 +1,58 @@
+#include "cli/cluster_flags.h"
+
+#include <cstdlib>
+
+namespace tessera::cli {
+std::string DefaultClusterDir() {
+  const char* home = std::getenv("HOME");
+  return std::string(home ? home : "/tmp") + "/.tessera/local";
+}
+
+namespace {
+
+struct Action {
+  const char* name;
+  const char* help;
+  const char* targets_help;  // nullptr: takes no targets
+};
+
+constexpr Action kActions[] = {
+    {"up", "start the cluster, wait until every partition has a leader, stay in the foreground", nullptr},
+    {"plan", "show the processes `up` starts", nullptr},
+    {"down", "stop every process of the cluster", nullptr},
+    {"status", "processes with AZ and state; partitions with replicas, leader, applied index, lag", nullptr},
+    {"kill", "SIGKILL processes", "process names or AZs"},
+    {"stop", "pause processes (SIGSTOP)", "process names or AZs"},
+    {"resume", "resume paused processes (SIGCONT)", "process names or AZs"},
+    {"restart", "stop and start processes again", "process names or AZs"},
+    {"partition", "cut two processes or AZs apart (both ways unless --one-way)", "A B"},
+    {"heal", "remove every network and disk fault", nullptr},
+    {"slow-disk", "delay every synced log write of processes by --ms", "process names or AZs"},
+};
+
+}  // namespace
+
+CLI::App* AddClusterCommands(CLI::App& app, ClusterCommandArgs& args) {
+  args.layout_path = "cluster/local.textproto";
+  args.dir = DefaultClusterDir();
+  CLI::App* cluster = app.add_subcommand("cluster", "the local three-AZ cluster");
+  cluster->require_subcommand(1);
+  for (const Action& a : kActions) {
+    CLI::App* sub = cluster->add_subcommand(a.name, a.help);
+    sub->add_option("--layout", args.layout_path, "cluster layout (protobuf text format)");
+    sub->add_option("--dir", args.dir, "cluster directory: data, logs, pids, secret, credentials");
+    if (a.targets_help != nullptr) sub->add_option("targets", args.targets, a.targets_help)->required();
+    const std::string name = a.name;
+    if (name == "up") {
+      sub->add_flag("--detach", args.detach, "return once the cluster is ready");
+      sub->add_option("--partitions", args.partitions, "partitions of the default table kv")
+          ->check(CLI::Range(1, 256));
+    }
+    if (name == "partition") sub->add_flag("--one-way", args.one_way, "cut only A -> B");
+    if (name == "slow-disk") sub->add_option("--ms", args.slow_ms, "added fsync delay")->required();
+    sub->callback([&args, name] { args.action = name; });
+  }
+  return cluster;
+}
+
+}  // namespace tessera::cli

@@ -1,0 +1,35 @@
+#include "cli/cluster_session.h"
+
+#include <filesystem>
+
+namespace tessera::cli {
+
+Result<std::unique_ptr<ClusterSession>> ClusterSession::Open(const std::string& layout_path,
+                                                             const std::string& dir) {
+  auto layout = cluster::LoadLayout(layout_path);
+  if (!layout.ok()) return layout.status();
+  auto supervisor = cluster::Supervisor::Open(dir);
+  if (!supervisor.ok()) return supervisor.status();
+  std::error_code ec;
+  const std::string absolute = std::filesystem::absolute(layout_path, ec).string();
+  return std::unique_ptr<ClusterSession>(new ClusterSession(
+      std::move(layout).value(), ec ? layout_path : absolute, dir, std::move(supervisor).value()));
+}
+
+Result<cluster::ClusterClient*> ClusterSession::client() {
+  if (!client_) {
+    auto secret = cluster::ReadClusterSecret(dir_);
+    if (!secret.ok()) return secret.status();
+    auto client = cluster::ClusterClient::Create(table_, *secret);
+    if (!client.ok()) return client.status();
+    client_ = std::move(client).value();
+  }
+  return client_.get();
+}
+
+std::vector<cluster::ProcessEntry> ClusterSession::Resolve(const std::string& name_or_az) const {
+  if (auto one = table_.ByName(name_or_az)) return {*one};
+  return table_.InAz(name_or_az);
+}
+
+}  // namespace tessera::cli

@@ -1,0 +1,224 @@
+#include "cli/cluster_status.h"
+
+#include <google/protobuf/text_format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <map>
+#include <sstream>
+
+#include "tessera/cluster_rpc.pb.h"
+
+namespace tessera::cli {
+namespace {
+
+using cluster::ProcessEntry;
+using cluster::ProcessRole;
+using std::chrono::milliseconds;
+
+constexpr milliseconds kRpcTimeout{2000};
+
+// "running", "paused" (SIGSTOP), or "down".
+std::string ProcessState(ClusterSession& s, const ProcessEntry& e) {
+  auto pid = s.supervisor().LivePid(e.name);
+  if (!pid.ok()) return "down";
+  std::ifstream stat("/proc/" + std::to_string(*pid) + "/stat");
+  std::string pid_field, comm, state;
+  stat >> pid_field >> comm >> state;
+  return state == "T" ? "paused" : "running";
+}
+
+Result<pb::TablesResponse> Tables(ClusterSession& s) {
+  auto client = s.client();
+  if (!client.ok()) return client.status();
+  auto raw = (*client)->CallAny(ProcessRole::kMeta, "meta.tables",
+                                pb::TablesRequest().SerializeAsString(), kRpcTimeout);
+  if (!raw.ok()) return raw.status();
+  pb::TablesResponse tables;
+  if (!tables.ParseFromString(*raw)) return Status::Corruption("bad meta.tables answer");
+  return tables;
+}
+
+// group id -> node id -> that replica's status, from every reachable node.
+std::map<uint64_t, std::map<uint32_t, pb::GroupStatusProto>> GroupStatuses(ClusterSession& s) {
+  std::map<uint64_t, std::map<uint32_t, pb::GroupStatusProto>> out;
+  auto client = s.client();
+  if (!client.ok()) return out;
+  for (const ProcessEntry& e : s.table().OfRole(ProcessRole::kNode)) {
+    auto raw = (*client)->Call(e.id, "admin.status", pb::StatusRequest().SerializeAsString(),
+                               milliseconds(500));
+    pb::NodeStatus status;
+    if (!raw.ok() || !status.ParseFromString(*raw)) continue;
+    for (const auto& g : status.groups()) out[g.group_id()][e.id] = g;
+  }
+  return out;
+}
+
+std::string Printable(const std::string& key) {
+  if (key.empty()) return "";
+  std::ostringstream o;
+  for (unsigned char c : key) {
+    if (c >= 0x21 && c < 0x7F) o << c;
+    else o << "\\x" << std::hex << std::setw(2) << std::setfill('0') << int(c) << std::dec;
+  }
+  return o.str();
+}
+
+}  // namespace
+
+Status AllPartitionsLed(ClusterSession& s) {
+  auto tables = Tables(s);
+  if (!tables.ok()) return tables.status();
+  if (tables->partitions_size() == 0) return Status::Unavailable("no partitions yet");
+  auto statuses = GroupStatuses(s);
+  for (const auto& p : tables->partitions()) {
+    bool led = false;
+    for (const auto& [node, g] : statuses[p.group_id()]) led = led || g.holds_lease();
+    if (!led) return Status::Unavailable("group " + std::to_string(p.group_id()) + " has no leader");
+  }
+  return Status::Ok();
+}
+
+bool PrintStatus(ClusterSession& s, std::ostream& out) {
+  out << "\nprocesses\n";
+  out << "  " << std::left << std::setw(12) << "name" << std::setw(8) << "role" << std::setw(6)
+      << "az" << std::setw(22) << "endpoint" << "state\n";
+  for (const ProcessEntry& e : s.table().all()) {
+    out << "  " << std::setw(12) << e.name << std::setw(8) << cluster::ProcessRoleName(e.role)
+        << std::setw(6) << e.az << std::setw(22) << (e.host + ":" + std::to_string(e.peer_port))
+        << ProcessState(s, e) << "\n";
+  }
+  auto tables = Tables(s);
+  if (!tables.ok()) {
+    out << "\npartitions: metadata service unreachable (" << tables.status().ToString() << ")\n";
+    return false;
+  }
+  auto statuses = GroupStatuses(s);
+  out << "\npartitions (* = leader holding the lease)\n";
+  for (const auto& p : tables->partitions()) {
+    uint64_t max_applied = 0;
+    for (const auto& [node, g] : statuses[p.group_id()]) max_applied = std::max(max_applied, g.applied());
+    out << "  " << p.table() << " [" << Printable(p.start_key()) << ", "
+        << (p.end_key().empty() ? "end" : Printable(p.end_key())) << ") group " << p.group_id()
+        << ":";
+    for (const auto& r : p.replicas()) {
+      auto name = s.table().ById(r.node_id());
+      out << "  " << (name ? name->name : std::to_string(r.node_id()));
+      auto it = statuses[p.group_id()].find(r.node_id());
+      if (it == statuses[p.group_id()].end()) {
+        out << "(unreachable)";
+        continue;
+      }
+      out << (it->second.holds_lease() ? "*" : "") << " applied " << it->second.applied()
+          << " lag " << max_applied - it->second.applied();
+    }
+    out << "\n";
+  }
+  return true;
+}
+
+void PrintEndpoints(ClusterSession& s, std::ostream& out) {
+  out << "\nendpoints\n";
+  for (const ProcessEntry& r : s.table().OfRole(ProcessRole::kRouter)) {
+    out << "  KV HTTP API  http://" << r.host << ":" << r.http_port << "/kv/{table}/{key}\n";
+  }
+  out << "  cluster directory " << s.dir() << " (logs in logs/, credentials in credentials)\n"
+      << "  token: tessera kv token --dir " << s.dir() << "\n"
+      << "  try:   tessera kv put --dir " << s.dir() << " kv hello world\n";
+}
+
+namespace {
+
+std::string FaultPath(ClusterSession& s, const std::string& name) {
+  return s.dir() + "/faults/" + name + ".textproto";
+}
+
+pb::FaultRules LoadFaults(ClusterSession& s, const std::string& name) {
+  pb::FaultRules rules;
+  std::ifstream in(FaultPath(s, name));
+  std::stringstream text;
+  text << in.rdbuf();
+  google::protobuf::TextFormat::ParseFromString(text.str(), &rules);
+  return rules;
+}
+
+// Sends the whole rule set (replace) and records it for the next action.
+Status ApplyFaults(ClusterSession& s, const ProcessEntry& e, pb::FaultRules rules) {
+  rules.set_replace(true);
+  std::filesystem::create_directories(s.dir() + "/faults");
+  std::string text;
+  google::protobuf::TextFormat::PrintToString(rules, &text);
+  std::ofstream(FaultPath(s, e.name)) << text;
+  auto client = s.client();
+  if (!client.ok()) return client.status();
+  return (*client)->Call(e.id, "admin.faults", rules.SerializeAsString(), kRpcTimeout).status();
+}
+
+void SetDrop(pb::FaultRules& rules, uint32_t peer) {
+  for (auto& p : *rules.mutable_peers()) {
+    if (p.peer_id() == peer) {
+      p.set_drop_probability(1.0);
+      return;
+    }
+  }
+  auto* p = rules.add_peers();
+  p->set_peer_id(peer);
+  p->set_drop_probability(1.0);
+}
+
+}  // namespace
+
+int RunFaultAction(ClusterSession& s, const ClusterCommandArgs& args, std::ostream& out,
+                   std::ostream& err) {
+  int rc = 0;
+  auto report = [&](const ProcessEntry& e, const Status& st, const std::string& what) {
+    if (st.ok()) {
+      out << e.name << ": " << what << "\n";
+    } else {
+      err << e.name << ": " << st.ToString() << "\n";
+      rc = 1;
+    }
+  };
+  if (args.action == "heal") {
+    for (const ProcessEntry& e : s.table().all()) {
+      if (e.role == ProcessRole::kRouter) continue;
+      report(e, ApplyFaults(s, e, pb::FaultRules()), "healed");
+    }
+    return rc;
+  }
+  if (args.action == "slow-disk") {
+    for (const std::string& t : args.targets) {
+      for (const ProcessEntry& e : s.Resolve(t)) {
+        pb::FaultRules rules = LoadFaults(s, e.name);
+        rules.set_fsync_delay_ms(args.slow_ms);
+        report(e, ApplyFaults(s, e, rules), "fsync delayed by " + std::to_string(args.slow_ms) + " ms");
+      }
+    }
+    return rc;
+  }
+  // partition A B: A and B (process names or AZs) stop hearing each other.
+  if (args.targets.size() != 2) {
+    err << "tessera cluster partition takes two process names or AZs\n";
+    return 2;
+  }
+  auto side_a = s.Resolve(args.targets[0]), side_b = s.Resolve(args.targets[1]);
+  if (side_a.empty() || side_b.empty()) {
+    err << "unknown process or AZ\n";
+    return 2;
+  }
+  auto cut = [&](const std::vector<ProcessEntry>& from, const std::vector<ProcessEntry>& to,
+                 const std::string& to_label) {
+    for (const ProcessEntry& e : from) {
+      if (e.role == ProcessRole::kRouter) continue;
+      pb::FaultRules rules = LoadFaults(s, e.name);
+      for (const ProcessEntry& peer : to) SetDrop(rules, peer.id);
+      report(e, ApplyFaults(s, e, rules), "drops everything to " + to_label);
+    }
+  };
+  cut(side_a, side_b, args.targets[1]);
+  if (!args.one_way) cut(side_b, side_a, args.targets[0]);
+  return rc;
+}
+
+}  // namespace tessera::cli

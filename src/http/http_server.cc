@@ -1,0 +1,465 @@
+#include "http/http_server.h"
+
+#include <spdlog/spdlog.h>
+
+#include <array>
+#include <atomic>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <strings.h>
+#include <thread>
+
+#include "common/check.h"
+
+namespace tessera::http {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+using tcp = asio::ip::tcp;
+
+namespace {
+
+// After a rejection (400/413/431) the client may still be sending: read and
+// discard for at most this long before closing, so that closing with unread
+// bytes (a TCP reset) does not destroy the response before the client reads
+// it.
+constexpr auto kLingerDrain = std::chrono::milliseconds(500);
+constexpr size_t kLingerDrainBytesMax = 1 << 20;
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && ::strncasecmp(a.data(), b.data(), a.size()) == 0;
+}
+
+std::string_view ToStd(boost::beast::string_view s) { return {s.data(), s.size()}; }
+
+}  // namespace
+
+std::optional<std::string_view> Request::Header(std::string_view name) const {
+  for (const auto& [key, value] : headers) {
+    if (EqualsIgnoreCase(key, name)) return std::string_view(value);
+  }
+  return std::nullopt;
+}
+
+Response Response::Text(unsigned status, std::string body) {
+  Response r;
+  r.status = status;
+  r.body = std::move(body);
+  return r;
+}
+
+Response Response::Json(unsigned status, std::string body) {
+  Response r = Text(status, std::move(body));
+  r.content_type = "application/json";
+  return r;
+}
+
+namespace internal {
+
+class Connection;
+
+// Shared by the server, its connections and their Responds.
+class HttpServerCore : public std::enable_shared_from_this<HttpServerCore> {
+ public:
+  HttpServerCore(asio::io_context& io, HttpServerOptions options, Handler handler)
+      : io_(io),
+        options_(std::move(options)),
+        handler_(std::move(handler)),
+        acceptor_strand_(asio::make_strand(io)),
+        acceptor_(acceptor_strand_) {}
+
+  Status Listen();
+  void Accept();
+  void Stop();
+  void OnConnectionGone(uint64_t id);
+
+  asio::io_context& io_;
+  const HttpServerOptions options_;
+  const Handler handler_;
+  asio::strand<asio::io_context::executor_type> acceptor_strand_;
+  tcp::acceptor acceptor_;
+  std::atomic<uint16_t> port_{0};
+  std::atomic<bool> started_{false};
+
+  std::atomic<uint64_t> accepted_{0}, refused_{0}, requests_{0}, rejected_{0};
+
+  std::mutex mu_;  // guards stopped_, connections_, next_id_, accepting_
+  std::condition_variable changed_;
+  bool stopped_ = false;
+  bool accepting_ = false;  // an accept is outstanding
+  uint64_t next_id_ = 1;
+  std::map<uint64_t, std::weak_ptr<Connection>> connections_;
+};
+
+// One accepted connection. Everything runs on its strand (the stream's
+// executor); Respond posts there.
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  Connection(std::shared_ptr<HttpServerCore> server, uint64_t id, tcp::socket socket)
+      : server_(std::move(server)), id_(id), stream_(std::move(socket)) {
+    boost::system::error_code ec;
+    const tcp::endpoint remote = stream_.socket().remote_endpoint(ec);
+    if (!ec) remote_address_ = remote.address().to_string() + ":" + std::to_string(remote.port());
+  }
+  ~Connection() { server_->OnConnectionGone(id_); }
+
+  void Start() {
+    asio::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->ReadHeader(); });
+  }
+  // From any thread.
+  void PostClose() {
+    asio::post(stream_.get_executor(), [self = shared_from_this()] { self->Close(); });
+  }
+  // From any thread: the answer to the request being handled.
+  void PostResponse(Response response) {
+    asio::post(stream_.get_executor(), [self = shared_from_this(), r = std::move(response)]() mutable {
+      self->WriteResponse(std::move(r));
+    });
+  }
+
+ private:
+  void ReadHeader();
+  void OnHeader(const boost::system::error_code& ec);
+  void ReadBody();
+  void OnBody(const boost::system::error_code& ec);
+  void OnReadError(const boost::system::error_code& ec);
+  void Dispatch();
+  void WriteResponse(Response response);
+  void Reject(unsigned status, std::string body);
+  template <class Message>
+  void WriteMessage(std::shared_ptr<Message> message, bool keep_alive);
+  void OnWritten(const boost::system::error_code& ec, bool keep_alive);
+  void LingerAndClose();
+  void Drain();
+  void Close();
+
+  const std::shared_ptr<HttpServerCore> server_;
+  const uint64_t id_;
+  beast::tcp_stream stream_;
+  beast::flat_buffer buffer_;
+  std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
+  std::string remote_address_;
+  bool closed_ = false;
+  bool awaiting_response_ = false;
+  // Of the request being handled.
+  unsigned version_ = 11;
+  bool keep_alive_ = true;
+  bool head_ = false;
+  std::chrono::steady_clock::time_point drain_deadline_;
+  size_t drained_bytes_ = 0;
+  std::array<char, 4096> drain_buffer_{};
+};
+
+namespace {
+
+// The answer slot of one request, shared by the copies of its Respond.
+// It keeps the connection object alive until the answer (a closed
+// connection ignores it); only the first Respond call gets past `answered`
+// and takes the pointer.
+struct Pending {
+  std::shared_ptr<Connection> connection;
+  std::atomic<bool> answered{false};
+  ~Pending() {
+    if (answered.load()) return;
+    connection->PostResponse(Response::Text(500, "internal error: request dropped unanswered\n"));
+  }
+};
+
+}  // namespace
+
+void Connection::ReadHeader() {
+  if (closed_) return;
+  parser_.emplace();
+  parser_->header_limit(static_cast<std::uint32_t>(server_->options_.header_bytes_max));
+  parser_->body_limit(server_->options_.body_bytes_max);
+  stream_.expires_after(std::chrono::milliseconds(server_->options_.idle_timeout_ms));
+  bhttp::async_read_header(stream_, buffer_, *parser_,
+                           [self = shared_from_this()](const boost::system::error_code& ec, size_t) {
+                             self->OnHeader(ec);
+                           });
+}
+
+void Connection::OnHeader(const boost::system::error_code& ec) {
+  if (ec) return OnReadError(ec);
+  const auto& header = parser_->get();
+  if (EqualsIgnoreCase(ToStd(header[bhttp::field::expect]), "100-continue") && !parser_->is_done()) {
+    auto cont = std::make_shared<bhttp::response<bhttp::empty_body>>(bhttp::status::continue_,
+                                                                    header.version());
+    stream_.expires_after(std::chrono::milliseconds(server_->options_.write_timeout_ms));
+    bhttp::async_write(stream_, *cont,
+                       [self = shared_from_this(), cont](const boost::system::error_code& e, size_t) {
+                         if (e) return self->Close();
+                         self->ReadBody();
+                       });
+    return;
+  }
+  ReadBody();
+}
+
+void Connection::ReadBody() {
+  if (closed_) return;
+  stream_.expires_after(std::chrono::milliseconds(server_->options_.idle_timeout_ms));
+  bhttp::async_read(stream_, buffer_, *parser_,
+                    [self = shared_from_this()](const boost::system::error_code& ec, size_t) {
+                      self->OnBody(ec);
+                    });
+}
+
+void Connection::OnBody(const boost::system::error_code& ec) {
+  if (ec) return OnReadError(ec);
+  Dispatch();
+}
+
+void Connection::OnReadError(const boost::system::error_code& ec) {
+  if (ec == bhttp::error::header_limit) return Reject(431, "request header too large\n");
+  if (ec == bhttp::error::body_limit) return Reject(413, "request body too large\n");
+  if (ec.category() == bhttp::make_error_code(bhttp::error::bad_method).category() &&
+      ec != bhttp::error::end_of_stream && ec != bhttp::error::partial_message) {
+    return Reject(400, "bad request\n");
+  }
+  // EOF, timeout, reset, cancellation: nothing to answer.
+  Close();
+}
+
+void Connection::Dispatch() {
+  if (closed_) return;
+  bhttp::request<bhttp::string_body> message = parser_->release();
+  Request request;
+  request.method = std::string(message.method_string());
+  request.target = std::string(message.target());
+  const size_t question = request.target.find('?');
+  request.path = request.target.substr(0, question);
+  if (question != std::string::npos) request.query = request.target.substr(question + 1);
+  for (const auto& field : message) {
+    request.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
+  }
+  request.body = std::move(message.body());
+  request.remote_address = remote_address_;
+  version_ = message.version();
+  keep_alive_ = message.keep_alive();
+  head_ = message.method() == bhttp::verb::head;
+  awaiting_response_ = true;
+  server_->requests_.fetch_add(1, std::memory_order_relaxed);
+
+  auto pending = std::make_shared<Pending>();
+  pending->connection = shared_from_this();
+  Respond respond = [pending](Response response) {
+    TESSERA_CHECK(!pending->answered.exchange(true));
+    std::shared_ptr<Connection> connection = std::move(pending->connection);
+    connection->PostResponse(std::move(response));
+  };
+  server_->handler_(std::move(request), std::move(respond));
+}
+
+void Connection::WriteResponse(Response response) {
+  if (closed_ || !awaiting_response_) return;
+  awaiting_response_ = false;
+  bool keep_alive = keep_alive_ && !response.close;
+  {
+    std::lock_guard lock(server_->mu_);
+    if (server_->stopped_) keep_alive = false;
+  }
+  const auto fill = [&](auto& message) {
+    message.set(bhttp::field::server, server_->options_.server_name);
+    if (!response.content_type.empty()) message.set(bhttp::field::content_type, response.content_type);
+    for (const auto& [name, value] : response.headers) message.insert(name, value);
+    message.keep_alive(keep_alive);
+  };
+  const auto status = static_cast<bhttp::status>(response.status);
+  if (head_) {
+    auto message = std::make_shared<bhttp::response<bhttp::empty_body>>(status, version_);
+    fill(*message);
+    message->content_length(response.body.size());
+    return WriteMessage(std::move(message), keep_alive);
+  }
+  auto message = std::make_shared<bhttp::response<bhttp::string_body>>(status, version_);
+  fill(*message);
+  message->body() = std::move(response.body);
+  message->prepare_payload();
+  WriteMessage(std::move(message), keep_alive);
+}
+
+void Connection::Reject(unsigned status, std::string body) {
+  server_->rejected_.fetch_add(1, std::memory_order_relaxed);
+  spdlog::warn("http.request_rejected peer={} status={}", remote_address_, status);
+  auto message = std::make_shared<bhttp::response<bhttp::string_body>>(
+      static_cast<bhttp::status>(status), 11);
+  message->set(bhttp::field::server, server_->options_.server_name);
+  message->set(bhttp::field::content_type, "text/plain; charset=utf-8");
+  message->keep_alive(false);
+  message->body() = std::move(body);
+  message->prepare_payload();
+  WriteMessage(std::move(message), false);
+}
+
+template <class Message>
+void Connection::WriteMessage(std::shared_ptr<Message> message, bool keep_alive) {
+  if (closed_) return;
+  stream_.expires_after(std::chrono::milliseconds(server_->options_.write_timeout_ms));
+  bhttp::async_write(stream_, *message,
+                     [self = shared_from_this(), message, keep_alive](
+                         const boost::system::error_code& ec, size_t) { self->OnWritten(ec, keep_alive); });
+}
+
+void Connection::OnWritten(const boost::system::error_code& ec, bool keep_alive) {
+  if (ec) return Close();
+  if (!keep_alive) return LingerAndClose();
+  ReadHeader();
+}
+
+void Connection::LingerAndClose() {
+  if (closed_) return;
+  boost::system::error_code ignored;
+  stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+  drain_deadline_ = std::chrono::steady_clock::now() + kLingerDrain;
+  Drain();
+}
+
+void Connection::Drain() {
+  if (closed_) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (now >= drain_deadline_ || drained_bytes_ >= kLingerDrainBytesMax) return Close();
+  stream_.expires_at(drain_deadline_);
+  stream_.async_read_some(asio::buffer(drain_buffer_),
+                          [self = shared_from_this()](const boost::system::error_code& ec, size_t n) {
+                            if (ec) return self->Close();
+                            self->drained_bytes_ += n;
+                            self->Drain();
+                          });
+}
+
+void Connection::Close() {
+  if (closed_) return;
+  closed_ = true;
+  boost::system::error_code ignored;
+  stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
+  stream_.close();
+  server_->OnConnectionGone(id_);  // closed counts as gone, even if a Respond holds us
+}
+
+// --- server ------------------------------------------------------------------
+
+Status HttpServerCore::Listen() {
+  if (started_.exchange(true)) return Status::InvalidArgument("http server: Start called twice");
+  if (!handler_) return Status::InvalidArgument("http server: empty handler");
+  if (options_.header_bytes_max == 0 || options_.header_bytes_max > limits::kHttpHeaderBytesMax ||
+      options_.body_bytes_max > limits::kHttpBodyBytesMax || options_.connections_max == 0 ||
+      options_.connections_max > limits::kHttpConnectionsMax || options_.idle_timeout_ms == 0 ||
+      options_.write_timeout_ms == 0) {
+    return Status::InvalidArgument("http server: a bound is 0 or above its limit");
+  }
+  boost::system::error_code ec;
+  const asio::ip::address address = asio::ip::make_address(options_.host, ec);
+  if (ec) return Status::InvalidArgument("http server: host is not an IP address: " + options_.host);
+  const tcp::endpoint endpoint(address, options_.port);
+  acceptor_.open(endpoint.protocol(), ec);
+  if (!ec) acceptor_.set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) acceptor_.bind(endpoint, ec);
+  if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) {
+    return Status::IOError("http server: cannot listen on " + options_.host + ":" +
+                           std::to_string(options_.port) + ": " + ec.message());
+  }
+  port_ = acceptor_.local_endpoint().port();
+  spdlog::info("http.listening addr={}:{}", options_.host, port_.load());
+  {
+    std::lock_guard lock(mu_);
+    accepting_ = true;
+  }
+  asio::post(acceptor_strand_, [self = shared_from_this()] { self->Accept(); });
+  return Status::Ok();
+}
+
+void HttpServerCore::Accept() {
+  acceptor_.async_accept(asio::make_strand(io_), [self = shared_from_this()](
+                                                     const boost::system::error_code& ec, tcp::socket socket) {
+    std::unique_lock lock(self->mu_);
+    if (self->stopped_ || ec == asio::error::operation_aborted || !self->acceptor_.is_open()) {
+      self->accepting_ = false;
+      self->changed_.notify_all();
+      return;
+    }
+    if (!ec) {
+      self->accepted_.fetch_add(1, std::memory_order_relaxed);
+      if (self->connections_.size() >= self->options_.connections_max) {
+        self->refused_.fetch_add(1, std::memory_order_relaxed);
+        boost::system::error_code ignored;
+        socket.close(ignored);
+      } else {
+        const uint64_t id = self->next_id_++;
+        auto connection = std::make_shared<Connection>(self, id, std::move(socket));
+        self->connections_.emplace(id, connection);
+        lock.unlock();
+        connection->Start();
+      }
+    }
+    if (lock.owns_lock()) lock.unlock();
+    self->Accept();
+  });
+}
+
+void HttpServerCore::OnConnectionGone(uint64_t id) {
+  std::lock_guard lock(mu_);
+  connections_.erase(id);
+  changed_.notify_all();
+}
+
+void HttpServerCore::Stop() {
+  std::vector<std::shared_ptr<Connection>> open;
+  {
+    std::lock_guard lock(mu_);
+    if (stopped_) return;
+    stopped_ = true;
+    for (auto& [id, weak] : connections_) {
+      if (auto c = weak.lock()) open.push_back(std::move(c));
+    }
+  }
+  asio::post(acceptor_strand_, [self = shared_from_this()] {
+    boost::system::error_code ignored;
+    self->acceptor_.close(ignored);
+  });
+  for (auto& c : open) c->PostClose();
+  open.clear();
+  std::unique_lock lock(mu_);
+  while (!(connections_.empty() && !accepting_)) {
+    if (io_.stopped()) break;  // nothing will run the closes
+    changed_.wait_for(lock, std::chrono::milliseconds(10));
+  }
+  if (started_) spdlog::info("http.stopped port={}", port_.load());
+}
+
+}  // namespace internal
+
+HttpServer::HttpServer(asio::io_context& io, HttpServerOptions options, Handler handler)
+    : impl_(std::make_shared<internal::HttpServerCore>(io, std::move(options), std::move(handler))) {}
+
+HttpServer::~HttpServer() { Stop(); }
+
+Status HttpServer::Start() { return impl_->Listen(); }
+
+uint16_t HttpServer::port() const { return impl_->port_.load(); }
+
+HttpServerStats HttpServer::stats() const {
+  HttpServerStats s;
+  s.connections_accepted = impl_->accepted_.load();
+  s.connections_refused = impl_->refused_.load();
+  s.requests = impl_->requests_.load();
+  s.rejected = impl_->rejected_.load();
+  std::lock_guard lock(impl_->mu_);
+  s.connections_open = impl_->connections_.size();
+  return s;
+}
+
+void HttpServer::Stop() { impl_->Stop(); }
+
+}  // namespace tessera::http

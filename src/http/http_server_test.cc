@@ -1,0 +1,308 @@
+// Goal: HttpServer answers over real sockets with keep-alive, lets handlers
+// answer later from other threads, enforces its header/body/parse bounds
+// with 431/413/400 while staying up, and stops cleanly.
+#include "http/http_server.h"
+
+#include <gtest/gtest.h>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+namespace tessera::http {
+namespace {
+
+namespace asio = boost::asio;
+namespace bhttp = boost::beast::http;
+using namespace std::chrono_literals;
+
+// A blocking HTTP client on its own io_context; every read waits at most 3 s.
+class Client {
+ public:
+  explicit Client(uint16_t port) : socket_(io_) {
+    socket_.connect(asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"), port));
+  }
+  void Write(const std::string& bytes) {
+    boost::system::error_code ignored;
+    asio::write(socket_, asio::buffer(bytes), ignored);
+  }
+  // The next response, or nullopt on close or timeout.
+  std::optional<bhttp::response<bhttp::string_body>> Read(bool head = false) {
+    bhttp::response_parser<bhttp::string_body> parser;
+    parser.skip(head);
+    bool done = false;
+    boost::system::error_code result;
+    bhttp::async_read(socket_, buffer_, parser, [&](const boost::system::error_code& e, size_t) {
+      result = e;
+      done = true;
+    });
+    io_.restart();
+    io_.run_for(3s);
+    if (!done) {
+      socket_.cancel();
+      io_.restart();
+      io_.run();
+      return std::nullopt;
+    }
+    if (result) return std::nullopt;
+    return parser.release();
+  }
+  std::optional<bhttp::response<bhttp::string_body>> Get(const std::string& target) {
+    Write("GET " + target + " HTTP/1.1\r\nHost: x\r\n\r\n");
+    return Read();
+  }
+  // True when the server closed the connection within 3 s.
+  bool WaitClosed() {
+    char sink[1024];
+    for (;;) {
+      bool done = false;
+      boost::system::error_code result;
+      socket_.async_read_some(asio::buffer(sink), [&](const boost::system::error_code& e, size_t) {
+        result = e;
+        done = true;
+      });
+      io_.restart();
+      io_.run_for(3s);
+      if (!done) {
+        socket_.cancel();
+        io_.restart();
+        io_.run();
+        return false;
+      }
+      if (result) return true;
+    }
+  }
+
+ private:
+  asio::io_context io_;
+  asio::ip::tcp::socket socket_;
+  boost::beast::flat_buffer buffer_;
+};
+
+class HttpServerTest : public ::testing::Test {
+ protected:
+  HttpServerTest() : guard_(asio::make_work_guard(io_)) {
+    for (int i = 0; i < 2; ++i) threads_.emplace_back([this] { io_.run(); });
+  }
+  ~HttpServerTest() override {
+    server_.reset();
+    guard_.reset();
+    io_.stop();
+    for (auto& t : threads_) t.join();
+  }
+
+  void StartServer(Handler handler, HttpServerOptions options = {}) {
+    server_ = std::make_unique<HttpServer>(io_, options, std::move(handler));
+    const Status started = server_->Start();
+    ASSERT_TRUE(started.ok()) << started.ToString();
+    ASSERT_NE(server_->port(), 0);
+  }
+
+  // Echoes method, path, query and body.
+  static Handler Echo() {
+    return [](Request request, Respond respond) {
+      respond(Response::Text(200, request.method + " " + request.path + " " + request.query + " " +
+                                      request.body));
+    };
+  }
+
+  asio::io_context io_;
+  asio::executor_work_guard<asio::io_context::executor_type> guard_;
+  std::vector<std::thread> threads_;
+  std::unique_ptr<HttpServer> server_;
+};
+
+TEST_F(HttpServerTest, AnswersManyRequestsOnOneKeepAliveConnection) {
+  StartServer(Echo());
+  Client client(server_->port());
+  for (int i = 0; i < 3; ++i) {
+    auto response = client.Get("/metrics?x=" + std::to_string(i));
+    ASSERT_TRUE(response);
+    EXPECT_EQ(response->result_int(), 200u);
+    EXPECT_EQ(response->body(), "GET /metrics x=" + std::to_string(i) + " ");
+    EXPECT_EQ((*response)[bhttp::field::server], "tessera");
+  }
+  client.Write("PUT /k HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello");
+  auto put = client.Read();
+  ASSERT_TRUE(put);
+  EXPECT_EQ(put->body(), "PUT /k  hello");
+  EXPECT_EQ(server_->stats().connections_accepted, 1u);
+  EXPECT_EQ(server_->stats().requests, 4u);
+}
+
+TEST_F(HttpServerTest, HandlerMayAnswerLaterFromAnotherThread) {
+  std::mutex mu;
+  std::vector<std::thread> answerers;
+  StartServer([&](Request request, Respond respond) {
+    std::lock_guard lock(mu);
+    answerers.emplace_back([request = std::move(request), respond = std::move(respond)] {
+      std::this_thread::sleep_for(50ms);
+      Response r = Response::Json(201, "{\"path\":\"" + request.path + "\"}");
+      r.headers.emplace_back("X-Test", "yes");
+      respond(std::move(r));
+    });
+  });
+  Client client(server_->port());
+  auto response = client.Get("/later");
+  ASSERT_TRUE(response);
+  EXPECT_EQ(response->result_int(), 201u);
+  EXPECT_EQ(response->body(), "{\"path\":\"/later\"}");
+  EXPECT_EQ((*response)[bhttp::field::content_type], "application/json");
+  EXPECT_EQ((*response)["X-Test"], "yes");
+  std::lock_guard lock(mu);
+  for (auto& t : answerers) t.join();
+}
+
+TEST_F(HttpServerTest, DroppedRespondAnswers500) {
+  StartServer([](Request, Respond) {});
+  Client client(server_->port());
+  auto response = client.Get("/");
+  ASSERT_TRUE(response);
+  EXPECT_EQ(response->result_int(), 500u);
+}
+
+TEST_F(HttpServerTest, OversizedHeaderGets431AndServerKeepsServing) {
+  HttpServerOptions options;
+  options.header_bytes_max = 1024;
+  StartServer(Echo(), options);
+  Client bad(server_->port());
+  bad.Write("GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(4096, 'a') + "\r\n\r\n");
+  auto response = bad.Read();
+  ASSERT_TRUE(response);
+  EXPECT_EQ(response->result_int(), 431u);
+  EXPECT_TRUE(bad.WaitClosed());
+  Client good(server_->port());
+  auto ok = good.Get("/ok");
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->result_int(), 200u);
+  EXPECT_EQ(server_->stats().rejected, 1u);
+}
+
+TEST_F(HttpServerTest, OversizedBodyGets413ByLengthAndByChunks) {
+  HttpServerOptions options;
+  options.body_bytes_max = 100;
+  StartServer(Echo(), options);
+  {
+    Client client(server_->port());
+    client.Write("PUT /k HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\n" + std::string(500, 'b'));
+    auto response = client.Read();
+    ASSERT_TRUE(response);
+    EXPECT_EQ(response->result_int(), 413u);
+  }
+  {
+    Client client(server_->port());
+    std::string chunked = "PUT /k HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n";
+    for (int i = 0; i < 5; ++i) chunked += "40\r\n" + std::string(64, 'c') + "\r\n";
+    chunked += "0\r\n\r\n";
+    client.Write(chunked);
+    auto response = client.Read();
+    ASSERT_TRUE(response);
+    EXPECT_EQ(response->result_int(), 413u);
+  }
+  Client good(server_->port());
+  good.Write("PUT /k HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n" + std::string(100, 'd'));
+  auto ok = good.Read();
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->result_int(), 200u);
+}
+
+TEST_F(HttpServerTest, GarbageGets400) {
+  StartServer(Echo());
+  Client client(server_->port());
+  client.Write("THIS IS NOT HTTP\r\n\r\n");
+  auto response = client.Read();
+  ASSERT_TRUE(response);
+  EXPECT_EQ(response->result_int(), 400u);
+  EXPECT_TRUE(client.WaitClosed());
+}
+
+TEST_F(HttpServerTest, ExpectContinueAndHead) {
+  StartServer(Echo());
+  Client client(server_->port());
+  client.Write("PUT /k HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nExpect: 100-continue\r\n\r\n");
+  auto interim = client.Read();
+  ASSERT_TRUE(interim);
+  EXPECT_EQ(interim->result_int(), 100u);
+  client.Write("abc");
+  auto final_response = client.Read();
+  ASSERT_TRUE(final_response);
+  EXPECT_EQ(final_response->body(), "PUT /k  abc");
+
+  client.Write("HEAD /h HTTP/1.1\r\nHost: x\r\n\r\n");
+  auto head = client.Read(/*head=*/true);
+  ASSERT_TRUE(head);
+  EXPECT_EQ(head->result_int(), 200u);
+  EXPECT_EQ((*head)[bhttp::field::content_length], "9");  // "HEAD /h  "
+  EXPECT_TRUE(head->body().empty());
+  auto after = client.Get("/after");  // the HEAD left no body bytes behind
+  ASSERT_TRUE(after);
+  EXPECT_EQ(after->body(), "GET /after  ");
+}
+
+TEST_F(HttpServerTest, ConnectionCloseIsHonoured) {
+  StartServer(Echo());
+  Client client(server_->port());
+  client.Write("GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  ASSERT_TRUE(client.Read());
+  EXPECT_TRUE(client.WaitClosed());
+}
+
+TEST_F(HttpServerTest, StopClosesConnectionsFreesPortAndMakesRespondANoOp) {
+  std::mutex mu;
+  std::optional<Respond> held;
+  StartServer([&](Request, Respond respond) {
+    std::lock_guard lock(mu);
+    held = std::move(respond);
+  });
+  const uint16_t port = server_->port();
+  Client idle(port);
+  Client waiting(port);
+  waiting.Write("GET /wait HTTP/1.1\r\nHost: x\r\n\r\n");
+  for (int i = 0; i < 300 && server_->stats().requests == 0; ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_EQ(server_->stats().requests, 1u);
+  server_->Stop();
+  EXPECT_EQ(server_->stats().connections_open, 0u);
+  EXPECT_TRUE(idle.WaitClosed());
+  EXPECT_TRUE(waiting.WaitClosed());
+  {
+    std::lock_guard lock(mu);
+    ASSERT_TRUE(held);
+    (*held)(Response::Text(200, "too late"));  // no-op, no crash
+  }
+  // The port is free again.
+  HttpServerOptions options;
+  options.port = port;
+  HttpServer again(io_, options, Echo());
+  EXPECT_TRUE(again.Start().ok());
+  Client client(port);
+  auto response = client.Get("/again");
+  ASSERT_TRUE(response);
+  EXPECT_EQ(response->result_int(), 200u);
+}
+
+TEST_F(HttpServerTest, RefusesBadOptionsAndBusyPort) {
+  HttpServerOptions options;
+  options.body_bytes_max = limits::kHttpBodyBytesMax + 1;
+  HttpServer bad(io_, options, Echo());
+  EXPECT_EQ(bad.Start().code(), StatusCode::kInvalidArgument);
+
+  StartServer(Echo());
+  HttpServerOptions same;
+  same.port = server_->port();
+  HttpServer busy(io_, same, Echo());
+  EXPECT_EQ(busy.Start().code(), StatusCode::kIOError);
+}
+
+}  // namespace
+}  // namespace tessera::http

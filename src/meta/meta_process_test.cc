@@ -1,0 +1,347 @@
+// Goal: three real `tessera meta` processes form the meta group, create
+// tables (in-process fake storage nodes acknowledge admin.create_group),
+// answer lookups from memory on EVERY replica including followers, survive
+// kill -9 of the leader, and a restarted replica serves the new map after
+// catching up.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+
+#include <boost/asio/ip/tcp.hpp>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <set>
+#include <sstream>
+
+#include "cluster/layout.h"
+#include "cluster/process_table.h"
+#include "cluster/supervisor.h"
+#include "rpc/channel_pool.h"
+#include "rpc/rpc_test_util.h"
+#include "tessera/cluster_rpc.pb.h"
+
+namespace tessera::meta {
+namespace {
+
+using namespace std::chrono_literals;
+using rpc::testing::CallSync;
+using rpc::testing::WaitFor;
+
+const std::string kSecret = "meta-process-test-secret-0123456789";
+const std::vector<uint32_t> kMetas = {101, 102, 103};
+
+uint16_t FreePort(std::set<uint16_t>& taken) {
+  boost::asio::io_context io;
+  for (;;) {
+    boost::asio::ip::tcp::acceptor a(
+        io, boost::asio::ip::tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), 0));
+    const uint16_t port = a.local_endpoint().port();
+    if (taken.insert(port).second) return port;
+  }
+}
+
+// A blocking HTTP/1.1 GET; the whole response (status line, headers, body).
+std::string HttpGet(uint16_t port, const std::string& path) {
+  boost::asio::io_context io;
+  boost::asio::ip::tcp::socket socket(io);
+  boost::system::error_code ec;
+  socket.connect({boost::asio::ip::make_address("127.0.0.1"), port}, ec);
+  if (ec) return "";
+  const std::string request =
+      "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
+  boost::asio::write(socket, boost::asio::buffer(request), ec);
+  std::string response;
+  char buf[4096];
+  for (;;) {
+    const size_t n = socket.read_some(boost::asio::buffer(buf), ec);
+    response.append(buf, n);
+    if (ec) break;
+  }
+  return response;
+}
+
+class MetaProcessTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/tessera-meta-XXXXXX";
+    dir_ = ::mkdtemp(pattern);
+    std::ofstream(dir_ + "/secret") << kSecret << "\n";
+    WriteLayout();
+    table_ = std::make_unique<cluster::ProcessTable>(*cluster::LoadLayout(layout_path_));
+    StartFakeNodes();
+    rpc::ChannelOptions defaults;
+    defaults.identity = rpc::Identity{201, "router", kSecret};
+    defaults.backoff_max_ms = 200;
+    client_ = std::make_unique<rpc::ChannelPool>(process_.context(threads_.io), defaults);
+    for (uint32_t id : kMetas) {
+      auto e = table_->ById(id);
+      ASSERT_TRUE(client_->SetPeerAddress(id, e->host, static_cast<uint16_t>(e->peer_port)).ok());
+    }
+    supervisor_ = std::make_unique<cluster::Supervisor>(*cluster::Supervisor::Open(dir_));
+    for (uint32_t id : kMetas) Launch(id);
+  }
+
+  void TearDown() override {
+    for (uint32_t id : kMetas) {
+      const std::string name = table_->ById(id)->name;
+      if (supervisor_->LivePid(name).ok()) {
+        EXPECT_TRUE(supervisor_->Stop(name, 10'000).ok());
+        EXPECT_NE(ReadLog(name).find("meta.exit code=0"), std::string::npos)
+            << name << " did not shut down cleanly";
+      }
+    }
+    client_.reset();
+    nodes_.clear();
+    if (HasFailure() || std::getenv("TESSERA_KEEP_TEST_DIR")) {
+      std::cerr << "cluster directory kept: " << dir_ << "\n";
+    } else {
+      std::filesystem::remove_all(dir_);
+    }
+  }
+
+  void WriteLayout() {
+    std::set<uint16_t> taken;
+    std::ostringstream out;
+    out << "name: \"test\"\nazs: [\"az1\", \"az2\", \"az3\"]\n";
+    for (int az = 1; az <= 3; ++az) {
+      for (int n = 1; n <= 2; ++n) {
+        out << "nodes { name: \"az" << az << "-n" << n << "\" az: \"az" << az
+            << "\" host: \"127.0.0.1\" peer_port: " << FreePort(taken)
+            << " http_port: " << FreePort(taken) << " }\n";
+      }
+    }
+    for (int az = 1; az <= 3; ++az) {
+      out << "meta { name: \"meta-az" << az << "\" az: \"az" << az
+          << "\" host: \"127.0.0.1\" peer_port: " << FreePort(taken)
+          << " http_port: " << FreePort(taken) << " }\n";
+    }
+    out << "routers { name: \"router-1\" az: \"az1\" host: \"127.0.0.1\" kv_port: "
+        << FreePort(taken) << " http_port: " << FreePort(taken) << " s3_port: " << FreePort(taken)
+        << " s3_tls_port: " << FreePort(taken) << " }\n";
+    layout_path_ = dir_ + "/layout.textproto";
+    std::ofstream(layout_path_) << out.str();
+  }
+
+  // One rpc server per storage node of the layout, acknowledging
+  // admin.create_group (node 1 refuses its first two calls, to exercise the
+  // retries).
+  void StartFakeNodes() {
+    for (const auto& e : table_->OfRole(cluster::ProcessRole::kNode)) {
+      rpc::ServerOptions o;
+      o.identity = rpc::Identity{e.id, "node", kSecret};
+      o.port = static_cast<uint16_t>(e.peer_port);
+      auto server = std::make_unique<rpc::RpcServer>(process_.context(threads_.io), o);
+      const uint32_t id = e.id;
+      ASSERT_TRUE(server
+                      ->RegisterHandler("admin.create_group",
+                                        [this, id](const rpc::PeerInfo& peer,
+                                                   const pb::Envelope& request,
+                                                   rpc::Responder responder) {
+                                          pb::CreateGroupRequest r;
+                                          ASSERT_TRUE(r.ParseFromString(request.payload()));
+                                          EXPECT_EQ(peer.role, "meta");
+                                          std::lock_guard lock(mu_);
+                                          if (id == 1 && refusals_left_ > 0) {
+                                            --refusals_left_;
+                                            return responder.Fail(Status::Unavailable("warming up"));
+                                          }
+                                          groups_[id].insert(r.partition().group_id());
+                                          responder.Reply(pb::CreateGroupResponse().SerializeAsString());
+                                        })
+                      .ok());
+      ASSERT_TRUE(server->Start().ok());
+      nodes_.push_back(std::move(server));
+    }
+  }
+
+  void Launch(uint32_t id) {
+    const std::string name = table_->ById(id)->name;
+    supervisor_->ReapExited();
+    auto pid = supervisor_->Launch(
+        {name, {TESSERA_BINARY, "meta", "--layout", layout_path_, "--name", name, "--dir", dir_}});
+    ASSERT_TRUE(pid.ok()) << pid.status().ToString();
+  }
+
+  std::string ReadLog(const std::string& name) {
+    std::ifstream in(dir_ + "/logs/" + name + ".log");
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+
+  template <typename Response>
+  Result<Response> Call(uint32_t meta, const std::string& method, const std::string& payload,
+                        std::chrono::milliseconds timeout = 2s) {
+    auto channel = client_->Get(meta);
+    if (!channel.ok()) return channel.status();
+    auto raw = CallSync(**channel, method, payload, timeout);
+    if (!raw.ok()) return raw.status();
+    Response r;
+    if (!r.ParseFromString(*raw)) return Status::Corruption("bad response");
+    return r;
+  }
+
+  Result<pb::LookupResponse> Lookup(uint32_t meta, const std::string& table,
+                                    const std::string& key) {
+    pb::LookupRequest r;
+    r.set_table(table);
+    r.set_key(key);
+    return Call<pb::LookupResponse>(meta, "meta.lookup", r.SerializeAsString());
+  }
+
+  // Retries across `metas` (any replica forwards to the leader) until OK
+  // or a non-retryable answer.
+  Result<pb::CreateTableResponse> CreateTable(const pb::CreateTableRequest& request,
+                                              const std::vector<uint32_t>& metas) {
+    Status last = Status::Timeout("never tried");
+    const auto deadline = std::chrono::steady_clock::now() + 25s;
+    for (size_t i = 0; std::chrono::steady_clock::now() < deadline; ++i) {
+      auto r = Call<pb::CreateTableResponse>(metas[i % metas.size()], "meta.create_table",
+                                             request.SerializeAsString(), 25s);
+      if (r.ok() || r.status().code() == StatusCode::kConflict ||
+          r.status().code() == StatusCode::kInvalidArgument) {
+        return r;
+      }
+      last = r.status();
+      std::this_thread::sleep_for(100ms);
+    }
+    return last;
+  }
+
+  // The replica holding the lease, among `metas`; 0 if none within 15 s.
+  uint32_t WaitForLeader(const std::vector<uint32_t>& metas) {
+    uint32_t leader = 0;
+    WaitFor(
+        [&] {
+          for (uint32_t id : metas) {
+            auto s = Call<pb::NodeStatus>(id, "admin.status", "", 500ms);
+            if (s.ok() && s->groups(0).role() == "leader" && s->groups(0).holds_lease()) {
+              leader = id;
+              return true;
+            }
+          }
+          return false;
+        },
+        15s);
+    return leader;
+  }
+
+  // Every key's lookup on `meta` lands in the partition `expected` says.
+  void ExpectServes(uint32_t meta, const pb::CreateTableResponse& expected,
+                    const std::vector<std::string>& keys) {
+    const std::string& table = expected.table().name();
+    ASSERT_TRUE(WaitFor([&] { return Lookup(meta, table, keys.front()).ok(); }, 15s))
+        << "meta " << meta << " never served table " << table;
+    for (const std::string& key : keys) {
+      auto r = Lookup(meta, table, key);
+      ASSERT_TRUE(r.ok()) << "meta " << meta << ": " << r.status().ToString();
+      const pb::PartitionDescriptor& p = r->partition();
+      EXPECT_LE(p.start_key(), key);
+      EXPECT_TRUE(p.end_key().empty() || key < p.end_key());
+      bool known = false;
+      for (const auto& d : expected.partitions()) {
+        known |= d.SerializeAsString() == p.SerializeAsString();
+      }
+      EXPECT_TRUE(known) << "meta " << meta << " served an unknown descriptor";
+      EXPECT_GT(r->map_version(), 0u);
+    }
+  }
+
+  std::string dir_;
+  std::string layout_path_;
+  std::unique_ptr<cluster::ProcessTable> table_;
+  std::unique_ptr<cluster::Supervisor> supervisor_;
+  rpc::testing::Process process_{7};
+  rpc::testing::IoThreads threads_;
+  std::vector<std::unique_ptr<rpc::RpcServer>> nodes_;
+  std::unique_ptr<rpc::ChannelPool> client_;
+  std::mutex mu_;  // guards groups_, refusals_left_
+  std::map<uint32_t, std::set<uint64_t>> groups_;
+  int refusals_left_ = 2;
+};
+
+TEST_F(MetaProcessTest, CreateLookupFailoverAndCatchUp) {
+  // 1. Create a table of four even partitions through any replica.
+  pb::CreateTableRequest users;
+  users.set_name("users");
+  users.set_partitions(4);
+  auto created = CreateTable(users, kMetas);
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  ASSERT_EQ(created->partitions_size(), 4);
+  std::map<uint32_t, int> per_node;
+  for (const auto& p : created->partitions()) {
+    ASSERT_EQ(p.replicas_size(), 3);
+    std::set<std::string> azs;
+    for (const auto& r : p.replicas()) {
+      azs.insert(r.az());
+      ++per_node[r.node_id()];
+      std::lock_guard lock(mu_);
+      EXPECT_TRUE(groups_[r.node_id()].count(p.group_id()))
+          << "node " << r.node_id() << " never acknowledged group " << p.group_id();
+    }
+    EXPECT_EQ(azs.size(), 3u);
+  }
+  for (uint32_t node = 1; node <= 6; ++node) EXPECT_EQ(per_node[node], 2) << "node " << node;
+
+  // 2. Every replica, leader or follower, serves lookups from memory.
+  const std::vector<std::string> keys = {"", "\x01", std::string("\x3f\xff", 2), "\x40",
+                                         "\x7f", "\x80", "\xbf\xff\xff", "\xc0",
+                                         std::string(8, '\xff')};
+  for (uint32_t id : kMetas) {
+    ExpectServes(id, *created, keys);
+    EXPECT_EQ(Lookup(id, "nope", "k").status().code(), StatusCode::kNotFound);
+  }
+  EXPECT_EQ(Lookup(101, "users", "\x40")->partition().group_id(),
+            created->partitions(1).group_id());
+
+  // Lookups are counted for the router's MemDS request rate.
+  const uint16_t http_port = static_cast<uint16_t>(table_->ById(102)->http_port);
+  EXPECT_NE(HttpGet(http_port, "/health").find("200 OK"), std::string::npos);
+  const std::string metrics = HttpGet(http_port, "/metrics");
+  const size_t at = metrics.find("\ntessera_meta_lookups_total ");
+  ASSERT_NE(at, std::string::npos) << metrics;
+  EXPECT_GE(std::stoull(metrics.substr(at + 28)), keys.size());
+
+  // 3. Creating it again is idempotent; another spec is a conflict.
+  auto again = CreateTable(users, {103});
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->SerializeAsString(), created->SerializeAsString());
+  pb::CreateTableRequest other = users;
+  other.set_partitions(2);
+  EXPECT_EQ(CreateTable(other, {102}).status().code(), StatusCode::kConflict);
+
+  // 4. kill -9 the leader; the others elect a new one and create a table.
+  const uint32_t leader = WaitForLeader(kMetas);
+  ASSERT_NE(leader, 0u);
+  const std::string leader_name = table_->ById(leader)->name;
+  ASSERT_TRUE(supervisor_->Signal(leader_name, SIGKILL).ok());
+  std::vector<uint32_t> survivors;
+  for (uint32_t id : kMetas) {
+    if (id != leader) survivors.push_back(id);
+  }
+  const uint32_t new_leader = WaitForLeader(survivors);
+  ASSERT_NE(new_leader, 0u);
+  pb::CreateTableRequest orders;
+  orders.set_name("orders");
+  orders.add_split_points("m");
+  auto created2 = CreateTable(orders, survivors);
+  ASSERT_TRUE(created2.ok()) << created2.status().ToString();
+  ASSERT_EQ(created2->partitions_size(), 2);
+  EXPECT_GT(created2->partitions(0).group_id(), created->partitions(3).group_id());
+  for (uint32_t id : survivors) ExpectServes(id, *created2, {"", "a", "m", "zz"});
+
+  // 5. The killed replica restarts, catches up and serves the new map.
+  Launch(leader);
+  ExpectServes(leader, *created2, {"", "l", "m", "\xff"});
+  ExpectServes(leader, *created, keys);
+  auto tables = Call<pb::TablesResponse>(leader, "meta.tables", "");
+  ASSERT_TRUE(tables.ok());
+  EXPECT_EQ(tables->tables_size(), 2);
+  EXPECT_EQ(tables->partitions_size(), 6);
+}
+
+}  // namespace
+}  // namespace tessera::meta

@@ -1,0 +1,134 @@
+#include "node/node_command.h"
+
+#include <spdlog/sinks/basic_file_sink.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <cctype>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <iostream>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+#include "cluster/layout.h"
+#include "cluster/process_table.h"
+#include "common/metrics.h"
+#include "node/node_server.h"
+#include "rpc/fault_injector.h"
+
+namespace tessera::node {
+namespace {
+
+namespace asio = boost::asio;
+
+Result<std::string> ReadSecret(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::NotFound("cannot read the cluster secret " + path);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  std::string secret = buffer.str();
+  while (!secret.empty() && std::isspace(static_cast<unsigned char>(secret.back()))) secret.pop_back();
+  return secret;
+}
+
+Status SetUpLogging(const std::string& dir, const std::string& name) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir + "/logs", ec);
+  if (ec) return Status::IOError("cannot create " + dir + "/logs: " + ec.message());
+  try {
+    auto logger = spdlog::basic_logger_mt("node", dir + "/logs/" + name + ".log");
+    logger->set_pattern("%Y-%m-%dT%H:%M:%S.%fZ %l %v", spdlog::pattern_time_type::utc);
+    logger->flush_on(spdlog::level::info);
+    spdlog::set_default_logger(logger);
+  } catch (const spdlog::spdlog_ex& e) {
+    return Status::IOError(std::string("cannot open the log: ") + e.what());
+  }
+  return Status::Ok();
+}
+
+Result<NodeServerOptions> MakeOptions(const NodeCommandArgs& args) {
+  auto layout = cluster::LoadLayout(args.layout_path);
+  if (!layout.ok()) return layout.status();
+  const cluster::ProcessTable table(*layout);
+  const std::optional<cluster::ProcessEntry> self = table.ByName(args.name);
+  if (!self || self->role != cluster::ProcessRole::kNode) {
+    return Status::InvalidArgument("no storage node named '" + args.name + "' in " + args.layout_path);
+  }
+  auto secret = ReadSecret(args.dir + "/secret");
+  if (!secret.ok()) return secret.status();
+  NodeServerOptions options;
+  options.node_id = self->id;
+  options.name = self->name;
+  options.az = self->az;
+  options.cluster_secret = std::move(secret).value();
+  options.rpc_host = self->host;
+  options.rpc_port = static_cast<uint16_t>(self->peer_port);
+  options.http_host = self->host;
+  options.http_port = static_cast<uint16_t>(self->http_port);
+  options.store_path = args.dir + "/data/" + args.name + "/rocksdb";
+  for (const cluster::ProcessEntry& node : table.OfRole(cluster::ProcessRole::kNode)) {
+    options.peers.push_back(PeerAddress{node.id, node.host, static_cast<uint16_t>(node.peer_port)});
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(args.dir + "/data/" + args.name, ec);
+  if (ec) return Status::IOError("cannot create the data directory: " + ec.message());
+  return options;
+}
+
+}  // namespace
+
+int RunNodeCommand(const NodeCommandArgs& args) {
+  const Status logging = SetUpLogging(args.dir, args.name);
+  if (!logging.ok()) {
+    std::cerr << "tessera node: " << logging.ToString() << "\n";
+    return 1;
+  }
+  auto options = MakeOptions(args);
+  if (!options.ok()) {
+    spdlog::error("node.start_failed reason=\"{}\"", options.status().ToString());
+    std::cerr << "tessera node: " << options.status().ToString() << "\n";
+    return 1;
+  }
+
+  metrics::Registry registry;
+  rpc::FaultInjector faults(options->node_id);
+  asio::io_context io;
+  auto work = asio::make_work_guard(io);
+  std::promise<int> signalled;
+  asio::signal_set signals(io, SIGTERM, SIGINT);
+  signals.async_wait([&signalled](const boost::system::error_code& ec, int signal) {
+    if (!ec) signalled.set_value(signal);
+  });
+  const unsigned thread_count = std::clamp(std::thread::hardware_concurrency(), 2u, 8u);
+  std::vector<std::thread> threads;
+  for (unsigned i = 0; i < thread_count; ++i) threads.emplace_back([&io] { io.run(); });
+
+  auto server = NodeServer::Start(io, registry, faults, std::move(options).value());
+  int exit_code = 0;
+  if (!server.ok()) {
+    spdlog::error("node.start_failed reason=\"{}\"", server.status().ToString());
+    std::cerr << "tessera node: " << server.status().ToString() << "\n";
+    exit_code = 1;
+  } else {
+    const int signal = signalled.get_future().get();
+    spdlog::info("node.signal signal={}", signal);
+    (*server)->Stop();
+  }
+  signals.cancel();
+  work.reset();
+  io.stop();
+  for (auto& t : threads) t.join();
+  if (server.ok()) server.value().reset();  // closes the store: everything queued is written
+  spdlog::info("node.exit code={}", exit_code);
+  spdlog::shutdown();
+  return exit_code;
+}
+
+}  // namespace tessera::node

@@ -1,0 +1,464 @@
+#include "node/node_server.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <future>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <utility>
+
+#include "common/limits.h"
+#include "http/http_server.h"
+#include "rpc/channel_pool.h"
+#include "rpc/server.h"
+#include "tessera/kv.pb.h"
+
+namespace tessera::node {
+namespace {
+
+namespace asio = boost::asio;
+
+// Gauge value of a replica role (consensus::RoleName): follower 0,
+// pre-candidate 1, candidate 2, leader 3.
+double RoleValue(std::string_view role) {
+  if (role == "leader") return 3;
+  if (role == "candidate") return 2;
+  if (role == "pre-candidate") return 1;
+  return 0;
+}
+
+pb::GroupStatusProto ToProto(uint64_t group_id, const GroupStatus& s) {
+  pb::GroupStatusProto p;
+  p.set_group_id(group_id);
+  p.set_role(consensus::RoleName(s.role));
+  p.set_leader(s.leader);
+  *p.mutable_ballot() = s.ballot;
+  p.set_chosen(s.chosen);
+  p.set_applied(s.applied);
+  p.set_last_slot(s.last_slot);
+  p.set_holds_lease(s.holds_lease);
+  return p;
+}
+
+template <class Message>
+bool Parse(const pb::Envelope& request, const rpc::Responder& responder, Message* out) {
+  if (out->ParseFromString(request.payload())) return true;
+  responder.Fail(Status::InvalidArgument("payload of " + request.method() + " does not parse"));
+  return false;
+}
+
+}  // namespace
+
+class NodeServer::Impl {
+ public:
+  Impl(asio::io_context& io, metrics::Registry& metrics, rpc::FaultInjector& faults,
+       NodeServerOptions options)
+      : io_(io),
+        metrics_(metrics),
+        faults_(faults),
+        options_(std::move(options)),
+        strand_(asio::make_strand(io)),
+        stats_timer_(strand_),
+        bad_batches_(metrics.GetCounter("tessera_consensus_bad_batches_total",
+                                        "consensus.batch payloads that did not parse")) {}
+
+  Status Start();
+  void Stop();
+
+  // Calls `done` with every group's status once all answered (any thread).
+  void CollectStatus(std::function<void(std::vector<pb::GroupStatusProto>)> done);
+
+  asio::io_context& io_;
+  metrics::Registry& metrics_;
+  rpc::FaultInjector& faults_;
+  const NodeServerOptions options_;
+  asio::strand<asio::io_context::executor_type> strand_;
+  asio::steady_timer stats_timer_;
+  metrics::Counter& bad_batches_;
+  std::shared_ptr<storage::StorageFaults> storage_faults_ = std::make_shared<storage::StorageFaults>();
+  std::shared_ptr<rpc::ChannelPool> pool_;
+  std::unique_ptr<ReplicationHost> replication_;
+  std::unique_ptr<rpc::RpcServer> rpc_;
+  std::unique_ptr<http::HttpServer> http_;
+  std::atomic<bool> serving_{false};
+  bool stop_called_ = false;  // Stop's own flag (Start/Stop thread)
+  bool stopped_ = false;      // on strand_: no more stats rounds
+
+  std::mutex mu_;  // guards last_status_ and last_commit_stats_
+  std::vector<pb::GroupStatusProto> last_status_;
+  storage::GroupCommitStats last_commit_stats_;
+
+ private:
+  Status RegisterHandlers();
+  void OnConsensusBatch(const pb::Envelope& request);
+  void OnGet(const pb::Envelope& request, rpc::Responder responder);
+  void OnScan(const pb::Envelope& request, rpc::Responder responder);
+  void OnWrite(const pb::Envelope& request, rpc::Responder responder);
+  void OnCreateGroup(const pb::Envelope& request, rpc::Responder responder);
+  void OnStatus(rpc::Responder responder);
+  void OnFaults(const pb::Envelope& request, rpc::Responder responder);
+  pb::FaultRules RulesInForce() const;
+  void OnHttp(http::Request request, http::Respond respond);
+  std::string HealthJson();
+  void ScheduleStats();
+  void RefreshStats();
+  std::shared_ptr<GroupHost> FindOrFail(uint64_t group_id, const rpc::Responder& responder);
+};
+
+Status NodeServer::Impl::Start() {
+  rpc::Identity identity{options_.node_id, "node", options_.cluster_secret};
+  TESSERA_RETURN_IF_ERROR(rpc::ValidateIdentity(identity));
+  const rpc::RpcContext context{io_, metrics_, faults_};
+  rpc::ChannelOptions channel_defaults;
+  channel_defaults.identity = identity;
+  pool_ = std::make_shared<rpc::ChannelPool>(context, channel_defaults);
+  for (const PeerAddress& peer : options_.peers) {
+    if (peer.id == options_.node_id) continue;
+    TESSERA_RETURN_IF_ERROR(pool_->SetPeerAddress(peer.id, peer.host, peer.port));
+  }
+
+  ReplicationHostOptions host_options;
+  host_options.self_id = options_.node_id;
+  host_options.store.path = options_.store_path;
+  host_options.store.group_commit.faults = storage_faults_;
+  host_options.group_defaults = options_.group_defaults;
+  std::weak_ptr<rpc::ChannelPool> weak_pool = pool_;
+  host_options.send_batch = [weak_pool](uint32_t peer, std::string payload) -> Status {
+    std::shared_ptr<rpc::ChannelPool> pool = weak_pool.lock();
+    if (!pool) return Status::Aborted("node stopping");
+    auto channel = pool->Get(peer);
+    if (!channel.ok()) return channel.status();
+    return (*channel)->Send("consensus.batch", std::move(payload));
+  };
+  auto replication = ReplicationHost::Open(io_, metrics_, std::move(host_options));
+  if (!replication.ok()) return replication.status();
+  replication_ = std::move(replication).value();
+
+  rpc::ServerOptions server_options;
+  server_options.identity = identity;
+  server_options.host = options_.rpc_host;
+  server_options.port = options_.rpc_port;
+  rpc_ = std::make_unique<rpc::RpcServer>(context, server_options);
+  TESSERA_RETURN_IF_ERROR(RegisterHandlers());
+  TESSERA_RETURN_IF_ERROR(rpc_->Start());
+
+  http::HttpServerOptions http_options;
+  http_options.host = options_.http_host;
+  http_options.port = options_.http_port;
+  http_options.body_bytes_max = 64 << 10;  // GETs only
+  http_ = std::make_unique<http::HttpServer>(
+      io_, http_options, [this](http::Request r, http::Respond respond) { OnHttp(std::move(r), std::move(respond)); });
+  TESSERA_RETURN_IF_ERROR(http_->Start());
+  serving_ = true;
+  asio::post(strand_, [this] { RefreshStats(); });
+  spdlog::info("node.started node_id={} name={} az={} rpc_port={} http_port={} groups={}",
+               options_.node_id, options_.name, options_.az, rpc_->port(), http_->port(),
+               replication_->Groups().size());
+  return Status::Ok();
+}
+
+Status NodeServer::Impl::RegisterHandlers() {
+  using rpc::PeerInfo;
+  using rpc::Responder;
+  const std::vector<std::pair<const char*, rpc::Handler>> handlers = {
+      {"consensus.batch",
+       [this](const PeerInfo&, const pb::Envelope& r, Responder) { OnConsensusBatch(r); }},
+      {"kv.get", [this](const PeerInfo&, const pb::Envelope& r, Responder s) { OnGet(r, std::move(s)); }},
+      {"kv.scan", [this](const PeerInfo&, const pb::Envelope& r, Responder s) { OnScan(r, std::move(s)); }},
+      {"kv.write", [this](const PeerInfo&, const pb::Envelope& r, Responder s) { OnWrite(r, std::move(s)); }},
+      {"admin.create_group",
+       [this](const PeerInfo&, const pb::Envelope& r, Responder s) { OnCreateGroup(r, std::move(s)); }},
+      {"admin.status", [this](const PeerInfo&, const pb::Envelope&, Responder s) { OnStatus(std::move(s)); }},
+      {"admin.faults",
+       [this](const PeerInfo&, const pb::Envelope& r, Responder s) { OnFaults(r, std::move(s)); }},
+  };
+  for (const auto& [method, handler] : handlers) {
+    TESSERA_RETURN_IF_ERROR(rpc_->RegisterHandler(method, handler));
+  }
+  return Status::Ok();
+}
+
+void NodeServer::Impl::OnConsensusBatch(const pb::Envelope& request) {
+  pb::ConsensusBatch batch;
+  if (!batch.ParseFromString(request.payload())) {
+    bad_batches_.Increment();
+    return;
+  }
+  replication_->DeliverBatch(std::move(batch));
+}
+
+std::shared_ptr<GroupHost> NodeServer::Impl::FindOrFail(uint64_t group_id,
+                                                        const rpc::Responder& responder) {
+  std::shared_ptr<GroupHost> host = replication_->Find(group_id);
+  if (!host) responder.Fail(Status::NotFound("group " + std::to_string(group_id) + " not hosted here"));
+  return host;
+}
+
+void NodeServer::Impl::OnGet(const pb::Envelope& request, rpc::Responder responder) {
+  pb::KvGetRequest get;
+  if (!Parse(request, responder, &get)) return;
+  auto host = FindOrFail(get.group_id(), responder);
+  if (!host) return;
+  host->Read(get.key(), get.consistency(), [responder](Result<std::optional<pb::KvRecord>> r) {
+    if (!r.ok()) return responder.Fail(r.status());
+    pb::KvGetResponse response;
+    if (r->has_value()) {
+      response.set_found(true);
+      response.set_value((*r)->value());
+      response.set_version((*r)->version());
+    }
+    responder.Reply(response.SerializeAsString());
+  });
+}
+
+void NodeServer::Impl::OnScan(const pb::Envelope& request, rpc::Responder responder) {
+  pb::KvScanRequest scan;
+  if (!Parse(request, responder, &scan)) return;
+  if (scan.limit() == 0 || scan.limit() > limits::kScanItemsMax) {
+    scan.set_limit(static_cast<uint32_t>(limits::kScanItemsMax));
+  }
+  auto host = FindOrFail(scan.group_id(), responder);
+  if (!host) return;
+  host->Scan(std::move(scan), [responder](Result<pb::KvScanResponse> r) {
+    if (!r.ok()) return responder.Fail(r.status());
+    responder.Reply(r->SerializeAsString());
+  });
+}
+
+void NodeServer::Impl::OnWrite(const pb::Envelope& request, rpc::Responder responder) {
+  pb::KvWriteRequest write;
+  if (!Parse(request, responder, &write)) return;
+  auto host = FindOrFail(write.group_id(), responder);
+  if (!host) return;
+  host->Write(std::move(*write.mutable_batch()), [responder](Result<pb::KvApplyResult> r) {
+    if (!r.ok()) return responder.Fail(r.status());
+    pb::KvWriteResponse response;
+    *response.mutable_result() = *r;
+    responder.Reply(response.SerializeAsString());
+  });
+}
+
+void NodeServer::Impl::OnCreateGroup(const pb::Envelope& request, rpc::Responder responder) {
+  pb::CreateGroupRequest create;
+  if (!Parse(request, responder, &create)) return;
+  // CreateGroup recovers the group from the store: slow work, off the
+  // connection's strand.
+  asio::post(io_, [this, create = std::move(create), responder] {
+    const Status status = replication_->CreateGroup(create.partition());
+    if (!status.ok()) return responder.Fail(status);
+    responder.Reply(pb::CreateGroupResponse().SerializeAsString());
+  });
+}
+
+void NodeServer::Impl::CollectStatus(std::function<void(std::vector<pb::GroupStatusProto>)> done) {
+  const std::vector<HostedGroup> groups = replication_->Groups();
+  if (groups.empty()) return done({});
+  struct Collector {
+    std::mutex mu;  // guards statuses and remaining
+    std::vector<pb::GroupStatusProto> statuses;
+    size_t remaining;
+    std::function<void(std::vector<pb::GroupStatusProto>)> done;
+  };
+  auto collector = std::make_shared<Collector>();
+  collector->remaining = groups.size();
+  collector->done = std::move(done);
+  for (const HostedGroup& g : groups) {
+    const uint64_t id = g.descriptor.group_id();
+    g.host->GetStatus([collector, id](GroupStatus s) {
+      std::unique_lock lock(collector->mu);
+      collector->statuses.push_back(ToProto(id, s));
+      if (--collector->remaining > 0) return;
+      std::sort(collector->statuses.begin(), collector->statuses.end(),
+                [](const auto& a, const auto& b) { return a.group_id() < b.group_id(); });
+      auto statuses = std::move(collector->statuses);
+      lock.unlock();
+      collector->done(std::move(statuses));
+    });
+  }
+}
+
+void NodeServer::Impl::OnStatus(rpc::Responder responder) {
+  CollectStatus([this, responder](std::vector<pb::GroupStatusProto> statuses) {
+    pb::NodeStatus status;
+    status.set_node_id(options_.node_id);
+    status.set_name(options_.name);
+    status.set_az(options_.az);
+    for (auto& g : statuses) *status.add_groups() = std::move(g);
+    responder.Reply(status.SerializeAsString());
+  });
+}
+
+void NodeServer::Impl::OnFaults(const pb::Envelope& request, rpc::Responder responder) {
+  pb::FaultRules rules;
+  if (!Parse(request, responder, &rules)) return;
+  for (const pb::PeerFault& p : rules.peers()) {
+    if (p.peer_id() == 0 || !(p.drop_probability() >= 0 && p.drop_probability() <= 1) ||
+        p.delay_ms() > limits::kRpcFaultDelayMsMax) {
+      return responder.Fail(Status::InvalidArgument("bad fault rule for peer " + std::to_string(p.peer_id())));
+    }
+  }
+  if (rules.fsync_delay_ms() > limits::kStorageFaultDelayMsMax) {
+    return responder.Fail(Status::InvalidArgument("fsync_delay_ms above its limit"));
+  }
+  if (rules.replace()) faults_.ClearAll();
+  for (const pb::PeerFault& p : rules.peers()) {
+    if (p.drop_probability() == 0 && p.delay_ms() == 0) {
+      faults_.ClearRule(p.peer_id());
+      continue;
+    }
+    const Status set = faults_.SetRule(p.peer_id(), rpc::FaultRule{p.drop_probability(), p.delay_ms()});
+    if (!set.ok()) return responder.Fail(set);
+  }
+  storage_faults_->fsync_delay_ms = rules.fsync_delay_ms();
+  storage_faults_->fail_writes = rules.fail_writes();
+  spdlog::warn("node.faults_set peers={} fsync_delay_ms={} fail_writes={} replace={}",
+               rules.peers_size(), rules.fsync_delay_ms(), rules.fail_writes(), rules.replace());
+  responder.Reply(RulesInForce().SerializeAsString());
+}
+
+pb::FaultRules NodeServer::Impl::RulesInForce() const {
+  pb::FaultRules in_force;
+  for (const PeerAddress& peer : options_.peers) {
+    const std::optional<rpc::FaultRule> rule = faults_.GetRule(peer.id);
+    if (!rule) continue;
+    pb::PeerFault* p = in_force.add_peers();
+    p->set_peer_id(peer.id);
+    p->set_drop_probability(rule->drop_probability);
+    p->set_delay_ms(rule->delay_ms);
+  }
+  in_force.set_fsync_delay_ms(storage_faults_->fsync_delay_ms.load());
+  in_force.set_fail_writes(storage_faults_->fail_writes.load());
+  return in_force;
+}
+
+void NodeServer::Impl::OnHttp(http::Request request, http::Respond respond) {
+  if (request.method != "GET" && request.method != "HEAD") {
+    return respond(http::Response::Text(405, "method not allowed\n"));
+  }
+  if (request.path == "/metrics") {
+    http::Response r = http::Response::Text(200, metrics_.RenderText());
+    r.content_type = "text/plain; version=0.0.4; charset=utf-8";
+    return respond(std::move(r));
+  }
+  if (request.path == "/health") {
+    const bool healthy = serving_.load();
+    return respond(http::Response::Json(healthy ? 200 : 503, HealthJson()));
+  }
+  respond(http::Response::Text(404, "not found\n"));
+}
+
+std::string NodeServer::Impl::HealthJson() {
+  std::ostringstream out;
+  out << "{\"status\":\"" << (serving_.load() ? "ok" : "stopping") << "\",\"node_id\":"
+      << options_.node_id << ",\"name\":\"" << options_.name << "\",\"groups\":[";
+  std::lock_guard lock(mu_);
+  for (size_t i = 0; i < last_status_.size(); ++i) {
+    const pb::GroupStatusProto& g = last_status_[i];
+    out << (i ? "," : "") << "{\"group\":" << g.group_id() << ",\"role\":\"" << g.role()
+        << "\",\"leader\":" << g.leader() << ",\"applied\":" << g.applied() << "}";
+  }
+  out << "]}";
+  return out.str();
+}
+
+void NodeServer::Impl::ScheduleStats() {
+  stats_timer_.expires_after(std::chrono::milliseconds(options_.stats_interval_ms));
+  stats_timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (!ec && !stopped_) RefreshStats();
+  });
+}
+
+// On strand_. Group gauges from a status round; storage counters advanced by
+// the group-commit writer's deltas.
+void NodeServer::Impl::RefreshStats() {
+  const storage::GroupCommitStats now = replication_->store().group_commit_stats();
+  {
+    std::lock_guard lock(mu_);
+    const auto advance = [&](const char* name, const char* help, uint64_t current, uint64_t last) {
+      if (current > last) metrics_.GetCounter(name, help).Increment(current - last);
+    };
+    advance("tessera_storage_log_writes_total", "Log writes accepted by the group-commit writer",
+            now.writes_submitted, last_commit_stats_.writes_submitted);
+    advance("tessera_storage_log_write_failures_total", "Log writes whose synced write failed",
+            now.writes_failed, last_commit_stats_.writes_failed);
+    advance("tessera_storage_group_commits_total", "Synced RocksDB writes (group commits)",
+            now.batches_synced, last_commit_stats_.batches_synced);
+    advance("tessera_storage_synced_bytes_total", "Bytes in synced group commits",
+            now.bytes_synced, last_commit_stats_.bytes_synced);
+    last_commit_stats_ = now;
+  }
+  CollectStatus([this](std::vector<pb::GroupStatusProto> statuses) {
+    for (const pb::GroupStatusProto& g : statuses) {
+      const metrics::Labels labels = {{"group", std::to_string(g.group_id())}};
+      metrics_.GetGauge("tessera_group_role", "Replica role: 0 follower, 1 pre-candidate, 2 candidate, 3 leader", labels)
+          .Set(RoleValue(g.role()));
+      metrics_.GetGauge("tessera_group_applied_index", "Highest slot applied by this replica", labels)
+          .Set(static_cast<double>(g.applied()));
+      metrics_.GetGauge("tessera_group_chosen_index", "Highest slot known chosen by this replica", labels)
+          .Set(static_cast<double>(g.chosen()));
+      metrics_.GetGauge("tessera_group_leader", "Node id this replica believes leads (0 unknown)", labels)
+          .Set(g.leader());
+    }
+    {
+      std::lock_guard lock(mu_);
+      last_status_ = std::move(statuses);
+    }
+    asio::post(strand_, [this] {
+      if (!stopped_) ScheduleStats();
+    });
+  });
+}
+
+void NodeServer::Impl::Stop() {
+  if (stop_called_) return;
+  stop_called_ = true;
+  serving_ = false;
+  if (http_) http_->Stop();
+  if (rpc_) rpc_->Stop();
+  if (replication_) replication_->Stop();
+  pool_.reset();
+  std::promise<void> timer_stopped;
+  asio::post(strand_, [this, &timer_stopped] {
+    stopped_ = true;
+    stats_timer_.cancel();
+    timer_stopped.set_value();
+  });
+  if (!io_.stopped()) timer_stopped.get_future().wait();
+  spdlog::info("node.stopped node_id={}", options_.node_id);
+}
+
+NodeServer::NodeServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {
+  replication_ = impl_->replication_.get();
+}
+
+NodeServer::~NodeServer() {
+  Stop();
+  // The io threads have stopped: closing the store is safe now.
+  impl_->http_.reset();
+  impl_->rpc_.reset();
+  impl_->replication_.reset();
+}
+
+Result<std::unique_ptr<NodeServer>> NodeServer::Start(asio::io_context& io, metrics::Registry& metrics,
+                                                      rpc::FaultInjector& faults,
+                                                      NodeServerOptions options) {
+  auto impl = std::make_unique<Impl>(io, metrics, faults, std::move(options));
+  const Status started = impl->Start();
+  if (!started.ok()) {
+    impl->Stop();
+    return started;
+  }
+  return std::unique_ptr<NodeServer>(new NodeServer(std::move(impl)));
+}
+
+void NodeServer::Stop() { impl_->Stop(); }
+
+uint16_t NodeServer::rpc_port() const { return impl_->rpc_->port(); }
+
+uint16_t NodeServer::http_port() const { return impl_->http_->port(); }
+
+}  // namespace tessera::node

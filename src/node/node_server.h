@@ -1,0 +1,93 @@
+// NodeServer: a storage node's serving side. A ReplicationHost (store, groups,
+// consensus sender) behind one RpcServer on the node's peer port and one
+// HttpServer (metrics, health) on its http port, with outbound consensus
+// traffic through a ChannelPool to the peers given.
+//
+// RPC methods (proto/tessera/cluster_rpc.proto):
+//   consensus.batch     one-way ConsensusBatch -> each message to its group
+//                       (unknown groups: counted, dropped)
+//   kv.get/scan/write   to the group's GroupHost; errors as the envelope
+//                       status (NotFound for a group not hosted here,
+//                       NotLeader with the leader's node id as hint, ...)
+//   admin.create_group  ReplicationHost::CreateGroup (idempotent)
+//   admin.status        NodeStatus with every group's status
+//   admin.faults        FaultRules: per-peer drop/delay on outbound frames
+//                       (rpc FaultInjector; merged unless `replace`), and
+//                       the disk knobs fsync_delay_ms / fail_writes, which
+//                       always take the request's values (absent = off).
+//                       Answers the rules now in force.
+// HTTP: GET /metrics (Prometheus text), GET /health (200 JSON with the
+// groups while serving, 503 otherwise).
+//
+// Lifecycle: Start, then Stop from a thread not running the io_context
+// while it runs; then stop the io threads; then destroy the NodeServer
+// (which closes the store). The io_context, registry and fault injector
+// must outlive the NodeServer.
+//
+// Thread safety: Start/Stop from one thread; accessors from any thread.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/metrics.h"
+#include "common/result.h"
+#include "node/replication_host.h"
+#include "rpc/fault_injector.h"
+
+namespace tessera::node {
+
+struct PeerAddress {
+  uint32_t id = 0;
+  std::string host;
+  uint16_t port = 0;
+};
+
+struct NodeServerOptions {
+  uint32_t node_id = 0;  // process id from the layout
+  std::string name;
+  std::string az;
+  std::string cluster_secret;
+  std::string rpc_host = "127.0.0.1";
+  uint16_t rpc_port = 0;   // 0: any free port
+  std::string http_host = "127.0.0.1";
+  uint16_t http_port = 0;  // 0: any free port
+  std::string store_path;  // RocksDB directory
+  // Processes this node sends consensus messages to (itself is skipped).
+  std::vector<PeerAddress> peers;
+  GroupHostOptions group_defaults;  // timings for every group
+  // How often group gauges and storage counters are refreshed.
+  uint32_t stats_interval_ms = 1000;
+};
+
+class NodeServer {
+ public:
+  // Opens the store, restores groups, starts serving. IOError when a port is
+  // taken; the store's errors.
+  static Result<std::unique_ptr<NodeServer>> Start(boost::asio::io_context& io,
+                                                   metrics::Registry& metrics,
+                                                   rpc::FaultInjector& faults,
+                                                   NodeServerOptions options);
+  ~NodeServer();
+  NodeServer(const NodeServer&) = delete;
+  NodeServer& operator=(const NodeServer&) = delete;
+
+  // Stops serving (HTTP, RPC), stops the groups and the outbound channels.
+  // Idempotent.
+  void Stop();
+
+  uint16_t rpc_port() const;
+  uint16_t http_port() const;
+  ReplicationHost& replication() { return *replication_; }
+
+ private:
+  class Impl;
+  explicit NodeServer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+  ReplicationHost* replication_ = nullptr;
+};
+
+}  // namespace tessera::node

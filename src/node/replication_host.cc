@@ -1,0 +1,172 @@
+#include "node/replication_host.h"
+
+#include <spdlog/spdlog.h>
+
+#include <set>
+#include <utility>
+
+#include "common/limits.h"
+#include "common/metrics.h"
+
+namespace tessera::node {
+namespace {
+
+constexpr std::string_view kDescriptorPrefix = "group/";
+
+Status ValidateDescriptor(const pb::PartitionDescriptor& d, consensus::ReplicaId self) {
+  if (d.group_id() == kDescriptorGroupId) {
+    return Status::InvalidArgument("group id 0 is reserved");
+  }
+  if (d.replicas_size() == 0 || static_cast<size_t>(d.replicas_size()) > limits::kGroupReplicasMax) {
+    return Status::InvalidArgument("a group needs 1.." + std::to_string(limits::kGroupReplicasMax) +
+                                   " replicas");
+  }
+  std::set<uint32_t> ids;
+  for (const pb::ReplicaPlacement& r : d.replicas()) {
+    if (r.node_id() == 0 || !ids.insert(r.node_id()).second) {
+      return Status::InvalidArgument("replica node ids must be non-zero and distinct");
+    }
+  }
+  if (!ids.count(self)) {
+    return Status::InvalidArgument("group " + std::to_string(d.group_id()) +
+                                   " has no replica on process " + std::to_string(self));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::string DescriptorKey(uint64_t group_id) {
+  std::string key(kDescriptorPrefix);
+  for (int shift = 56; shift >= 0; shift -= 8) key.push_back(static_cast<char>(group_id >> shift));
+  return key;
+}
+
+ReplicationHost::ReplicationHost(boost::asio::io_context& io, metrics::Registry& metrics,
+                                 ReplicationHostOptions options)
+    : io_(io),
+      options_(std::move(options)),
+      unknown_group_(metrics.GetCounter("tessera_consensus_unknown_group_total",
+                                        "Consensus messages for groups not hosted here, dropped")) {}
+
+Result<std::unique_ptr<ReplicationHost>> ReplicationHost::Open(boost::asio::io_context& io,
+                                                               metrics::Registry& metrics,
+                                                               ReplicationHostOptions options) {
+  if (options.self_id == 0) return Status::InvalidArgument("replication host: self_id is 0");
+  if (!options.send_batch) return Status::InvalidArgument("replication host: no send_batch");
+  std::unique_ptr<ReplicationHost> host(new ReplicationHost(io, metrics, std::move(options)));
+  auto store = storage::NodeStore::Open(host->options_.store);
+  if (!store.ok()) return store.status();
+  host->store_ = std::move(store).value();
+  host->sender_ = std::make_unique<BatchingMessageSender>(io, host->options_.send_batch, &metrics,
+                                                          host->options_.sender);
+  TESSERA_RETURN_IF_ERROR(host->RestoreGroups());
+  return host;
+}
+
+ReplicationHost::~ReplicationHost() {
+  Stop();
+  // Handlers still queued on the (stopped) io_context may keep GroupHosts
+  // alive past the store; nothing runs them any more (contract 5).
+  groups_.clear();
+  sender_.reset();
+  store_.reset();
+}
+
+Status ReplicationHost::RestoreGroups() {
+  const std::string start(kDescriptorPrefix);
+  std::string end(kDescriptorPrefix);
+  end.back() = static_cast<char>(end.back() + 1);
+  std::lock_guard lock(mu_);
+  std::string from = start;
+  for (;;) {
+    auto items = store_->Scan(kDescriptorGroupId, from, end, limits::kScanItemsMax);
+    if (!items.ok()) return items.status();
+    for (const storage::KeyValue& kv : *items) {
+      pb::PartitionDescriptor descriptor;
+      if (!descriptor.ParseFromString(kv.value)) {
+        return Status::Corruption("stored descriptor does not parse: group 0 key of size " +
+                                  std::to_string(kv.key.size()));
+      }
+      TESSERA_RETURN_IF_ERROR(StartGroupLocked(descriptor));
+      spdlog::info("node.group_restored group={} replicas={}", descriptor.group_id(),
+                   descriptor.replicas_size());
+    }
+    if (items->size() < limits::kScanItemsMax) return Status::Ok();
+    from = items->back().key + std::string(1, '\0');
+  }
+}
+
+Status ReplicationHost::CreateGroup(const pb::PartitionDescriptor& descriptor) {
+  TESSERA_RETURN_IF_ERROR(ValidateDescriptor(descriptor, options_.self_id));
+  std::lock_guard lock(mu_);
+  if (stopped_) return Status::Unavailable("replication host stopped");
+  if (groups_.count(descriptor.group_id())) return Status::Ok();
+  if (groups_.size() >= limits::kHostedGroupsMax) {
+    return Status::Throttled("this process hosts the most groups it may");
+  }
+  auto applied = store_->AppliedIndex(kDescriptorGroupId);
+  if (!applied.ok()) return applied.status();
+  TESSERA_RETURN_IF_ERROR(store_->Apply(
+      kDescriptorGroupId, *applied + 1,
+      {storage::Mutation::Put(DescriptorKey(descriptor.group_id()), descriptor.SerializeAsString())}));
+  TESSERA_RETURN_IF_ERROR(StartGroupLocked(descriptor));
+  spdlog::info("node.group_created group={} table={} replicas={}", descriptor.group_id(),
+               descriptor.table(), descriptor.replicas_size());
+  return Status::Ok();
+}
+
+Status ReplicationHost::StartGroupLocked(const pb::PartitionDescriptor& descriptor) {
+  TESSERA_RETURN_IF_ERROR(ValidateDescriptor(descriptor, options_.self_id));
+  GroupHostOptions group = options_.group_defaults;
+  group.consensus.self = options_.self_id;
+  group.consensus.group_id = descriptor.group_id();
+  group.consensus.random_seed =
+      options_.group_defaults.consensus.random_seed * 1'000'003u + descriptor.group_id() * 7919u +
+      options_.self_id;
+  group.bootstrap_membership.Clear();
+  for (const pb::ReplicaPlacement& r : descriptor.replicas()) {
+    group.bootstrap_membership.add_voters(r.node_id());
+  }
+  if (options_.customize_group) options_.customize_group(descriptor, group);
+  auto host = GroupHost::Start(io_, store_.get(), sender_.get(), std::move(group));
+  if (!host.ok()) return host.status();
+  groups_[descriptor.group_id()] = HostedGroup{descriptor, std::move(host).value()};
+  return Status::Ok();
+}
+
+std::shared_ptr<GroupHost> ReplicationHost::Find(uint64_t group_id) const {
+  std::lock_guard lock(mu_);
+  const auto it = groups_.find(group_id);
+  return it == groups_.end() ? nullptr : it->second.host;
+}
+
+std::vector<HostedGroup> ReplicationHost::Groups() const {
+  std::lock_guard lock(mu_);
+  std::vector<HostedGroup> out;
+  out.reserve(groups_.size());
+  for (const auto& [id, g] : groups_) out.push_back(g);
+  return out;
+}
+
+void ReplicationHost::DeliverBatch(pb::ConsensusBatch batch) {
+  for (pb::Message& message : *batch.mutable_messages()) {
+    std::shared_ptr<GroupHost> host =
+        message.to() == options_.self_id ? Find(message.group_id()) : nullptr;
+    if (!host) {
+      unknown_group_.Increment();
+      continue;
+    }
+    host->Deliver(std::move(message));
+  }
+}
+
+void ReplicationHost::Stop() {
+  std::lock_guard lock(mu_);
+  if (stopped_) return;
+  stopped_ = true;
+  if (sender_) sender_->Stop();
+  for (auto& [id, g] : groups_) g.host->Stop();
+}
+
+}  // namespace tessera::node

@@ -1,0 +1,115 @@
+// ReplicationHost: the group-hosting part of a process that runs replication
+// groups (a storage node; a meta replica reuses it for its own group). It
+// owns the process's NodeStore, one GroupHost per hosted group, and the
+// BatchingMessageSender their outbound consensus messages go through. It
+// knows nothing of the RPC methods that reach the groups (NodeServer wires
+// those).
+//
+// Contract:
+//  1. Open opens the store and starts every group whose descriptor is
+//     stored, so a restarted process hosts the same groups again.
+//  2. CreateGroup is idempotent: a group already hosted is left as it is
+//     (OK). Otherwise it persists the descriptor, then starts the group with
+//     membership = the descriptor's replica node ids as voters (used only
+//     when the store holds no state for the group).
+//  3. Descriptors live in the NodeStore's applied state of the reserved
+//     group id 0 (kDescriptorGroupId), key "group/" + 8-byte big-endian
+//     group id, value a serialized pb::PartitionDescriptor, written with
+//     NodeStore::Apply (one applied index per change). That write is WAL-
+//     unsynced; the group's first synced log write (its first election)
+//     makes it durable. Group 0 never runs consensus.
+//  4. DeliverBatch hands each message to its group's GroupHost; messages for
+//     groups not hosted here are counted (tessera_consensus_unknown_group_total)
+//     and dropped.
+//  5. Stop (idempotent) stops the sender and every group; groups' pending
+//     callbacks fail with Aborted. The destructor must run after the
+//     io_context's threads have stopped (handlers may reference the store).
+//
+// Thread safety: every method may be called from any thread; mu_ guards the
+// group map and the descriptor writes.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "common/metrics.h"
+#include "common/result.h"
+#include "node/batching_sender.h"
+#include "node/group_host.h"
+#include "storage/node_store.h"
+#include "tessera/cluster_rpc.pb.h"
+
+namespace tessera::node {
+
+inline constexpr storage::GroupId kDescriptorGroupId = 0;
+
+struct ReplicationHostOptions {
+  consensus::ReplicaId self_id = 0;  // this process's id in the layout
+  storage::NodeStoreOptions store;
+  // Timings and compaction knobs of every group; consensus.self and
+  // consensus.group_id are set per group, random_seed is mixed with both.
+  GroupHostOptions group_defaults;
+  // Last say on a group's options (observers, timings); may be empty.
+  std::function<void(const pb::PartitionDescriptor&, GroupHostOptions&)> customize_group;
+  // Where batches of outbound consensus messages go.
+  SendBatchFn send_batch;
+  BatchingSenderOptions sender;
+};
+
+struct HostedGroup {
+  pb::PartitionDescriptor descriptor;
+  std::shared_ptr<GroupHost> host;
+};
+
+class ReplicationHost {
+ public:
+  // `io` and `metrics` must outlive the host. Errors: the store's (Open,
+  // recovery), Corruption for a stored descriptor that does not parse.
+  static Result<std::unique_ptr<ReplicationHost>> Open(boost::asio::io_context& io,
+                                                       metrics::Registry& metrics,
+                                                       ReplicationHostOptions options);
+  ~ReplicationHost();
+  ReplicationHost(const ReplicationHost&) = delete;
+  ReplicationHost& operator=(const ReplicationHost&) = delete;
+
+  // See contract 2. InvalidArgument for group id 0, no replicas, too many,
+  // duplicates, or a replica set without this process; Unavailable after
+  // Stop; Throttled beyond limits::kHostedGroupsMax groups.
+  Status CreateGroup(const pb::PartitionDescriptor& descriptor);
+  // The group's host, or null when not hosted.
+  std::shared_ptr<GroupHost> Find(uint64_t group_id) const;
+  // Every hosted group, by group id.
+  std::vector<HostedGroup> Groups() const;
+  // See contract 4.
+  void DeliverBatch(pb::ConsensusBatch batch);
+  void Stop();
+
+  storage::NodeStore& store() { return *store_; }
+  BatchingMessageSender& sender() { return *sender_; }
+  consensus::ReplicaId self_id() const { return options_.self_id; }
+
+ private:
+  ReplicationHost(boost::asio::io_context& io, metrics::Registry& metrics,
+                  ReplicationHostOptions options);
+  Status RestoreGroups();
+  // Starts a group; mu_ held.
+  Status StartGroupLocked(const pb::PartitionDescriptor& descriptor);
+
+  boost::asio::io_context& io_;
+  const ReplicationHostOptions options_;
+  metrics::Counter& unknown_group_;
+  std::unique_ptr<storage::NodeStore> store_;
+  std::unique_ptr<BatchingMessageSender> sender_;
+  mutable std::mutex mu_;  // guards groups_, stopped_, descriptor writes
+  std::map<uint64_t, HostedGroup> groups_;
+  bool stopped_ = false;
+};
+
+// Key of a group's descriptor in group 0's applied state.
+std::string DescriptorKey(uint64_t group_id);
+
+}  // namespace tessera::node

@@ -1,0 +1,60 @@
+// KvHttpApi: the router's HTTP/JSON KV API, metrics and health, as one
+// http::Handler (docs/router.md, "HTTP KV API", is the specification).
+//
+//   PUT    /kv/{table}/{key}              body = value, or {"value": "..."}
+//                                         with Content-Type application/json;
+//                                         If-Match: <version> | *,
+//                                         If-None-Match: *  -> 412 on failure
+//   GET    /kv/{table}/{key}[?consistency=eventual|strong]
+//                                         200 value + ETag/X-Tessera-Version, 404
+//   DELETE /kv/{table}/{key}              (If-Match as PUT)
+//   GET    /kv/{table}?start=&end=&limit= {"items":[{key,value,version}],"next":...}
+//   GET    /metrics, /health
+//
+// Every /kv request needs "Authorization: Bearer <token>" (router/token.h):
+// none -> 401, refused -> 403. Errors are JSON {"error","code"}.
+//
+// Thread safety: Handle may be called from any thread; the router, store
+// and registry must outlive every request in flight.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+#include "common/metrics.h"
+#include "http/http_server.h"
+#include "router/kv_router.h"
+#include "router/token.h"
+
+namespace tessera::router {
+
+// The HTTP status for a failed KV operation's status.
+unsigned HttpStatusFor(const Status& status);
+
+class KvHttpApi {
+ public:
+  using NowUnix = std::function<int64_t()>;  // seconds since the epoch
+
+  KvHttpApi(KvRouter& router, const CredentialStore& credentials, metrics::Registry& metrics,
+            NowUnix now_unix = {});
+
+  void Handle(http::Request request, http::Respond respond);
+
+ private:
+  void HandleKv(const http::Request& request, http::Respond respond);
+  // True when the request carries a valid token; otherwise answers 401/403.
+  bool Authenticate(const http::Request& request, const http::Respond& respond);
+  void Put(const http::Request& request, const std::string& table, const std::string& key,
+           http::Respond respond);
+  void Delete(const http::Request& request, const std::string& table, const std::string& key,
+              http::Respond respond);
+
+  KvRouter& router_;
+  const CredentialStore& credentials_;
+  metrics::Registry& metrics_;
+  const NowUnix now_unix_;
+  metrics::Counter& auth_missing_;
+  metrics::Counter& auth_refused_;
+};
+
+}  // namespace tessera::router

@@ -1,0 +1,120 @@
+// KvRouter: sends KV operations to the leader of the partition that holds
+// their key, following redirects and retrying what is safe to retry.
+//
+// Contract (every operation):
+//  1. `done` is called exactly once, from an io or channel thread (or
+//     before the call returns, for an argument refused at once).
+//  2. The partition comes from the RouteResolver (cache + MemDS). The target
+//     is, in order: the node named by the last NotLeader hint, the cached
+//     leader hint, then the partition's replicas in turn.
+//  3. NotLeader with a hint: retried at once on the hinted node (the cache
+//     learns the hint). NotLeader without a hint: the cache entry is
+//     invalidated and the next replica is tried after a backoff. StaleEpoch,
+//     NotFound (the node does not host the group): invalidated, retried.
+//  4. Gets and scans are retried on every transient failure (Throttled,
+//     Aborted, Unavailable, Timeout). Writes are retried only when the
+//     failure proves the write did not take effect: NotLeader, StaleEpoch,
+//     NotFound, Throttled, Aborted, or a connection that failed before the
+//     request was sent (IsProvablyUnsent). A write whose outcome is unknown
+//     (timeout, connection lost after sending) fails with Timeout
+//     ("outcome unknown").
+//  5. Backoff between attempts: initial backoff_initial_ms, doubled per
+//     retry up to backoff_max_ms, times a random factor in [0.5, 1). The
+//     operation ends by request_deadline_ms or attempts_max attempts at the
+//     latest; running out while no leader answered gives Unavailable
+//     "partition has no leader / no quorum".
+//
+// Metrics: tessera_router_requests_total{op,code},
+// tessera_router_request_latency_seconds{op}, tessera_router_retries_total{op}.
+//
+// Thread safety: every method may be called from any thread. The router
+// must outlive its operations (their callbacks capture it): destroy it after
+// the io threads are joined.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/metrics.h"
+#include "common/result.h"
+#include "router/route_resolver.h"
+#include "rpc/channel_pool.h"
+#include "tessera/kv.pb.h"
+
+namespace boost::asio {
+class io_context;
+}  // namespace boost::asio
+
+namespace tessera::router {
+
+struct KvRouterOptions {
+  uint32_t request_deadline_ms = 5'000;  // whole operation, all attempts
+  uint32_t rpc_timeout_ms = 2'000;       // one attempt
+  uint32_t backoff_initial_ms = 10;
+  uint32_t backoff_max_ms = 500;
+  uint32_t attempts_max = 32;
+  uint64_t jitter_seed = 0;  // 0: from the clock
+};
+
+// InvalidArgument for options out of limits::kRouter* bounds.
+Status ValidateKvRouterOptions(const KvRouterOptions& options);
+
+// One page of a range scan.
+struct ScanPage {
+  std::vector<pb::KvItem> items;  // in key order
+  std::optional<std::string> next;  // where the next page starts; none: done
+};
+
+// Whether a failed call's status proves its request never left this
+// process: refused by the channel, or its connection failed before the
+// handshake completed.
+bool IsProvablyUnsent(const Status& status);
+
+class KvRouter {
+ public:
+  template <typename T>
+  using Callback = std::function<void(Result<T>)>;
+
+  KvRouter(boost::asio::io_context& io, rpc::ChannelPool& nodes, RouteResolver& routes,
+           metrics::Registry& metrics, KvRouterOptions options);
+  ~KvRouter();
+  KvRouter(const KvRouter&) = delete;
+  KvRouter& operator=(const KvRouter&) = delete;
+
+  void Get(const std::string& table, const std::string& key, pb::Consistency consistency,
+           Callback<pb::KvGetResponse> done);
+
+  // `batch` must touch only `key` (the routing key): one partition applies
+  // it atomically. op_name labels the metrics ("put", "delete").
+  void Write(const std::string& table, const std::string& key, pb::KvBatch batch,
+             const char* op_name, Callback<pb::KvApplyResult> done);
+
+  // Keys in [start_key, end_key) (empty end: to the end of the table), at
+  // most `limit` (1..kRouterScanItemsMax), walking partitions in key order.
+  void Scan(const std::string& table, const std::string& start_key, const std::string& end_key,
+            uint32_t limit, pb::Consistency consistency, Callback<ScanPage> done);
+
+ private:
+  class Operation;
+  class ScanWalk;
+  struct OpMetrics;
+
+  OpMetrics& MetricsFor(const char* op_name);
+  // A factor in [0.5, 1) for backoff jitter.
+  double JitterFactor();
+
+  boost::asio::io_context& io_;
+  rpc::ChannelPool& nodes_;
+  RouteResolver& routes_;
+  metrics::Registry& metrics_;
+  const KvRouterOptions options_;
+  std::vector<std::unique_ptr<OpMetrics>> op_metrics_;  // fixed after construction
+  std::atomic<uint64_t> jitter_state_;
+};
+
+}  // namespace tessera::router

@@ -1,0 +1,104 @@
+#include "router/router_command.h"
+
+#include <spdlog/sinks/basic_file_sink.h>
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <csignal>
+#include <filesystem>
+#include <future>
+#include <iostream>
+#include <thread>
+#include <vector>
+
+#include "cluster/cluster_client.h"
+#include "cluster/layout.h"
+#include "cluster/process_table.h"
+#include "common/metrics.h"
+#include "router/router_service.h"
+#include "rpc/fault_injector.h"
+
+namespace tessera::router {
+namespace {
+
+namespace asio = boost::asio;
+constexpr int kIoThreads = 4;
+
+int Fail(const std::string& what) {
+  std::cerr << "tessera router: " << what << "\n";
+  spdlog::error("router.start_failed status=\"{}\"", what);
+  return 2;
+}
+
+void SetUpLogging(const std::string& dir, const std::string& name) {
+  auto logger = spdlog::basic_logger_mt("router", dir + "/logs/" + name + ".log");
+  logger->flush_on(spdlog::level::warn);
+  spdlog::set_default_logger(logger);
+}
+
+int WaitForSignal(asio::io_context& io) {
+  std::promise<int> signalled;
+  asio::signal_set signals(io, SIGINT, SIGTERM);
+  signals.async_wait([&signalled](const boost::system::error_code& ec, int signal) {
+    signalled.set_value(ec ? 0 : signal);
+  });
+  return signalled.get_future().get();
+}
+
+}  // namespace
+
+int RunRouterCommand(const RouterCommandArgs& args) {
+  auto layout = cluster::LoadLayout(args.layout_path);
+  if (!layout.ok()) return Fail(layout.status().ToString());
+  const cluster::ProcessTable table(*layout);
+  const auto self = table.ByName(args.name);
+  if (!self || self->role != cluster::ProcessRole::kRouter) {
+    return Fail("'" + args.name + "' is not a router of the layout");
+  }
+  auto secret = cluster::ReadClusterSecret(args.dir);
+  if (!secret.ok()) return Fail(secret.status().ToString());
+  auto credentials = LoadCredentials(args.dir + "/credentials");
+  if (!credentials.ok()) return Fail(credentials.status().ToString());
+  std::error_code ec;
+  std::filesystem::create_directories(args.dir + "/logs", ec);
+  SetUpLogging(args.dir, args.name);
+
+  RouterServiceOptions options;
+  options.self = *self;
+  options.processes = table.all();
+  options.cluster_secret = *secret;
+  options.http_host = self->host;
+  options.http_port = static_cast<uint16_t>(self->http_port);
+
+  // Destroyed in reverse: io threads joined, io_context, then these two.
+  metrics::Registry registry;
+  rpc::FaultInjector faults(self->id);
+  asio::io_context io;
+  auto work = asio::make_work_guard(io);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kIoThreads; ++i) threads.emplace_back([&io] { io.run(); });
+
+  int code = 0;
+  {
+    RouterService service(rpc::RpcContext{io, registry, faults}, std::move(*credentials), options);
+    const Status started = service.Start();
+    if (!started.ok()) {
+      code = Fail(started.ToString());
+    } else {
+      spdlog::info("router.serving name={} http_port={}", args.name, service.http_port());
+      const int signal = WaitForSignal(io);
+      spdlog::info("router.stopping signal={}", signal);
+    }
+    service.Stop();
+    work.reset();
+    io.stop();  // servers and channels are closed; drop whatever timers remain
+    for (std::thread& t : threads) t.join();
+  }  // the service's router and caches go after the io threads
+  spdlog::info("router.exit code={}", code);
+  spdlog::shutdown();
+  return code;
+}
+
+}  // namespace tessera::router

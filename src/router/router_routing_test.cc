@@ -1,0 +1,454 @@
+// Goal: through the real HTTP API, the router routes KV operations to the
+// partition leader found via MemDS, follows NotLeader redirects, retries
+// with backoff, answers 503 (not a hang) when a partition has no leader,
+// and scans across partition boundaries in key order. Fake meta and node
+// RpcServers on loopback stand in for the cluster.
+#include <gtest/gtest.h>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <chrono>
+#include <future>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "router/http_client.h"
+#include "router/router_service.h"
+#include "router/router_test_util.h"
+#include "router/uri.h"
+#include "rpc/fault_injector.h"
+#include "rpc/server.h"
+
+namespace tessera::router {
+namespace {
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+const std::string kSecret = "router-test-cluster-secret-0123456789";
+const Credential kCredential{"alice", "0123456789abcdef0123456789abcdef"};
+constexpr uint32_t kMetaId = 101;
+constexpr uint32_t kDeadMetaId = 102;
+constexpr uint32_t kRouterId = 201;
+
+// The cluster the fake servers share: two partitions of table "kv", split
+// at "m", both on nodes 1-3. Guarded by mu.
+struct FakeCluster {
+  struct Group {
+    uint32_t leader = 1;       // 0: no leader (every replica says NotLeader, no hint)
+    uint32_t meta_hint = 1;    // what MemDS believes
+    std::map<std::string, pb::KvRecord> data;
+  };
+  std::mutex mu;
+  std::map<uint64_t, Group> groups{{1, {}}, {2, {}}};
+  uint64_t slot = 0;
+  int throttle_next = 0;                 // answer this many node calls with Throttled
+  std::map<uint32_t, int> calls_per_node;
+  int lookups = 0;
+
+  static uint64_t GroupOf(const std::string& key) { return key < "m" ? 1 : 2; }
+
+  pb::PartitionDescriptor Descriptor(uint64_t group) {
+    pb::PartitionDescriptor p;
+    p.set_table("kv");
+    p.set_start_key(group == 1 ? "" : "m");
+    p.set_end_key(group == 1 ? "m" : "");
+    p.set_group_id(group);
+    p.set_epoch(1);
+    p.set_leader_hint(groups[group].meta_hint);
+    for (uint32_t node : {1u, 2u, 3u}) {
+      pb::ReplicaPlacement* r = p.add_replicas();
+      r->set_node_id(node);
+      r->set_az("az" + std::to_string(node));
+    }
+    return p;
+  }
+};
+
+// Serves kv.* as node `self` of `cluster`.
+Status ServeNode(FakeCluster& c, uint32_t self, const pb::Envelope& request, std::string* reply) {
+  std::lock_guard lock(c.mu);
+  ++c.calls_per_node[self];
+  if (c.throttle_next > 0) {
+    --c.throttle_next;
+    return Status::Throttled("fake node busy");
+  }
+  uint64_t group_id = 0;
+  pb::KvGetRequest get;
+  pb::KvScanRequest scan;
+  pb::KvWriteRequest write;
+  if (request.method() == "kv.get" && get.ParseFromString(request.payload())) group_id = get.group_id();
+  if (request.method() == "kv.scan" && scan.ParseFromString(request.payload())) group_id = scan.group_id();
+  if (request.method() == "kv.write" && write.ParseFromString(request.payload())) group_id = write.group_id();
+  auto group_it = c.groups.find(group_id);
+  if (group_it == c.groups.end()) return Status::NotFound("no such group");
+  FakeCluster::Group& g = group_it->second;
+  if (g.leader != self) return Status::NotLeader(g.leader);
+  if (request.method() == "kv.get") {
+    pb::KvGetResponse response;
+    if (auto it = g.data.find(get.key()); it != g.data.end()) {
+      response.set_found(true);
+      response.set_value(it->second.value());
+      response.set_version(it->second.version());
+    }
+    *reply = response.SerializeAsString();
+  } else if (request.method() == "kv.scan") {
+    pb::KvScanResponse response;
+    for (auto it = g.data.lower_bound(scan.start_key());
+         it != g.data.end() && (scan.end_key().empty() || it->first < scan.end_key()); ++it) {
+      if (response.items_size() == static_cast<int>(scan.limit())) {
+        response.set_resume_key(it->first);
+        break;
+      }
+      pb::KvItem* item = response.add_items();
+      item->set_key(it->first);
+      item->set_value(it->second.value());
+      item->set_version(it->second.version());
+    }
+    *reply = response.SerializeAsString();
+  } else {
+    pb::KvWriteResponse response;
+    bool applied = true;
+    for (const pb::KvCondition& cond : write.batch().conditions()) {
+      auto it = g.data.find(cond.key());
+      if (cond.has_absent() && it != g.data.end()) applied = false;
+      if (cond.has_present() && it == g.data.end()) applied = false;
+      if (cond.has_version() && (it == g.data.end() || it->second.version() != cond.version())) applied = false;
+    }
+    response.mutable_result()->set_applied(applied);
+    if (applied) {
+      const uint64_t version = ++c.slot;
+      for (const pb::KvWrite& w : write.batch().writes()) {
+        if (w.delete_()) {
+          g.data.erase(w.key());
+        } else {
+          g.data[w.key()].set_value(w.value());
+          g.data[w.key()].set_version(version);
+        }
+      }
+      response.mutable_result()->set_version(version);
+    }
+    *reply = response.SerializeAsString();
+  }
+  return Status::Ok();
+}
+
+uint16_t UnusedPort() {
+  asio::io_context io;
+  asio::ip::tcp::acceptor acceptor(io, asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+  return acceptor.local_endpoint().port();
+}
+
+// How requests reach the router: over HTTP (the real API), or straight
+// into its handler (isolates routing from the HTTP transport).
+enum class Transport { kHttp, kDirect };
+
+class RouterRoutingTest : public ::testing::TestWithParam<Transport> {
+ protected:
+  void SetUp() override {
+    for (int i = 0; i < 4; ++i) threads_.emplace_back([this] { io_.run(); });
+    std::vector<cluster::ProcessEntry> processes;
+    for (uint32_t node : {1u, 2u, 3u}) {
+      auto server = StartServer(node, "node", [this, node](const rpc::PeerInfo&, const pb::Envelope& request,
+                                                           rpc::Responder responder) {
+        std::string reply;
+        const Status status = ServeNode(cluster_, node, request, &reply);
+        if (status.ok()) return responder.Reply(std::move(reply));
+        responder.Fail(status);
+      }, {"kv.get", "kv.scan", "kv.write"});
+      processes.push_back(Entry(node, cluster::ProcessRole::kNode, server->port()));
+      servers_.push_back(std::move(server));
+    }
+    auto meta = StartServer(kMetaId, "meta", [this](const rpc::PeerInfo&, const pb::Envelope& request,
+                                                    rpc::Responder responder) {
+      pb::LookupRequest lookup;
+      if (!lookup.ParseFromString(request.payload())) return responder.Fail(Status::InvalidArgument("bad"));
+      if (lookup.table() != "kv") return responder.Fail(Status::NotFound("no table " + lookup.table()));
+      std::lock_guard lock(cluster_.mu);
+      ++cluster_.lookups;
+      pb::LookupResponse response;
+      *response.mutable_partition() = cluster_.Descriptor(FakeCluster::GroupOf(lookup.key()));
+      responder.Reply(response.SerializeAsString());
+    }, {"meta.lookup"});
+    processes.push_back(Entry(kMetaId, cluster::ProcessRole::kMeta, meta->port()));
+    servers_.push_back(std::move(meta));
+    // A meta replica that is down: lookups that start there fail over.
+    processes.push_back(Entry(kDeadMetaId, cluster::ProcessRole::kMeta, UnusedPort()));
+
+    RouterServiceOptions options;
+    options.self = Entry(kRouterId, cluster::ProcessRole::kRouter, 0);
+    options.processes = processes;
+    options.cluster_secret = kSecret;
+    options.kv.request_deadline_ms = 1'500;
+    options.kv.rpc_timeout_ms = 500;
+    options.kv.backoff_initial_ms = 8;
+    options.kv.backoff_max_ms = 100;
+    options.memds_timeout_ms = 500;
+    CredentialStore store;
+    ASSERT_TRUE(store.Add(kCredential).ok());
+    router_ = std::make_unique<RouterService>(rpc::RpcContext{io_, registry_, faults_}, std::move(store),
+                                              options);
+    const Status started = router_->Start();
+    ASSERT_TRUE(started.ok()) << started.ToString();
+    client_ = std::make_unique<HttpClient>("127.0.0.1", router_->http_port(), 10s);
+  }
+
+  void TearDown() override {
+    client_.reset();
+    if (router_) router_->Stop();
+    for (auto& s : servers_) s->Stop();
+    work_.reset();
+    io_.stop();
+    for (auto& t : threads_) t.join();
+    router_.reset();
+    servers_.clear();
+  }
+
+  static cluster::ProcessEntry Entry(uint32_t id, cluster::ProcessRole role, uint16_t port) {
+    cluster::ProcessEntry e;
+    e.id = id;
+    e.role = role;
+    e.name = std::string(cluster::ProcessRoleName(role)) + std::to_string(id);
+    e.az = "az1";
+    e.host = "127.0.0.1";
+    e.peer_port = port;
+    return e;
+  }
+
+  std::unique_ptr<rpc::RpcServer> StartServer(uint32_t id, const std::string& role, rpc::Handler handler,
+                                              const std::vector<std::string>& methods) {
+    rpc::ServerOptions options;
+    options.identity = rpc::Identity{id, role, kSecret};
+    auto server = std::make_unique<rpc::RpcServer>(rpc::RpcContext{io_, server_registry_, server_faults_},
+                                                   options);
+    for (const std::string& m : methods) EXPECT_TRUE(server->RegisterHandler(m, handler).ok());
+    EXPECT_TRUE(server->Start().ok());
+    return server;
+  }
+
+  std::vector<std::pair<std::string, std::string>> Auth() const {
+    return {{"Authorization", "Bearer " + IssueToken(kCredential, Now() + 3600)}};
+  }
+  static int64_t Now() {
+    return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  }
+
+  HttpReply Do(const std::string& method, const std::string& target, const std::string& body = "",
+               std::vector<std::pair<std::string, std::string>> extra = {}) {
+    auto headers = Auth();
+    headers.insert(headers.end(), extra.begin(), extra.end());
+    return Send(method, target, headers, body);
+  }
+
+  HttpReply Send(const std::string& method, const std::string& target,
+                 const std::vector<std::pair<std::string, std::string>>& headers = {},
+                 const std::string& body = "") {
+    if (GetParam() == Transport::kHttp) {
+      Result<HttpReply> reply = client_->Request(method, target, headers, body);
+      EXPECT_TRUE(reply.ok()) << reply.status().ToString();
+      return reply.ok() ? *reply : HttpReply{};
+    }
+    http::Request request;
+    request.method = method;
+    request.target = target;
+    request.path = target.substr(0, target.find('?'));
+    if (target.find('?') != std::string::npos) request.query = target.substr(target.find('?') + 1);
+    request.headers = headers;
+    request.body = body;
+    auto promise = std::make_shared<std::promise<http::Response>>();
+    std::future<http::Response> future = promise->get_future();
+    router_->api().Handle(std::move(request), [promise](http::Response r) { promise->set_value(std::move(r)); });
+    EXPECT_EQ(future.wait_for(10s), std::future_status::ready);
+    http::Response response = future.get();
+    HttpReply reply;
+    reply.status = response.status;
+    reply.headers = response.headers;
+    reply.body = response.body;
+    return reply;
+  }
+
+  // `labels`: one `name="value"` pair, or empty.
+  uint64_t Counter(const std::string& name, const std::string& label = "") {
+    return testing::SeriesValue(registry_, label.empty() ? name : name + "{" + label + "}");
+  }
+
+  // Declared first so they outlive the io threads' handlers.
+  metrics::Registry registry_;
+  metrics::Registry server_registry_;
+  rpc::FaultInjector faults_{1};
+  rpc::FaultInjector server_faults_{2};
+  FakeCluster cluster_;
+  asio::io_context io_;
+  asio::executor_work_guard<asio::io_context::executor_type> work_ = asio::make_work_guard(io_);
+  std::vector<std::thread> threads_;
+  std::vector<std::unique_ptr<rpc::RpcServer>> servers_;
+  std::unique_ptr<RouterService> router_;
+  std::unique_ptr<HttpClient> client_;
+};
+
+TEST_P(RouterRoutingTest, PutGetDeleteWithConditionsAndEncodedKeys) {
+  const std::string key = "a b/c\xff";
+  const std::string target = "/kv/kv/" + PercentEncode(key);
+  HttpReply put = Do("PUT", target, "v1");
+  ASSERT_EQ(put.status, 200u) << put.body;
+  const std::string v1 = put.Header("X-Tessera-Version");
+  HttpReply get = Do("GET", target);
+  EXPECT_EQ(get.status, 200u);
+  EXPECT_EQ(get.body, "v1");
+  EXPECT_EQ(get.Header("ETag"), "\"" + v1 + "\"");
+  EXPECT_EQ(Do("GET", target + "?consistency=eventual").body, "v1");
+  EXPECT_EQ(Do("GET", target + "?consistency=bogus").status, 400u);
+  EXPECT_EQ(Do("PUT", target, "v2", {{"If-None-Match", "*"}}).status, 412u);
+  EXPECT_EQ(Do("PUT", target, "v2", {{"If-Match", "999"}}).status, 412u);
+  EXPECT_EQ(Do("PUT", target, R"({"value":"v\u00e9"})", {{"If-Match", "\"" + v1 + "\""},
+                                                         {"Content-Type", "application/json"}})
+                .status,
+            200u);
+  EXPECT_EQ(Do("GET", target).body, "v\xc3\xa9");
+  EXPECT_EQ(Do("PUT", target, "{oops", {{"Content-Type", "application/json"}}).status, 400u);
+  EXPECT_EQ(Do("DELETE", target).status, 200u);
+  HttpReply gone = Do("GET", target);
+  EXPECT_EQ(gone.status, 404u);
+  EXPECT_NE(gone.body.find("\"error\""), std::string::npos);
+  EXPECT_EQ(Do("GET", "/kv/kv/bad%zz").status, 400u);
+  EXPECT_EQ(Do("GET", "/kv/nosuchtable/k").status, 404u);
+  EXPECT_EQ(Send("GET", "/health").status, 200u);
+  HttpReply metrics = Send("GET", "/metrics");
+  EXPECT_NE(metrics.body.find("tessera_router_requests_total{code=\"OK\",op=\"put\"}"), std::string::npos)
+      << metrics.body.substr(0, 2000);
+}
+
+TEST_P(RouterRoutingTest, TokensAreRequiredAndChecked) {
+  HttpReply none = Send("GET", "/kv/kv/a");
+  EXPECT_EQ(none.status, 401u);
+  EXPECT_NE(none.body.find("\"error\""), std::string::npos);
+  auto with = [&](const std::string& token) {
+    return Send("GET", "/kv/kv/a", {{"Authorization", "Bearer " + token}}).status;
+  };
+  EXPECT_EQ(with(IssueToken(kCredential, Now() - 1)), 403u) << "expired";
+  EXPECT_EQ(with(IssueToken({"alice", "wrong-secret-wrong-secret-000"}, Now() + 60)), 403u);
+  EXPECT_EQ(with("garbage"), 403u);
+  EXPECT_EQ(with(IssueToken(kCredential, Now() + 60)), 404u) << "valid token, absent key";
+}
+
+TEST_P(RouterRoutingTest, FollowsNotLeaderRedirect) {
+  {
+    std::lock_guard lock(cluster_.mu);
+    cluster_.groups[1].leader = 2;  // MemDS still believes node 1 leads
+  }
+  ASSERT_EQ(Do("PUT", "/kv/kv/apple", "red").status, 200u);
+  EXPECT_EQ(Do("GET", "/kv/kv/apple").body, "red");
+  std::lock_guard lock(cluster_.mu);
+  EXPECT_GE(cluster_.calls_per_node[1], 1) << "the stale hint was tried";
+  EXPECT_GE(cluster_.calls_per_node[2], 2) << "the redirect reached the leader";
+  EXPECT_GE(Counter("tessera_router_retries_total", "op=\"put\""), 1u);
+}
+
+TEST_P(RouterRoutingTest, RetriesThrottledWithBackoff) {
+  {
+    std::lock_guard lock(cluster_.mu);
+    cluster_.throttle_next = 3;
+  }
+  const auto start = Clock::now();
+  ASSERT_EQ(Do("PUT", "/kv/kv/k1", "v").status, 200u) << "Throttled proves the write did not happen";
+  const auto elapsed = Clock::now() - start;
+  EXPECT_EQ(Counter("tessera_router_retries_total", "op=\"put\""), 3u);
+  // Backoffs 8, 16, 32 ms times a factor in [0.5, 1): at least 28 ms.
+  EXPECT_GE(elapsed, 28ms);
+  {
+    std::lock_guard lock(cluster_.mu);
+    cluster_.throttle_next = 2;
+  }
+  EXPECT_EQ(Do("GET", "/kv/kv/k1").body, "v");
+  EXPECT_EQ(Counter("tessera_router_retries_total", "op=\"get\""), 2u);
+}
+
+TEST_P(RouterRoutingTest, NoQuorumIsA503NotAHang) {
+  ASSERT_EQ(Do("PUT", "/kv/kv/q", "v").status, 200u);
+  {
+    std::lock_guard lock(cluster_.mu);
+    cluster_.groups[2].leader = 0;
+  }
+  for (const char* method : {"GET", "PUT"}) {
+    const auto start = Clock::now();
+    HttpReply reply = Do(method, "/kv/kv/q", "v2");
+    const auto elapsed = Clock::now() - start;
+    EXPECT_EQ(reply.status, 503u) << method << " " << reply.body;
+    EXPECT_NE(reply.body.find("partition has no leader / no quorum"), std::string::npos) << reply.body;
+    EXPECT_LT(elapsed, 3s) << "bounded by the 1.5 s request deadline";
+  }
+  EXPECT_EQ(Do("GET", "/kv/kv/a").status, 404u) << "the other partition still serves";
+}
+
+TEST_P(RouterRoutingTest, ScanWalksPartitionsInKeyOrder) {
+  const std::vector<std::string> keys = {"a", "c", "k", "l", "m", "n", "x", "z"};
+  for (const std::string& k : keys) ASSERT_EQ(Do("PUT", "/kv/kv/" + k, "v-" + k).status, 200u);
+  HttpReply all = Do("GET", "/kv/kv?limit=100");
+  ASSERT_EQ(all.status, 200u) << all.body;
+  std::string expected = "{\"items\":[";
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (i > 0) expected += ",";
+    expected += "{\"key\":\"" + keys[i] + "\",\"value\":\"v-" + keys[i] + "\",\"version\":" +
+                std::to_string(i + 1) + "}";
+  }
+  expected += "],\"next\":null}\n";
+  EXPECT_EQ(all.body, expected);
+
+  // Pages of 3 resume across the boundary at "m".
+  std::vector<std::string> seen;
+  std::string start;
+  for (int page = 0; page < 10; ++page) {
+    HttpReply r = Do("GET", "/kv/kv?limit=3&start=" + PercentEncode(start));
+    ASSERT_EQ(r.status, 200u) << r.body;
+    for (size_t pos = 0; (pos = r.body.find("{\"key\":\"", pos)) != std::string::npos;) {
+      pos += 8;
+      seen.push_back(r.body.substr(pos, r.body.find('"', pos) - pos));
+    }
+    const size_t next = r.body.find("\"next\":\"");
+    if (next == std::string::npos) break;
+    start = r.body.substr(next + 8, r.body.find('"', next + 8) - next - 8);
+  }
+  EXPECT_EQ(seen, keys);
+
+  HttpReply middle = Do("GET", "/kv/kv?start=l&end=x");
+  EXPECT_NE(middle.body.find("\"key\":\"l\""), std::string::npos);
+  EXPECT_NE(middle.body.find("\"key\":\"n\""), std::string::npos);
+  EXPECT_EQ(middle.body.find("\"key\":\"x\""), std::string::npos) << "end is exclusive";
+  EXPECT_EQ(Do("GET", "/kv/kv?limit=0").status, 400u);
+}
+
+TEST_P(RouterRoutingTest, MemdsRequestsPerOperationAreTheSameColdOrWarm) {
+  const uint64_t before = Counter("tessera_router_memds_requests_total");
+  ASSERT_EQ(Do("GET", "/kv/kv/a").status, 404u);  // cold: one synchronous lookup
+  EXPECT_EQ(Counter("tessera_router_route_cache_misses_total"), 1u);
+  EXPECT_EQ(Counter("tessera_router_memds_requests_total") - before, 1u);
+  for (int i = 0; i < 20; ++i) ASSERT_EQ(Do("GET", "/kv/kv/b").status, 404u);  // warm
+  EXPECT_EQ(Counter("tessera_router_route_cache_hits_total"), 20u);
+  EXPECT_EQ(Counter("tessera_router_memds_requests_total") - before +
+                Counter("tessera_router_memds_async_skipped_total"),
+            21u);
+  // The asynchronous lookups reach the (live) meta replica eventually, via
+  // failover from the dead one.
+  const auto deadline = Clock::now() + 5s;
+  for (;;) {
+    {
+      std::lock_guard lock(cluster_.mu);
+      if (cluster_.lookups >= 21 - static_cast<int>(Counter("tessera_router_memds_async_skipped_total"))) break;
+    }
+    ASSERT_LT(Clock::now(), deadline);
+    std::this_thread::sleep_for(5ms);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Transports, RouterRoutingTest,
+                         ::testing::Values(Transport::kHttp, Transport::kDirect),
+                         [](const ::testing::TestParamInfo<Transport>& param_info) {
+                           return param_info.param == Transport::kHttp ? "Http" : "Direct";
+                         });
+
+}  // namespace
+}  // namespace tessera::router

@@ -1,0 +1,66 @@
+#include "router/router_service.h"
+
+#include <spdlog/spdlog.h>
+
+#include "common/check.h"
+
+namespace tessera::router {
+
+RouterService::RouterService(rpc::RpcContext context, CredentialStore credentials,
+                             RouterServiceOptions options)
+    : context_(context), credentials_(std::move(credentials)), options_(std::move(options)) {}
+
+RouterService::~RouterService() { Stop(); }
+
+Status RouterService::Start() {
+  TESSERA_CHECK(pool_ == nullptr);
+  TESSERA_RETURN_IF_ERROR(ValidateKvRouterOptions(options_.kv));
+  if (options_.async_lookups_max > limits::kRouterAsyncLookupsMax) {
+    return Status::InvalidArgument("async_lookups_max beyond kRouterAsyncLookupsMax");
+  }
+  if (credentials_.size() == 0) return Status::InvalidArgument("no KV API credentials");
+  rpc::ChannelOptions defaults;
+  defaults.identity = rpc::Identity{options_.self.id, "router", options_.cluster_secret};
+  TESSERA_RETURN_IF_ERROR(rpc::ValidateIdentity(defaults.identity));
+  defaults.connect_timeout_ms = 1'000;
+  defaults.backoff_initial_ms = 20;
+  defaults.backoff_max_ms = 500;
+  pool_ = std::make_unique<rpc::ChannelPool>(context_, defaults);
+  std::vector<uint32_t> meta_ids;
+  for (const cluster::ProcessEntry& p : options_.processes) {
+    if (p.role == cluster::ProcessRole::kRouter) continue;
+    TESSERA_RETURN_IF_ERROR(pool_->SetPeerAddress(p.id, p.host, static_cast<uint16_t>(p.peer_port)));
+    peers_.push_back(p.id);
+    if (p.role == cluster::ProcessRole::kMeta) meta_ids.push_back(p.id);
+  }
+  if (meta_ids.empty()) return Status::InvalidArgument("no metadata replicas to ask");
+  memds_ = std::make_unique<MemdsClient>(*pool_, std::move(meta_ids), options_.memds_timeout_ms);
+  resolver_ = std::make_unique<RouteResolver>(cache_, *memds_, context_.metrics,
+                                              options_.async_lookups_max);
+  kv_ = std::make_unique<KvRouter>(context_.io, *pool_, *resolver_, context_.metrics, options_.kv);
+  api_ = std::make_unique<KvHttpApi>(*kv_, credentials_, context_.metrics);
+  http::HttpServerOptions http_options;
+  http_options.host = options_.http_host;
+  http_options.port = options_.http_port;
+  http_options.body_bytes_max = limits::kRouterBodyBytesMax;
+  http_ = std::make_unique<http::HttpServer>(
+      context_.io, http_options,
+      [api = api_.get()](http::Request request, http::Respond respond) {
+        api->Handle(std::move(request), std::move(respond));
+      });
+  TESSERA_RETURN_IF_ERROR(http_->Start());
+  spdlog::info("router.listening id={} http={}:{}", options_.self.id, options_.http_host, http_->port());
+  return Status::Ok();
+}
+
+uint16_t RouterService::http_port() const { return http_ ? http_->port() : 0; }
+
+void RouterService::Stop() {
+  if (http_) http_->Stop();
+  if (pool_) {
+    for (const uint32_t peer : peers_) pool_->RemovePeer(peer);
+  }
+  peers_.clear();
+}
+
+}  // namespace tessera::router

@@ -1,0 +1,73 @@
+// RouterService: one router's parts wired together: the channel pool to
+// nodes and meta replicas (identity = the router's process id), the MemDS
+// client, route cache and resolver, the KV router, and the HTTP/JSON KV API
+// on an HttpServer. `tessera router` runs one; tests run one in process.
+//
+// Lifetime: Start, serve, Stop (from a thread that is not running the
+// io_context, while it runs), then stop and join the io threads, then
+// destroy the service: callbacks still queued capture its parts.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cluster/process_table.h"
+#include "common/metrics.h"
+#include "http/http_server.h"
+#include "router/http_api.h"
+#include "router/kv_router.h"
+#include "router/memds_client.h"
+#include "router/route_cache.h"
+#include "router/route_resolver.h"
+#include "router/token.h"
+#include "rpc/channel_pool.h"
+
+namespace tessera::router {
+
+struct RouterServiceOptions {
+  cluster::ProcessEntry self;                      // id (peer id), role router
+  std::vector<cluster::ProcessEntry> processes;    // nodes and meta replicas to reach
+  std::string cluster_secret;
+  std::string http_host = "127.0.0.1";
+  uint16_t http_port = 0;                          // 0: any free port
+  KvRouterOptions kv;
+  uint32_t memds_timeout_ms = 1'000;               // one meta.lookup attempt
+  size_t async_lookups_max = 256;                  // <= limits::kRouterAsyncLookupsMax
+};
+
+class RouterService {
+ public:
+  RouterService(rpc::RpcContext context, CredentialStore credentials, RouterServiceOptions options);
+  ~RouterService();
+  RouterService(const RouterService&) = delete;
+  RouterService& operator=(const RouterService&) = delete;
+
+  // Validates the options, registers peers and starts the HTTP server.
+  // InvalidArgument for bad options, IOError when the port is taken.
+  Status Start();
+  uint16_t http_port() const;
+  // Stops the HTTP server and closes every channel. Idempotent.
+  void Stop();
+
+  RouteCache& cache() { return cache_; }
+  // The HTTP handler (after a successful Start), for tests that bypass the
+  // transport.
+  KvHttpApi& api() { return *api_; }
+
+ private:
+  rpc::RpcContext context_;
+  const CredentialStore credentials_;
+  const RouterServiceOptions options_;
+  RouteCache cache_;
+  std::unique_ptr<rpc::ChannelPool> pool_;
+  std::unique_ptr<MemdsClient> memds_;
+  std::unique_ptr<RouteResolver> resolver_;
+  std::unique_ptr<KvRouter> kv_;
+  std::unique_ptr<KvHttpApi> api_;
+  std::unique_ptr<http::HttpServer> http_;
+  std::vector<uint32_t> peers_;
+};
+
+}  // namespace tessera::router

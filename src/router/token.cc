@@ -1,0 +1,220 @@
+#include "router/token.h"
+
+#include <fcntl.h>
+#include <openssl/crypto.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "common/check.h"
+#include "common/limits.h"
+
+namespace tessera::router {
+namespace {
+
+constexpr std::string_view kTokenPrefix = "tk1.";
+constexpr size_t kSignatureHexBytes = 64;
+
+std::string Hex(const unsigned char* data, size_t n) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(2 * n);
+  for (size_t i = 0; i < n; ++i) {
+    out.push_back(kHex[data[i] >> 4]);
+    out.push_back(kHex[data[i] & 0xF]);
+  }
+  return out;
+}
+
+std::string Signature(std::string_view secret_key, std::string_view signed_text) {
+  unsigned char mac[EVP_MAX_MD_SIZE];
+  unsigned int mac_len = 0;
+  const unsigned char* result =
+      HMAC(EVP_sha256(), secret_key.data(), static_cast<int>(secret_key.size()),
+           reinterpret_cast<const unsigned char*>(signed_text.data()), signed_text.size(), mac, &mac_len);
+  TESSERA_CHECK(result != nullptr && mac_len == 32);
+  return Hex(mac, mac_len);
+}
+
+bool ValidAccessKey(std::string_view key) {
+  if (key.empty() || key.size() > 64) return false;
+  for (const char c : key) {
+    const bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                    c == '_' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+bool ValidSecretKey(std::string_view key) {
+  if (key.size() < 16 || key.size() > 256) return false;
+  for (const char c : key) {
+    if (c <= ' ' || c > '~') return false;
+  }
+  return true;
+}
+
+Result<std::string> RandomHex(size_t bytes) {
+  unsigned char buffer[64];
+  TESSERA_CHECK(bytes <= sizeof(buffer));
+  if (RAND_bytes(buffer, static_cast<int>(bytes)) != 1) {
+    return Status::IOError("RAND_bytes failed");
+  }
+  return Hex(buffer, bytes);
+}
+
+}  // namespace
+
+Status CredentialStore::Add(Credential credential) {
+  if (!ValidAccessKey(credential.access_key)) {
+    return Status::InvalidArgument("access key must be 1 to 64 of [A-Za-z0-9_-]");
+  }
+  if (!ValidSecretKey(credential.secret_key)) {
+    return Status::InvalidArgument("secret key must be 16 to 256 printable bytes without spaces");
+  }
+  if (secrets_.size() >= limits::kRouterCredentialsMax) {
+    return Status::InvalidArgument("too many credentials");
+  }
+  if (!secrets_.emplace(std::move(credential.access_key), std::move(credential.secret_key)).second) {
+    return Status::InvalidArgument("duplicate access key");
+  }
+  return Status::Ok();
+}
+
+const std::string* CredentialStore::SecretOf(std::string_view access_key) const {
+  const auto it = secrets_.find(access_key);
+  return it == secrets_.end() ? nullptr : &it->second;
+}
+
+Credential CredentialStore::First() const {
+  TESSERA_CHECK(!secrets_.empty());
+  return Credential{secrets_.begin()->first, secrets_.begin()->second};
+}
+
+Result<CredentialStore> ParseCredentials(std::string_view text) {
+  CredentialStore store;
+  std::istringstream lines{std::string(text)};
+  std::string line;
+  int line_number = 0;
+  while (std::getline(lines, line)) {
+    ++line_number;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    const size_t first = line.find_first_not_of(" \t");
+    if (first == std::string::npos || line[first] == '#') continue;
+    std::istringstream fields(line);
+    Credential credential;
+    std::string extra;
+    if (!(fields >> credential.access_key >> credential.secret_key) || (fields >> extra)) {
+      return Status::InvalidArgument("credentials line " + std::to_string(line_number) +
+                                     ": expected \"<access_key> <secret_key>\"");
+    }
+    const Status added = store.Add(std::move(credential));
+    if (!added.ok()) {
+      return Status::InvalidArgument("credentials line " + std::to_string(line_number) + ": " +
+                                     added.message());
+    }
+  }
+  return store;
+}
+
+Result<CredentialStore> LoadCredentials(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::IOError("cannot read credentials file " + path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return ParseCredentials(text.str());
+}
+
+Result<Credential> GenerateCredential() {
+  Result<std::string> access = RandomHex(10);
+  if (!access.ok()) return access.status();
+  Result<std::string> secret = RandomHex(32);
+  if (!secret.ok()) return secret.status();
+  return Credential{"TK" + *access, *secret};
+}
+
+Result<Credential> CreateCredentialsFile(const std::string& path) {
+  Result<Credential> credential = GenerateCredential();
+  if (!credential.ok()) return credential.status();
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    if (errno == EEXIST) return Status::Conflict("credentials file " + path + " already exists");
+    return Status::IOError("cannot create " + path + ": " + std::strerror(errno));
+  }
+  const std::string text =
+      "# Tessera credentials (docs/formats/credentials.md): <access_key> <secret_key>\n" +
+      credential->access_key + " " + credential->secret_key + "\n";
+  const ssize_t written = ::write(fd, text.data(), text.size());
+  const bool synced = ::fsync(fd) == 0;
+  ::close(fd);
+  if (written != static_cast<ssize_t>(text.size()) || !synced) {
+    return Status::IOError("cannot write " + path);
+  }
+  return credential;
+}
+
+Result<Credential> EnsureCredentialsFile(const std::string& path) {
+  Result<Credential> created = CreateCredentialsFile(path);
+  if (created.ok() || created.status().code() != StatusCode::kConflict) return created;
+  Result<CredentialStore> store = LoadCredentials(path);
+  if (!store.ok()) return store.status();
+  if (store->size() == 0) return Status::InvalidArgument(path + " holds no credential");
+  return store->First();
+}
+
+Result<std::string> IssueTokenFromDir(const std::string& dir, int64_t ttl_seconds,
+                                      int64_t now_unix, const std::string& access_key) {
+  if (ttl_seconds < 1) return Status::InvalidArgument("token lifetime must be at least 1 s");
+  Result<CredentialStore> store = LoadCredentials(dir + "/credentials");
+  if (!store.ok()) return store.status();
+  if (store->size() == 0) return Status::NotFound("no credential in " + dir + "/credentials");
+  Credential credential = store->First();
+  if (!access_key.empty()) {
+    const std::string* secret = store->SecretOf(access_key);
+    if (secret == nullptr) return Status::NotFound("unknown access key " + access_key);
+    credential = Credential{access_key, *secret};
+  }
+  return IssueToken(credential, now_unix + ttl_seconds);
+}
+
+std::string IssueToken(const Credential& credential, int64_t expiry_unix) {
+  const std::string signed_text = credential.access_key + "." + std::to_string(expiry_unix);
+  return std::string(kTokenPrefix) + signed_text + "." + Signature(credential.secret_key, signed_text);
+}
+
+Result<std::string> VerifyToken(const CredentialStore& store, std::string_view token,
+                                int64_t now_unix) {
+  if (token.size() > limits::kRouterTokenBytesMax || token.substr(0, kTokenPrefix.size()) != kTokenPrefix) {
+    return Status::InvalidArgument("malformed token");
+  }
+  const std::string_view body = token.substr(kTokenPrefix.size());
+  const size_t dot1 = body.find('.');
+  const size_t dot2 = dot1 == std::string_view::npos ? dot1 : body.find('.', dot1 + 1);
+  if (dot2 == std::string_view::npos) return Status::InvalidArgument("malformed token");
+  const std::string_view access_key = body.substr(0, dot1);
+  const std::string_view expiry_text = body.substr(dot1 + 1, dot2 - dot1 - 1);
+  const std::string_view signature = body.substr(dot2 + 1);
+  if (expiry_text.empty() || expiry_text.size() > 18 || signature.size() != kSignatureHexBytes) {
+    return Status::InvalidArgument("malformed token");
+  }
+  int64_t expiry_unix = 0;
+  for (const char c : expiry_text) {
+    if (c < '0' || c > '9') return Status::InvalidArgument("malformed token");
+    expiry_unix = expiry_unix * 10 + (c - '0');
+  }
+  const std::string* secret = store.SecretOf(access_key);
+  if (secret == nullptr) return Status::NotFound("unknown access key");
+  const std::string expected = Signature(*secret, body.substr(0, dot2));
+  if (CRYPTO_memcmp(expected.data(), signature.data(), kSignatureHexBytes) != 0) {
+    return Status::Conflict("bad token signature");
+  }
+  if (expiry_unix <= now_unix) return Status::Timeout("token expired");
+  return std::string(access_key);
+}
+
+}  // namespace tessera::router

@@ -1,0 +1,76 @@
+// Credentials and bearer tokens of the router's HTTP KV API
+// (docs/formats/credentials.md is the specification of both).
+//
+//   token = "tk1." + access_key + "." + expiry_unix + "." +
+//           hex(HMAC-SHA256(secret_key, access_key + "." + expiry_unix))
+//
+// Tokens are verified statelessly: the router needs only the credentials
+// file. Signatures are compared in constant time.
+//
+// Thread safety: pure functions, except CreateCredentialsFile (file I/O);
+// a CredentialStore is immutable after loading.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "common/result.h"
+
+namespace tessera::router {
+
+struct Credential {
+  std::string access_key;  // [A-Za-z0-9_-]{1,64}
+  std::string secret_key;  // 16 to 256 printable bytes without spaces
+};
+
+class CredentialStore {
+ public:
+  CredentialStore() = default;
+  // InvalidArgument for a malformed pair or a duplicate access key.
+  Status Add(Credential credential);
+  // The secret of `access_key`, or nullptr.
+  const std::string* SecretOf(std::string_view access_key) const;
+  size_t size() const { return secrets_.size(); }
+  // The first credential in access-key order (the one `tessera kv token` uses
+  // by default). The store must not be empty.
+  Credential First() const;
+
+ private:
+  std::map<std::string, std::string, std::less<>> secrets_;
+};
+
+// Parses the credentials file text: '#' comments and blank lines, then one
+// "<access_key> <secret_key>" per line. InvalidArgument on anything else.
+Result<CredentialStore> ParseCredentials(std::string_view text);
+// IOError when unreadable; otherwise as ParseCredentials.
+Result<CredentialStore> LoadCredentials(const std::string& path);
+
+// A new credential with random keys (OpenSSL RAND_bytes).
+Result<Credential> GenerateCredential();
+// Creates `path` (mode 0600) holding one new credential and returns it.
+// Conflict when the file already exists (it is never overwritten).
+Result<Credential> CreateCredentialsFile(const std::string& path);
+
+// The first credential of `path`, creating the file (as
+// CreateCredentialsFile) when it does not exist. For `tessera cluster up`.
+Result<Credential> EnsureCredentialsFile(const std::string& path);
+
+// A token from the first credential of DIR/credentials (or of
+// `access_key`'s, when given), valid for `ttl_seconds` from `now_unix`.
+// For `tessera kv token`. NotFound for an unknown access key.
+Result<std::string> IssueTokenFromDir(const std::string& dir, int64_t ttl_seconds,
+                                      int64_t now_unix, const std::string& access_key = "");
+
+// The token for `credential`, valid until `expiry_unix` (seconds).
+std::string IssueToken(const Credential& credential, int64_t expiry_unix);
+
+// Why a token was refused; the HTTP layer answers 403 for all of them.
+// InvalidArgument: malformed; NotFound: unknown access key; Conflict: bad
+// signature; Timeout: expired (expiry_unix <= now_unix). On success returns
+// the access key.
+Result<std::string> VerifyToken(const CredentialStore& store, std::string_view token,
+                                int64_t now_unix);
+
+}  // namespace tessera::router
