@@ -11,7 +11,10 @@
 #include <thread>
 
 #include "cli/cluster_session.h"
+
+#include <spdlog/spdlog.h>
 #include "cli/cluster_status.h"
+#include "router/token.h"
 #include "tessera/cluster_rpc.pb.h"
 
 namespace tessera::cli {
@@ -87,8 +90,10 @@ Status CreateDefaultTable(ClusterSession& s, uint32_t partitions) {
 
 int Up(ClusterSession& s, const ClusterCommandArgs& args, std::ostream& out, std::ostream& err) {
   auto secret = cluster::EnsureClusterSecret(s.dir());
-  if (!secret.ok()) {
-    err << "tessera cluster up: " << secret.status().ToString() << "\n";
+  auto credential = router::EnsureCredentialsFile(s.dir() + "/credentials");
+  if (!secret.ok() || !credential.ok()) {
+    err << "tessera cluster up: " << (secret.ok() ? credential.status() : secret.status()).ToString()
+        << "\n";
     return 1;
   }
   out << cluster::DescribeLayout(s.layout()) << "cluster directory: " << s.dir() << "\n\n";
@@ -164,6 +169,9 @@ int Restart(ClusterSession& s, const ClusterCommandArgs& args, std::ostream& out
 }  // namespace
 
 int RunClusterCommand(const ClusterCommandArgs& args, std::ostream& out, std::ostream& err) {
+  // Transport chatter (connection refused while processes start) is not
+  // for the operator's terminal; errors still show.
+  spdlog::set_level(spdlog::level::err);
   auto session = ClusterSession::Open(args.layout_path, args.dir);
   if (!session.ok()) {
     err << "tessera cluster: " << session.status().ToString() << "\n";

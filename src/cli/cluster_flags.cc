@@ -55,4 +55,44 @@ CLI::App* AddClusterCommands(CLI::App& app, ClusterCommandArgs& args) {
   return cluster;
 }
 
+CLI::App* AddKvCommands(CLI::App& app, KvCommandArgs& args) {
+  args.layout_path = "cluster/local.textproto";
+  args.dir = DefaultClusterDir();
+  CLI::App* kv = app.add_subcommand("kv", "the key-value API of a running cluster (via its router)");
+  kv->require_subcommand(1);
+  auto common = [&args](CLI::App* sub) {
+    sub->add_option("--layout", args.layout_path, "cluster layout (protobuf text format)");
+    sub->add_option("--dir", args.dir, "cluster directory (credentials)");
+  };
+  CLI::App* token = kv->add_subcommand("token", "print a bearer token for the HTTP KV API");
+  common(token);
+  token->add_option("--ttl", args.token_ttl_s, "validity in seconds")->check(CLI::Range(1, 86400 * 30));
+  CLI::App* put = kv->add_subcommand("put", "write a value");
+  common(put);
+  put->add_option("table", args.table)->required();
+  put->add_option("key", args.key)->required();
+  put->add_option("value", args.value)->required();
+  CLI::App* get = kv->add_subcommand("get", "read a value (strongly consistent unless --eventual)");
+  common(get);
+  get->add_option("table", args.table)->required();
+  get->add_option("key", args.key)->required();
+  get->add_flag("--eventual", args.eventual, "read any replica's applied state");
+  CLI::App* del = kv->add_subcommand("del", "delete a key");
+  common(del);
+  del->add_option("table", args.table)->required();
+  del->add_option("key", args.key)->required();
+  CLI::App* scan = kv->add_subcommand("scan", "list keys in order across partitions (JSON)");
+  common(scan);
+  scan->add_option("table", args.table)->required();
+  scan->add_option("--start", args.key, "first key (inclusive)");
+  scan->add_option("--end", args.end_key, "last key (exclusive)");
+  scan->add_option("--limit", args.limit, "at most this many keys")->check(CLI::Range(1, 10000));
+  scan->add_flag("--eventual", args.eventual, "read any replica's applied state");
+  for (CLI::App* sub : {token, put, get, del, scan}) {
+    const std::string name = sub->get_name();
+    sub->callback([&args, name] { args.action = name; });
+  }
+  return kv;
+}
+
 }  // namespace tessera::cli

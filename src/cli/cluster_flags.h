@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/cluster_command.h"
+#include "cli/kv_command.h"
 
 namespace tessera::cli {
 
@@ -14,5 +15,8 @@ std::string DefaultClusterDir();
 // Adds the `cluster` subcommand and its actions to `app`, filling `args`.
 // Returns the `cluster` subcommand (test `*cmd` after parsing).
 CLI::App* AddClusterCommands(CLI::App& app, ClusterCommandArgs& args);
+
+// Adds `kv token|put|get|del|scan`, filling `args`.
+CLI::App* AddKvCommands(CLI::App& app, KvCommandArgs& args);
 
 }  // namespace tessera::cli

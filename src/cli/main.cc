@@ -29,6 +29,8 @@ int main(int argc, char** argv) {
 
   tessera::cli::ClusterCommandArgs cluster;
   CLI::App* cluster_cmd = tessera::cli::AddClusterCommands(app, cluster);
+  tessera::cli::KvCommandArgs kv;
+  CLI::App* kv_cmd = tessera::cli::AddKvCommands(app, kv);
 
   tessera::node::NodeCommandArgs node;
   node.dir = tessera::cli::DefaultClusterDir();
@@ -64,5 +66,6 @@ int main(int argc, char** argv) {
   if (*meta_cmd) return tessera::meta::RunMetaCommand(meta);
   if (*router_cmd) return tessera::router::RunRouterCommand(router);
   if (*cluster_cmd) return tessera::cli::RunClusterCommand(cluster, std::cout, std::cerr);
+  if (*kv_cmd) return tessera::cli::RunKvCommand(kv, std::cout, std::cerr);
   return 2;
 }

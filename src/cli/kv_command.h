@@ -1,0 +1,27 @@
+// `tessera kv token|put|get|del|scan`: the KV API of a cluster's router, for
+// people and scripts. Values go to stdout as raw bytes; errors to stderr.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+
+namespace tessera::cli {
+
+struct KvCommandArgs {
+  std::string action;  // token | put | get | del | scan
+  std::string layout_path;
+  std::string dir;
+  std::string table;
+  std::string key;      // put/get/del; scan: start key
+  std::string value;    // put
+  std::string end_key;  // scan
+  uint32_t limit = 100;  // scan
+  bool eventual = false;  // get/scan: read any replica's applied state
+  int64_t token_ttl_s = 3600;
+};
+
+// Exit codes: 0 done, 1 get of an absent key, 2 usage, 3 failed (message on err).
+int RunKvCommand(const KvCommandArgs& args, std::ostream& out, std::ostream& err);
+
+}  // namespace tessera::cli
