@@ -212,7 +212,12 @@ int RunFaultAction(ClusterSession& s, const ClusterCommandArgs& args, std::ostre
     for (const ProcessEntry& e : from) {
       if (e.role == ProcessRole::kRouter) continue;
       pb::FaultRules rules = LoadFaults(s, e.name);
-      for (const ProcessEntry& peer : to) SetDrop(rules, peer.id);
+      // Routers take no fault rules and talk to every node (docs/router.md):
+      // cutting only their inbound side would drop the answers to requests
+      // that still arrive, turning every write into "outcome unknown".
+      for (const ProcessEntry& peer : to) {
+        if (peer.role != ProcessRole::kRouter) SetDrop(rules, peer.id);
+      }
       report(e, ApplyFaults(s, e, rules), "drops everything to " + to_label);
     }
   };

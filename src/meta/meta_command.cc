@@ -15,6 +15,8 @@
 #include <sstream>
 #include <thread>
 
+#include "cluster/cluster_client.h"
+#include "cluster/process_logging.h"
 #include "cluster/layout.h"
 #include "cluster/process_table.h"
 #include "common/metrics.h"
@@ -27,25 +29,6 @@ namespace {
 
 namespace asio = boost::asio;
 constexpr int kIoThreads = 3;
-
-Result<std::string> ReadSecret(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return Status::NotFound("cannot read the cluster secret " + path);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  std::string secret = buffer.str();
-  while (!secret.empty() && (secret.back() == '\n' || secret.back() == '\r' ||
-                             secret.back() == ' ')) {
-    secret.pop_back();
-  }
-  return secret;
-}
-
-void SetUpLogging(const std::string& dir, const std::string& name) {
-  auto logger = spdlog::basic_logger_mt("meta", dir + "/logs/" + name + ".log");
-  logger->flush_on(spdlog::level::info);  // meta logs little; tests read them
-  spdlog::set_default_logger(logger);
-}
 
 http::Response ServeHttp(const http::Request& request, const metrics::Registry& registry) {
   if (request.path == "/metrics") {
@@ -61,7 +44,7 @@ http::Response ServeHttp(const http::Request& request, const metrics::Registry& 
 Result<MetaServiceOptions> ServiceOptions(const pb::ClusterLayout& layout,
                                           const cluster::ProcessEntry& self,
                                           const MetaCommandArgs& args) {
-  auto secret = ReadSecret(args.dir + "/secret");
+  auto secret = cluster::ReadClusterSecret(args.dir);
   if (!secret.ok()) return secret.status();
   MetaServiceOptions options;
   options.self_id = self.id;
@@ -128,7 +111,10 @@ int RunMetaCommand(const MetaCommandArgs& args) {
     std::cerr << "tessera meta: " << options.status().ToString() << "\n";
     return 2;
   }
-  SetUpLogging(args.dir, args.name);
+  if (Status logging = cluster::SetUpProcessLogging(args.dir, args.name, "meta"); !logging.ok()) {
+    std::cerr << "tessera meta: " << logging.ToString() << "\n";
+    return 2;
+  }
 
   // Destroyed in reverse: io threads joined, io_context, then these two.
   metrics::Registry registry;

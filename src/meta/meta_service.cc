@@ -94,7 +94,15 @@ Status MetaService::Init() {
     TESSERA_RETURN_IF_ERROR(
         pool_->SetPeerAddress(e.id, e.host, static_cast<uint16_t>(e.peer_port)));
   }
-  sender_ = std::make_unique<ConsensusSender>(context_.io, pool_.get());
+  rpc::ChannelPool* pool = pool_.get();  // outlives the sender (stopped first)
+  sender_ = std::make_unique<node::BatchingMessageSender>(
+      context_.io,
+      [pool](uint32_t peer, std::string payload) -> Status {
+        auto channel = pool->Get(peer);
+        if (!channel.ok()) return channel.status();
+        return (*channel)->Send("consensus.batch", std::move(payload));
+      },
+      &context_.metrics);
   TESSERA_RETURN_IF_ERROR(RebuildMemds());
 
   node::GroupHostOptions group;
@@ -167,7 +175,7 @@ void MetaService::Shutdown() {
     stopped.get_future().wait();
   }
   if (worker_.joinable()) worker_.join();
-  if (sender_) sender_->Close();
+  if (sender_) sender_->Stop();
   pool_.reset();
   spdlog::info("meta.stopped self={}", options_.self_id);
 }

@@ -35,7 +35,7 @@
 #include "cluster/process_table.h"
 #include "common/metrics.h"
 #include "consensus/options.h"
-#include "meta/consensus_sender.h"
+#include "node/batching_sender.h"
 #include "meta/memds.h"
 #include "meta/placement.h"
 #include "node/group_host.h"
@@ -116,7 +116,7 @@ class MetaService {
   MemDs memds_;
   std::unique_ptr<storage::NodeStore> store_;
   std::unique_ptr<rpc::ChannelPool> pool_;
-  std::unique_ptr<ConsensusSender> sender_;
+  std::unique_ptr<node::BatchingMessageSender> sender_;
   std::shared_ptr<node::GroupHost> host_;
   std::unique_ptr<rpc::RpcServer> server_;
 

@@ -17,6 +17,8 @@
 #include <thread>
 #include <vector>
 
+#include "cluster/cluster_client.h"
+#include "cluster/process_logging.h"
 #include "cluster/layout.h"
 #include "cluster/process_table.h"
 #include "common/metrics.h"
@@ -28,31 +30,6 @@ namespace {
 
 namespace asio = boost::asio;
 
-Result<std::string> ReadSecret(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::NotFound("cannot read the cluster secret " + path);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  std::string secret = buffer.str();
-  while (!secret.empty() && std::isspace(static_cast<unsigned char>(secret.back()))) secret.pop_back();
-  return secret;
-}
-
-Status SetUpLogging(const std::string& dir, const std::string& name) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir + "/logs", ec);
-  if (ec) return Status::IOError("cannot create " + dir + "/logs: " + ec.message());
-  try {
-    auto logger = spdlog::basic_logger_mt("node", dir + "/logs/" + name + ".log");
-    logger->set_pattern("%Y-%m-%dT%H:%M:%S.%fZ %l %v", spdlog::pattern_time_type::utc);
-    logger->flush_on(spdlog::level::info);
-    spdlog::set_default_logger(logger);
-  } catch (const spdlog::spdlog_ex& e) {
-    return Status::IOError(std::string("cannot open the log: ") + e.what());
-  }
-  return Status::Ok();
-}
-
 Result<NodeServerOptions> MakeOptions(const NodeCommandArgs& args) {
   auto layout = cluster::LoadLayout(args.layout_path);
   if (!layout.ok()) return layout.status();
@@ -61,7 +38,7 @@ Result<NodeServerOptions> MakeOptions(const NodeCommandArgs& args) {
   if (!self || self->role != cluster::ProcessRole::kNode) {
     return Status::InvalidArgument("no storage node named '" + args.name + "' in " + args.layout_path);
   }
-  auto secret = ReadSecret(args.dir + "/secret");
+  auto secret = cluster::ReadClusterSecret(args.dir);
   if (!secret.ok()) return secret.status();
   NodeServerOptions options;
   options.node_id = self->id;
@@ -85,7 +62,7 @@ Result<NodeServerOptions> MakeOptions(const NodeCommandArgs& args) {
 }  // namespace
 
 int RunNodeCommand(const NodeCommandArgs& args) {
-  const Status logging = SetUpLogging(args.dir, args.name);
+  const Status logging = cluster::SetUpProcessLogging(args.dir, args.name, "node");
   if (!logging.ok()) {
     std::cerr << "tessera node: " << logging.ToString() << "\n";
     return 1;

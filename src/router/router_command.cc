@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "cluster/process_logging.h"
 #include "cluster/cluster_client.h"
 #include "cluster/layout.h"
 #include "cluster/process_table.h"
@@ -30,12 +31,6 @@ int Fail(const std::string& what) {
   std::cerr << "tessera router: " << what << "\n";
   spdlog::error("router.start_failed status=\"{}\"", what);
   return 2;
-}
-
-void SetUpLogging(const std::string& dir, const std::string& name) {
-  auto logger = spdlog::basic_logger_mt("router", dir + "/logs/" + name + ".log");
-  logger->flush_on(spdlog::level::warn);
-  spdlog::set_default_logger(logger);
 }
 
 int WaitForSignal(asio::io_context& io) {
@@ -63,7 +58,9 @@ int RunRouterCommand(const RouterCommandArgs& args) {
   if (!credentials.ok()) return Fail(credentials.status().ToString());
   std::error_code ec;
   std::filesystem::create_directories(args.dir + "/logs", ec);
-  SetUpLogging(args.dir, args.name);
+  if (Status logging = cluster::SetUpProcessLogging(args.dir, args.name, "router"); !logging.ok()) {
+    return Fail(logging.ToString());
+  }
 
   RouterServiceOptions options;
   options.self = *self;
