@@ -28,12 +28,15 @@ test: build asan-build
 cluster: build
 	@$(BUILD)/src/cli/tessera cluster up $(ARGS)
 
-# make soak SEEDS=100000 [REPLICAS=3] [SEED_START=1]
+# make soak [SEEDS=100000] [DURATION=seconds] [REPLICAS=3] [SEED_START=1000000]
+# Runs SEEDS seeds, or as many as fit in DURATION seconds when it is given.
 SEEDS      ?= 100000
+DURATION   ?= 0
 SEED_START ?= 1000000
 REPLICAS   ?= 3
 soak: build
-	@$(BUILD)/src/cli/tessera sim --replicas $(REPLICAS) --seed-start $(SEED_START) --seeds $(SEEDS)
+	@$(BUILD)/src/cli/tessera sim --replicas $(REPLICAS) --seed-start $(SEED_START) \
+		--seeds $(if $(filter-out 0,$(DURATION)),1000000000,$(SEEDS)) --duration $(DURATION)
 
 bench: deps
 	@cmake -S . -B $(BENCH_BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS) >/dev/null

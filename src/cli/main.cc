@@ -24,6 +24,9 @@ int main(int argc, char** argv) {
   sim_cmd->add_option("--seed-start", sim.seed_start, "first seed");
   sim_cmd->add_option("--seeds", sim.seeds, "number of seeds")->check(CLI::PositiveNumber);
   sim_cmd->add_flag("--trace", sim.trace, "print each seed's event trace");
+  sim_cmd->add_option("--duration", sim.duration_s,
+                      "stop starting seeds after this many seconds (soak runs)")
+      ->check(CLI::NonNegativeNumber);
   sim_cmd->add_option("--bug", sim.bug,
                       "inject a host-side bug to show the checkers catch it ('list' names them)");
 

@@ -1,5 +1,7 @@
 #include "sim/sim_command.h"
 
+#include <chrono>
+
 #include <ostream>
 
 #include "common/limits.h"
@@ -64,7 +66,13 @@ int RunSimCommand(const SimCommandArgs& args, std::ostream& out) {
   }
   Totals totals;
   std::optional<uint64_t> first_failure;
-  for (uint64_t i = 0; i < args.seeds; ++i) {
+  const auto started = std::chrono::steady_clock::now();
+  auto out_of_time = [&] {
+    return args.duration_s > 0 &&
+           std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() >=
+               args.duration_s;
+  };
+  for (uint64_t i = 0; i < args.seeds && !out_of_time(); ++i) {
     SimConfig config = MakeSimConfig(args.replicas, args.seed_start + i, *bug);
     config.trace = args.trace ? &out : nullptr;
     const SimResult result = RunSimulation(config);
@@ -79,8 +87,9 @@ int RunSimCommand(const SimCommandArgs& args, std::ostream& out) {
           << '\n';
     }
   }
+  const uint64_t ran = totals.passed + totals.failed;
   out << "sim: " << args.replicas << " replicas, seeds " << args.seed_start << ".."
-      << args.seed_start + args.seeds - (args.seeds > 0 ? 1 : 0) << ", bug " << args.bug << ": "
+      << args.seed_start + ran - (ran > 0 ? 1 : 0) << ", bug " << args.bug << ": "
       << totals.passed << " passed, " << totals.failed << " failed; " << totals.commits
       << " commits, " << totals.elections << " elections, " << totals.crashes << " crashes, "
       << totals.messages << " messages, " << totals.lease_reads << " lease reads, "

@@ -20,6 +20,9 @@ struct SimCommandArgs {
   uint64_t seeds = 1;
   bool trace = false;
   std::string bug = "none";  // SimBugName; "list" prints the names
+  // When positive, stop starting new seeds once this many wall-clock
+  // seconds have passed (for soak runs); `seeds` stays the upper bound.
+  double duration_s = 0;
 };
 
 // Returns 0 when every seed passed, 1 when one violated an invariant, 2 on
