@@ -61,3 +61,18 @@ TEST(ReplicaSmoke, NewLeaderAfterLeaderDiesKeepsCommittedEntries) {
 
 }  // namespace
 }  // namespace tessera::consensus
+
+namespace tessera::consensus {
+namespace {
+
+// Goal: the production defaults satisfy the timeout table of options.h.
+TEST(OptionsDefaults, AreValid) {
+  Options o;
+  o.self = 1;
+  EXPECT_EQ(o.Validate(), "");
+  EXPECT_GT(o.LeaderLeaseUs(), 2 * o.heartbeat_interval_us);
+  EXPECT_LT(o.election_timeout_max_us, 1'000'000u) << "failover budget: under a second";
+}
+
+}  // namespace
+}  // namespace tessera::consensus
