@@ -7,6 +7,7 @@
 #include <future>
 #include <set>
 
+#include "node/fault_rules.h"
 #include "common/check.h"
 #include "common/limits.h"
 #include "meta/meta_keys.h"
@@ -80,6 +81,7 @@ Status MetaService::Init() {
   }
   storage::NodeStoreOptions store_options;
   store_options.path = options_.store_path;
+  store_options.group_commit.faults = storage_faults_;
   auto store = storage::NodeStore::Open(store_options);
   if (!store.ok()) return store.status();
   store_ = std::move(store).value();
@@ -154,9 +156,24 @@ Status MetaService::RegisterHandlers() {
       [this](const rpc::PeerInfo& peer, const pb::Envelope& request, rpc::Responder responder) {
         HandleCreateTable(peer, request, responder);
       }));
+  TESSERA_RETURN_IF_ERROR(server_->RegisterHandler(
+      "admin.faults", [this](const rpc::PeerInfo&, const pb::Envelope& request,
+                             rpc::Responder responder) { HandleFaults(request, responder); }));
   return server_->RegisterHandler(
       "admin.status", [this](const rpc::PeerInfo&, const pb::Envelope&,
                              rpc::Responder responder) { HandleStatus(responder); });
+}
+
+void MetaService::HandleFaults(const pb::Envelope& request, const rpc::Responder& responder) {
+  pb::FaultRules rules;
+  if (!rules.ParseFromString(request.payload())) {
+    return responder.Fail(Status::InvalidArgument("admin.faults: unparseable FaultRules"));
+  }
+  const Status applied = node::ApplyFaultRules(rules, context_.faults, *storage_faults_);
+  if (!applied.ok()) return responder.Fail(applied);
+  std::vector<uint32_t> peers;
+  for (const cluster::ProcessEntry& e : options_.processes) peers.push_back(e.id);
+  responder.Reply(node::FaultRulesInForce(peers, context_.faults, *storage_faults_).SerializeAsString());
 }
 
 void MetaService::Shutdown() {

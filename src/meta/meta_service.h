@@ -86,6 +86,7 @@ class MetaService {
   void HandleConsensus(const pb::Envelope& request);
   void HandleLookup(const pb::Envelope& request, rpc::Responder responder);
   void HandleStatus(rpc::Responder responder);
+  void HandleFaults(const pb::Envelope& request, const rpc::Responder& responder);
   void HandleCreateTable(const rpc::PeerInfo& peer, const pb::Envelope& request,
                          rpc::Responder responder);
 
@@ -114,6 +115,8 @@ class MetaService {
   metrics::Gauge& map_version_;
 
   MemDs memds_;
+  // Disk fault knobs (admin.faults), shared with the store's writer.
+  std::shared_ptr<storage::StorageFaults> storage_faults_ = std::make_shared<storage::StorageFaults>();
   std::unique_ptr<storage::NodeStore> store_;
   std::unique_ptr<rpc::ChannelPool> pool_;
   std::unique_ptr<node::BatchingMessageSender> sender_;

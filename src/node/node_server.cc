@@ -11,6 +11,7 @@
 #include <sstream>
 #include <utility>
 
+#include "node/fault_rules.h"
 #include "common/limits.h"
 #include "http/http_server.h"
 #include "rpc/channel_pool.h"
@@ -101,7 +102,6 @@ class NodeServer::Impl {
   void OnCreateGroup(const pb::Envelope& request, rpc::Responder responder);
   void OnStatus(rpc::Responder responder);
   void OnFaults(const pb::Envelope& request, rpc::Responder responder);
-  pb::FaultRules RulesInForce() const;
   void OnHttp(http::Request request, http::Respond respond);
   std::string HealthJson();
   void ScheduleStats();
@@ -295,44 +295,11 @@ void NodeServer::Impl::OnStatus(rpc::Responder responder) {
 void NodeServer::Impl::OnFaults(const pb::Envelope& request, rpc::Responder responder) {
   pb::FaultRules rules;
   if (!Parse(request, responder, &rules)) return;
-  for (const pb::PeerFault& p : rules.peers()) {
-    if (p.peer_id() == 0 || !(p.drop_probability() >= 0 && p.drop_probability() <= 1) ||
-        p.delay_ms() > limits::kRpcFaultDelayMsMax) {
-      return responder.Fail(Status::InvalidArgument("bad fault rule for peer " + std::to_string(p.peer_id())));
-    }
-  }
-  if (rules.fsync_delay_ms() > limits::kStorageFaultDelayMsMax) {
-    return responder.Fail(Status::InvalidArgument("fsync_delay_ms above its limit"));
-  }
-  if (rules.replace()) faults_.ClearAll();
-  for (const pb::PeerFault& p : rules.peers()) {
-    if (p.drop_probability() == 0 && p.delay_ms() == 0) {
-      faults_.ClearRule(p.peer_id());
-      continue;
-    }
-    const Status set = faults_.SetRule(p.peer_id(), rpc::FaultRule{p.drop_probability(), p.delay_ms()});
-    if (!set.ok()) return responder.Fail(set);
-  }
-  storage_faults_->fsync_delay_ms = rules.fsync_delay_ms();
-  storage_faults_->fail_writes = rules.fail_writes();
-  spdlog::warn("node.faults_set peers={} fsync_delay_ms={} fail_writes={} replace={}",
-               rules.peers_size(), rules.fsync_delay_ms(), rules.fail_writes(), rules.replace());
-  responder.Reply(RulesInForce().SerializeAsString());
-}
-
-pb::FaultRules NodeServer::Impl::RulesInForce() const {
-  pb::FaultRules in_force;
-  for (const PeerAddress& peer : options_.peers) {
-    const std::optional<rpc::FaultRule> rule = faults_.GetRule(peer.id);
-    if (!rule) continue;
-    pb::PeerFault* p = in_force.add_peers();
-    p->set_peer_id(peer.id);
-    p->set_drop_probability(rule->drop_probability);
-    p->set_delay_ms(rule->delay_ms);
-  }
-  in_force.set_fsync_delay_ms(storage_faults_->fsync_delay_ms.load());
-  in_force.set_fail_writes(storage_faults_->fail_writes.load());
-  return in_force;
+  const Status applied = ApplyFaultRules(rules, faults_, *storage_faults_);
+  if (!applied.ok()) return responder.Fail(applied);
+  std::vector<uint32_t> peers;
+  for (const PeerAddress& peer : options_.peers) peers.push_back(peer.id);
+  responder.Reply(FaultRulesInForce(peers, faults_, *storage_faults_).SerializeAsString());
 }
 
 void NodeServer::Impl::OnHttp(http::Request request, http::Respond respond) {

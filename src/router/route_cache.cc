@@ -50,11 +50,16 @@ bool RouteCache::Update(const pb::PartitionDescriptor& partition) {
   auto first = ranges.upper_bound(partition.start_key());
   if (first != ranges.begin()) --first;
   auto end = first;
+  // A leader learned from a redirect outlives a refresh that knows none, as
+  // long as the group and its epoch are unchanged (MemDS does not track
+  // leaders; dropping the hint would cost a redirect on every request).
+  uint32_t learned_leader = 0;
   while (end != ranges.end() &&
          (partition.end_key().empty() || end->first < partition.end_key())) {
-    if (Overlaps(end->second, partition) && end->second.group_id() == partition.group_id() &&
-        end->second.epoch() > partition.epoch()) {
-      return false;
+    const pb::PartitionDescriptor& cached = end->second;
+    if (Overlaps(cached, partition) && cached.group_id() == partition.group_id()) {
+      if (cached.epoch() > partition.epoch()) return false;
+      if (cached.epoch() == partition.epoch()) learned_leader = cached.leader_hint();
     }
     ++end;
   }
@@ -70,7 +75,9 @@ bool RouteCache::Update(const pb::PartitionDescriptor& partition) {
     tables_.clear();
     size_ = 0;
   }
-  tables_[partition.table()][partition.start_key()] = partition;
+  pb::PartitionDescriptor& stored = tables_[partition.table()][partition.start_key()];
+  stored = partition;
+  if (stored.leader_hint() == 0) stored.set_leader_hint(learned_leader);
   ++size_;
   return true;
 }

@@ -84,6 +84,16 @@ TEST(RouteCacheTest, InvalidateAndLeaderHints) {
   EXPECT_EQ(cache.size(), 1u);
 }
 
+TEST(RouteCacheTest, RefreshKeepsTheLearnedLeaderOfTheSameEpoch) {
+  RouteCache cache;
+  cache.Update(Part("t", "", "", 1, 4));
+  cache.SetLeaderHint("t", "a", 1, 2);
+  cache.Update(Part("t", "", "", 1, 4));  // MemDS knows no leader
+  EXPECT_EQ(cache.Find("t", "a")->leader_hint(), 2u) << "a refresh must not cost a redirect";
+  cache.Update(Part("t", "", "", 1, 5));  // the group changed: the hint may be stale
+  EXPECT_EQ(cache.Find("t", "a")->leader_hint(), 0u);
+}
+
 TEST(RouteCacheTest, FullCacheStartsOver) {
   RouteCache cache(2);
   cache.Update(Part("t", "a", "b", 1));
