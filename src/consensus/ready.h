@@ -5,7 +5,8 @@
 //  2. Send `messages` at any time (they depend on nothing unpersisted).
 //  3. Once step 1 (and every earlier Ready's step 1) is durable: send
 //     `messages_after_persist` and call Replica::OnPersisted(persist_seq).
-//     Readies are persisted in the order they were taken.
+//     Readies are persisted in the order they were taken. (When nothing is
+//     awaiting durability, the core puts such replies in `messages`.)
 //  4. Apply `committed` entries in slot order, right away: they are chosen
 //     and already durable on this replica (never part of an unpersisted
 //     Ready's writes).

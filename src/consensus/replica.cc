@@ -137,6 +137,12 @@ Ready Replica::Impl::TakeReady() {
     ready.hard_state = std::move(hs);
     promised_dirty = chosen_dirty = false;
   }
+  if (!ready.hard_state && !writes && pending_persists.empty()) {
+    // Nothing of ours awaits durability: the barrier holds already, so the
+    // replies (e.g. heartbeat acknowledgements) need no write of their own.
+    for (pb::Message& m : ready.messages_after_persist) ready.messages.push_back(std::move(m));
+    ready.messages_after_persist.clear();
+  }
   const bool persists = ready.hard_state || writes || !ready.messages_after_persist.empty();
   if (persists) {
     ready.persist_seq = next_persist_seq++;

@@ -82,11 +82,14 @@ TEST(Election, AcceptorPromisesOnlyAfterThePromiseIsDurable) {
   EXPECT_NE(rd.persist_seq, 0u);
   r->OnPersisted(rd.persist_seq);
 
-  // A repeated Prepare from the same candidate is answered again, unchanged.
+  // A repeated Prepare from the same candidate is answered again, unchanged,
+  // and at once: the promise is durable already and nothing else is pending.
   r->Step(kT0 + 1, PrepareMsg(3, 2, B(2, 3), 2, 1));
   rd = r->TakeReady();
   EXPECT_EQ(Str(rd.hard_state), "none");
-  EXPECT_THAT(Strs(rd.messages_after_persist),
+  EXPECT_EQ(rd.persist_seq, 0u);
+  EXPECT_THAT(rd.messages_after_persist, IsEmpty());
+  EXPECT_THAT(Strs(rd.messages),
               ElementsAre("2->3 promise b=2.3 granted promised=2.3 chosen=1 start=1 "
                           "[2@1.1 cmd=b#7, 3@1.1 cmd=c]"));
 }

@@ -115,10 +115,12 @@ TEST(Replication, FollowerAcknowledgesAfterPersistAndChoosesMinOfCommitAndMatche
   EXPECT_THAT(Strs(rd.committed), ElementsAre("1@1.1 noop", "2@1.1 cmd=a", "3@1.1 cmd=b"));
   EXPECT_EQ(rd.persist_seq, 0u);
 
-  f->Step(kT0 + 10'000, AcceptMsg(1, 2, kB11, 4, {}, 5, 5, 2));  // heartbeat
+  // A heartbeat with nothing pending is acknowledged at once, no write.
+  f->Step(kT0 + 10'000, AcceptMsg(1, 2, kB11, 4, {}, 5, 5, 2));
   rd = TakeAndPersist(*f);
   EXPECT_EQ(f->chosen_index(), 3u);
-  EXPECT_THAT(Strs(rd.messages_after_persist),
+  EXPECT_EQ(rd.persist_seq, 0u);
+  EXPECT_THAT(Strs(rd.messages),
               ElementsAre("2->1 accepted b=1.1 ok promised=1.1 matched=3 seq=2 start=1"));
 
   f->Step(kT0 + 10'001, AcceptMsg(1, 2, kB11, 4, {Cmd(4, kB11, "c"), Cmd(5, kB11, "d")}, 5, 5, 2));
