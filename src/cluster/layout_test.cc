@@ -26,6 +26,13 @@ TEST(Layout, ShippedDefaultIsValid) {
   EXPECT_NE(DescribeLayout(*layout).find("az2-n1"), std::string::npos);
 }
 
+TEST(Layout, ShippedLargeLayoutIsValid) {
+  auto layout = LoadLayout(std::string(TESSERA_SOURCE_DIR) + "/cluster/large.textproto");
+  ASSERT_TRUE(layout.ok()) << layout.status().ToString();
+  EXPECT_EQ(layout->nodes_size(), 12);
+  EXPECT_EQ(layout->routers_size(), 2);
+}
+
 TEST(Layout, MinimalIsValid) { EXPECT_TRUE(ParseLayout(kMinimal).ok()); }
 
 void ExpectRefused(std::string text, const std::string& from, const std::string& to,
