@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -38,11 +39,16 @@ using rpc::testing::kSecret;
 constexpr uint64_t kGroup = 1;
 
 // A free loopback port: bound, read back, released (a small race with other
-// processes is accepted for tests).
+// processes is accepted for tests). Never the same port twice in this test:
+// the kernel may hand a just-released port out again.
 uint16_t FreePort() {
+  static std::set<uint16_t> taken;
   asio::io_context io;
-  asio::ip::tcp::acceptor acceptor(io, asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
-  return acceptor.local_endpoint().port();
+  for (;;) {
+    asio::ip::tcp::acceptor acceptor(io, asio::ip::tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+    const uint16_t port = acceptor.local_endpoint().port();
+    if (taken.insert(port).second) return port;
+  }
 }
 
 // GET over a fresh connection; the whole response (head and body).
