@@ -2,12 +2,14 @@
 
 #include <google/protobuf/text_format.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <map>
 #include <sstream>
 
+#include "router/token.h"
 #include "tessera/cluster_rpc.pb.h"
 
 namespace tessera::cli {
@@ -123,9 +125,18 @@ void PrintEndpoints(ClusterSession& s, std::ostream& out) {
   for (const ProcessEntry& r : s.table().OfRole(ProcessRole::kRouter)) {
     out << "  KV HTTP API  http://" << r.host << ":" << r.http_port << "/kv/{table}/{key}\n";
   }
-  out << "  cluster directory " << s.dir() << " (logs in logs/, credentials in credentials)\n"
-      << "  token: tessera kv token --dir " << s.dir() << "\n"
-      << "  try:   tessera kv put --dir " << s.dir() << " kv hello world\n";
+  out << "  cluster directory " << s.dir() << " (logs in logs/, credentials in credentials)\n";
+  auto credentials = router::LoadCredentials(s.dir() + "/credentials");
+  if (credentials.ok() && credentials->size() > 0) {
+    const int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
+                            std::chrono::system_clock::now().time_since_epoch())
+                            .count();
+    const router::Credential first = credentials->First();
+    out << "\ncredentials\n  access key " << first.access_key << "\n  secret key "
+        << first.secret_key << "\n  bearer token (24 h) " << router::IssueToken(first, now + 86400)
+        << "\n  more tokens: tessera kv token --dir " << s.dir() << "\n";
+  }
+  out << "\ntry: tessera kv put --dir " << s.dir() << " kv hello world\n";
 }
 
 namespace {
