@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""Leader failover of a running local cluster, as a client sees it.
+
+One client writes in a loop through the router's HTTP KV API to one
+partition; each trial kill -9s the node that leads that partition and
+measures the longest gap between successful writes around the kill, then
+restarts the node. Prints one JSON line per trial and a summary line.
+
+  bench/failover.py --tessera build/release/src/cli/tessera --dir ~/.tessera/local \
+      --layout cluster/local.textproto [--trials 5] [--group 1001] [--key-prefix A]
+
+The key prefix must fall in the chosen group's range (`tessera cluster status`).
+"""
+import argparse, json, re, statistics, subprocess, threading, time, urllib.error, urllib.request
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tessera", required=True)
+    ap.add_argument("--dir", required=True)
+    ap.add_argument("--layout", default="cluster/local.textproto")
+    ap.add_argument("--router", default="127.0.0.1:19351", help="router HTTP host:port")
+    ap.add_argument("--trials", type=int, default=5)
+    ap.add_argument("--group", default="1001")
+    ap.add_argument("--key-prefix", default="A")
+    a = ap.parse_args()
+    common = ["--dir", a.dir, "--layout", a.layout]
+    token = subprocess.run([a.tessera, "kv", "token", "--dir", a.dir], capture_output=True,
+                           text=True, check=True).stdout.strip()
+
+    def put(key):
+        req = urllib.request.Request(f"http://{a.router}/kv/kv/{key}", data=b"v", method="PUT",
+                                     headers={"Authorization": "Bearer " + token})
+        try:
+            with urllib.request.urlopen(req, timeout=5) as r:
+                return r.status
+        except urllib.error.HTTPError as e:
+            return e.code
+        except OSError:
+            return 0
+
+    def leader():
+        out = subprocess.run([a.tessera, "cluster", "status", *common], capture_output=True,
+                             text=True).stdout
+        for line in out.splitlines():
+            if f"group {a.group}:" in line:
+                m = re.search(r"(\S+)\* applied", line)
+                return m.group(1) if m else None
+        return None
+
+    gaps = []
+    for trial in range(a.trials):
+        victim = leader()
+        if victim is None:
+            raise SystemExit(f"group {a.group} has no leader (see tessera cluster status)")
+        stop, oks = threading.Event(), []
+
+        def loop():
+            i = 0
+            while not stop.is_set():
+                i += 1
+                if put(f"{a.key_prefix}-failover-{trial}-{i}") == 200:
+                    oks.append(time.monotonic())
+
+        writer = threading.Thread(target=loop)
+        writer.start()
+        time.sleep(1.0)
+        killed_at = time.monotonic()
+        subprocess.run([a.tessera, "cluster", "kill", *common, victim], capture_output=True)
+        time.sleep(3.0)
+        stop.set()
+        writer.join()
+        window = [t for t in oks if t > killed_at - 0.5]
+        gap = max((b - x for x, b in zip(window, window[1:])), default=float("inf"))
+        gaps.append(gap)
+        print(json.dumps({"name": "failover_trial", "trial": trial, "killed": victim,
+                          "longest_write_gap_ms": round(gap * 1000), "writes_ok": len(oks)}))
+        subprocess.run([a.tessera, "cluster", "restart", *common, victim], capture_output=True)
+        time.sleep(3.0)
+    print(json.dumps({"name": "failover", "trials": a.trials,
+                      "median_gap_ms": round(statistics.median(gaps) * 1000),
+                      "max_gap_ms": round(max(gaps) * 1000)}))
+
+
+if __name__ == "__main__":
+    main()
