@@ -2,6 +2,8 @@
 // the reverse. Faults go through each process's authenticated admin.faults.
 #include "cli/cluster_command.h"
 
+#include <filesystem>
+
 #include <signal.h>
 
 #include <chrono>
@@ -14,8 +16,11 @@
 
 #include <spdlog/spdlog.h>
 #include "cli/cluster_status.h"
+#include "http/tls_cert.h"
+#include "meta/registry_keys.h"
 #include "router/token.h"
 #include "tessera/cluster_rpc.pb.h"
+#include "tessera/s3_registry.pb.h"
 
 namespace tessera::cli {
 namespace {
@@ -88,6 +93,46 @@ Status CreateDefaultTable(ClusterSession& s, uint32_t partitions) {
       milliseconds(60'000), "creating table kv");
 }
 
+// The S3 table: meta::kS3TablePartitions even ranges of the bucket ids.
+Status CreateS3Table(ClusterSession& s) {
+  auto client = s.client();
+  if (!client.ok()) return client.status();
+  pb::CreateTableRequest req;
+  req.set_name(std::string(meta::kS3TableName));
+  for (const std::string& p : meta::S3TableSplitPoints(meta::kS3TablePartitions)) {
+    req.add_split_points(p);
+  }
+  return WaitFor(
+      [&]() -> Status {
+        return (*client)->CallAny(ProcessRole::kMeta, "meta.create_table", req.SerializeAsString(),
+                                  kRpcTimeout).status();
+      },
+      milliseconds(60'000), "creating table " + req.name());
+}
+
+// S3 user "admin" with the credentials file's key pair, so the printed
+// credentials sign S3 requests too. Idempotent across `up`s; Conflict (an
+// admin with other keys, e.g. a replaced credentials file) is reported.
+Status EnsureAdminUser(ClusterSession& s, const router::Credential& credential) {
+  auto client = s.client();
+  if (!client.ok()) return client.status();
+  pb::CreateUserRequest req;
+  req.set_name("admin");
+  req.set_access_key(credential.access_key);
+  req.set_secret_key(credential.secret_key);
+  Status conflict;
+  Status st = WaitFor(
+      [&]() -> Status {
+        auto r = (*client)->CallAny(ProcessRole::kMeta, "meta.create_user", req.SerializeAsString(),
+                                    kRpcTimeout);
+        if (r.status().code() != StatusCode::kConflict) return r.status();
+        conflict = r.status();
+        return Status::Ok();
+      },
+      milliseconds(30'000), "creating S3 user admin");
+  return st.ok() ? conflict : st;
+}
+
 int Up(ClusterSession& s, const ClusterCommandArgs& args, std::ostream& out, std::ostream& err) {
   auto secret = cluster::EnsureClusterSecret(s.dir());
   auto credential = router::EnsureCredentialsFile(s.dir() + "/credentials");
@@ -96,9 +141,22 @@ int Up(ClusterSession& s, const ClusterCommandArgs& args, std::ostream& out, std
         << "\n";
     return 1;
   }
+  std::error_code ec;
+  std::filesystem::create_directories(s.dir() + "/tls", ec);
+  // The routers' HTTPS certificate: self-signed, its own CA (docs/http.md).
+  if (Status tls = http::EnsureSelfSignedCertificate(s.dir() + "/tls/cert.pem",
+                                                     s.dir() + "/tls/key.pem",
+                                                     {"localhost", "*.localhost"}, {"127.0.0.1"},
+                                                     /*days=*/3650);
+      !tls.ok()) {
+    err << "tessera cluster up: TLS certificate: " << tls.ToString() << "\n";
+    return 1;
+  }
   out << cluster::DescribeLayout(s.layout()) << "cluster directory: " << s.dir() << "\n\n";
   Status st = LaunchAll(s, out);
   if (st.ok()) st = CreateDefaultTable(s, args.partitions);
+  if (st.ok()) st = CreateS3Table(s);
+  if (st.ok()) st = EnsureAdminUser(s, *credential);
   if (st.ok()) st = WaitFor([&] { return AllPartitionsLed(s); }, milliseconds(60'000),
                             "every partition electing a leader");
   if (!st.ok()) {

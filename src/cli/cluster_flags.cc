@@ -2,6 +2,8 @@
 
 #include <cstdlib>
 
+#include "cli/s3_command.h"
+
 namespace tessera::cli {
 std::string DefaultClusterDir() {
   const char* home = std::getenv("HOME");
@@ -93,6 +95,33 @@ CLI::App* AddKvCommands(CLI::App& app, KvCommandArgs& args) {
     sub->callback([&args, name] { args.action = name; });
   }
   return kv;
+}
+
+CLI::App* AddS3Commands(CLI::App& app, S3CommandArgs& args) {
+  args.layout_path = "cluster/local.textproto";
+  args.dir = DefaultClusterDir();
+  CLI::App* s3 = app.add_subcommand("s3", "S3 users and buckets of a running cluster (via meta)");
+  s3->require_subcommand(1);
+  auto common = [&args](CLI::App* sub) {
+    sub->add_option("--layout", args.layout_path, "cluster layout (protobuf text format)");
+    sub->add_option("--dir", args.dir, "cluster directory (secret)");
+  };
+  CLI::App* user = s3->add_subcommand("user", "S3 users and their access keys");
+  user->require_subcommand(1);
+  CLI::App* create = user->add_subcommand("create", "create a user; prints its access and secret key");
+  common(create);
+  create->add_option("name", args.name, "user name ([A-Za-z0-9+=,.@_-], at most 64)")->required();
+  create->add_option("--access-key", args.access_key, "use this access key (with --secret-key)");
+  create->add_option("--secret-key", args.secret_key, "use this secret key (with --access-key)");
+  create->callback([&args] { args.action = "user-create"; });
+  CLI::App* list = user->add_subcommand("list", "users and their access keys (no secrets)");
+  common(list);
+  list->callback([&args] { args.action = "user-list"; });
+  CLI::App* buckets = s3->add_subcommand("buckets", "every bucket: id, owner, region, versioning");
+  common(buckets);
+  buckets->add_option("--owner", args.owner, "only this user's buckets");
+  buckets->callback([&args] { args.action = "buckets"; });
+  return s3;
 }
 
 }  // namespace tessera::cli

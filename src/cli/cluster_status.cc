@@ -124,6 +124,11 @@ void PrintEndpoints(ClusterSession& s, std::ostream& out) {
   out << "\nendpoints\n";
   for (const ProcessEntry& r : s.table().OfRole(ProcessRole::kRouter)) {
     out << "  KV HTTP API  http://" << r.host << ":" << r.http_port << "/kv/{table}/{key}\n";
+    if (r.s3_port != 0) out << "  S3 (HTTP)    http://" << r.host << ":" << r.s3_port << "\n";
+    if (r.s3_tls_port != 0) {
+      out << "  S3 (HTTPS)   https://localhost:" << r.s3_tls_port << "  (trust " << s.dir()
+          << "/tls/cert.pem: AWS_CA_BUNDLE or --ca-bundle)\n";
+    }
   }
   out << "  cluster directory " << s.dir() << " (logs in logs/, credentials in credentials)\n";
   auto credentials = router::LoadCredentials(s.dir() + "/credentials");
@@ -137,6 +142,13 @@ void PrintEndpoints(ClusterSession& s, std::ostream& out) {
         << "\n  more tokens: tessera kv token --dir " << s.dir() << "\n";
   }
   out << "\ntry: tessera kv put --dir " << s.dir() << " kv hello world\n";
+  for (const ProcessEntry& r : s.table().OfRole(ProcessRole::kRouter)) {
+    if (r.s3_port == 0) continue;
+    out << "     AWS_ACCESS_KEY_ID=<access key> AWS_SECRET_ACCESS_KEY=<secret key> "
+           "aws --endpoint-url http://"
+        << r.host << ":" << r.s3_port << " s3 mb s3://my-bucket\n";
+    break;
+  }
 }
 
 namespace {

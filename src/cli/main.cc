@@ -7,8 +7,9 @@
 #include "cli/cluster_command.h"
 #include "meta/meta_command.h"
 #include "node/node_command.h"
-#include "router/router_command.h"
+#include "cli/router_command.h"
 #include "cli/cluster_flags.h"
+#include "cli/s3_command.h"
 #include "sim/sim_command.h"
 
 
@@ -34,6 +35,8 @@ int main(int argc, char** argv) {
   CLI::App* cluster_cmd = tessera::cli::AddClusterCommands(app, cluster);
   tessera::cli::KvCommandArgs kv;
   CLI::App* kv_cmd = tessera::cli::AddKvCommands(app, kv);
+  tessera::cli::S3CommandArgs s3;
+  CLI::App* s3_cmd = tessera::cli::AddS3Commands(app, s3);
 
   tessera::node::NodeCommandArgs node;
   node.dir = tessera::cli::DefaultClusterDir();
@@ -61,6 +64,9 @@ int main(int argc, char** argv) {
   router_cmd->add_option("--name", router.name, "this router's name in the layout")->required();
   router_cmd->add_option("--dir", router.dir,
                          "cluster directory: secret, credentials, logs/NAME.log");
+  router_cmd->add_option("--region", router.region, "the S3 region this router serves");
+  router_cmd->add_option("--base-domain", router.base_domain,
+                         "S3 virtual-hosted-style domain (<bucket>.<domain>); empty: path style only");
 
   CLI11_PARSE(app, argc, argv);
 
@@ -70,5 +76,6 @@ int main(int argc, char** argv) {
   if (*router_cmd) return tessera::router::RunRouterCommand(router);
   if (*cluster_cmd) return tessera::cli::RunClusterCommand(cluster, std::cout, std::cerr);
   if (*kv_cmd) return tessera::cli::RunKvCommand(kv, std::cout, std::cerr);
+  if (*s3_cmd) return tessera::cli::RunS3Command(s3, std::cout, std::cerr);
   return 2;
 }

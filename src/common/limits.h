@@ -203,4 +203,154 @@ inline constexpr size_t kMetricSeriesMax = 10'000;
 // Finite buckets of one histogram.
 inline constexpr size_t kHistogramBucketsMax = 64;
 
+// --- http streaming and TLS (src/http) --------------------------------------
+// Request body of one exchange on the StreamServer, read piecewise (never
+// whole): S3's 5 GiB single PUT plus aws-chunked framing, with room to
+// spare. Beyond it: 413 (Content-Length) or a ReadBody error (chunked).
+inline constexpr uint64_t kHttpStreamBodyBytesMax = uint64_t{6} << 30;
+// Largest piece one ReadBody delivers, and the default: the body memory of
+// one request is about one piece plus the read buffer.
+inline constexpr size_t kHttpStreamBodyPieceBytesMax = 16 << 20;
+inline constexpr size_t kHttpStreamBodyPieceBytesDefault = 1 << 20;
+// Unread request body read and discarded after a response so that the
+// connection stays usable; a larger rest closes the connection instead.
+inline constexpr size_t kHttpStreamDrainBytesMax = 8 << 20;
+// After a response that closes the connection: incoming bytes discarded,
+// for at most this long, so the client reads the response instead of
+// getting a reset.
+inline constexpr size_t kHttpStreamLingerBytesMax = 16 << 20;
+inline constexpr uint32_t kHttpStreamLingerMs = 1'000;
+// Open connections of one StreamServer (both listeners).
+inline constexpr size_t kHttpStreamConnectionsMax = 4096;
+// Validity of a generated self-signed certificate.
+inline constexpr int kTlsCertificateDaysMax = 3650;
+
+static_assert(kHttpStreamBodyPieceBytesDefault <= kHttpStreamBodyPieceBytesMax);
+static_assert(kHttpStreamDrainBytesMax <= kHttpStreamLingerBytesMax);
+static_assert(kHttpStreamBodyBytesMax > (uint64_t{5} << 30),
+              "an S3 single PUT of 5 GiB with aws-chunked framing must fit");
+
+// --- blob store (src/blob, docs/formats/blobs.md) -----------------------------
+// Blob slots: a blob id names its slot, a slot names its three nodes
+// (BlobSlotMap). Changing it changes every blob's placement.
+inline constexpr uint32_t kBlobSlots = 4096;
+// Bytes of one blob; the S3 front stores larger objects as several blobs.
+inline constexpr size_t kBlobBytesMax = 8 << 20;
+// Blob ids one blob.list page returns.
+inline constexpr size_t kBlobListItemsMax = 1'000;
+// Node side: blob requests queued for the blob worker threads (beyond it:
+// Throttled; a queued put holds up to kBlobBytesMax), and worker threads.
+inline constexpr size_t kBlobServiceQueueMax = 32;
+inline constexpr size_t kBlobServiceThreadsMax = 16;
+// Router side (BlobClient): operations in flight, and bytes of put data
+// they hold (a put is always admitted when nothing else is in flight).
+inline constexpr size_t kBlobClientInflightMax = 1'024;
+inline constexpr size_t kBlobClientInflightBytesMax = 256 << 20;
+// Longest per-replica timeout a BlobClient may be configured with.
+inline constexpr uint32_t kBlobClientTimeoutMsMax = 60'000;
+
+static_assert(kBlobSlots <= 0x10000, "a blob id's text form has 4 hex digits of slot");
+static_assert(kBlobBytesMax + (64 << 10) <= kRpcFrameBytesMax,
+              "a maximal blob.put must fit one rpc frame");
+static_assert(kBlobBytesMax <= kBlobClientInflightBytesMax);
+static_assert(kBlobClientTimeoutMsMax <= kRpcCallTimeoutMsMax);
+
+// --- s3 auth (src/s3/auth) ----------------------------------------------------
+// One aws-chunked chunk's data: signed chunks are buffered whole until their
+// signature checks (the SDKs send 64 KiB to 1 MiB chunks).
+inline constexpr size_t kAwsChunkBytesMax = 16 << 20;
+// One aws-chunked chunk header or trailer line, CRLF excluded.
+inline constexpr size_t kAwsChunkLineBytesMax = 4096;
+// Trailers (x-amz-trailer names, and trailer lines) of one aws-chunked body.
+inline constexpr size_t kAwsChunkTrailersMax = 16;
+// Headers one SigV4 request may sign.
+inline constexpr size_t kSigV4SignedHeadersMax = 128;
+// Longest validity of a presigned URL (X-Amz-Expires), as S3 allows.
+inline constexpr int64_t kPresignExpiresSecondsMax = 604'800;
+
+static_assert(kAwsChunkBytesMax >= (1 << 20), "the SDKs' largest chunks must fit");
+
+// --- s3 protocol (src/s3/protocol) --------------------------------------------
+// Bucket names (AWS general-purpose rules) and object keys.
+inline constexpr size_t kS3BucketNameBytesMin = 3;
+inline constexpr size_t kS3BucketNameBytesMax = 63;
+inline constexpr size_t kS3ObjectKeyBytesMax = 1024;
+// x-amz-meta-* names (without the prefix) plus values, as AWS counts them.
+inline constexpr size_t kS3UserMetadataBytesMax = 2 << 10;
+// An XML request body the s3 protocol parsers accept. CompleteMultipartUpload
+// is the largest legitimate one: 10,000 parts take ~0.9 MB, ~1.7 MB with
+// SHA-256 checksums, more when pretty-printed.
+inline constexpr size_t kS3XmlParseBytesMax = 4 << 20;
+// Parts one CompleteMultipartUpload may name; part numbers are 1..this.
+inline constexpr size_t kS3MultipartPartsMax = 10'000;
+// Keys one DeleteObjects request may name.
+inline constexpr size_t kS3DeleteObjectsMax = 1000;
+// Parameters of one query string.
+inline constexpr size_t kS3QueryParamsMax = 256;
+// Tag sets: tags per object / bucket, key and value length in characters.
+inline constexpr size_t kS3ObjectTagsMax = 10;
+inline constexpr size_t kS3BucketTagsMax = 50;
+inline constexpr size_t kS3TagKeyCharsMax = 128;
+inline constexpr size_t kS3TagValueCharsMax = 256;
+
+static_assert(kS3ObjectKeyBytesMax <= kStateKeyBytesMax / 2,
+              "an S3 key plus its record prefix must fit a state key");
+
+
+// --- s3 object model and front (src/s3/model, src/s3/front) -----------------
+// Items (entries + common prefixes) one s3.list read returns: a page of
+// ListObjects (1,000) plus the one extra that tells whether more follow.
+inline constexpr uint32_t kS3ListItemsPerReadMax = 1'001;
+// Partitions one listing (or usage sum) may visit before it answers
+// ServiceUnavailable: bounds the work of one request.
+inline constexpr uint32_t kS3ListPartitionsPerRequestMax = 4'096;
+// Objects up to this size are stored inline in their metadata record
+// (replicated by Paxos) instead of in blobs.
+inline constexpr size_t kS3InlineBytesDefault = 16 << 10;
+inline constexpr size_t kS3InlineBytesMax = 256 << 10;
+// An object's bytes are cut into blobs of this size (the last may be
+// shorter); one blob is buffered per upload, so it bounds upload memory.
+inline constexpr size_t kS3BlobBytesDefault = 8 << 20;
+// S3's single-PUT limit.
+inline constexpr uint64_t kS3ObjectBytesMax = uint64_t{5} << 30;
+// Bytes of one blob read while streaming an object out.
+inline constexpr size_t kS3ReadPieceBytes = 2 << 20;
+// XML request bodies (CreateBucketConfiguration, Delete, and the largest:
+// CompleteMultipartUpload of 10,000 parts with checksums, about 1.7 MB).
+inline constexpr size_t kS3XmlBodyBytesMax = 4 << 20;
+// Part numbers of a multipart upload: 1..this.
+inline constexpr uint32_t kS3PartNumberMax = 10'000;
+// Every part of a completed upload but the last is at least this big.
+inline constexpr uint64_t kS3MinPartBytes = 5 << 20;
+// S3 bucket registry and users in the metadata service
+// (docs/formats/meta-keys.md) and the router's RegistryClient.
+// Buckets and users in the registry (each is held in every meta replica's
+// memory, listed in one rpc frame and shipped in the meta group's one
+// snapshot message); a create beyond them answers Unavailable.
+inline constexpr size_t kS3RegistryBucketsMax = 50'000;
+inline constexpr size_t kS3UsersMax = 10'000;
+// Bytes of a user name, an access key, a secret key, and a region name.
+inline constexpr size_t kS3UserNameBytesMax = 64;
+inline constexpr size_t kS3UserAccessKeyBytesMax = 64;
+inline constexpr size_t kS3UserSecretKeyBytesMax = 256;
+inline constexpr size_t kS3RegistryRegionBytesMax = 64;
+// Registry mutations (create/delete bucket, versioning, create user) queued
+// on one meta replica before it answers Throttled (one runs at a time), and
+// conditional batches retried when a concurrent mutation won.
+inline constexpr size_t kS3RegistryQueueMax = 256;
+inline constexpr int kS3RegistryAttemptsMax = 8;
+// Random bucket ids tried inside the chosen partition before giving up.
+inline constexpr int kS3RegistryPlacementAttemptsMax = 64;
+// Router cache entries per kind (buckets by name, access keys) and async
+// refresh lookups in flight for both kinds together.
+inline constexpr size_t kS3RegistryCacheEntriesMax = 100'000;
+inline constexpr size_t kS3RegistryAsyncLookupsMax = 1024;
+
+static_assert(kS3RegistryBucketsMax * 256 <= kRpcFrameBytesMax,
+              "a listing of every bucket (descriptors of at most ~256 bytes) fits one frame");
+// A stored bucket (two keys) takes under 384 bytes, a user with a key under 768.
+static_assert(kS3RegistryBucketsMax * 384 + kS3UsersMax * 768 <= kSnapshotBytesMax / 2,
+              "the registry leaves half the meta snapshot to the partition map");
+static_assert(kS3UserNameBytesMax + kS3UserAccessKeyBytesMax + 8 <= kStateKeyBytesMax);
+
 }  // namespace tessera::limits

@@ -15,7 +15,6 @@
 #include <condition_variable>
 #include <map>
 #include <mutex>
-#include <strings.h>
 #include <thread>
 
 #include "common/check.h"
@@ -36,19 +35,12 @@ namespace {
 constexpr auto kLingerDrain = std::chrono::milliseconds(500);
 constexpr size_t kLingerDrainBytesMax = 1 << 20;
 
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && ::strncasecmp(a.data(), b.data(), a.size()) == 0;
-}
-
 std::string_view ToStd(boost::beast::string_view s) { return {s.data(), s.size()}; }
 
 }  // namespace
 
 std::optional<std::string_view> Request::Header(std::string_view name) const {
-  for (const auto& [key, value] : headers) {
-    if (EqualsIgnoreCase(key, name)) return std::string_view(value);
-  }
-  return std::nullopt;
+  return FindHeader(headers, name);
 }
 
 Response Response::Text(unsigned status, std::string body) {

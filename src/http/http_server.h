@@ -43,6 +43,7 @@
 
 #include "common/limits.h"
 #include "common/status.h"
+#include "http/headers.h"
 
 namespace boost::asio {
 class io_context;
@@ -53,8 +54,6 @@ namespace tessera::http {
 namespace internal {
 class HttpServerCore;
 }  // namespace internal
-
-using Headers = std::vector<std::pair<std::string, std::string>>;
 
 struct Request {
   std::string method;          // "GET", "PUT"... as sent

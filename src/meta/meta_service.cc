@@ -11,6 +11,7 @@
 #include "common/check.h"
 #include "common/limits.h"
 #include "meta/meta_keys.h"
+#include "meta/registry_keys.h"
 #include "node/partition_state_machine.h"
 
 namespace tessera::meta {
@@ -40,8 +41,10 @@ Result<uint64_t> CounterOr(const std::optional<pb::KvRecord>& record, uint64_t f
   return DecodeCounter(record->value());
 }
 
+// Keys the MemDS (partition map and registry) holds.
 bool IsMapKey(std::string_view key) {
-  return key.starts_with(kTablePrefix) || key.starts_with(kPartitionPrefix);
+  return key.starts_with(kTablePrefix) || key.starts_with(kPartitionPrefix) ||
+         IsRegistryKey(key);
 }
 
 }  // namespace
@@ -125,6 +128,8 @@ Status MetaService::Init() {
   host_ = *host;
 
   worker_ = std::thread([this] { WorkerLoop(); });
+  registry_service_ = std::make_unique<RegistryService>(options_.self_id, memds_, registry_, host_,
+                                                        *pool_, context_.metrics);
 
   rpc::ServerOptions server_options;
   server_options.identity = defaults.identity;
@@ -132,6 +137,7 @@ Status MetaService::Init() {
   server_options.port = static_cast<uint16_t>(self->peer_port);
   server_ = std::make_unique<rpc::RpcServer>(context_, server_options);
   TESSERA_RETURN_IF_ERROR(RegisterHandlers());
+  TESSERA_RETURN_IF_ERROR(registry_service_->Start(*server_));
   TESSERA_RETURN_IF_ERROR(server_->Start());
   spdlog::info("meta.started self={} port={} map_version={} nodes={}", options_.self_id,
                server_->port(), memds_.version(), nodes_.size());
@@ -192,6 +198,7 @@ void MetaService::Shutdown() {
     stopped.get_future().wait();
   }
   if (worker_.joinable()) worker_.join();
+  if (registry_service_) registry_service_->Stop();  // after the group: no mutation blocks
   if (sender_) sender_->Stop();
   pool_.reset();
   spdlog::info("meta.stopped self={}", options_.self_id);
@@ -216,6 +223,7 @@ Status MetaService::RebuildMemds() {
   }
   const uint64_t version = (*snapshot)->applied_index();
   TESSERA_RETURN_IF_ERROR(memds_.Reset(state, version));
+  TESSERA_RETURN_IF_ERROR(registry_.Reset(state, version));
   map_version_.Set(static_cast<double>(version));
   spdlog::info("meta.memds_rebuilt keys={} map_version={}", state.size(), version);
   return Status::Ok();
@@ -248,6 +256,8 @@ void MetaService::OnApplied(const std::vector<pb::Entry>& entries) {
   const uint64_t version = entries.back().slot();
   const Status updated = memds_.Update(changes, version);
   TESSERA_CHECK(updated.ok());  // our own leader wrote these descriptors
+  const Status registry_updated = registry_.Update(changes, version);
+  TESSERA_CHECK(registry_updated.ok());
   map_version_.Set(static_cast<double>(memds_.version()));
 }
 

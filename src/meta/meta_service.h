@@ -9,6 +9,9 @@
 //                      to the leader it knows (a forwarded request that
 //                      meets a non-leader answers NotLeader with the hint)
 //   admin.status       NodeStatus with the meta group's status
+//   meta.*bucket*, meta.*user*  the S3 bucket registry and users:
+//                      RegistryService (registry_service.h), its MemDS
+//                      half in RegistryMemds
 //
 // create_table runs on one worker thread, one request at a time (queue:
 // limits::kMetaAdminQueueMax, then Throttled): strong reads of the table
@@ -38,6 +41,8 @@
 #include "node/batching_sender.h"
 #include "meta/memds.h"
 #include "meta/placement.h"
+#include "meta/registry_memds.h"
+#include "meta/registry_service.h"
 #include "node/group_host.h"
 #include "rpc/channel_pool.h"
 #include "rpc/server.h"
@@ -70,6 +75,7 @@ class MetaService {
   void Shutdown();
 
   const MemDs& memds() const { return memds_; }
+  const RegistryMemds& registry() const { return registry_; }
   uint16_t port() const { return server_->port(); }
 
  private:
@@ -115,12 +121,14 @@ class MetaService {
   metrics::Gauge& map_version_;
 
   MemDs memds_;
+  RegistryMemds registry_;
   // Disk fault knobs (admin.faults), shared with the store's writer.
   std::shared_ptr<storage::StorageFaults> storage_faults_ = std::make_shared<storage::StorageFaults>();
   std::unique_ptr<storage::NodeStore> store_;
   std::unique_ptr<rpc::ChannelPool> pool_;
   std::unique_ptr<node::BatchingMessageSender> sender_;
   std::shared_ptr<node::GroupHost> host_;
+  std::unique_ptr<RegistryService> registry_service_;
   std::unique_ptr<rpc::RpcServer> server_;
 
   std::mutex mu_;  // guards tasks_ and stopping_

@@ -212,13 +212,19 @@ void GroupHost::Deliver(pb::Message message) {
 }
 
 void GroupHost::Write(pb::KvBatch batch, WriteCallback done) {
-  asio::post(strand_, [self = shared_from_this(), b = std::move(batch), done = std::move(done)] {
+  pb::KvCommand command;
+  *command.mutable_batch() = std::move(batch);
+  Write(std::move(command), std::move(done));
+}
+
+void GroupHost::Write(pb::KvCommand command, WriteCallback done) {
+  asio::post(strand_, [self = shared_from_this(), c = std::move(command), done = std::move(done)] {
     if (self->stopped_) return done(Status::Aborted("group stopped"));
     if (self->writes_by_slot_.size() >= limits::kUncommittedSlotsMax) {
       return done(Status::Throttled("too many writes in flight"));
     }
     const uint64_t request_id = self->next_request_id_++;
-    auto slot = self->replica_->Propose(self->NowUs(), EncodeCommand(b), request_id);
+    auto slot = self->replica_->Propose(self->NowUs(), c.SerializeAsString(), request_id);
     if (!slot.ok()) return done(slot.status());
     const uint64_t deadline = self->NowUs() + self->options_.write_timeout_ms * 1000;
     self->writes_by_slot_[*slot] = PendingWrite{request_id, std::move(done), deadline};
@@ -234,29 +240,32 @@ void GroupHost::WhenReadable(std::function<void(Status)> serve, uint64_t timeout
   reads_.push_back(PendingRead{*index, std::move(serve), NowUs() + timeout_ms * 1000});
 }
 
-void GroupHost::Read(std::string key, pb::Consistency consistency, ReadCallback done) {
-  asio::post(strand_, [self = shared_from_this(), key = std::move(key), consistency,
-                       done = std::move(done)]() mutable {
-    if (self->stopped_) return done(Status::Aborted("group stopped"));
-    auto serve = [self, key = std::move(key), done = std::move(done)](Status st) {
-      if (!st.ok()) return done(st);
-      done(self->state_.Get(key));
+void GroupHost::ReadState(pb::Consistency consistency, StateReader read) {
+  asio::post(strand_, [self = shared_from_this(), consistency, read = std::move(read)]() mutable {
+    if (self->stopped_) return read(Status::Aborted("group stopped"));
+    auto serve = [self, read = std::move(read)](Status st) {
+      if (!st.ok()) return read(st);
+      read(&self->state_);
     };
     if (consistency == pb::CONSISTENCY_EVENTUAL) return serve(Status::Ok());
     self->WhenReadable(std::move(serve), self->options_.read_timeout_ms);
   });
 }
 
+void GroupHost::Read(std::string key, pb::Consistency consistency, ReadCallback done) {
+  ReadState(consistency, [key = std::move(key), done = std::move(done)](
+                             Result<const PartitionStateMachine*> state) {
+    if (!state.ok()) return done(state.status());
+    done((*state)->Get(key));
+  });
+}
+
 void GroupHost::Scan(pb::KvScanRequest request, ScanCallback done) {
-  asio::post(strand_, [self = shared_from_this(), req = std::move(request),
-                       done = std::move(done)]() mutable {
-    if (self->stopped_) return done(Status::Aborted("group stopped"));
-    auto serve = [self, req, done = std::move(done)](Status st) {
-      if (!st.ok()) return done(st);
-      done(self->state_.Scan(req.start_key(), req.end_key(), req.limit()));
-    };
-    if (req.consistency() == pb::CONSISTENCY_EVENTUAL) return serve(Status::Ok());
-    self->WhenReadable(std::move(serve), self->options_.read_timeout_ms);
+  const pb::Consistency consistency = request.consistency();
+  ReadState(consistency, [req = std::move(request), done = std::move(done)](
+                             Result<const PartitionStateMachine*> state) {
+    if (!state.ok()) return done(state.status());
+    done((*state)->Scan(req.start_key(), req.end_key(), req.limit()));
   });
 }
 

@@ -74,6 +74,9 @@ class GroupHost : public std::enable_shared_from_this<GroupHost> {
   using ReadCallback = std::function<void(Result<std::optional<pb::KvRecord>>)>;
   using ScanCallback = std::function<void(Result<pb::KvScanResponse>)>;
   using StatusCallback = std::function<void(GroupStatus)>;
+  // Called on the group's strand with the state machine (valid only during
+  // the call), or with the error that kept the read from being served.
+  using StateReader = std::function<void(Result<const PartitionStateMachine*>)>;
 
   // Recovers the group from `store` (or bootstraps it) and starts ticking.
   // `store` and `sender` must outlive the host.
@@ -84,6 +87,12 @@ class GroupHost : public std::enable_shared_from_this<GroupHost> {
 
   void Deliver(pb::Message message);
   void Write(pb::KvBatch batch, WriteCallback done);
+  // Proposes any partition command (a KV batch or an S3 op).
+  void Write(pb::KvCommand command, WriteCallback done);
+  // Runs `read` once a read of `consistency` may be served: STRONG under the
+  // leader's lease after the applied index reached the lease read index,
+  // EVENTUAL at once from this replica's applied state.
+  void ReadState(pb::Consistency consistency, StateReader read);
   void Read(std::string key, pb::Consistency consistency, ReadCallback done);
   void Scan(pb::KvScanRequest request, ScanCallback done);
   void GetStatus(StatusCallback done);

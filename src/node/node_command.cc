@@ -50,6 +50,7 @@ Result<NodeServerOptions> MakeOptions(const NodeCommandArgs& args) {
   options.http_host = self->host;
   options.http_port = static_cast<uint16_t>(self->http_port);
   options.store_path = args.dir + "/data/" + args.name + "/rocksdb";
+  options.blob_path = args.dir + "/data/" + args.name + "/blobs";
   for (const cluster::ProcessEntry& node : table.OfRole(cluster::ProcessRole::kNode)) {
     options.peers.push_back(PeerAddress{node.id, node.host, static_cast<uint16_t>(node.peer_port)});
   }

@@ -5,13 +5,18 @@
 #include <algorithm>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
+#include <chrono>
+#include <filesystem>
 #include <future>
 #include <map>
 #include <mutex>
 #include <sstream>
+#include <thread>
 #include <utility>
 
+#include "blob/blob_service.h"
 #include "node/fault_rules.h"
+#include "node/s3_reads.h"
 #include "common/limits.h"
 #include "http/http_server.h"
 #include "rpc/channel_pool.h"
@@ -83,6 +88,7 @@ class NodeServer::Impl {
   std::shared_ptr<storage::StorageFaults> storage_faults_ = std::make_shared<storage::StorageFaults>();
   std::shared_ptr<rpc::ChannelPool> pool_;
   std::unique_ptr<ReplicationHost> replication_;
+  std::unique_ptr<blob::BlobService> blob_;
   std::unique_ptr<rpc::RpcServer> rpc_;
   std::unique_ptr<http::HttpServer> http_;
   std::atomic<bool> serving_{false};
@@ -95,6 +101,7 @@ class NodeServer::Impl {
 
  private:
   Status RegisterHandlers();
+  Status OpenBlobService();
   void OnConsensusBatch(const pb::Envelope& request);
   void OnGet(const pb::Envelope& request, rpc::Responder responder);
   void OnScan(const pb::Envelope& request, rpc::Responder responder);
@@ -137,6 +144,7 @@ Status NodeServer::Impl::Start() {
   auto replication = ReplicationHost::Open(io_, metrics_, std::move(host_options));
   if (!replication.ok()) return replication.status();
   replication_ = std::move(replication).value();
+  TESSERA_RETURN_IF_ERROR(OpenBlobService());
 
   rpc::ServerOptions server_options;
   server_options.identity = identity;
@@ -164,7 +172,7 @@ Status NodeServer::Impl::Start() {
 Status NodeServer::Impl::RegisterHandlers() {
   using rpc::PeerInfo;
   using rpc::Responder;
-  const std::vector<std::pair<const char*, rpc::Handler>> handlers = {
+  std::vector<std::pair<std::string, rpc::Handler>> handlers = {
       {"consensus.batch",
        [this](const PeerInfo&, const pb::Envelope& r, Responder) { OnConsensusBatch(r); }},
       {"kv.get", [this](const PeerInfo&, const pb::Envelope& r, Responder s) { OnGet(r, std::move(s)); }},
@@ -175,10 +183,40 @@ Status NodeServer::Impl::RegisterHandlers() {
       {"admin.status", [this](const PeerInfo&, const pb::Envelope&, Responder s) { OnStatus(std::move(s)); }},
       {"admin.faults",
        [this](const PeerInfo&, const pb::Envelope& r, Responder s) { OnFaults(r, std::move(s)); }},
+      {"blob.put",
+       [this](const PeerInfo&, const pb::Envelope& r, Responder s) { blob_->HandlePut(r, std::move(s)); }},
+      {"blob.read",
+       [this](const PeerInfo&, const pb::Envelope& r, Responder s) { blob_->HandleRead(r, std::move(s)); }},
+      {"blob.delete",
+       [this](const PeerInfo&, const pb::Envelope& r, Responder s) { blob_->HandleDelete(r, std::move(s)); }},
+      {"blob.list",
+       [this](const PeerInfo&, const pb::Envelope& r, Responder s) { blob_->HandleList(r, std::move(s)); }},
   };
+  for (auto& entry : S3ReadHandlers(replication_.get())) handlers.push_back(std::move(entry));
   for (const auto& [method, handler] : handlers) {
     TESSERA_RETURN_IF_ERROR(rpc_->RegisterHandler(method, handler));
   }
+  return Status::Ok();
+}
+
+// The blob store beside the RocksDB directory unless placed explicitly. The
+// node's disk fault knobs (admin.faults) also slow or fail blob fsyncs.
+Status NodeServer::Impl::OpenBlobService() {
+  blob::BlobServiceOptions blob_options;
+  blob_options.path = options_.blob_path;
+  if (blob_options.path.empty()) {
+    blob_options.path = (std::filesystem::path(options_.store_path).parent_path() / "blobs").string();
+  }
+  std::shared_ptr<storage::StorageFaults> faults = storage_faults_;
+  blob_options.store.before_sync = [faults]() -> Status {
+    const uint32_t delay_ms = faults->fsync_delay_ms.load();
+    if (delay_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+    if (faults->fail_writes.load()) return Status::IOError("injected fsync failure (fail_writes)");
+    return Status::Ok();
+  };
+  auto blob = blob::BlobService::Open(metrics_, std::move(blob_options));
+  if (!blob.ok()) return blob.status();
+  blob_ = std::move(blob).value();
   return Status::Ok();
 }
 
@@ -234,7 +272,13 @@ void NodeServer::Impl::OnWrite(const pb::Envelope& request, rpc::Responder respo
   if (!Parse(request, responder, &write)) return;
   auto host = FindOrFail(write.group_id(), responder);
   if (!host) return;
-  host->Write(std::move(*write.mutable_batch()), [responder](Result<pb::KvApplyResult> r) {
+  pb::KvCommand command;
+  if (write.has_s3()) {
+    *command.mutable_s3() = std::move(*write.mutable_s3());
+  } else {
+    *command.mutable_batch() = std::move(*write.mutable_batch());
+  }
+  host->Write(std::move(command), [responder](Result<pb::KvApplyResult> r) {
     if (!r.ok()) return responder.Fail(r.status());
     pb::KvWriteResponse response;
     *response.mutable_result() = *r;
@@ -386,6 +430,7 @@ void NodeServer::Impl::Stop() {
   serving_ = false;
   if (http_) http_->Stop();
   if (rpc_) rpc_->Stop();
+  if (blob_) blob_->Stop();
   if (replication_) replication_->Stop();
   pool_.reset();
   std::promise<void> timer_stopped;
@@ -407,6 +452,7 @@ NodeServer::~NodeServer() {
   // The io threads have stopped: closing the store is safe now.
   impl_->http_.reset();
   impl_->rpc_.reset();
+  impl_->blob_.reset();
   impl_->replication_.reset();
 }
 

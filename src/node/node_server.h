@@ -14,8 +14,14 @@
 //   admin.faults        FaultRules: per-peer drop/delay on outbound frames
 //                       (rpc FaultInjector; merged unless `replace`), and
 //                       the disk knobs fsync_delay_ms / fail_writes, which
-//                       always take the request's values (absent = off).
+//                       always take the request's values (absent = off) and
+//                       apply to the log's synced writes and to blob fsyncs.
 //                       Answers the rules now in force.
+//   blob.put/read/delete/list
+//                       the node's blob store (blob::BlobService,
+//                       proto/tessera/blob.proto, docs/formats/blobs.md): file
+//                       work on a few blob worker threads, never on the io
+//                       threads; Throttled when their queue is full.
 // HTTP: GET /metrics (Prometheus text), GET /health (200 JSON with the
 // groups while serving, 503 otherwise).
 //
@@ -56,6 +62,8 @@ struct NodeServerOptions {
   std::string http_host = "127.0.0.1";
   uint16_t http_port = 0;  // 0: any free port
   std::string store_path;  // RocksDB directory
+  // Blob store directory; empty: "blobs" beside the RocksDB directory.
+  std::string blob_path;
   // Processes this node sends consensus messages to (itself is skipped).
   std::vector<PeerAddress> peers;
   GroupHostOptions group_defaults;  // timings for every group

@@ -4,6 +4,7 @@
 
 #include "common/check.h"
 #include "common/limits.h"
+#include "s3/model/object_ops.h"
 
 namespace tessera::node {
 namespace {
@@ -22,6 +23,47 @@ class Overlay {
   void Put(const std::string& key, std::optional<pb::KvRecord> record) {
     pending_[key] = std::move(record);
   }
+  // Rows in [start, end) as of now: the stored state with this batch's
+  // pending writes applied, at most `limit`, values KvRecord-unwrapped.
+  Result<s3::model::StateAccess::Rows> Scan(const std::string& start, const std::string& end,
+                                            size_t limit) const {
+    s3::model::StateAccess::Rows out;
+    std::string cursor = start;
+    auto pending = pending_.lower_bound(start);
+    auto in_range = [&end](const std::string& key) { return end.empty() || key < end; };
+    while (out.size() < limit) {
+      auto stored = sm_.Scan(cursor, end, static_cast<uint32_t>(limits::kScanItemsMax - 1));
+      if (!stored.ok()) return stored.status();
+      const bool exhausted = stored->resume_key().empty();
+      // Merge the pending writes that sort before the next stored row.
+      auto take_pending_before = [&](const std::string* bound) {
+        while (pending != pending_.end() && in_range(pending->first) &&
+               (!bound || pending->first < *bound) && out.size() < limit) {
+          if (pending->second) out.emplace_back(pending->first, pending->second->value());
+          ++pending;
+        }
+      };
+      for (const pb::KvItem& item : stored->items()) {
+        take_pending_before(&item.key());
+        if (out.size() >= limit) return out;
+        if (pending != pending_.end() && pending->first == item.key()) {
+          if (pending->second) out.emplace_back(pending->first, pending->second->value());
+          ++pending;
+        } else {
+          out.emplace_back(item.key(), item.value());
+        }
+        if (out.size() >= limit) return out;
+      }
+      if (exhausted) {
+        take_pending_before(nullptr);
+        return out;
+      }
+      cursor = stored->resume_key();
+      take_pending_before(&cursor);
+    }
+    return out;
+  }
+
   std::vector<storage::Mutation> Mutations() const {
     std::vector<storage::Mutation> out;
     out.reserve(pending_.size());
@@ -47,11 +89,52 @@ bool ConditionHolds(const pb::KvCondition& c, const std::optional<pb::KvRecord>&
   return false;
 }
 
+// An S3 op's view of the state: the overlay, with values wrapped in
+// KvRecords whose version is the op's slot.
+class S3StateAccess : public s3::model::StateAccess {
+ public:
+  S3StateAccess(Overlay& overlay, Slot slot) : overlay_(overlay), slot_(slot) {}
+
+  Result<std::optional<std::string>> Get(const std::string& key) override {
+    auto record = overlay_.Get(key);
+    if (!record.ok()) return record.status();
+    if (!record->has_value()) return std::optional<std::string>();
+    return std::optional<std::string>(std::move(*record->value().mutable_value()));
+  }
+  void Put(const std::string& key, std::string value) override {
+    pb::KvRecord record;
+    record.set_version(slot_);
+    record.set_value(std::move(value));
+    overlay_.Put(key, std::move(record));
+  }
+  void Delete(const std::string& key) override { overlay_.Put(key, std::nullopt); }
+  Result<Rows> ScanState(const std::string& start, const std::string& end,
+                         size_t limit) override {
+    return overlay_.Scan(start, end, limit);
+  }
+
+ private:
+  Overlay& overlay_;
+  const Slot slot_;
+};
+
+Result<pb::KvApplyResult> ApplyS3(const pb::S3Op& op, Slot slot, Overlay& overlay) {
+  S3StateAccess access(overlay, slot);
+  auto outcome = s3::model::ApplyS3Op(op, slot, access);
+  if (!outcome.ok()) return outcome.status();
+  pb::KvApplyResult result;
+  result.set_applied(true);
+  result.set_version(slot);
+  *result.mutable_s3() = std::move(outcome).value();
+  return result;
+}
+
 // Applies one command to the overlay; returns its result or a storage error.
 Result<pb::KvApplyResult> ApplyCommand(const pb::Entry& entry, Overlay& overlay) {
   pb::KvApplyResult result;
   pb::KvCommand command;
   if (!command.ParseFromString(entry.command())) return result;  // not applied, everywhere
+  if (command.has_s3()) return ApplyS3(command.s3(), entry.slot(), overlay);
   const pb::KvBatch& batch = command.batch();
   for (int i = 0; i < batch.conditions_size(); ++i) {
     auto current = overlay.Get(batch.conditions(i).key());

@@ -16,7 +16,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr size_t kStatusCodes = static_cast<size_t>(StatusCode::kAborted) + 1;
-constexpr const char* kOpNames[] = {"get", "put", "delete", "scan"};
+constexpr const char* kOpNames[] = {"get", "put", "delete", "scan", "s3_read", "s3_write", "s3_list"};
 
 uint64_t SplitMix64(std::atomic<uint64_t>& state) {
   uint64_t z = state.fetch_add(0x9E3779B97F4A7C15ull) + 0x9E3779B97F4A7C15ull;
@@ -425,6 +425,22 @@ void KvRouter::Write(const std::string& table, const std::string& key, pb::KvBat
     done(std::move(*response.mutable_result()));
   };
   std::make_shared<Operation>(*this, m, "kv.write", table, key, false,
+                              start + std::chrono::milliseconds(options_.request_deadline_ms),
+                              std::move(build), std::move(finish))
+      ->Start();
+}
+
+void KvRouter::Call(const std::string& table, const std::string& key, const char* method,
+                    bool idempotent, const char* op_name, PartitionRequest build,
+                    PartitionReply done) {
+  OpMetrics& m = MetricsFor(op_name);
+  const Clock::time_point start = Clock::now();
+  auto finish = [&m, start, done = std::move(done)](Result<std::string> reply,
+                                                     const pb::PartitionDescriptor& p) {
+    m.Record(start, reply.status().code());
+    done(std::move(reply), p);
+  };
+  std::make_shared<Operation>(*this, m, method, table, key, idempotent,
                               start + std::chrono::milliseconds(options_.request_deadline_ms),
                               std::move(build), std::move(finish))
       ->Start();

@@ -94,6 +94,17 @@ class KvRouter {
   void Write(const std::string& table, const std::string& key, pb::KvBatch batch,
              const char* op_name, Callback<pb::KvApplyResult> done);
 
+  // Any partition method (the S3 front's "kv.write" with an S3 op, "kv.get",
+  // "s3.list", ...): `build` makes the request for the partition that
+  // holds `key` as resolved; `done` gets the reply payload and that
+  // partition. Routing, redirects and retries as above; `idempotent` says
+  // whether a failure after sending may be retried (reads) or not (writes).
+  // op_name labels the metrics: "s3_read", "s3_write" or "s3_list".
+  using PartitionRequest = std::function<std::string(const pb::PartitionDescriptor&)>;
+  using PartitionReply = std::function<void(Result<std::string>, const pb::PartitionDescriptor&)>;
+  void Call(const std::string& table, const std::string& key, const char* method, bool idempotent,
+            const char* op_name, PartitionRequest build, PartitionReply done);
+
   // Keys in [start_key, end_key) (empty end: to the end of the table), at
   // most `limit` (1..kRouterScanItemsMax), walking partitions in key order.
   void Scan(const std::string& table, const std::string& start_key, const std::string& end_key,

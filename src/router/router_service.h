@@ -52,6 +52,10 @@ class RouterService {
   void Stop();
 
   RouteCache& cache() { return cache_; }
+  // The channels to nodes and meta replicas, and the KV router (after a
+  // successful Start), for the S3 service that shares them.
+  rpc::ChannelPool& pool() { return *pool_; }
+  KvRouter& kv() { return *kv_; }
   // The HTTP handler (after a successful Start), for tests that bypass the
   // transport.
   KvHttpApi& api() { return *api_; }

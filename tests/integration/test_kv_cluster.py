@@ -179,7 +179,9 @@ class Cluster:
                 print(f"kept {self.root}", file=sys.stderr)
 
     def status(self):
-        return parse_status(self.cli("cluster", "status", timeout=60, check=False).stdout)
+        """The `kv` table's partitions (the cluster also has the S3 table `_s3`)."""
+        parts = parse_status(self.cli("cluster", "status", timeout=60, check=False).stdout)
+        return [p for p in parts if p["table"] == "kv"]
 
     def fault(self, *args):
         """`cluster partition|heal ...`: every node and metadata replica must

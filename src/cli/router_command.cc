@@ -1,4 +1,4 @@
-#include "router/router_command.h"
+#include "cli/router_command.h"
 
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/spdlog.h>
@@ -19,6 +19,7 @@
 #include "cluster/process_table.h"
 #include "common/metrics.h"
 #include "router/router_service.h"
+#include "s3/front/s3_service.h"
 #include "rpc/fault_injector.h"
 
 namespace tessera::router {
@@ -70,6 +71,17 @@ int RunRouterCommand(const RouterCommandArgs& args) {
   options.http_port = static_cast<uint16_t>(self->http_port);
 
   // Destroyed in reverse: io threads joined, io_context, then these two.
+  s3::front::S3ServiceOptions s3_options;
+  s3_options.self = *self;
+  s3_options.processes = table.all();
+  s3_options.host = self->host;
+  s3_options.http_port = static_cast<uint16_t>(self->s3_port);
+  if (self->s3_tls_port != 0) {
+    s3_options.https_port = static_cast<uint16_t>(self->s3_tls_port);
+    s3_options.tls = http::TlsFiles{args.dir + "/tls/cert.pem", args.dir + "/tls/key.pem"};
+  }
+  s3_options.front.region = args.region;
+  s3_options.front.base_domain = args.base_domain;
   metrics::Registry registry;
   rpc::FaultInjector faults(self->id);
   asio::io_context io;
@@ -80,14 +92,18 @@ int RunRouterCommand(const RouterCommandArgs& args) {
   int code = 0;
   {
     RouterService service(rpc::RpcContext{io, registry, faults}, std::move(*credentials), options);
-    const Status started = service.Start();
+    s3::front::S3Service s3(io, registry, service, s3_options);
+    Status started = service.Start();
+    if (started.ok()) started = s3.Start();
     if (!started.ok()) {
       code = Fail(started.ToString());
     } else {
-      spdlog::info("router.serving name={} http_port={}", args.name, service.http_port());
+      spdlog::info("router.serving name={} http_port={} s3_port={} s3_tls_port={}", args.name,
+                   service.http_port(), s3.http_port(), s3.https_port());
       const int signal = WaitForSignal(io);
       spdlog::info("router.stopping signal={}", signal);
     }
+    s3.Stop();
     service.Stop();
     work.reset();
     io.stop();  // servers and channels are closed; drop whatever timers remain

@@ -1,0 +1,156 @@
+// Goal: the blob slot map puts each slot's replicas in distinct AZs (or on
+// distinct nodes with fewer AZs), spreads slots evenly over nodes, and is
+// the same whatever the order of the node list.
+#include "blob/blob_slot_map.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <random>
+#include <set>
+
+#include "common/limits.h"
+
+namespace tessera::blob {
+namespace {
+
+// `per_az[i]` nodes in AZ "az<i>", ids 1.. in order.
+std::vector<NodeRef> Nodes(const std::vector<int>& per_az) {
+  std::vector<NodeRef> nodes;
+  uint32_t id = 1;
+  for (size_t az = 0; az < per_az.size(); ++az) {
+    for (int i = 0; i < per_az[az]; ++i) nodes.push_back({id++, "az" + std::to_string(az)});
+  }
+  return nodes;
+}
+
+BlobSlotMap BuildOrDie(std::vector<NodeRef> nodes) {
+  auto map = BlobSlotMap::Build(std::move(nodes));
+  EXPECT_TRUE(map.ok()) << map.status().ToString();
+  return std::move(map).value();
+}
+
+// Slots held per node.
+std::map<uint32_t, size_t> Load(const BlobSlotMap& map) {
+  std::map<uint32_t, size_t> load;
+  for (uint32_t slot = 0; slot < limits::kBlobSlots; ++slot) {
+    for (uint32_t node : map.ReplicasOf(slot)) ++load[node];
+  }
+  return load;
+}
+
+void ExpectEvenWithinAz(const BlobSlotMap& map) {
+  std::map<std::string, std::pair<size_t, size_t>> min_max;  // per AZ
+  for (const auto& [node, n] : Load(map)) {
+    auto [it, inserted] = min_max.try_emplace(*map.AzOf(node), n, n);
+    it->second.first = std::min(it->second.first, n);
+    it->second.second = std::max(it->second.second, n);
+  }
+  for (const auto& [az, mm] : min_max) EXPECT_LE(mm.second - mm.first, 1u) << az;
+}
+
+TEST(BlobSlotMapTest, ThreeAzsOneReplicaPerAz) {
+  const BlobSlotMap map = BuildOrDie(Nodes({4, 4, 4}));
+  EXPECT_EQ(map.replicas_per_slot(), 3u);
+  for (uint32_t slot = 0; slot < limits::kBlobSlots; ++slot) {
+    const auto& r = map.ReplicasOf(slot);
+    ASSERT_EQ(r.size(), 3u);
+    std::set<std::string> azs;
+    for (uint32_t node : r) azs.insert(*map.AzOf(node));
+    EXPECT_EQ(azs.size(), 3u) << slot;
+  }
+  ExpectEvenWithinAz(map);
+  EXPECT_EQ(Load(map).size(), 12u);
+}
+
+TEST(BlobSlotMapTest, PairingsVaryAcrossRounds) {
+  // Round robin alone would pair node 1 only with nodes 5 and 9.
+  const BlobSlotMap map = BuildOrDie(Nodes({4, 4, 4}));
+  std::set<uint32_t> partners_of_1;
+  for (uint32_t slot = 0; slot < limits::kBlobSlots; ++slot) {
+    const auto& r = map.ReplicasOf(slot);
+    if (std::find(r.begin(), r.end(), 1u) == r.end()) continue;
+    for (uint32_t node : r) partners_of_1.insert(node);
+  }
+  EXPECT_GE(partners_of_1.size(), 9u);  // itself and all 8 nodes of the other AZs
+}
+
+TEST(BlobSlotMapTest, MoreThanThreeAzsRotate) {
+  const BlobSlotMap map = BuildOrDie(Nodes({2, 2, 2, 2, 2}));
+  std::map<std::string, size_t> az_use;
+  for (uint32_t slot = 0; slot < limits::kBlobSlots; ++slot) {
+    std::set<std::string> azs;
+    for (uint32_t node : map.ReplicasOf(slot)) azs.insert(*map.AzOf(node));
+    EXPECT_EQ(azs.size(), 3u);
+    for (const auto& az : azs) ++az_use[az];
+  }
+  ASSERT_EQ(az_use.size(), 5u);
+  for (const auto& [az, n] : az_use) EXPECT_NEAR(static_cast<double>(n), 3.0 * limits::kBlobSlots / 5, 3) << az;
+  ExpectEvenWithinAz(map);
+}
+
+TEST(BlobSlotMapTest, FewerAzsUseDistinctNodesEvenly) {
+  for (const std::vector<int>& shape : {std::vector<int>{5}, {2, 2}, {3, 2}, {1, 1, 0}}) {
+    std::vector<NodeRef> nodes = Nodes(shape);
+    const BlobSlotMap map = BuildOrDie(nodes);
+    const size_t want = std::min<size_t>(3, nodes.size());
+    EXPECT_EQ(map.replicas_per_slot(), want);
+    for (uint32_t slot = 0; slot < limits::kBlobSlots; ++slot) {
+      const auto& r = map.ReplicasOf(slot);
+      EXPECT_EQ(std::set<uint32_t>(r.begin(), r.end()).size(), want);
+    }
+    size_t lo = SIZE_MAX, hi = 0;
+    for (const auto& [node, n] : Load(map)) {
+      lo = std::min(lo, n);
+      hi = std::max(hi, n);
+    }
+    EXPECT_LE(hi - lo, 1u);
+  }
+}
+
+TEST(BlobSlotMapTest, TwoEqualAzsEverySlotSpansBoth) {
+  const BlobSlotMap map = BuildOrDie(Nodes({3, 3}));
+  for (uint32_t slot = 0; slot < limits::kBlobSlots; ++slot) {
+    std::set<std::string> azs;
+    for (uint32_t node : map.ReplicasOf(slot)) azs.insert(*map.AzOf(node));
+    EXPECT_EQ(azs.size(), 2u);
+  }
+}
+
+TEST(BlobSlotMapTest, IndependentOfInputOrder) {
+  std::vector<NodeRef> nodes = Nodes({3, 4, 2, 3});
+  const BlobSlotMap a = BuildOrDie(nodes);
+  std::mt19937 rng(42);
+  for (int round = 0; round < 5; ++round) {
+    std::shuffle(nodes.begin(), nodes.end(), rng);
+    const BlobSlotMap b = BuildOrDie(nodes);
+    for (uint32_t slot = 0; slot < limits::kBlobSlots; ++slot) {
+      ASSERT_EQ(a.ReplicasOf(slot), b.ReplicasOf(slot));
+    }
+  }
+}
+
+TEST(BlobSlotMapTest, SlotsOfMatchesReplicasOf) {
+  const BlobSlotMap map = BuildOrDie(Nodes({2, 2, 2}));
+  size_t total = 0;
+  for (const NodeRef& node : map.nodes()) {
+    for (uint32_t slot : map.SlotsOf(node.node_id)) {
+      const auto& r = map.ReplicasOf(slot);
+      EXPECT_NE(std::find(r.begin(), r.end(), node.node_id), r.end());
+      ++total;
+    }
+  }
+  EXPECT_EQ(total, 3u * limits::kBlobSlots);
+  EXPECT_FALSE(map.AzOf(99).has_value());
+}
+
+TEST(BlobSlotMapTest, RejectsBadNodeLists) {
+  EXPECT_EQ(BlobSlotMap::Build({}).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(BlobSlotMap::Build({{0, "a"}}).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(BlobSlotMap::Build({{1, ""}}).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(BlobSlotMap::Build({{1, "a"}, {1, "b"}}).status().code(), StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace tessera::blob

@@ -1,0 +1,349 @@
+#include "blob/blob_store.h"
+
+#include <fcntl.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <map>
+
+#include "blob/blob_file.h"
+#include "common/check.h"
+#include "common/crc32c.h"
+#include "common/limits.h"
+
+namespace tessera::blob {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr uint32_t kDirs = 256;
+constexpr std::string_view kSuffix = ".blob";
+constexpr std::string_view kTempSuffix = ".tmp";
+
+std::string DirName(uint32_t slot) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  const uint32_t d = slot % kDirs;
+  return std::string{kHex[d >> 4], kHex[d & 0xf]};
+}
+
+Status ErrnoStatus(const std::string& what, int err) {
+  return Status::IOError(what + ": " + std::strerror(err));
+}
+
+// Closes a file descriptor on scope exit.
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+  // close(2) reports delayed write errors on some file systems.
+  int Close() {
+    const int r = ::close(fd_);
+    fd_ = -1;
+    return r;
+  }
+
+ private:
+  int fd_;
+};
+
+Status WriteAll(int fd, std::string_view bytes, const std::string& path) {
+  while (!bytes.empty()) {
+    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return ErrnoStatus("write " + path, errno);
+    bytes.remove_prefix(static_cast<size_t>(n));
+  }
+  return Status::Ok();
+}
+
+// Reads exactly `length` bytes at `offset`; Corruption when the file ends
+// first (it was truncated under us).
+Result<std::string> ReadAt(int fd, uint64_t offset, uint64_t length, const std::string& path) {
+  std::string out(length, '\0');
+  uint64_t done = 0;
+  while (done < length) {
+    const ssize_t n = ::pread(fd, out.data() + done, length - done, static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return ErrnoStatus("read " + path, errno);
+    if (n == 0) return Status::Corruption("blob file " + path + ": truncated");
+    done += static_cast<uint64_t>(n);
+  }
+  return out;
+}
+
+}  // namespace
+
+struct BlobStore::Counters {
+  std::atomic<uint64_t> puts{0};
+  std::atomic<uint64_t> put_bytes{0};
+  std::atomic<uint64_t> reads{0};
+  std::atomic<uint64_t> read_bytes{0};
+  std::atomic<uint64_t> deletes{0};
+  std::atomic<uint64_t> corruptions{0};
+  std::atomic<uint64_t> io_errors{0};
+
+  // Counts a failure by kind and passes it on.
+  Status Count(Status s) {
+    if (s.code() == StatusCode::kCorruption) corruptions.fetch_add(1, std::memory_order_relaxed);
+    if (s.code() == StatusCode::kIOError) io_errors.fetch_add(1, std::memory_order_relaxed);
+    return s;
+  }
+};
+
+BlobStore::BlobStore(std::string dir, BlobStoreOptions options)
+    : dir_(std::move(dir)), options_(std::move(options)), counters_(std::make_unique<Counters>()) {}
+
+BlobStore::~BlobStore() = default;
+
+Result<std::unique_ptr<BlobStore>> BlobStore::Open(std::string dir, BlobStoreOptions options) {
+  if (dir.empty()) return Status::InvalidArgument("blob store: empty directory");
+  std::unique_ptr<BlobStore> store(new BlobStore(std::move(dir), std::move(options)));
+  std::error_code ec;
+  fs::create_directories(store->dir_, ec);
+  if (ec) return Status::IOError("blob store: cannot create " + store->dir_ + ": " + ec.message());
+  // Slot directories are made on first use (EnsureDir); those that exist
+  // may hold temporaries of puts a crash interrupted.
+  size_t temporaries = 0;
+  for (uint32_t d = 0; d < kDirs; ++d) {
+    const fs::path sub = fs::path(store->dir_) / DirName(d);
+    if (!fs::is_directory(sub, ec)) continue;
+    for (const fs::directory_entry& entry : fs::directory_iterator(sub, ec)) {
+      const std::string name = entry.path().filename().string();
+      if (name.ends_with(kTempSuffix) && fs::remove(entry.path(), ec)) ++temporaries;
+    }
+    if (ec) return Status::IOError("blob store: cannot read " + sub.string() + ": " + ec.message());
+    store->dir_ready_[d] = true;
+  }
+  TESSERA_RETURN_IF_ERROR(store->SyncDir(store->dir_));
+  spdlog::info("blob.store_opened dir={} temporaries_removed={}", store->dir_, temporaries);
+  return store;
+}
+
+// The slot's directory exists and its entry in dir_ is durable.
+Status BlobStore::EnsureDir(uint32_t slot) {
+  const uint32_t d = slot % kDirs;
+  if (dir_ready_[d].load(std::memory_order_acquire)) return Status::Ok();
+  const std::string sub = dir_ + "/" + DirName(slot);
+  if (::mkdir(sub.c_str(), 0755) != 0 && errno != EEXIST) return ErrnoStatus("mkdir " + sub, errno);
+  TESSERA_RETURN_IF_ERROR(SyncDir(dir_));
+  dir_ready_[d].store(true, std::memory_order_release);
+  return Status::Ok();
+}
+
+std::string BlobStore::PathOf(const BlobId& id) const {
+  return dir_ + "/" + DirName(id.slot) + "/" + id.ToString() + std::string(kSuffix);
+}
+
+std::mutex& BlobStore::StripeOf(const BlobId& id) {
+  return stripes_[(id.unique[0] ^ id.slot) % stripes_.size()];
+}
+
+Status BlobStore::Sync(int fd, const std::string& what) {
+  if (options_.before_sync) TESSERA_RETURN_IF_ERROR(options_.before_sync());
+  while (::fsync(fd) != 0) {
+    if (errno != EINTR) return ErrnoStatus("fsync " + what, errno);
+  }
+  return Status::Ok();
+}
+
+Status BlobStore::SyncDir(const std::string& dir) {
+  Fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (fd.get() < 0) return ErrnoStatus("open " + dir, errno);
+  return Sync(fd.get(), dir);
+}
+
+// Contract 1: temporary, fsync, rename, fsync of the directory.
+Status BlobStore::WriteNew(const BlobId& id, std::string_view data) {
+  TESSERA_RETURN_IF_ERROR(EnsureDir(id.slot));
+  const std::string path = PathOf(id);
+  const std::string temp = path + std::string(kTempSuffix);
+  Status written = [&]() -> Status {
+    Fd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+    if (fd.get() < 0) return ErrnoStatus("create " + temp, errno);
+    TESSERA_RETURN_IF_ERROR(WriteAll(fd.get(), file::EncodePrefix(id, data), temp));
+    TESSERA_RETURN_IF_ERROR(WriteAll(fd.get(), data, temp));
+    TESSERA_RETURN_IF_ERROR(Sync(fd.get(), temp));
+    if (fd.Close() != 0) return ErrnoStatus("close " + temp, errno);
+    if (::rename(temp.c_str(), path.c_str()) != 0) return ErrnoStatus("rename " + temp, errno);
+    return Status::Ok();
+  }();
+  if (!written.ok()) {
+    ::unlink(temp.c_str());
+    return written;
+  }
+  return SyncDir(dir_ + "/" + DirName(id.slot));
+}
+
+Status BlobStore::Put(const BlobId& id, std::string_view data) {
+  if (id.slot >= limits::kBlobSlots) return Status::InvalidArgument("blob slot out of range");
+  if (data.size() > limits::kBlobBytesMax) {
+    return Status::InvalidArgument("blob of " + std::to_string(data.size()) + " bytes exceeds " +
+                                   std::to_string(limits::kBlobBytesMax));
+  }
+  std::lock_guard lock(StripeOf(id));
+  Result<BlobReadResult> existing = ReadFile(id, 0, UINT64_MAX);
+  if (existing.ok()) {
+    if (existing->data != data) {
+      return Status::Conflict("blob " + id.ToString() + " already holds other bytes");
+    }
+    counters_->puts.fetch_add(1, std::memory_order_relaxed);
+    return Status::Ok();
+  }
+  const StatusCode code = existing.status().code();
+  if (code == StatusCode::kCorruption) {
+    spdlog::warn("blob.replacing_corrupt id={} reason=\"{}\"", id.ToString(), existing.status().message());
+  } else if (code != StatusCode::kNotFound) {
+    return existing.status();
+  }
+  TESSERA_RETURN_IF_ERROR(counters_->Count(WriteNew(id, data)));
+  counters_->puts.fetch_add(1, std::memory_order_relaxed);
+  counters_->put_bytes.fetch_add(data.size(), std::memory_order_relaxed);
+  return Status::Ok();
+}
+
+Result<BlobReadResult> BlobStore::Read(const BlobId& id, uint64_t offset, uint64_t length) {
+  Result<BlobReadResult> result = ReadFile(id, offset, length);
+  if (result.ok()) {
+    counters_->reads.fetch_add(1, std::memory_order_relaxed);
+    counters_->read_bytes.fetch_add(result->data.size(), std::memory_order_relaxed);
+  }
+  return result;
+}
+
+// Contract 2. Failures of the file (not NotFound, not a bad range) are
+// counted.
+Result<BlobReadResult> BlobStore::ReadFile(const BlobId& id, uint64_t offset, uint64_t length) {
+  if (id.slot >= limits::kBlobSlots) return Status::InvalidArgument("blob slot out of range");
+  const std::string path = PathOf(id);
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) {
+    if (errno == ENOENT) return Status::NotFound("blob " + id.ToString() + " not found");
+    return counters_->Count(ErrnoStatus("open " + path, errno));
+  }
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) return counters_->Count(ErrnoStatus("stat " + path, errno));
+  const auto corrupt = [&](const std::string& why) {
+    return counters_->Count(Status::Corruption("blob file " + path + ": " + why));
+  };
+  auto header_bytes = ReadAt(fd.get(), 0, file::kHeaderBytes, path);
+  if (!header_bytes.ok()) return counters_->Count(header_bytes.status());
+  auto header = file::DecodeHeader(*header_bytes);
+  if (!header.ok()) return counters_->Count(header.status());
+  if (header->id != id) return corrupt("names blob " + header->id.ToString());
+  if (header->data_bytes > limits::kBlobBytesMax) return corrupt("data length over the limit");
+  if (static_cast<uint64_t>(st.st_size) != file::FileBytes(header->data_bytes)) {
+    return corrupt("file size " + std::to_string(st.st_size) + " does not match its header");
+  }
+  if (offset > header->data_bytes) {
+    return Status::InvalidArgument("offset " + std::to_string(offset) + " past the end of blob " +
+                                   id.ToString() + " (" + std::to_string(header->data_bytes) + " bytes)");
+  }
+  BlobReadResult result;
+  result.total_size = header->data_bytes;
+  const uint64_t n = std::min(length, header->data_bytes - offset);
+  if (n == 0) return result;
+  auto data = ReadBlocks(fd.get(), path, *header, offset, n);
+  if (!data.ok()) return counters_->Count(data.status());
+  result.data = std::move(data).value();
+  return result;
+}
+
+// Reads the blocks that hold [offset, offset + n) of a file whose header is
+// checked, verifies the table and each block, and returns the range.
+Result<std::string> BlobStore::ReadBlocks(int fd, const std::string& path, const file::Header& header,
+                                          uint64_t offset, uint64_t n) {
+  auto table = ReadAt(fd, file::kHeaderBytes, 4 * file::BlockCount(header.data_bytes), path);
+  if (!table.ok()) return table.status();
+  TESSERA_RETURN_IF_ERROR(file::CheckTable(header, *table));
+  const uint64_t first = offset / file::kBlockBytes;
+  const uint64_t last = (offset + n - 1) / file::kBlockBytes;
+  const uint64_t begin = first * file::kBlockBytes;
+  const uint64_t end = std::min((last + 1) * file::kBlockBytes, header.data_bytes);
+  auto data = ReadAt(fd, file::DataOffset(header.data_bytes) + begin, end - begin, path);
+  if (!data.ok()) return data.status();
+  const std::string_view view(*data);
+  for (uint64_t b = first; b <= last; ++b) {
+    const std::string_view block = view.substr((b - first) * file::kBlockBytes, file::kBlockBytes);
+    if (Crc32c(block) != file::TableEntry(*table, b)) {
+      return Status::Corruption("blob file " + path + ": checksum mismatch in block " + std::to_string(b));
+    }
+  }
+  if (begin == offset && end - begin == n) return std::move(data).value();
+  return data->substr(offset - begin, n);
+}
+
+Status BlobStore::Delete(const BlobId& id) {
+  if (id.slot >= limits::kBlobSlots) return Status::InvalidArgument("blob slot out of range");
+  std::lock_guard lock(StripeOf(id));
+  const std::string path = PathOf(id);
+  if (::unlink(path.c_str()) != 0) {
+    if (errno == ENOENT) return Status::NotFound("blob " + id.ToString() + " not found");
+    return counters_->Count(ErrnoStatus("unlink " + path, errno));
+  }
+  counters_->deletes.fetch_add(1, std::memory_order_relaxed);
+  return counters_->Count(SyncDir(dir_ + "/" + DirName(id.slot)));
+}
+
+Result<BlobListPage> BlobStore::List(uint32_t slot_from, const std::optional<BlobId>& after,
+                                     size_t limit) {
+  limit = std::clamp<size_t>(limit, 1, limits::kBlobListItemsMax);
+  uint32_t slot = slot_from;
+  if (after && after->slot > slot) slot = after->slot;
+  // Each directory read once, its blobs sorted (they interleave 16 slots).
+  std::map<uint32_t, std::vector<BlobListEntry>> dirs;
+  BlobListPage page;
+  for (; slot < limits::kBlobSlots; ++slot) {
+    auto [it, inserted] = dirs.try_emplace(slot % kDirs);
+    if (inserted) {
+      std::error_code ec;
+      const fs::path sub = fs::path(dir_) / DirName(slot);
+      if (!dir_ready_[slot % kDirs].load(std::memory_order_acquire) && !fs::is_directory(sub, ec)) continue;
+      for (const fs::directory_entry& entry : fs::directory_iterator(sub, ec)) {
+        const std::string name = entry.path().filename().string();
+        if (!name.ends_with(kSuffix) || name.size() != BlobId::kTextBytes + kSuffix.size()) continue;
+        auto id = BlobId::Parse(std::string_view(name).substr(0, BlobId::kTextBytes));
+        if (!id.ok()) continue;
+        std::error_code size_ec;
+        const uint64_t file_bytes = entry.file_size(size_ec);
+        if (size_ec) continue;  // deleted meanwhile
+        it->second.push_back(BlobListEntry{*id, file::DataBytesOfFile(file_bytes)});
+      }
+      if (ec) return counters_->Count(Status::IOError("list " + sub.string() + ": " + ec.message()));
+      std::sort(it->second.begin(), it->second.end(),
+                [](const BlobListEntry& a, const BlobListEntry& b) { return a.id < b.id; });
+    }
+    for (const BlobListEntry& entry : it->second) {
+      if (entry.id.slot != slot || (after && !(*after < entry.id))) continue;
+      if (page.entries.size() == limit) {
+        page.more = true;
+        return page;
+      }
+      page.entries.push_back(entry);
+    }
+  }
+  return page;
+}
+
+BlobStoreStats BlobStore::stats() const {
+  BlobStoreStats s;
+  s.puts = counters_->puts.load(std::memory_order_relaxed);
+  s.put_bytes = counters_->put_bytes.load(std::memory_order_relaxed);
+  s.reads = counters_->reads.load(std::memory_order_relaxed);
+  s.read_bytes = counters_->read_bytes.load(std::memory_order_relaxed);
+  s.deletes = counters_->deletes.load(std::memory_order_relaxed);
+  s.corruptions = counters_->corruptions.load(std::memory_order_relaxed);
+  s.io_errors = counters_->io_errors.load(std::memory_order_relaxed);
+  return s;
+}
+
+}  // namespace tessera::blob

@@ -1,0 +1,97 @@
+#include "cli/s3_command.h"
+
+#include <chrono>
+#include <ostream>
+
+#include <spdlog/spdlog.h>
+
+#include "cli/cluster_session.h"
+#include "tessera/s3_registry.pb.h"
+
+namespace tessera::cli {
+namespace {
+
+using cluster::ProcessRole;
+
+constexpr std::chrono::milliseconds kRpcTimeout{5'000};
+
+const char* VersioningName(pb::BucketVersioning v) {
+  switch (v) {
+    case pb::VERSIONING_ENABLED: return "Enabled";
+    case pb::VERSIONING_SUSPENDED: return "Suspended";
+    default: return "-";
+  }
+}
+
+template <typename Response, typename Request>
+Result<Response> CallMeta(ClusterSession& s, const std::string& method, const Request& request) {
+  auto client = s.client();
+  if (!client.ok()) return client.status();
+  auto raw = (*client)->CallAny(ProcessRole::kMeta, method, request.SerializeAsString(), kRpcTimeout);
+  if (!raw.ok()) return raw.status();
+  Response response;
+  if (!response.ParseFromString(*raw)) return Status::Corruption("unparsable " + method + " answer");
+  return response;
+}
+
+Status UserCreate(ClusterSession& s, const S3CommandArgs& a, std::ostream& out) {
+  pb::CreateUserRequest request;
+  request.set_name(a.name);
+  request.set_access_key(a.access_key);
+  request.set_secret_key(a.secret_key);
+  auto r = CallMeta<pb::CreateUserResponse>(s, "meta.create_user", request);
+  if (!r.ok()) return r.status();
+  out << "user " << r->name() << (r->created() ? "" : " (already existed with these keys)")
+      << "\naccess_key " << r->access_key() << "\nsecret_key " << r->secret_key() << "\n";
+  return Status::Ok();
+}
+
+Status UserList(ClusterSession& s, std::ostream& out) {
+  auto r = CallMeta<pb::ListUsersResponse>(s, "meta.list_users", pb::ListUsersRequest());
+  if (!r.ok()) return r.status();
+  for (const pb::UserRecord& u : r->users()) {
+    out << u.name();
+    for (int i = 0; i < u.access_keys_size(); ++i) out << (i == 0 ? " " : ",") << u.access_keys(i);
+    out << "\n";
+  }
+  return Status::Ok();
+}
+
+Status Buckets(ClusterSession& s, const S3CommandArgs& a, std::ostream& out) {
+  pb::ListBucketsRequest request;
+  request.set_owner(a.owner);
+  auto r = CallMeta<pb::ListBucketsResponse>(s, "meta.list_buckets", request);
+  if (!r.ok()) return r.status();
+  for (const pb::BucketDescriptor& b : r->buckets()) {
+    out << b.name() << " id=" << b.bucket_id() << " owner=" << b.owner()
+        << " region=" << (b.region().empty() ? "-" : b.region())
+        << " versioning=" << VersioningName(b.versioning()) << "\n";
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+int RunS3Command(const S3CommandArgs& a, std::ostream& out, std::ostream& err) {
+  spdlog::set_level(spdlog::level::err);
+  if (a.action == "user-create" && a.access_key.empty() != a.secret_key.empty()) {
+    err << "tessera s3 user create: give both --access-key and --secret-key, or neither\n";
+    return 2;
+  }
+  auto session = ClusterSession::Open(a.layout_path, a.dir);
+  if (!session.ok()) {
+    err << "tessera s3: " << session.status().ToString() << "\n";
+    return 2;
+  }
+  Status st = Status::InvalidArgument("unknown action " + a.action);
+  if (a.action == "user-create") st = UserCreate(**session, a, out);
+  else if (a.action == "user-list") st = UserList(**session, out);
+  else if (a.action == "buckets") st = Buckets(**session, a, out);
+  if (!st.ok()) {
+    err << "tessera s3: " << st.ToString() << "\n";
+    return 3;
+  }
+  return 0;
+}
+
+}  // namespace tessera::cli

@@ -1,0 +1,587 @@
+// Goal: on three real `tessera meta` processes, the bucket registry creates,
+// finds, lists, versions and deletes buckets (both conflict kinds; of
+// concurrent creates of one name exactly one wins), users are created
+// idempotently and found by access key on every replica, and the router's
+// RegistryClient caches with the MemDS rule (a hit still issues a lookup),
+// reads its own writes and fails over when a replica dies.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <boost/asio/ip/tcp.hpp>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "cluster/layout.h"
+#include "cluster/process_table.h"
+#include "cluster/supervisor.h"
+#include "meta/registry_keys.h"
+#include "router/registry_client.h"
+#include "rpc/channel_pool.h"
+#include "rpc/rpc_test_util.h"
+#include "tessera/cluster_rpc.pb.h"
+#include "tessera/s3_registry.pb.h"
+
+namespace tessera::meta {
+namespace {
+
+using namespace std::chrono_literals;
+using rpc::testing::CallSync;
+using rpc::testing::WaitFor;
+
+const std::string kSecret = "registry-process-test-secret-0123456789";
+const std::vector<uint32_t> kMetas = {101, 102, 103};
+
+uint16_t FreePort(std::set<uint16_t>& taken) {
+  boost::asio::io_context io;
+  for (;;) {
+    boost::asio::ip::tcp::acceptor a(
+        io, boost::asio::ip::tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), 0));
+    const uint16_t port = a.local_endpoint().port();
+    if (taken.insert(port).second) return port;
+  }
+}
+
+class RegistryProcessTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/tessera-registry-XXXXXX";
+    dir_ = ::mkdtemp(pattern);
+    std::ofstream(dir_ + "/secret") << kSecret << "\n";
+    WriteLayout();
+    table_ = std::make_unique<cluster::ProcessTable>(*cluster::LoadLayout(layout_path_));
+    StartFakeNodes();
+    rpc::ChannelOptions defaults;
+    defaults.identity = rpc::Identity{201, "router", kSecret};
+    defaults.backoff_max_ms = 200;
+    pool_ = std::make_unique<rpc::ChannelPool>(process_.context(threads_.io), defaults);
+    for (uint32_t id : kMetas) {
+      auto e = table_->ById(id);
+      ASSERT_TRUE(pool_->SetPeerAddress(id, e->host, static_cast<uint16_t>(e->peer_port)).ok());
+    }
+    supervisor_ = std::make_unique<cluster::Supervisor>(*cluster::Supervisor::Open(dir_));
+    for (uint32_t id : kMetas) Launch(id);
+    CreateS3Table();
+  }
+
+  void TearDown() override {
+    supervisor_->ReapExited();
+    for (uint32_t id : kMetas) {
+      const std::string name = table_->ById(id)->name;
+      if (supervisor_->LivePid(name).ok()) EXPECT_TRUE(supervisor_->Stop(name, 10'000).ok());
+    }
+    pool_.reset();
+    nodes_.clear();
+    if (HasFailure() || std::getenv("TESSERA_KEEP_TEST_DIR")) {
+      std::cerr << "cluster directory kept: " << dir_ << "\n";
+    } else {
+      std::filesystem::remove_all(dir_);
+    }
+  }
+
+  void WriteLayout() {
+    std::set<uint16_t> taken;
+    std::ostringstream out;
+    out << "name: \"test\"\nazs: [\"az1\", \"az2\", \"az3\"]\n";
+    for (int az = 1; az <= 3; ++az) {
+      for (int n = 1; n <= 2; ++n) {
+        out << "nodes { name: \"az" << az << "-n" << n << "\" az: \"az" << az
+            << "\" host: \"127.0.0.1\" peer_port: " << FreePort(taken)
+            << " http_port: " << FreePort(taken) << " }\n";
+      }
+    }
+    for (int az = 1; az <= 3; ++az) {
+      out << "meta { name: \"meta-az" << az << "\" az: \"az" << az
+          << "\" host: \"127.0.0.1\" peer_port: " << FreePort(taken)
+          << " http_port: " << FreePort(taken) << " }\n";
+    }
+    out << "routers { name: \"router-1\" az: \"az1\" host: \"127.0.0.1\" kv_port: "
+        << FreePort(taken) << " http_port: " << FreePort(taken) << " s3_port: " << FreePort(taken)
+        << " s3_tls_port: " << FreePort(taken) << " }\n";
+    layout_path_ = dir_ + "/layout.textproto";
+    std::ofstream(layout_path_) << out.str();
+  }
+
+  // Storage nodes only need to acknowledge admin.create_group.
+  void StartFakeNodes() {
+    for (const auto& e : table_->OfRole(cluster::ProcessRole::kNode)) {
+      rpc::ServerOptions o;
+      o.identity = rpc::Identity{e.id, "node", kSecret};
+      o.port = static_cast<uint16_t>(e.peer_port);
+      auto server = std::make_unique<rpc::RpcServer>(process_.context(threads_.io), o);
+      ASSERT_TRUE(server
+                      ->RegisterHandler("admin.create_group",
+                                        [](const rpc::PeerInfo&, const pb::Envelope&,
+                                           rpc::Responder responder) {
+                                          responder.Reply(
+                                              pb::CreateGroupResponse().SerializeAsString());
+                                        })
+                      .ok());
+      ASSERT_TRUE(server->Start().ok());
+      nodes_.push_back(std::move(server));
+    }
+  }
+
+  void Launch(uint32_t id) {
+    const std::string name = table_->ById(id)->name;
+    supervisor_->ReapExited();
+    auto pid = supervisor_->Launch(
+        {name, {TESSERA_BINARY, "meta", "--layout", layout_path_, "--name", name, "--dir", dir_}});
+    ASSERT_TRUE(pid.ok()) << pid.status().ToString();
+  }
+
+  template <typename Response>
+  Result<Response> Call(uint32_t meta, const std::string& method, const std::string& payload,
+                        std::chrono::milliseconds timeout = 10s) {
+    auto channel = pool_->Get(meta);
+    if (!channel.ok()) return channel.status();
+    auto raw = CallSync(**channel, method, payload, timeout);
+    if (!raw.ok()) return raw.status();
+    Response r;
+    if (!r.ParseFromString(*raw)) return Status::Corruption("bad response");
+    return r;
+  }
+
+  // A mutation through `meta`, retried while the group elects a leader.
+  template <typename Response, typename Request>
+  Result<Response> Mutate(uint32_t meta, const std::string& method, const Request& request) {
+    Status last = Status::Timeout("never tried");
+    const auto deadline = std::chrono::steady_clock::now() + 20s;
+    while (std::chrono::steady_clock::now() < deadline) {
+      auto r = Call<Response>(meta, method, request.SerializeAsString());
+      const StatusCode code = r.status().code();
+      if (r.ok() || code == StatusCode::kConflict || code == StatusCode::kInvalidArgument ||
+          code == StatusCode::kNotFound) {
+        return r;
+      }
+      last = r.status();
+      std::this_thread::sleep_for(100ms);
+    }
+    return last;
+  }
+
+  void CreateS3Table() {
+    pb::CreateTableRequest request;
+    request.set_name(std::string(kS3TableName));
+    for (const std::string& p : S3TableSplitPoints(kS3TablePartitions)) request.add_split_points(p);
+    auto created = Mutate<pb::CreateTableResponse>(101, "meta.create_table", request);
+    ASSERT_TRUE(created.ok()) << created.status().ToString();
+    ASSERT_EQ(created->partitions_size(), static_cast<int>(kS3TablePartitions));
+    s3_partitions_.assign(created->partitions().begin(), created->partitions().end());
+  }
+
+  Result<pb::CreateBucketResponse> CreateBucket(uint32_t meta, const std::string& name,
+                                                const std::string& owner, uint64_t id = 0) {
+    pb::CreateBucketRequest r;
+    r.set_name(name);
+    r.set_owner(owner);
+    r.set_region("us-east-1");
+    r.set_bucket_id(id);
+    return Mutate<pb::CreateBucketResponse>(meta, "meta.create_bucket", r);
+  }
+
+  Result<pb::GetBucketResponse> GetBucket(uint32_t meta, const std::string& name,
+                                          uint64_t min_version) {
+    pb::GetBucketRequest r;
+    r.set_name(name);
+    r.set_min_version(min_version);
+    return Call<pb::GetBucketResponse>(meta, "meta.get_bucket", r.SerializeAsString(), 2s);
+  }
+
+  // Waits until every replica has applied `version`; returns whether all did.
+  bool AllAt(uint64_t version) {
+    for (uint32_t id : kMetas) {
+      if (!WaitFor([&] { return GetBucket(id, "x-probe", version).ok(); }, 15s)) return false;
+    }
+    return true;
+  }
+
+  std::string dir_;
+  std::string layout_path_;
+  std::unique_ptr<cluster::ProcessTable> table_;
+  std::unique_ptr<cluster::Supervisor> supervisor_;
+  rpc::testing::Process process_{11};
+  rpc::testing::IoThreads threads_;
+  std::vector<std::unique_ptr<rpc::RpcServer>> nodes_;
+  std::unique_ptr<rpc::ChannelPool> pool_;
+  std::vector<pb::PartitionDescriptor> s3_partitions_;
+};
+
+TEST_F(RegistryProcessTest, BucketsCreateFindListVersionDelete) {
+  auto alpha = CreateBucket(102, "alpha", "ann");
+  ASSERT_TRUE(alpha.ok()) << alpha.status().ToString();
+  EXPECT_FALSE(alpha->already_owned_by_you());
+  const pb::BucketDescriptor a = alpha->bucket();
+  EXPECT_NE(a.bucket_id(), 0u);
+  EXPECT_EQ(a.owner(), "ann");
+  EXPECT_GT(a.created_ms(), 0);
+  EXPECT_EQ(a.versioning(), pb::VERSIONING_UNSET);
+
+  // Every replica serves it from memory once it reached the create's version.
+  ASSERT_TRUE(AllAt(alpha->map_version()));
+  for (uint32_t id : kMetas) {
+    auto got = GetBucket(id, "alpha", alpha->map_version());
+    ASSERT_TRUE(got.ok());
+    EXPECT_TRUE(got->found());
+    EXPECT_EQ(got->bucket().SerializeAsString(), a.SerializeAsString());
+  }
+  // A replica asked for a version it has not reached refuses instead of lying.
+  EXPECT_EQ(GetBucket(101, "alpha", alpha->map_version() + 1'000'000).status().code(),
+            StatusCode::kUnavailable);
+
+  // Both conflict kinds.
+  auto again = CreateBucket(103, "alpha", "ann");
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->already_owned_by_you());
+  EXPECT_EQ(again->bucket().bucket_id(), a.bucket_id());
+  EXPECT_EQ(CreateBucket(101, "alpha", "bob").status().code(), StatusCode::kConflict);
+  EXPECT_EQ(CreateBucket(101, "Bad_Name", "ann").status().code(), StatusCode::kInvalidArgument);
+
+  // An explicit id, then the same id again.
+  const uint64_t chosen = (3ull << 61) + 5;
+  auto gamma = CreateBucket(101, "gamma", "bob", chosen);
+  ASSERT_TRUE(gamma.ok()) << gamma.status().ToString();
+  EXPECT_EQ(gamma->bucket().bucket_id(), chosen);
+  EXPECT_EQ(CreateBucket(102, "delta", "bob", chosen).status().code(), StatusCode::kConflict);
+
+  pb::ListBucketsRequest list;
+  list.set_min_version(gamma->map_version());
+  ASSERT_TRUE(AllAt(gamma->map_version()));
+  auto all = Call<pb::ListBucketsResponse>(103, "meta.list_buckets", list.SerializeAsString());
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(all->buckets_size(), 2);
+  EXPECT_EQ(all->buckets(0).name(), "alpha");
+  EXPECT_EQ(all->buckets(1).name(), "gamma");
+  list.set_owner("bob");
+  auto bobs = Call<pb::ListBucketsResponse>(102, "meta.list_buckets", list.SerializeAsString());
+  ASSERT_TRUE(bobs.ok());
+  ASSERT_EQ(bobs->buckets_size(), 1);
+  EXPECT_EQ(bobs->buckets(0).name(), "gamma");
+
+  // Versioning.
+  pb::SetBucketVersioningRequest v;
+  v.set_name("alpha");
+  v.set_state(pb::VERSIONING_ENABLED);
+  auto enabled = Mutate<pb::SetBucketVersioningResponse>(103, "meta.set_bucket_versioning", v);
+  ASSERT_TRUE(enabled.ok());
+  EXPECT_EQ(enabled->bucket().versioning(), pb::VERSIONING_ENABLED);
+  EXPECT_EQ(enabled->bucket().bucket_id(), a.bucket_id());
+  v.set_state(pb::VERSIONING_UNSET);
+  EXPECT_EQ((Mutate<pb::SetBucketVersioningResponse>(103, "meta.set_bucket_versioning", v))
+                .status()
+                .code(),
+            StatusCode::kInvalidArgument);
+  v.set_name("nope");
+  v.set_state(pb::VERSIONING_SUSPENDED);
+  EXPECT_EQ((Mutate<pb::SetBucketVersioningResponse>(103, "meta.set_bucket_versioning", v))
+                .status()
+                .code(),
+            StatusCode::kNotFound);
+
+  // Delete: only the owner, only the named id; ids are never reused.
+  pb::DeleteBucketRequest del;
+  del.set_name("alpha");
+  del.set_owner("bob");
+  EXPECT_EQ((Mutate<pb::DeleteBucketResponse>(101, "meta.delete_bucket", del)).status().code(),
+            StatusCode::kConflict);
+  del.set_owner("ann");
+  del.set_bucket_id(a.bucket_id() + 1);
+  EXPECT_EQ((Mutate<pb::DeleteBucketResponse>(101, "meta.delete_bucket", del)).status().code(),
+            StatusCode::kNotFound);
+  del.set_bucket_id(a.bucket_id());
+  auto deleted = Mutate<pb::DeleteBucketResponse>(101, "meta.delete_bucket", del);
+  ASSERT_TRUE(deleted.ok()) << deleted.status().ToString();
+  EXPECT_EQ(deleted->bucket().versioning(), pb::VERSIONING_ENABLED);
+  ASSERT_TRUE(AllAt(deleted->map_version()));
+  for (uint32_t id : kMetas) EXPECT_FALSE(GetBucket(id, "alpha", deleted->map_version())->found());
+  EXPECT_EQ((Mutate<pb::DeleteBucketResponse>(102, "meta.delete_bucket", del)).status().code(),
+            StatusCode::kNotFound);
+  EXPECT_EQ(CreateBucket(102, "other", "ann", a.bucket_id()).status().code(),
+            StatusCode::kConflict);
+  auto recreated = CreateBucket(102, "alpha", "bob");
+  ASSERT_TRUE(recreated.ok());
+  EXPECT_FALSE(recreated->already_owned_by_you());
+  EXPECT_NE(recreated->bucket().bucket_id(), a.bucket_id());
+}
+
+TEST_F(RegistryProcessTest, ConcurrentCreatesOneWinnerAndPlacementSpreads) {
+  // Eight owners race for one name through all three replicas.
+  std::vector<std::future<Result<pb::CreateBucketResponse>>> racers;
+  for (int i = 0; i < 8; ++i) {
+    racers.push_back(std::async(std::launch::async, [this, i] {
+      return CreateBucket(kMetas[i % 3], "contested", "owner" + std::to_string(i));
+    }));
+  }
+  int winners = 0, conflicts = 0;
+  for (auto& f : racers) {
+    auto r = f.get();
+    if (r.ok()) {
+      ++winners;
+      EXPECT_FALSE(r->already_owned_by_you());
+    } else {
+      EXPECT_EQ(r.status().code(), StatusCode::kConflict) << r.status().ToString();
+      ++conflicts;
+    }
+  }
+  EXPECT_EQ(winners, 1);
+  EXPECT_EQ(conflicts, 7);
+
+  // One owner racing itself: one creation, the others find it theirs.
+  std::vector<std::future<Result<pb::CreateBucketResponse>>> same;
+  for (int i = 0; i < 6; ++i) {
+    same.push_back(std::async(std::launch::async,
+                              [this, i] { return CreateBucket(kMetas[i % 3], "mine", "ann"); }));
+  }
+  int created = 0;
+  std::set<uint64_t> ids;
+  for (auto& f : same) {
+    auto r = f.get();
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    created += r->already_owned_by_you() ? 0 : 1;
+    ids.insert(r->bucket().bucket_id());
+  }
+  EXPECT_EQ(created, 1);
+  EXPECT_EQ(ids.size(), 1u);
+
+  // Placed buckets spread over the S3 table's partitions.
+  std::set<size_t> partitions;
+  for (int i = 0; i < 16; ++i) {
+    auto r = CreateBucket(kMetas[i % 3], "spread-" + std::to_string(i), "ann");
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    const std::string key = EncodeBucketId(r->bucket().bucket_id());
+    for (size_t p = 0; p < s3_partitions_.size(); ++p) {
+      const auto& d = s3_partitions_[p];
+      if (d.start_key() <= key && (d.end_key().empty() || key < d.end_key())) partitions.insert(p);
+    }
+  }
+  EXPECT_GE(partitions.size(), 5u);
+}
+
+TEST_F(RegistryProcessTest, UsersCreateLookupIdempotenceConflict) {
+  pb::CreateUserRequest admin;
+  admin.set_name("admin");
+  admin.set_access_key("TK0123456789abcdef0123");
+  admin.set_secret_key(std::string(64, 'f'));
+  auto first = Mutate<pb::CreateUserResponse>(102, "meta.create_user", admin);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_TRUE(first->created());
+  auto again = Mutate<pb::CreateUserResponse>(103, "meta.create_user", admin);
+  ASSERT_TRUE(again.ok());
+  EXPECT_FALSE(again->created());
+  EXPECT_EQ(again->created_ms(), first->created_ms());
+  pb::CreateUserRequest other_keys = admin;
+  other_keys.set_secret_key(std::string(64, 'e'));
+  EXPECT_EQ((Mutate<pb::CreateUserResponse>(101, "meta.create_user", other_keys)).status().code(),
+            StatusCode::kConflict);
+
+  pb::CreateUserRequest carol;
+  carol.set_name("carol");
+  auto generated = Mutate<pb::CreateUserResponse>(101, "meta.create_user", carol);
+  ASSERT_TRUE(generated.ok()) << generated.status().ToString();
+  const std::string& ak = generated->access_key();
+  ASSERT_EQ(ak.size(), 20u);
+  EXPECT_EQ(ak.substr(0, 2), "AK");
+  for (char c : ak) EXPECT_TRUE((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) << ak;
+  EXPECT_EQ(generated->secret_key().size(), 40u);
+  EXPECT_EQ((Mutate<pb::CreateUserResponse>(101, "meta.create_user", carol)).status().code(),
+            StatusCode::kConflict);
+  pb::CreateUserRequest thief;  // another name with carol's access key
+  thief.set_name("dave");
+  thief.set_access_key(ak);
+  thief.set_secret_key(std::string(40, 'x'));
+  EXPECT_EQ((Mutate<pb::CreateUserResponse>(102, "meta.create_user", thief)).status().code(),
+            StatusCode::kConflict);
+
+  ASSERT_TRUE(AllAt(generated->map_version()));
+  for (uint32_t id : kMetas) {
+    pb::GetUserByKeyRequest r;
+    r.set_access_key(ak);
+    r.set_min_version(generated->map_version());
+    auto got = Call<pb::GetUserByKeyResponse>(id, "meta.get_user_by_key", r.SerializeAsString());
+    ASSERT_TRUE(got.ok());
+    EXPECT_TRUE(got->found());
+    EXPECT_EQ(got->name(), "carol");
+    EXPECT_EQ(got->secret_key(), generated->secret_key());
+    r.set_access_key("AKUNKNOWN");
+    auto none = Call<pb::GetUserByKeyResponse>(id, "meta.get_user_by_key", r.SerializeAsString());
+    ASSERT_TRUE(none.ok());
+    EXPECT_FALSE(none->found());
+  }
+  auto users = Call<pb::ListUsersResponse>(103, "meta.list_users", "");
+  ASSERT_TRUE(users.ok());
+  ASSERT_EQ(users->users_size(), 2);
+  EXPECT_EQ(users->users(0).name(), "admin");
+  EXPECT_EQ(users->users(1).name(), "carol");
+  EXPECT_EQ(users->users(1).access_keys(0), ak);
+}
+
+// --- the router's RegistryClient ----------------------------------------------
+
+template <typename T>
+class Waiter {
+ public:
+  std::function<void(T)> callback() {
+    return [p = promise_](T value) { p->set_value(std::move(value)); };
+  }
+  T get() { return future_.get(); }
+
+ private:
+  std::shared_ptr<std::promise<T>> promise_ = std::make_shared<std::promise<T>>();
+  std::future<T> future_ = promise_->get_future();
+};
+
+class RegistryClientTest : public RegistryProcessTest {
+ protected:
+  Result<router::CreatedBucket> Create(router::RegistryClient& c, const std::string& name,
+                                       const std::string& owner) {
+    pb::CreateBucketRequest r;
+    r.set_name(name);
+    r.set_owner(owner);
+    r.set_region("us-east-1");
+    Waiter<Result<router::CreatedBucket>> w;
+    c.CreateBucket(r, w.callback());
+    return w.get();
+  }
+  Result<pb::BucketDescriptor> Get(router::RegistryClient& c, const std::string& name) {
+    Waiter<Result<pb::BucketDescriptor>> w;
+    c.GetBucket(name, w.callback());
+    return w.get();
+  }
+  Result<router::UserSecret> Secret(router::RegistryClient& c, const std::string& key) {
+    Waiter<Result<router::UserSecret>> w;
+    c.SecretOf(key, w.callback());
+    return w.get();
+  }
+  // The counter's value in the rendered metrics (0 when absent).
+  uint64_t Count(const std::string& name, const std::string& kind) {
+    const std::string text = metrics_.RenderText();
+    const std::string series = "\n" + name + "{kind=\"" + kind + "\"} ";
+    const size_t at = text.find(series);
+    return at == std::string::npos ? 0 : std::stoull(text.substr(at + series.size()));
+  }
+  void Drain(router::RegistryClient& c) {
+    ASSERT_TRUE(WaitFor([&] { return c.async_inflight() == 0; }, 10s));
+  }
+
+  metrics::Registry metrics_;
+};
+
+TEST_F(RegistryClientTest, CacheHitsStillLookUpReadsOwnWritesFailsOver) {
+  router::RegistryClientOptions options;
+  options.meta_ids = kMetas;
+  router::RegistryClient client(*pool_, metrics_, options);
+
+  // Wait for a leader through the client's own retries.
+  Result<router::CreatedBucket> created = Status::Timeout("never tried");
+  ASSERT_TRUE(WaitFor([&] { return (created = Create(client, "photos", "ann")).ok(); }, 20s))
+      << created.status().ToString();
+  EXPECT_FALSE(created->already_owned_by_you);
+  EXPECT_GT(client.floor_version(), 0u);
+  EXPECT_EQ(client.cached_buckets(), 1u);
+
+  // A hit answers from the cache AND sends the same lookup.
+  auto hit = Get(client, "photos");
+  ASSERT_TRUE(hit.ok());
+  EXPECT_EQ(hit->bucket_id(), created->bucket.bucket_id());
+  Drain(client);
+  EXPECT_EQ(Count("tessera_router_registry_cache_hits_total", "bucket"), 1u);
+  EXPECT_EQ(Count("tessera_router_registry_cache_misses_total", "bucket"), 0u);
+  EXPECT_EQ(Count("tessera_router_registry_async_lookups_total", "bucket"), 1u);
+  EXPECT_EQ(Count("tessera_router_registry_lookups_total", "bucket"), 1u);
+  EXPECT_EQ(client.cached_buckets(), 1u);
+
+  // Unknown names: a miss each, never cached.
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(Get(client, "nothing").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(Count("tessera_router_registry_cache_misses_total", "bucket"), 3u);
+  EXPECT_EQ(Count("tessera_router_registry_lookups_total", "bucket"), 4u);
+  EXPECT_EQ(client.cached_buckets(), 1u);
+
+  // Conflicts through the client.
+  EXPECT_EQ(Create(client, "photos", "bob").status().code(), StatusCode::kConflict);
+  auto mine = Create(client, "photos", "ann");
+  ASSERT_TRUE(mine.ok());
+  EXPECT_TRUE(mine->already_owned_by_you);
+
+  // Versioning updates the cached entry.
+  Waiter<Result<pb::BucketDescriptor>> versioned;
+  client.SetVersioning("photos", pb::VERSIONING_ENABLED, versioned.callback());
+  ASSERT_TRUE(versioned.get().ok());
+  auto after = Get(client, "photos");
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ(after->versioning(), pb::VERSIONING_ENABLED);
+  Drain(client);
+
+  // Another router deletes it: this client's next hit still answers from
+  // the cache, and its lookup drops the entry.
+  pb::DeleteBucketRequest del;
+  del.set_name("photos");
+  del.set_owner("ann");
+  auto deleted = Mutate<pb::DeleteBucketResponse>(102, "meta.delete_bucket", del);
+  ASSERT_TRUE(deleted.ok());
+  ASSERT_TRUE(AllAt(deleted->map_version()));
+  EXPECT_TRUE(Get(client, "photos").ok());
+  Drain(client);
+  EXPECT_EQ(client.cached_buckets(), 0u);
+  EXPECT_EQ(Get(client, "photos").status().code(), StatusCode::kNotFound);
+
+  // Access keys: miss, then hit + lookup; unknown keys are not cached.
+  pb::CreateUserRequest user;
+  user.set_name("ann");
+  auto ann = Mutate<pb::CreateUserResponse>(101, "meta.create_user", user);
+  ASSERT_TRUE(ann.ok());
+  ASSERT_TRUE(AllAt(ann->map_version()));
+  auto secret = Secret(client, ann->access_key());
+  ASSERT_TRUE(secret.ok());
+  EXPECT_EQ(secret->user, "ann");
+  EXPECT_EQ(secret->secret_key, ann->secret_key());
+  ASSERT_TRUE(Secret(client, ann->access_key()).ok());
+  Drain(client);
+  EXPECT_EQ(Count("tessera_router_registry_cache_misses_total", "key"), 1u);
+  EXPECT_EQ(Count("tessera_router_registry_cache_hits_total", "key"), 1u);
+  EXPECT_EQ(Count("tessera_router_registry_async_lookups_total", "key"), 1u);
+  EXPECT_EQ(Count("tessera_router_registry_lookups_total", "key"), 2u);
+  EXPECT_EQ(Secret(client, "AKNOSUCHKEY").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(client.cached_keys(), 1u);
+
+  // Listing sees this client's own writes.
+  ASSERT_TRUE(Create(client, "videos", "ann").ok());
+  Waiter<Result<std::vector<pb::BucketDescriptor>>> listed;
+  client.ListBuckets("ann", listed.callback());
+  auto buckets = listed.get();
+  ASSERT_TRUE(buckets.ok());
+  ASSERT_EQ(buckets->size(), 1u);
+  EXPECT_EQ((*buckets)[0].name(), "videos");
+
+  // A replica dies: lookups and writes fail over to the others (which have
+  // applied this client's writes, so they can serve its reads).
+  ASSERT_TRUE(AllAt(client.floor_version()));
+  ASSERT_TRUE(supervisor_->Signal(table_->ById(101)->name, SIGKILL).ok());
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_EQ(Get(client, "missing-" + std::to_string(i)).status().code(), StatusCode::kNotFound);
+  }
+  Result<router::CreatedBucket> late = Status::Timeout("never tried");
+  ASSERT_TRUE(WaitFor([&] { return (late = Create(client, "after-kill", "ann")).ok(); }, 20s))
+      << late.status().ToString();
+  EXPECT_TRUE(Get(client, "after-kill").ok());
+  Drain(client);
+}
+
+TEST_F(RegistryClientTest, AsyncLookupsAreBounded) {
+  router::RegistryClientOptions options;
+  options.meta_ids = kMetas;
+  options.async_lookups_max = 0;  // every hit skips its refresh
+  router::RegistryClient client(*pool_, metrics_, options);
+  Result<router::CreatedBucket> created = Status::Timeout("never tried");
+  ASSERT_TRUE(WaitFor([&] { return (created = Create(client, "bounded", "ann")).ok(); }, 20s));
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(Get(client, "bounded").ok());
+  EXPECT_EQ(Count("tessera_router_registry_cache_hits_total", "bucket"), 5u);
+  EXPECT_EQ(Count("tessera_router_registry_async_skipped_total", "bucket"), 5u);
+  EXPECT_EQ(Count("tessera_router_registry_lookups_total", "bucket"), 0u);
+}
+
+}  // namespace
+}  // namespace tessera::meta

@@ -1,0 +1,476 @@
+#include "meta/registry_service.h"
+
+#include <openssl/rand.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+#include <future>
+
+#include "common/check.h"
+#include "common/limits.h"
+#include "meta/bucket_placement.h"
+#include "meta/registry_keys.h"
+
+namespace tessera::meta {
+namespace {
+
+// A forwarded mutation waits for the leader's queue and one quorum write.
+constexpr std::chrono::milliseconds kForwardTimeout{10'000};
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// `n` characters drawn uniformly from `alphabet` with RAND_bytes
+// (rejection sampling keeps the draw unbiased).
+Result<std::string> RandomString(std::string_view alphabet, size_t n) {
+  const unsigned limit = 256 - 256 % static_cast<unsigned>(alphabet.size());
+  std::string out;
+  unsigned char buf[64];
+  while (out.size() < n) {
+    if (RAND_bytes(buf, sizeof(buf)) != 1) return Status::IOError("RAND_bytes failed");
+    for (unsigned char b : buf) {
+      if (b < limit && out.size() < n) out.push_back(alphabet[b % alphabet.size()]);
+    }
+  }
+  return out;
+}
+
+void AddCondition(pb::KvBatch& batch, const std::string& key,
+                  const std::optional<pb::KvRecord>& expected) {
+  pb::KvCondition* c = batch.add_conditions();
+  c->set_key(key);
+  if (expected) c->set_version(expected->version());
+  else c->set_absent(true);
+}
+
+void AddWrite(pb::KvBatch& batch, std::string key, std::string value) {
+  pb::KvWrite* w = batch.add_writes();
+  w->set_key(std::move(key));
+  w->set_value(std::move(value));
+}
+
+void AddDelete(pb::KvBatch& batch, std::string key) {
+  pb::KvWrite* w = batch.add_writes();
+  w->set_key(std::move(key));
+  w->set_delete_(true);
+}
+
+template <typename Message>
+Result<Message> ParseRecord(const pb::KvRecord& record, const char* what) {
+  Message m;
+  if (!m.ParseFromString(record.value())) {
+    return Status::Corruption(std::string("meta state: bad ") + what);
+  }
+  return m;
+}
+
+// True when the write should be retried from the reads: a condition failed
+// (a concurrent mutation won) or another value took the slot.
+bool LostRace(const Result<pb::KvApplyResult>& applied) {
+  if (!applied.ok()) return applied.status().code() == StatusCode::kAborted;
+  return !applied->applied();
+}
+
+Status RaceOrError(const Result<pb::KvApplyResult>& applied) {
+  return applied.ok() ? Status::Ok() : applied.status();
+}
+
+}  // namespace
+
+RegistryService::RegistryService(uint32_t self_id, const MemDs& memds,
+                                 const RegistryMemds& registry,
+                                 std::shared_ptr<node::GroupHost> host, rpc::ChannelPool& pool,
+                                 metrics::Registry& metrics)
+    : self_id_(self_id),
+      memds_(memds),
+      registry_(registry),
+      host_(std::move(host)),
+      pool_(pool),
+      reads_(metrics.GetCounter("tessera_meta_registry_reads_total",
+                                "bucket registry and user reads served from the MemDS")),
+      mutations_(metrics.GetCounter("tessera_meta_registry_mutations_total",
+                                    "bucket registry and user mutations handled here")),
+      rng_(std::random_device{}() ^ (uint64_t{self_id} << 32)) {}
+
+RegistryService::~RegistryService() { Stop(); }
+
+Status RegistryService::FreshEnough(uint64_t min_version) const {
+  const uint64_t have = registry_.version();
+  if (have >= min_version) return Status::Ok();
+  return Status::Unavailable("meta replica " + std::to_string(self_id_) + " at map version " +
+                             std::to_string(have) + " < " + std::to_string(min_version));
+}
+
+Result<std::string> RegistryService::ServeRead(const std::string& method,
+                                               const std::string& payload) const {
+  if (method == "meta.get_bucket") {
+    pb::GetBucketRequest r;
+    if (!r.ParseFromString(payload)) return Status::InvalidArgument("bad GetBucketRequest");
+    TESSERA_RETURN_IF_ERROR(FreshEnough(r.min_version()));
+    return registry_.GetBucket(r.name()).SerializeAsString();
+  }
+  if (method == "meta.list_buckets") {
+    pb::ListBucketsRequest r;
+    if (!r.ParseFromString(payload)) return Status::InvalidArgument("bad ListBucketsRequest");
+    TESSERA_RETURN_IF_ERROR(FreshEnough(r.min_version()));
+    return registry_.ListBuckets(r.owner()).SerializeAsString();
+  }
+  if (method == "meta.get_user_by_key") {
+    pb::GetUserByKeyRequest r;
+    if (!r.ParseFromString(payload)) return Status::InvalidArgument("bad GetUserByKeyRequest");
+    TESSERA_RETURN_IF_ERROR(FreshEnough(r.min_version()));
+    return registry_.GetUserByKey(r.access_key()).SerializeAsString();
+  }
+  pb::ListUsersRequest r;  // meta.list_users
+  if (!r.ParseFromString(payload)) return Status::InvalidArgument("bad ListUsersRequest");
+  TESSERA_RETURN_IF_ERROR(FreshEnough(r.min_version()));
+  return registry_.ListUsers().SerializeAsString();
+}
+
+Status RegistryService::Start(rpc::RpcServer& server) {
+  worker_ = std::thread([this] { WorkerLoop(); });
+  for (const char* method :
+       {"meta.get_bucket", "meta.list_buckets", "meta.get_user_by_key", "meta.list_users"}) {
+    const Status registered = server.RegisterHandler(
+        method, [this, method = std::string(method)](const rpc::PeerInfo&,
+                                                     const pb::Envelope& request,
+                                                     rpc::Responder responder) {
+          reads_.Increment();
+          auto answer = ServeRead(method, request.payload());
+          if (!answer.ok()) return responder.Fail(answer.status());
+          responder.Reply(std::move(answer).value());
+        });
+    if (!registered.ok()) return registered;
+  }
+  const std::pair<const char*, Mutation> mutations[] = {
+      {"meta.create_bucket", [this](const std::string& p) { return CreateBucket(p); }},
+      {"meta.delete_bucket", [this](const std::string& p) { return DeleteBucket(p); }},
+      {"meta.set_bucket_versioning", [this](const std::string& p) { return SetVersioning(p); }},
+      {"meta.create_user", [this](const std::string& p) { return CreateUser(p); }},
+  };
+  for (const auto& [method, mutation] : mutations) {
+    const Status registered = server.RegisterHandler(
+        method, [this, method = std::string(method), mutation = mutation](
+                    const rpc::PeerInfo& peer, const pb::Envelope& request,
+                    rpc::Responder responder) {
+          Enqueue(peer, method, request, std::move(responder), mutation);
+        });
+    if (!registered.ok()) return registered;
+  }
+  return Status::Ok();
+}
+
+void RegistryService::Stop() {
+  std::deque<Task> dropped;  // their responders answer Aborted when destroyed
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+    dropped.swap(tasks_);
+  }
+  cv_.notify_all();
+  if (worker_.joinable()) worker_.join();
+}
+
+void RegistryService::Enqueue(const rpc::PeerInfo& peer, const std::string& method,
+                              const pb::Envelope& request, rpc::Responder responder,
+                              Mutation mutation) {
+  {
+    std::lock_guard lock(mu_);
+    if (!stopping_ && tasks_.size() < limits::kS3RegistryQueueMax) {
+      tasks_.push_back([this, peer, method, payload = request.payload(), responder,
+                        mutation = std::move(mutation)] {
+        RunMutation(peer, method, payload, responder, mutation);
+      });
+      cv_.notify_all();
+      return;
+    }
+  }
+  responder.Fail(Status::Throttled(method + " queue full"));
+}
+
+void RegistryService::WorkerLoop() {
+  for (;;) {
+    Task task;
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [this] { return stopping_ || !tasks_.empty(); });
+      if (stopping_) return;
+      task = std::move(tasks_.front());
+      tasks_.pop_front();
+    }
+    task();
+  }
+}
+
+void RegistryService::RunMutation(const rpc::PeerInfo& peer, const std::string& method,
+                                  const std::string& payload, const rpc::Responder& responder,
+                                  const Mutation& mutation) {
+  mutations_.Increment();
+  auto answer = mutation(payload);
+  if (answer.ok()) return responder.Reply(std::move(answer).value());
+  const Status& s = answer.status();
+  const uint32_t hint = s.leader_hint();
+  if (s.code() == StatusCode::kNotLeader && peer.role != "meta" && hint != 0 && hint != self_id_) {
+    return Forward(hint, method, payload, responder);
+  }
+  if (s.code() != StatusCode::kNotLeader) {
+    spdlog::info("meta.registry_refused method={} status=\"{}\"", method, s.ToString());
+  }
+  responder.Fail(s);
+}
+
+void RegistryService::Forward(uint32_t leader, const std::string& method,
+                              const std::string& payload, rpc::Responder responder) {
+  auto channel = pool_.Get(leader);
+  if (!channel.ok()) return responder.Fail(Status::NotLeader(leader));
+  const Status accepted = (*channel)->Call(
+      method, payload, kForwardTimeout, [responder](Result<std::string> response) {
+        if (response.ok()) responder.Reply(std::move(response).value());
+        else responder.Fail(response.status());
+      });
+  if (!accepted.ok()) responder.Fail(accepted);
+}
+
+// --- mutations (worker thread) ------------------------------------------------
+
+Result<std::string> RegistryService::CreateBucket(const std::string& payload) {
+  pb::CreateBucketRequest request;
+  if (!request.ParseFromString(payload)) return Status::InvalidArgument("bad CreateBucketRequest");
+  TESSERA_RETURN_IF_ERROR(ValidateBucketName(request.name()));
+  TESSERA_RETURN_IF_ERROR(ValidateUserName(request.owner()));
+  TESSERA_RETURN_IF_ERROR(ValidateRegion(request.region()));
+  const std::string key = BucketKey(request.name());
+  for (int attempt = 0; attempt < limits::kS3RegistryAttemptsMax; ++attempt) {
+    auto existing = ReadStrong(key);
+    if (!existing.ok()) return existing.status();
+    if (existing->has_value()) {
+      auto bucket = ParseRecord<pb::BucketDescriptor>(**existing, "BucketDescriptor");
+      if (!bucket.ok()) return bucket.status();
+      if (bucket->owner() != request.owner()) {
+        return Status::Conflict("bucket '" + request.name() + "' is owned by another user");
+      }
+      pb::CreateBucketResponse response;
+      *response.mutable_bucket() = std::move(bucket).value();
+      response.set_already_owned_by_you(true);
+      response.set_map_version((*existing)->version());
+      return response.SerializeAsString();
+    }
+    if (registry_.bucket_count() >= limits::kS3RegistryBucketsMax) {
+      return Status::Unavailable("the registry holds its maximum number of buckets");
+    }
+    const bool explicit_id = request.bucket_id() != 0;
+    if (explicit_id && registry_.BucketIdUsed(request.bucket_id())) {
+      return Status::Conflict("bucket id " + std::to_string(request.bucket_id()) + " is in use");
+    }
+    auto id = explicit_id ? Result<uint64_t>(request.bucket_id()) : ChooseBucketId();
+    if (!id.ok()) return id.status();
+
+    pb::CreateBucketResponse response;
+    pb::BucketDescriptor* d = response.mutable_bucket();
+    d->set_name(request.name());
+    d->set_bucket_id(*id);
+    d->set_owner(request.owner());
+    d->set_region(request.region());
+    d->set_created_ms(NowMs());
+    pb::KvBatch batch;
+    AddCondition(batch, key, std::nullopt);                // 0: name free
+    AddCondition(batch, BucketIdKey(*id), std::nullopt);   // 1: id never used
+    AddWrite(batch, key, d->SerializeAsString());
+    AddWrite(batch, BucketIdKey(*id), request.name());
+    auto applied = WriteSync(std::move(batch));
+    if (LostRace(applied)) {
+      if (explicit_id && applied.ok() && applied->failed_condition() == 1) {
+        return Status::Conflict("bucket id " + std::to_string(*id) + " is in use");
+      }
+      continue;  // read again: the name may now exist
+    }
+    TESSERA_RETURN_IF_ERROR(RaceOrError(applied));
+    response.set_map_version(applied->version());
+    spdlog::info("meta.bucket_created bucket={} bucket_id={} owner={} region={} version={}",
+                 d->name(), d->bucket_id(), d->owner(), d->region(), applied->version());
+    return response.SerializeAsString();
+  }
+  return Status::Unavailable("create_bucket '" + request.name() + "' kept losing races; retry");
+}
+
+Result<uint64_t> RegistryService::ChooseBucketId() {
+  auto table = memds_.Table(std::string(kS3TableName));
+  if (!table) {
+    return Status::Unavailable("the S3 table " + std::string(kS3TableName) +
+                               " does not exist (created by `tessera cluster up`)");
+  }
+  const auto partitions = BucketPartitionsOf(table->second, registry_.LiveBucketIds());
+  return PlaceBucket(partitions, [this](uint64_t id) { return registry_.BucketIdUsed(id); }, rng_);
+}
+
+Result<std::string> RegistryService::DeleteBucket(const std::string& payload) {
+  pb::DeleteBucketRequest request;
+  if (!request.ParseFromString(payload)) return Status::InvalidArgument("bad DeleteBucketRequest");
+  const std::string key = BucketKey(request.name());
+  for (int attempt = 0; attempt < limits::kS3RegistryAttemptsMax; ++attempt) {
+    auto existing = ReadStrong(key);
+    if (!existing.ok()) return existing.status();
+    if (!existing->has_value()) {
+      return Status::NotFound("bucket '" + request.name() + "' does not exist");
+    }
+    auto bucket = ParseRecord<pb::BucketDescriptor>(**existing, "BucketDescriptor");
+    if (!bucket.ok()) return bucket.status();
+    if (request.bucket_id() != 0 && bucket->bucket_id() != request.bucket_id()) {
+      return Status::NotFound("bucket '" + request.name() + "' no longer has id " +
+                              std::to_string(request.bucket_id()));
+    }
+    if (bucket->owner() != request.owner()) {
+      return Status::Conflict("bucket '" + request.name() + "' is owned by another user");
+    }
+    pb::KvBatch batch;
+    AddCondition(batch, key, *existing);
+    AddDelete(batch, key);  // "bid/<id>" stays: ids are never reused
+    auto applied = WriteSync(std::move(batch));
+    if (LostRace(applied)) continue;
+    TESSERA_RETURN_IF_ERROR(RaceOrError(applied));
+    pb::DeleteBucketResponse response;
+    *response.mutable_bucket() = std::move(bucket).value();
+    response.set_map_version(applied->version());
+    spdlog::info("meta.bucket_deleted bucket={} bucket_id={} version={}", request.name(),
+                 response.bucket().bucket_id(), applied->version());
+    return response.SerializeAsString();
+  }
+  return Status::Unavailable("delete_bucket '" + request.name() + "' kept losing races; retry");
+}
+
+Result<std::string> RegistryService::SetVersioning(const std::string& payload) {
+  pb::SetBucketVersioningRequest request;
+  if (!request.ParseFromString(payload)) {
+    return Status::InvalidArgument("bad SetBucketVersioningRequest");
+  }
+  if (request.state() != pb::VERSIONING_ENABLED && request.state() != pb::VERSIONING_SUSPENDED) {
+    return Status::InvalidArgument("versioning state must be Enabled or Suspended");
+  }
+  const std::string key = BucketKey(request.name());
+  for (int attempt = 0; attempt < limits::kS3RegistryAttemptsMax; ++attempt) {
+    auto existing = ReadStrong(key);
+    if (!existing.ok()) return existing.status();
+    if (!existing->has_value()) {
+      return Status::NotFound("bucket '" + request.name() + "' does not exist");
+    }
+    auto bucket = ParseRecord<pb::BucketDescriptor>(**existing, "BucketDescriptor");
+    if (!bucket.ok()) return bucket.status();
+    pb::SetBucketVersioningResponse response;
+    if (bucket->versioning() == request.state()) {
+      *response.mutable_bucket() = std::move(bucket).value();
+      response.set_map_version((*existing)->version());
+      return response.SerializeAsString();
+    }
+    bucket->set_versioning(request.state());
+    pb::KvBatch batch;
+    AddCondition(batch, key, *existing);
+    AddWrite(batch, key, bucket->SerializeAsString());
+    auto applied = WriteSync(std::move(batch));
+    if (LostRace(applied)) continue;
+    TESSERA_RETURN_IF_ERROR(RaceOrError(applied));
+    *response.mutable_bucket() = std::move(bucket).value();
+    response.set_map_version(applied->version());
+    return response.SerializeAsString();
+  }
+  return Status::Unavailable("set_bucket_versioning kept losing races; retry");
+}
+
+Result<std::string> RegistryService::CreateUser(const std::string& payload) {
+  pb::CreateUserRequest request;
+  if (!request.ParseFromString(payload)) return Status::InvalidArgument("bad CreateUserRequest");
+  TESSERA_RETURN_IF_ERROR(ValidateUserName(request.name()));
+  const bool given = !request.access_key().empty() || !request.secret_key().empty();
+  if (given) {
+    TESSERA_RETURN_IF_ERROR(ValidateAccessKey(request.access_key()));
+    TESSERA_RETURN_IF_ERROR(ValidateSecretKey(request.secret_key()));
+  }
+  for (int attempt = 0; attempt < limits::kS3RegistryAttemptsMax; ++attempt) {
+    auto user = ReadStrong(UserKey(request.name()));
+    if (!user.ok()) return user.status();
+    if (user->has_value()) {
+      if (!given) return Status::Conflict("user '" + request.name() + "' exists");
+      auto key = ReadStrong(AccessKeyKey(request.access_key()));
+      if (!key.ok()) return key.status();
+      if (!key->has_value()) return Status::Conflict("user '" + request.name() + "' exists with other keys");
+      auto record = ParseRecord<pb::AccessKeyRecord>(**key, "AccessKeyRecord");
+      if (!record.ok()) return record.status();
+      if (record->user() != request.name() || record->secret_key() != request.secret_key()) {
+        return Status::Conflict("user '" + request.name() + "' exists with other keys");
+      }
+      pb::CreateUserResponse response;
+      response.set_name(request.name());
+      response.set_access_key(record->access_key());
+      response.set_secret_key(record->secret_key());
+      response.set_created_ms(record->created_ms());
+      response.set_map_version(std::max((*user)->version(), (*key)->version()));
+      return response.SerializeAsString();
+    }
+    if (registry_.user_count() >= limits::kS3UsersMax) {
+      return Status::Unavailable("the registry holds its maximum number of users");
+    }
+    pb::AccessKeyRecord key;
+    key.set_user(request.name());
+    key.set_created_ms(NowMs());
+    if (given) {
+      key.set_access_key(request.access_key());
+      key.set_secret_key(request.secret_key());
+    } else {
+      auto access = RandomString("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", 18);
+      auto secret = RandomString(
+          "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789", 40);
+      if (!access.ok() || !secret.ok()) return access.ok() ? secret.status() : access.status();
+      key.set_access_key("AK" + *access);
+      key.set_secret_key(*secret);
+    }
+    pb::UserRecord record;
+    record.set_name(request.name());
+    record.set_created_ms(key.created_ms());
+    record.add_access_keys(key.access_key());
+    pb::KvBatch batch;
+    AddCondition(batch, UserKey(request.name()), std::nullopt);       // 0
+    AddCondition(batch, AccessKeyKey(key.access_key()), std::nullopt);  // 1
+    AddWrite(batch, UserKey(request.name()), record.SerializeAsString());
+    AddWrite(batch, AccessKeyKey(key.access_key()), key.SerializeAsString());
+    auto applied = WriteSync(std::move(batch));
+    if (LostRace(applied)) {
+      if (given && applied.ok() && applied->failed_condition() == 1) {
+        return Status::Conflict("access key " + key.access_key() + " belongs to another user");
+      }
+      continue;
+    }
+    TESSERA_RETURN_IF_ERROR(RaceOrError(applied));
+    pb::CreateUserResponse response;
+    response.set_name(request.name());
+    response.set_access_key(key.access_key());
+    response.set_secret_key(key.secret_key());
+    response.set_created_ms(key.created_ms());
+    response.set_created(true);
+    response.set_map_version(applied->version());
+    spdlog::info("meta.user_created user={} access_key={} version={}", request.name(),
+                 key.access_key(), applied->version());
+    return response.SerializeAsString();
+  }
+  return Status::Unavailable("create_user '" + request.name() + "' kept losing races; retry");
+}
+
+Result<std::optional<pb::KvRecord>> RegistryService::ReadStrong(const std::string& key) {
+  std::promise<Result<std::optional<pb::KvRecord>>> promise;
+  auto future = promise.get_future();
+  host_->Read(key, pb::CONSISTENCY_STRONG,
+              [&promise](Result<std::optional<pb::KvRecord>> r) { promise.set_value(std::move(r)); });
+  return future.get();
+}
+
+Result<pb::KvApplyResult> RegistryService::WriteSync(pb::KvBatch batch) {
+  std::promise<Result<pb::KvApplyResult>> promise;
+  auto future = promise.get_future();
+  host_->Write(std::move(batch),
+               [&promise](Result<pb::KvApplyResult> r) { promise.set_value(std::move(r)); });
+  return future.get();
+}
+
+}  // namespace tessera::meta

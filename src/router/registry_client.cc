@@ -1,0 +1,273 @@
+#include "router/registry_client.h"
+
+#include <chrono>
+
+#include "common/check.h"
+
+namespace tessera::router {
+namespace {
+
+template <typename Message>
+Result<Message> Parse(const Result<std::string>& raw, const char* what) {
+  if (!raw.ok()) return raw.status();
+  Message m;
+  if (!m.ParseFromString(*raw)) {
+    return Status::Corruption(std::string("unparsable ") + what + " answer");
+  }
+  return m;
+}
+
+// Answers that end a request: the metadata service decided.
+bool Authoritative(StatusCode code) {
+  return code == StatusCode::kNotFound || code == StatusCode::kInvalidArgument ||
+         code == StatusCode::kConflict || code == StatusCode::kCorruption;
+}
+
+}  // namespace
+
+struct RegistryClient::Call {
+  const char* method = "";
+  std::string payload;
+  bool write = false;
+  RawCallback done;
+  size_t first = 0;
+  size_t tried = 0;
+  Status last;
+};
+
+RegistryClient::Counters RegistryClient::MakeCounters(metrics::Registry& metrics,
+                                                      const char* kind) {
+  const metrics::Labels labels = {{"kind", kind}};
+  return Counters{
+      metrics.GetCounter("tessera_router_registry_cache_hits_total",
+                         "Registry lookups answered from the router's cache", labels),
+      metrics.GetCounter("tessera_router_registry_cache_misses_total",
+                         "Registry lookups that had to wait for the metadata service", labels),
+      metrics.GetCounter("tessera_router_registry_lookups_total",
+                         "Registry lookups sent to the metadata service (misses + async)", labels),
+      metrics.GetCounter("tessera_router_registry_async_lookups_total",
+                         "Asynchronous refresh lookups sent on cache hits", labels),
+      metrics.GetCounter("tessera_router_registry_async_skipped_total",
+                         "Cache hits whose refresh was skipped: too many in flight", labels),
+      metrics.GetCounter("tessera_router_registry_errors_total",
+                         "Registry lookups that failed", labels),
+  };
+}
+
+RegistryClient::RegistryClient(rpc::ChannelPool& pool, metrics::Registry& metrics,
+                               RegistryClientOptions options)
+    : pool_(pool),
+      options_(std::move(options)),
+      bucket_counters_(MakeCounters(metrics, "bucket")),
+      key_counters_(MakeCounters(metrics, "key")),
+      buckets_(options_.cache_entries_max),
+      keys_(options_.cache_entries_max) {
+  TESSERA_CHECK(!options_.meta_ids.empty());
+  TESSERA_CHECK(options_.read_timeout_ms >= 1 &&
+                options_.read_timeout_ms <= limits::kRpcCallTimeoutMsMax);
+  TESSERA_CHECK(options_.write_timeout_ms >= 1 &&
+                options_.write_timeout_ms <= limits::kRpcCallTimeoutMsMax);
+  TESSERA_CHECK(options_.cache_entries_max >= 1 &&
+                options_.cache_entries_max <= limits::kS3RegistryCacheEntriesMax);
+  TESSERA_CHECK(options_.async_lookups_max <= limits::kS3RegistryAsyncLookupsMax);
+}
+
+// --- transport ---------------------------------------------------------------
+
+void RegistryClient::Send(const char* method, std::string payload, bool write, RawCallback done) {
+  auto call = std::make_shared<Call>();
+  call->method = method;
+  call->payload = std::move(payload);
+  call->write = write;
+  call->done = std::move(done);
+  call->first = next_.fetch_add(1) % options_.meta_ids.size();
+  TryNext(std::move(call));
+}
+
+void RegistryClient::TryNext(std::shared_ptr<Call> call) {
+  const std::vector<uint32_t>& ids = options_.meta_ids;
+  // Bounded by ids.size(): each pass tries one more replica.
+  while (call->tried < ids.size()) {
+    const uint32_t meta_id = ids[(call->first + call->tried) % ids.size()];
+    ++call->tried;
+    auto channel = pool_.Get(meta_id);
+    if (!channel.ok()) {
+      call->last = channel.status();
+      continue;
+    }
+    const uint32_t timeout_ms = call->write ? options_.write_timeout_ms : options_.read_timeout_ms;
+    const Status accepted = (*channel)->Call(
+        call->method, call->payload, std::chrono::milliseconds(timeout_ms),
+        [this, call](Result<std::string> response) {
+          const StatusCode code = response.status().code();
+          // A write whose outcome is unknown (Timeout) must not be repeated
+          // blindly elsewhere: the caller decides.
+          const bool settled = response.ok() || Authoritative(code) ||
+                             (call->write && code == StatusCode::kTimeout);
+          if (settled) return call->done(std::move(response));
+          call->last = response.status();
+          TryNext(call);
+        });
+    if (accepted.ok()) return;
+    call->last = accepted;
+  }
+  call->done(Status::Unavailable(std::string("metadata service unavailable for ") + call->method +
+                                 ": " + call->last.ToString()));
+}
+
+void RegistryClient::RaiseFloor(uint64_t version) {
+  uint64_t floor = floor_version_.load();
+  while (floor < version && !floor_version_.compare_exchange_weak(floor, version)) {
+  }
+}
+
+bool RegistryClient::TakeAsyncSlot(Counters& counters) {
+  size_t inflight = async_inflight_.load();
+  do {
+    if (inflight >= options_.async_lookups_max) {
+      counters.async_skipped.Increment();
+      return false;
+    }
+  } while (!async_inflight_.compare_exchange_weak(inflight, inflight + 1));
+  counters.async_lookups.Increment();
+  return true;
+}
+
+// --- buckets -----------------------------------------------------------------
+
+void RegistryClient::LookupBucket(const std::string& name,
+                                  std::function<void(Result<pb::GetBucketResponse>)> done) {
+  pb::GetBucketRequest request;
+  request.set_name(name);
+  request.set_min_version(floor_version_.load());
+  bucket_counters_.lookups.Increment();
+  Send("meta.get_bucket", request.SerializeAsString(), false,
+       [this, name, done = std::move(done)](Result<std::string> raw) {
+         auto answer = Parse<pb::GetBucketResponse>(raw, "meta.get_bucket");
+         if (!answer.ok()) {
+           bucket_counters_.errors.Increment();
+         } else if (answer->found() && answer->bucket().name() == name) {
+           buckets_.Put(name, answer->bucket(), answer->map_version());
+         } else {
+           buckets_.Drop(name, answer->map_version());
+         }
+         done(std::move(answer));
+       });
+}
+
+void RegistryClient::GetBucket(const std::string& name, BucketCallback done) {
+  if (std::optional<pb::BucketDescriptor> cached = buckets_.Find(name)) {
+    bucket_counters_.hits.Increment();
+    if (TakeAsyncSlot(bucket_counters_)) {
+      LookupBucket(name, [this](const Result<pb::GetBucketResponse>&) { async_inflight_.fetch_sub(1); });
+    }
+    done(std::move(*cached));
+    return;
+  }
+  bucket_counters_.misses.Increment();
+  LookupBucket(name, [name, done = std::move(done)](Result<pb::GetBucketResponse> answer) {
+    if (!answer.ok()) return done(answer.status());
+    if (!answer->found()) return done(Status::NotFound("bucket '" + name + "' does not exist"));
+    done(std::move(*answer->mutable_bucket()));
+  });
+}
+
+void RegistryClient::ListBuckets(const std::string& owner, BucketListCallback done) {
+  pb::ListBucketsRequest request;
+  request.set_owner(owner);
+  request.set_min_version(floor_version_.load());
+  Send("meta.list_buckets", request.SerializeAsString(), false,
+       [done = std::move(done)](Result<std::string> raw) {
+         auto answer = Parse<pb::ListBucketsResponse>(raw, "meta.list_buckets");
+         if (!answer.ok()) return done(answer.status());
+         std::vector<pb::BucketDescriptor> buckets(
+             std::make_move_iterator(answer->mutable_buckets()->begin()),
+             std::make_move_iterator(answer->mutable_buckets()->end()));
+         done(std::move(buckets));
+       });
+}
+
+void RegistryClient::CreateBucket(const pb::CreateBucketRequest& request,
+                                  CreateBucketCallback done) {
+  Send("meta.create_bucket", request.SerializeAsString(), true,
+       [this, done = std::move(done)](Result<std::string> raw) {
+         auto answer = Parse<pb::CreateBucketResponse>(raw, "meta.create_bucket");
+         if (!answer.ok()) return done(answer.status());
+         RaiseFloor(answer->map_version());
+         buckets_.Put(answer->bucket().name(), answer->bucket(), answer->map_version());
+         done(CreatedBucket{std::move(*answer->mutable_bucket()), answer->already_owned_by_you()});
+       });
+}
+
+void RegistryClient::DeleteBucket(const std::string& name, const std::string& owner,
+                                  uint64_t bucket_id, BucketCallback done) {
+  pb::DeleteBucketRequest request;
+  request.set_name(name);
+  request.set_owner(owner);
+  request.set_bucket_id(bucket_id);
+  Send("meta.delete_bucket", request.SerializeAsString(), true,
+       [this, name, done = std::move(done)](Result<std::string> raw) {
+         auto answer = Parse<pb::DeleteBucketResponse>(raw, "meta.delete_bucket");
+         if (!answer.ok()) return done(answer.status());
+         RaiseFloor(answer->map_version());
+         buckets_.Drop(name, answer->map_version());
+         done(std::move(*answer->mutable_bucket()));
+       });
+}
+
+void RegistryClient::SetVersioning(const std::string& name, pb::BucketVersioning state,
+                                   BucketCallback done) {
+  pb::SetBucketVersioningRequest request;
+  request.set_name(name);
+  request.set_state(state);
+  Send("meta.set_bucket_versioning", request.SerializeAsString(), true,
+       [this, name, done = std::move(done)](Result<std::string> raw) {
+         auto answer = Parse<pb::SetBucketVersioningResponse>(raw, "meta.set_bucket_versioning");
+         if (!answer.ok()) return done(answer.status());
+         RaiseFloor(answer->map_version());
+         buckets_.Put(name, answer->bucket(), answer->map_version());
+         done(std::move(*answer->mutable_bucket()));
+       });
+}
+
+// --- access keys ---------------------------------------------------------------
+
+void RegistryClient::LookupKey(const std::string& key,
+                               std::function<void(Result<pb::GetUserByKeyResponse>)> done) {
+  pb::GetUserByKeyRequest request;
+  request.set_access_key(key);
+  request.set_min_version(floor_version_.load());
+  key_counters_.lookups.Increment();
+  Send("meta.get_user_by_key", request.SerializeAsString(), false,
+       [this, key, done = std::move(done)](Result<std::string> raw) {
+         auto answer = Parse<pb::GetUserByKeyResponse>(raw, "meta.get_user_by_key");
+         if (!answer.ok()) {
+           key_counters_.errors.Increment();
+         } else if (answer->found()) {
+           keys_.Put(key, UserSecret{answer->name(), answer->secret_key()}, answer->map_version());
+         } else {
+           keys_.Drop(key, answer->map_version());
+         }
+         done(std::move(answer));
+       });
+}
+
+void RegistryClient::SecretOf(const std::string& access_key, SecretCallback done) {
+  if (std::optional<UserSecret> cached = keys_.Find(access_key)) {
+    key_counters_.hits.Increment();
+    if (TakeAsyncSlot(key_counters_)) {
+      LookupKey(access_key,
+                [this](const Result<pb::GetUserByKeyResponse>&) { async_inflight_.fetch_sub(1); });
+    }
+    done(std::move(*cached));
+    return;
+  }
+  key_counters_.misses.Increment();
+  LookupKey(access_key, [done = std::move(done)](Result<pb::GetUserByKeyResponse> answer) {
+    if (!answer.ok()) return done(answer.status());
+    if (!answer->found()) return done(Status::NotFound("unknown access key"));
+    done(UserSecret{std::move(*answer->mutable_name()), std::move(*answer->mutable_secret_key())});
+  });
+}
+
+}  // namespace tessera::router

@@ -1,0 +1,141 @@
+// Service- and bucket-level operations: ListBuckets, CreateBucket,
+// DeleteBucket, HeadBucket and the bucket sub-resources clients probe
+// (s3cmd info, rclone): location, acl, versioning, policy, cors, ...
+#include "common/limits.h"
+#include "s3/front/s3_call.h"
+#include "s3/front/s3_front.h"
+#include "s3/protocol/names.h"
+#include "s3/protocol/xml_documents.h"
+
+namespace tessera::s3::front {
+namespace {
+
+Owner OwnerOf(const std::string& user) { return Owner{user, user}; }
+
+VersioningState VersioningOf(const pb::BucketDescriptor& bucket) {
+  switch (bucket.versioning()) {
+    case pb::VERSIONING_ENABLED: return VersioningState::kEnabled;
+    case pb::VERSIONING_SUSPENDED: return VersioningState::kSuspended;
+    default: return VersioningState::kNeverEnabled;
+  }
+}
+
+// A region name the client asked for is acceptable when it is ours; AWS
+// treats "" (and us-east-1's legacy "US") as us-east-1.
+bool RegionMatches(const std::string& asked, const std::string& ours) {
+  if (asked.empty() || asked == "US") return ours == "us-east-1";
+  return asked == ours;
+}
+
+}  // namespace
+
+void ListBuckets(CallPtr call) {
+  call->front.registry().ListBuckets(
+      call->user, [call](Result<std::vector<pb::BucketDescriptor>> buckets) {
+        if (!buckets.ok()) return call->Fail(buckets.status());
+        ListBucketsResult result;
+        result.owner = OwnerOf(call->user);
+        for (const pb::BucketDescriptor& b : *buckets) {
+          result.buckets.push_back(BucketEntry{b.name(), b.created_ms(), b.region()});
+        }
+        call->RespondXml(200, ListAllMyBucketsXml(result));
+      });
+}
+
+void CreateBucket(CallPtr call) {
+  if (auto valid = ValidateBucketName(call->bucket); !valid.ok()) return call->Fail(valid.error());
+  http::ReadWholeBody(call->exchange, limits::kS3XmlBodyBytesMax, [call](Result<std::string> body) {
+    if (!body.ok()) return call->Fail(S3Error(S3ErrorCode::kMalformedXML));
+    auto config = ParseCreateBucketConfiguration(*body);
+    if (!config.ok()) return call->Fail(config.error());
+    const std::string& region = call->front.options().region;
+    if (!RegionMatches(config->location_constraint, region)) {
+      if (config->location_constraint.empty()) {
+        return call->Fail(S3Error(S3ErrorCode::kIllegalLocationConstraintException));
+      }
+      return call->Fail(S3Error(S3ErrorCode::kInvalidLocationConstraint));
+    }
+    pb::CreateBucketRequest request;
+    request.set_name(call->bucket);
+    request.set_owner(call->user);
+    request.set_region(region);
+    call->front.registry().CreateBucket(request, [call](Result<router::CreatedBucket> created) {
+      if (!created.ok()) {
+        if (created.status().code() == StatusCode::kConflict) {
+          return call->Fail(S3Error(S3ErrorCode::kBucketAlreadyExists));
+        }
+        return call->Fail(created.status());
+      }
+      if (created->already_owned_by_you) {
+        return call->Fail(S3Error(S3ErrorCode::kBucketAlreadyOwnedByYou));
+      }
+      call->Respond(200, {{"Location", "/" + call->bucket}}, "");
+    });
+  });
+}
+
+void DeleteBucket(CallPtr call) {
+  WithOwnedBucket(call, [call] {
+    ListQuery query;
+    query.bucket_id = call->bucket_info.bucket_id();
+    query.max_items = 1;
+    call->front.index().List(query, [call](Result<ListPage> page) {
+      if (!page.ok()) return call->Fail(page.status());
+      if (!page->items.empty()) return call->Fail(S3Error(S3ErrorCode::kBucketNotEmpty));
+      call->front.registry().DeleteBucket(
+          call->bucket, call->user, call->bucket_info.bucket_id(),
+          [call](Result<pb::BucketDescriptor> deleted) {
+            if (!deleted.ok()) {
+              if (deleted.status().code() == StatusCode::kNotFound) {
+                return call->Fail(S3Error(S3ErrorCode::kNoSuchBucket));
+              }
+              return call->Fail(deleted.status());
+            }
+            call->Respond(204, {}, "");
+          });
+    });
+  });
+}
+
+void HeadBucket(CallPtr call) {
+  WithOwnedBucket(call, [call] {
+    call->Respond(200,
+                  {{"x-amz-bucket-region", call->bucket_info.region()},
+                   {"x-amz-access-point-alias", "false"},
+                   {"Content-Length", "0"}},
+                  "");
+  });
+}
+
+void GetBucketSubresource(CallPtr call) {
+  WithOwnedBucket(call, [call] {
+    if (call->HasParam("location")) {
+      const std::string& region = call->bucket_info.region();
+      return call->RespondXml(200, LocationConstraintXml(region == "us-east-1" ? "" : region));
+    }
+    if (call->HasParam("acl")) return call->RespondXml(200, AccessControlPolicyXml(OwnerOf(call->user)));
+    if (call->HasParam("versioning")) {
+      return call->RespondXml(200, VersioningConfigurationXml(VersioningOf(call->bucket_info)));
+    }
+    if (call->HasParam("policy")) return call->Fail(S3Error(S3ErrorCode::kNoSuchBucketPolicy));
+    if (call->HasParam("cors")) return call->Fail(S3Error(S3ErrorCode::kNoSuchCORSConfiguration));
+    if (call->HasParam("tagging")) return call->Fail(S3Error(S3ErrorCode::kNoSuchTagSet));
+    if (call->HasParam("lifecycle")) {
+      return call->Fail(S3Error(S3ErrorCode::kNoSuchLifecycleConfiguration));
+    }
+    if (call->HasParam("logging")) {
+      return call->RespondXml(200,
+                              "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<BucketLoggingStatus "
+                              "xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"/>");
+    }
+    if (call->HasParam("requestPayment")) {
+      return call->RespondXml(200,
+                              "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<RequestPaymentConfiguration "
+                              "xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><Payer>BucketOwner"
+                              "</Payer></RequestPaymentConfiguration>");
+    }
+    call->Fail(S3Error(S3ErrorCode::kNotImplemented));
+  });
+}
+
+}  // namespace tessera::s3::front

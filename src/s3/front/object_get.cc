@@ -1,0 +1,237 @@
+// GetObject / HeadObject (one strong head read, preconditions, Range, then
+// the bytes streamed from inline data or blob by blob, each read from the
+// nearest replica with checksum verification), DeleteObject (one op), and
+// the object sub-resources clients probe (?acl, ?tagging).
+#include <algorithm>
+
+#include "common/limits.h"
+#include "s3/front/s3_call.h"
+#include "s3/front/s3_front.h"
+#include "s3/protocol/xml_documents.h"
+
+namespace tessera::s3::front {
+namespace {
+
+http::Headers ObjectHeaders(const S3Call& call, const pb::ObjectVersion& v) {
+  http::Headers h;
+  h.emplace_back("ETag", QuoteEtag(v.etag()));
+  h.emplace_back("Last-Modified", FormatHttpDate(v.last_modified_ms()));
+  h.emplace_back("Accept-Ranges", "bytes");
+  h.emplace_back("Content-Type", v.content_type().empty() ? "binary/octet-stream" : v.content_type());
+  auto add = [&h](const char* name, const std::string& value) {
+    if (!value.empty()) h.emplace_back(name, value);
+  };
+  add("Content-Encoding", v.content_encoding());
+  add("Content-Disposition", v.content_disposition());
+  add("Cache-Control", v.cache_control());
+  add("Content-Language", v.content_language());
+  add("Expires", v.expires());
+  for (const pb::MetadataPair& m : v.user_metadata()) {
+    h.emplace_back("x-amz-meta-" + m.name(), m.value());
+  }
+  if (call.bucket_info.versioning() != pb::VERSIONING_UNSET) {
+    h.emplace_back("x-amz-version-id", v.version_id());
+  }
+  return h;
+}
+
+// Applies the response-* overrides (replacing the stored header).
+void ApplyOverrides(const S3Call& call, http::Headers& headers) {
+  for (auto& [name, value] : ResponseHeaderOverrides(call.query)) {
+    std::erase_if(headers, [&name](const auto& h) { return HeaderNameEquals(h.first, name); });
+    headers.emplace_back(name, value);
+  }
+}
+
+// Streams bytes [first, last] of a blob-backed object, blob by blob, in
+// pieces of at most kS3ReadPieceBytes.
+class BlobStreamer : public std::enable_shared_from_this<BlobStreamer> {
+ public:
+  BlobStreamer(CallPtr call, pb::ObjectVersion object, uint64_t first, uint64_t last)
+      : call_(std::move(call)), object_(std::move(object)), next_(first), last_(last) {}
+
+  void Step() {
+    if (next_ > last_) {
+      return call_->exchange->FinishResponse([](Status) {});
+    }
+    uint64_t blob_start = 0;
+    for (const pb::BlobRef& ref : object_.blobs()) {
+      if (next_ < blob_start + ref.size()) {
+        const uint64_t offset = next_ - blob_start;
+        const uint64_t length = std::min<uint64_t>(
+            {ref.size() - offset, last_ - next_ + 1, limits::kS3ReadPieceBytes});
+        auto id = blob::BlobId::Parse(ref.blob_id());
+        if (!id.ok()) return call_->exchange->Abort();
+        call_->front.blobs().Read(*id, offset, length, [self = shared_from_this(), length](
+                                                           Result<std::string> data) {
+          self->OnRead(std::move(data), length);
+        });
+        return;
+      }
+      blob_start += ref.size();
+    }
+    call_->exchange->Abort();  // the blobs do not cover the size: never expected
+  }
+
+ private:
+  void OnRead(Result<std::string> data, uint64_t length) {
+    if (!data.ok() || data->size() != length) return call_->exchange->Abort();
+    next_ += length;
+    call_->exchange->WriteBody(std::move(data).value(), [self = shared_from_this()](Status st) {
+      if (!st.ok()) return;  // the client went away; the exchange is dead
+      self->Step();
+    });
+  }
+
+  CallPtr call_;
+  const pb::ObjectVersion object_;
+  uint64_t next_;
+  const uint64_t last_;
+};
+
+void Serve(CallPtr call, const pb::ObjectVersion& v) {
+  ReadConditions conditions;
+  auto opt = [&call](const char* name) -> std::optional<std::string> {
+    auto value = call->Header(name);
+    if (!value) return std::nullopt;
+    return std::string(*value);
+  };
+  conditions.if_match = opt("if-match");
+  conditions.if_none_match = opt("if-none-match");
+  conditions.if_modified_since = opt("if-modified-since");
+  conditions.if_unmodified_since = opt("if-unmodified-since");
+  http::Headers headers = ObjectHeaders(*call, v);
+  switch (EvaluateReadConditions(conditions, QuoteEtag(v.etag()), v.last_modified_ms())) {
+    case ConditionOutcome::kProceed: break;
+    case ConditionOutcome::kNotModified: {
+      http::Headers h = {{"ETag", QuoteEtag(v.etag())},
+                         {"Last-Modified", FormatHttpDate(v.last_modified_ms())}};
+      return call->Respond(304, std::move(h), "");
+    }
+    case ConditionOutcome::kPreconditionFailed:
+      return call->Fail(S3Error(S3ErrorCode::kPreconditionFailed));
+  }
+  const uint64_t size = v.size();
+  uint64_t first = 0;
+  uint64_t last = size == 0 ? 0 : size - 1;
+  unsigned status = 200;
+  if (auto range_header = call->Header("range")) {
+    auto range = ResolveRange(*range_header, size);
+    if (!range.ok()) {
+      if (call->is_head()) {
+        return call->Respond(416, {{"Content-Range", UnsatisfiedContentRange(size)}}, "");
+      }
+      call->MarkAnswered();
+      http::Headers h = call->StandardHeaders();
+      h.emplace_back("Content-Range", UnsatisfiedContentRange(size));
+      h.emplace_back("Content-Type", "application/xml");
+      return call->exchange->Respond(
+          416, std::move(h), ErrorXml(range.error(), call->resource, call->request_id), nullptr);
+    }
+    if (range->has_value()) {
+      first = (*range)->first;
+      last = (*range)->last;
+      status = 206;
+      headers.emplace_back("Content-Range", ContentRange(**range, size));
+    }
+  }
+  if (status == 200 && call->Header("x-amz-checksum-mode").value_or("") == "ENABLED") {
+    for (const pb::ObjectChecksum& c : v.checksums()) {
+      std::string name = "x-amz-checksum-" + c.algorithm();
+      std::transform(name.begin(), name.end(), name.begin(),
+                     [](unsigned char ch) { return std::tolower(ch); });
+      headers.emplace_back(name, c.value());
+    }
+  }
+  ApplyOverrides(*call, headers);
+  const uint64_t length = size == 0 ? 0 : last - first + 1;
+  if (call->is_head()) {
+    headers.emplace_back("Content-Length", std::to_string(length));
+    return call->Respond(status, std::move(headers), "");
+  }
+  if (v.blobs_size() == 0) {
+    return call->Respond(status, std::move(headers),
+                         length == 0 ? std::string() : v.inline_data().substr(first, length));
+  }
+  call->MarkAnswered();
+  http::Headers all = call->StandardHeaders();
+  for (auto& h : headers) all.push_back(std::move(h));
+  auto streamer = std::make_shared<BlobStreamer>(call, v, first, length == 0 ? 0 : last);
+  call->exchange->StartResponse(status, std::move(all), length, [streamer, length](Status st) {
+    if (!st.ok()) return;
+    if (length == 0) return streamer->Step();
+    streamer->Step();
+  });
+}
+
+}  // namespace
+
+void GetObject(CallPtr call) {
+  if (auto version = call->Param("versionId"); version && version->value != "null") {
+    return call->Fail(S3Error(S3ErrorCode::kNotImplemented, "versionId reads come with part 2"));
+  }
+  WithOwnedBucket(call, [call] {
+    call->front.index().ReadHead(
+        call->bucket_info.bucket_id(), call->key,
+        [call](Result<std::optional<pb::ObjectHead>> head) {
+          if (!head.ok()) return call->Fail(head.status());
+          if (!head->has_value() || (*head)->latest().delete_marker()) {
+            return call->Fail(S3Error(S3ErrorCode::kNoSuchKey));
+          }
+          Serve(call, (*head)->latest());
+        });
+  });
+}
+
+void DeleteObject(CallPtr call) {
+  WithOwnedBucket(call, [call] {
+    pb::S3Op op;
+    pb::DeleteObjectOp* del = op.mutable_delete_object();
+    del->set_bucket_id(call->bucket_info.bucket_id());
+    del->set_key(call->key);
+    del->set_versioning(call->bucket_info.versioning());
+    if (const QueryParam* version = call->Param("versionId")) del->set_version_id(version->value);
+    del->set_now_ms(std::chrono::duration_cast<std::chrono::milliseconds>(
+                        std::chrono::system_clock::now().time_since_epoch())
+                        .count());
+    del->set_owner(call->user);
+    if (auto match = call->Header("if-match")) del->set_if_match_etag(std::string(UnquoteEtag(*match)));
+    call->front.index().Apply(std::move(op), [call](Result<pb::S3OpResult> r) {
+      if (!r.ok()) return call->Fail(r.status());
+      switch (r->outcome()) {
+        case pb::S3_OK: break;
+        case pb::S3_PRECONDITION_FAILED:
+          return call->Fail(S3Error(S3ErrorCode::kPreconditionFailed));
+        case pb::S3_NO_SUCH_KEY: return call->Fail(S3Error(S3ErrorCode::kNoSuchKey));
+        default: return call->Fail(S3Error(S3ErrorCode::kInvalidRequest, r->message()));
+      }
+      http::Headers headers;
+      if (r->delete_marker()) headers.emplace_back("x-amz-delete-marker", "true");
+      if (!r->version_id().empty() && call->bucket_info.versioning() != pb::VERSIONING_UNSET) {
+        headers.emplace_back("x-amz-version-id", r->version_id());
+      }
+      call->Respond(204, std::move(headers), "");
+    });
+  });
+}
+
+void GetObjectSubresource(CallPtr call) {
+  WithOwnedBucket(call, [call] {
+    call->front.index().ReadHead(
+        call->bucket_info.bucket_id(), call->key,
+        [call](Result<std::optional<pb::ObjectHead>> head) {
+          if (!head.ok()) return call->Fail(head.status());
+          if (!head->has_value() || (*head)->latest().delete_marker()) {
+            return call->Fail(S3Error(S3ErrorCode::kNoSuchKey));
+          }
+          if (call->HasParam("acl")) {
+            return call->RespondXml(200, AccessControlPolicyXml(Owner{call->user, call->user}));
+          }
+          std::vector<Tag> tags;
+          for (const pb::MetadataPair& t : (*head)->latest().tags()) tags.push_back({t.name(), t.value()});
+          call->RespondXml(200, TaggingXml(tags));
+        });
+  });
+}
+
+}  // namespace tessera::s3::front

@@ -1,0 +1,77 @@
+// ObjectIndex: the S3 front's access to object metadata in the `_s3` table
+// (docs/formats/s3-keys.md) through the router's KvRouter: head reads,
+// S3 ops (one log entry in one partition each), listings that walk
+// partitions in key order, and per-bucket usage summed over partitions.
+//
+// Contract:
+//  - ReadHead is a strong (leader lease) read.
+//  - Apply sends the op to the partition holding the object's head key; a
+//    failure whose outcome is unknown is Timeout (KvRouter's rule).
+//  - List returns at most max_items items in key order, starting in the
+//    partition holding the start and moving to the next partition only
+//    while the range is not exhausted: a partition whose range starts past
+//    the prefix is never contacted. `more` says whether items remain
+//    (exact when the caller asks one item more than it shows).
+//
+// Thread safety: any thread; callbacks on rpc strands, exactly once.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "router/kv_router.h"
+#include "tessera/s3.pb.h"
+
+namespace tessera::s3::front {
+
+inline constexpr const char* kS3Table = "_s3";
+
+struct ListQuery {
+  uint64_t bucket_id = 0;
+  std::string prefix;
+  std::string delimiter;
+  std::string start_after;  // exclusive object key (or common prefix)
+  uint32_t max_items = 1000;
+};
+
+struct ListPage {
+  std::vector<pb::S3ListItem> items;
+  bool more = false;
+};
+
+class ObjectIndex {
+ public:
+  template <typename T>
+  using Callback = std::function<void(Result<T>)>;
+
+  explicit ObjectIndex(router::KvRouter& kv) : kv_(kv) {}
+
+  void ReadHead(uint64_t bucket_id, const std::string& key,
+                Callback<std::optional<pb::ObjectHead>> done);
+  void Apply(pb::S3Op op, Callback<pb::S3OpResult> done);
+  void List(ListQuery query, Callback<ListPage> done);
+  // The upload record (strong read), nullopt when there is no such upload.
+  void ReadUpload(uint64_t bucket_id, const std::string& key, const std::string& upload_id,
+                  Callback<std::optional<pb::UploadRecord>> done);
+  // The upload's parts numbered above `after`, ascending, at most `limit`.
+  void ListUploadParts(uint64_t bucket_id, const std::string& key, const std::string& upload_id,
+                       uint32_t after, uint32_t limit, Callback<std::vector<pb::PartRecord>> done);
+  void Usage(uint64_t bucket_id, Callback<pb::BucketUsage> done);
+
+  // s3.list reads sent so far (one per partition visited): tests count them.
+  uint64_t list_partition_reads() const { return list_partition_reads_.load(); }
+
+ private:
+  class ListWalk;
+  class UsageWalk;
+
+  router::KvRouter& kv_;
+  std::atomic<uint64_t> list_partition_reads_{0};
+};
+
+}  // namespace tessera::s3::front

@@ -1,0 +1,305 @@
+// PutObject: streams the body (decoding aws-chunked, hashing as it goes)
+// into blobs of blob_bytes each, written to their slot's three nodes and
+// acknowledged at two, or keeps it inline when it is small; verifies every
+// digest the client sent; then commits the object with ONE PutObject op.
+// Memory per upload: one blob buffer plus one body piece.
+#include <openssl/evp.h>
+
+#include <ctime>
+#include <chrono>
+
+#include "common/crc32c.h"
+#include "s3/auth/aws_chunked.h"
+#include "s3/auth/checksum.h"
+#include "s3/auth/sigv4.h"
+#include "s3/front/s3_call.h"
+#include "s3/front/s3_front.h"
+
+namespace tessera::s3::front {
+namespace {
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// Body bytes asked of one ReadBody.
+constexpr size_t kBodyPieceBytes = 1 << 20;
+
+class PutUpload : public std::enable_shared_from_this<PutUpload> {
+ public:
+  // `part`: the upload id and part number of an UploadPart; nullopt for a
+  // PutObject.
+  PutUpload(CallPtr call, std::optional<PartTarget> part)
+      : call_(std::move(call)),
+        front_(call_->front),
+        part_(std::move(part)),
+        md5_(auth::ChecksumAlgorithm::kMd5) {}
+
+  void Start() {
+    if (auto st = Prepare(); !st.ok()) return call_->Fail(st.error());
+    ReadNext();
+  }
+
+ private:
+  S3Status Prepare() {
+    const http::RequestHead& head = call_->head();
+    auth::RequestHead auth_head{head.method, head.target, {head.headers.begin(), head.headers.end()}};
+    if (auth::IsStreaming(call_->auth.mode)) {
+      auto options = auth::AwsChunkedOptionsFor(auth_head, call_->auth);
+      if (!options.ok()) return options.error();
+      expected_size_ = options->decoded_content_length;
+      stream_checksum_ = options->checksum;
+      decoder_.emplace(std::move(options).value());
+    } else {
+      if (!head.content_length) return S3Error(S3ErrorCode::kMissingContentLength);
+      expected_size_ = *head.content_length;
+      auto declared = auth::FindDeclaredChecksum(auth_head.headers);
+      if (!declared.ok()) return declared.error();
+      if (declared->has_value()) {
+        declared_ = **declared;
+        checksum_.emplace(declared_->algorithm);
+      }
+    }
+    if (expected_size_ > front_.options().object_bytes_max) {
+      return S3Error(S3ErrorCode::kEntityTooLarge);
+    }
+    if (call_->auth.mode == auth::PayloadMode::kSignedHex) {
+      sha256_.emplace(auth::ChecksumAlgorithm::kSha256);
+    }
+    if (auto md5 = call_->Header("content-md5")) content_md5_ = std::string(*md5);
+    auto metadata = CollectUserMetadata(
+        std::vector<HeaderField>(head.headers.begin(), head.headers.end()));
+    if (!metadata.ok()) return metadata.error();
+    metadata_ = std::move(metadata).value();
+    if (auto none_match = call_->Header("if-none-match")) {
+      if (*none_match != "*") return S3Error(S3ErrorCode::kNotImplemented);
+      if_none_match_any_ = true;
+    }
+    if (auto match = call_->Header("if-match")) if_match_ = std::string(UnquoteEtag(*match));
+    return S3Status::Ok();
+  }
+
+  void ReadNext() {
+    call_->exchange->ReadBody(kBodyPieceBytes, [self = shared_from_this()](
+                                                   Result<std::string> piece, bool end) {
+      self->OnPiece(std::move(piece), end);
+    });
+  }
+
+  void OnPiece(Result<std::string> piece, bool end) {
+    if (!piece.ok()) {
+      return Abort(S3Error(piece.status().code() == StatusCode::kTimeout
+                               ? S3ErrorCode::kRequestTimeout
+                               : S3ErrorCode::kIncompleteBody));
+    }
+    std::string decoded;
+    if (decoder_) {
+      if (auto st = decoder_->Feed(*piece, &decoded); !st.ok()) return Abort(st.error());
+    } else {
+      decoded = std::move(piece).value();
+    }
+    md5_.Update(decoded);
+    if (sha256_) sha256_->Update(decoded);
+    if (checksum_) checksum_->Update(decoded);
+    size_ += decoded.size();
+    if (size_ > expected_size_) return Abort(S3Error(S3ErrorCode::kIncompleteBody));
+    buffer_.append(decoded);
+    if (buffer_.size() >= front_.options().blob_bytes) {
+      return FlushBlob([self = shared_from_this(), end] {
+        if (end) return self->Finish();
+        self->ReadNext();
+      });
+    }
+    if (end) return Finish();
+    ReadNext();
+  }
+
+  // Writes the first blob_bytes of the buffer (or all of it) as one blob.
+  void FlushBlob(std::function<void()> next) {
+    const size_t n = std::min(buffer_.size(), front_.options().blob_bytes);
+    std::string data = buffer_.substr(0, n);
+    buffer_.erase(0, n);
+    const blob::BlobId id = front_.blobs().NextBlobId();
+    pb::BlobRef* ref = object_.add_blobs();
+    ref->set_blob_id(id.ToString());
+    ref->set_size(data.size());
+    ref->set_crc32c(Crc32c(data));
+    front_.blobs().Put(id, std::move(data), [self = shared_from_this(), next = std::move(next)](
+                                                Status st) {
+      if (!st.ok()) {
+        return self->Abort(st.code() == StatusCode::kThrottled
+                               ? S3Error(S3ErrorCode::kSlowDown)
+                               : S3Error(S3ErrorCode::kServiceUnavailable));
+      }
+      next();
+    });
+  }
+
+  void Finish() {
+    if (size_ != expected_size_) return Abort(S3Error(S3ErrorCode::kIncompleteBody));
+    if (decoder_) {
+      if (auto st = decoder_->Finish(); !st.ok()) return Abort(st.error());
+    }
+    const std::string md5 = md5_.Finish();
+    if (content_md5_) {
+      if (auto st = auth::VerifyChecksum(auth::ChecksumAlgorithm::kMd5, *content_md5_, md5);
+          !st.ok()) {
+        return Abort(st.error());
+      }
+    }
+    if (sha256_) {
+      if (auto st = auth::VerifyPayloadSha256(call_->auth, auth::HexEncode(sha256_->Finish()));
+          !st.ok()) {
+        return Abort(st.error());
+      }
+    }
+    if (checksum_) {
+      const std::string computed = checksum_->Finish();
+      if (auto st = auth::VerifyChecksum(declared_->algorithm, declared_->value_base64, computed);
+          !st.ok()) {
+        return Abort(st.error());
+      }
+      AddChecksum(declared_->algorithm, auth::Base64Encode(computed));
+    } else if (decoder_ && decoder_->computed_checksum_base64() && stream_checksum_) {
+      AddChecksum(*stream_checksum_, *decoder_->computed_checksum_base64());
+    }
+    etag_ = auth::HexEncode(md5);
+    // Parts always live in blobs: a completed upload concatenates them.
+    if (!part_ && object_.blobs_size() == 0 &&
+        buffer_.size() <= front_.options().inline_bytes_max) {
+      object_.set_inline_data(std::move(buffer_));
+      return Commit();
+    }
+    if (buffer_.empty()) return Commit();
+    FlushBlob([self = shared_from_this()] { self->Commit(); });
+  }
+
+  void AddChecksum(auth::ChecksumAlgorithm algorithm, std::string value) {
+    pb::ObjectChecksum* c = object_.add_checksums();
+    c->set_algorithm(std::string(auth::ChecksumName(algorithm)));
+    c->set_value(std::move(value));
+  }
+
+  void FillMetadata() {
+    object_.set_size(size_);
+    object_.set_etag(etag_);
+    object_.set_last_modified_ms(NowMs());
+    object_.set_owner(call_->user);
+    object_.set_content_type(std::string(call_->Header("content-type").value_or("binary/octet-stream")));
+    if (auto encoding = call_->Header("content-encoding")) {
+      if (auto stripped = StripAwsChunked(*encoding)) object_.set_content_encoding(*stripped);
+    }
+    object_.set_content_disposition(std::string(call_->Header("content-disposition").value_or("")));
+    object_.set_cache_control(std::string(call_->Header("cache-control").value_or("")));
+    object_.set_content_language(std::string(call_->Header("content-language").value_or("")));
+    object_.set_expires(std::string(call_->Header("expires").value_or("")));
+    for (const auto& [name, value] : metadata_) {
+      pb::MetadataPair* pair = object_.add_user_metadata();
+      pair->set_name(name.substr(std::string_view("x-amz-meta-").size()));
+      pair->set_value(value);
+    }
+  }
+
+  void Commit() {
+    if (part_) return CommitPart();
+    FillMetadata();
+    pb::S3Op op;
+    pb::PutObjectOp* put = op.mutable_put_object();
+    put->set_bucket_id(call_->bucket_info.bucket_id());
+    put->set_key(call_->key);
+    *put->mutable_object() = object_;
+    put->set_versioning(call_->bucket_info.versioning());
+    put->set_if_none_match_any(if_none_match_any_);
+    put->set_if_match_etag(if_match_);
+    front_.index().Apply(std::move(op), [self = shared_from_this()](Result<pb::S3OpResult> r) {
+      self->OnCommitted(std::move(r));
+    });
+  }
+
+  void CommitPart() {
+    pb::S3Op op;
+    pb::UploadPartOp* put = op.mutable_upload_part();
+    put->set_bucket_id(call_->bucket_info.bucket_id());
+    put->set_key(call_->key);
+    put->set_upload_id(part_->upload_id);
+    pb::PartRecord* record = put->mutable_part();
+    record->set_part_number(part_->part_number);
+    record->set_size(size_);
+    record->set_etag(etag_);
+    record->set_last_modified_ms(NowMs());
+    *record->mutable_blobs() = object_.blobs();
+    *record->mutable_checksums() = object_.checksums();
+    front_.index().Apply(std::move(op), [self = shared_from_this()](Result<pb::S3OpResult> r) {
+      self->OnCommitted(std::move(r));
+    });
+  }
+
+  void OnCommitted(Result<pb::S3OpResult> r) {
+    // A failed op already queued the blobs for GC (the op's contract); an
+    // op whose outcome is unknown may have committed them: keep them.
+    if (!r.ok()) return call_->Fail(r.status());
+    switch (r->outcome()) {
+      case pb::S3_OK: break;
+      case pb::S3_PRECONDITION_FAILED: return call_->Fail(S3Error(S3ErrorCode::kPreconditionFailed));
+      case pb::S3_NO_SUCH_KEY: return call_->Fail(S3Error(S3ErrorCode::kNoSuchKey));
+      case pb::S3_NO_SUCH_UPLOAD: return call_->Fail(S3Error(S3ErrorCode::kNoSuchUpload));
+      default: return call_->Fail(S3Error(S3ErrorCode::kInvalidRequest, r->message()));
+    }
+    http::Headers headers = {{"ETag", QuoteEtag(etag_)}};
+    if (!part_ && call_->bucket_info.versioning() != pb::VERSIONING_UNSET) {
+      headers.emplace_back("x-amz-version-id", r->version_id());
+    }
+    for (const pb::ObjectChecksum& c : object_.checksums()) {
+      std::string name = "x-amz-checksum-" + c.algorithm();
+      for (char& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      headers.emplace_back(name, c.value());
+    }
+    call_->Respond(200, std::move(headers), "");
+  }
+
+  // Answers `error` and deletes the blobs written so far (best effort: a
+  // blob that survives is an orphan for the GC scrub).
+  void Abort(const S3Error& error) {
+    for (const pb::BlobRef& ref : object_.blobs()) {
+      auto id = blob::BlobId::Parse(ref.blob_id());
+      if (id.ok()) front_.blobs().Delete(*id, [](Status) {});
+    }
+    object_.clear_blobs();
+    if (!call_->answered()) call_->Fail(error);
+  }
+
+  CallPtr call_;
+  S3Front& front_;
+  const std::optional<PartTarget> part_;
+  uint64_t expected_size_ = 0;
+  uint64_t size_ = 0;
+  std::optional<auth::AwsChunkedDecoder> decoder_;
+  std::optional<auth::ChecksumAlgorithm> stream_checksum_;  // computed by the decoder
+  auth::Checksummer md5_;
+  std::optional<auth::Checksummer> sha256_;
+  std::optional<auth::Checksummer> checksum_;
+  std::optional<auth::DeclaredChecksum> declared_;
+  std::optional<std::string> content_md5_;
+  std::vector<HeaderField> metadata_;
+  bool if_none_match_any_ = false;
+  std::string if_match_;
+  std::string buffer_;
+  std::string etag_;
+  pb::ObjectVersion object_;
+};
+
+}  // namespace
+
+void PutObject(CallPtr call) {
+  WithOwnedBucket(call, [call] { std::make_shared<PutUpload>(call, std::nullopt)->Start(); });
+}
+
+void UploadPart(CallPtr call, PartTarget part) {
+  WithOwnedBucket(call, [call, part = std::move(part)] {
+    std::make_shared<PutUpload>(call, part)->Start();
+  });
+}
+
+}  // namespace tessera::s3::front

@@ -1,0 +1,95 @@
+// S3Call: one S3 request in flight: the exchange, what parsing found
+// (bucket, key, query), who is asking (after authentication), and the
+// helpers every handler answers with. Shared by the handlers' callbacks;
+// answers exactly once (a second answer is a bug, CHECKed).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "http/stream_server.h"
+#include "s3/auth/auth_context.h"
+#include "s3/protocol/http_rules.h"
+#include "s3/protocol/s3_error.h"
+#include "tessera/s3_registry.pb.h"
+
+namespace tessera::s3::front {
+
+class S3Front;
+
+struct S3Call : std::enable_shared_from_this<S3Call> {
+  S3Call(S3Front& front, std::shared_ptr<http::Exchange> exchange, std::string request_id)
+      : front(front), exchange(std::move(exchange)), request_id(std::move(request_id)) {}
+
+  const http::RequestHead& head() const { return exchange->head(); }
+  bool is_head() const { return head().method == "HEAD"; }
+  // The decoded query parameter, or nullptr.
+  const QueryParam* Param(std::string_view name) const;
+  bool HasParam(std::string_view name) const { return Param(name) != nullptr; }
+  std::optional<std::string_view> Header(std::string_view name) const {
+    return head().Header(name);
+  }
+
+  // Answers the error document (status from the code; no body for HEAD).
+  void Fail(const S3Error& error);
+  void Fail(const Status& status);
+  // A whole response; standard headers (request id, Server) are added.
+  void Respond(unsigned status, http::Headers headers, std::string body);
+  void RespondXml(unsigned status, std::string xml, http::Headers headers = {});
+  // Headers every response carries.
+  http::Headers StandardHeaders() const;
+  bool answered() const { return answered_; }
+  void MarkAnswered();
+
+  S3Front& front;
+  std::shared_ptr<http::Exchange> exchange;
+  const std::string request_id;
+  // Parsed request.
+  std::string bucket;  // empty: service-level request
+  std::string key;     // decoded object key; empty: bucket-level request
+  std::vector<QueryParam> query;
+  std::string resource;  // the path, for error documents
+  bool virtual_hosted = false;  // the bucket came from the Host header
+  // Authenticated caller.
+  auth::AuthContext auth;
+  std::string user;
+  // The bucket's descriptor, for handlers that needed it.
+  pb::BucketDescriptor bucket_info;
+
+ private:
+  bool answered_ = false;
+};
+
+using CallPtr = std::shared_ptr<S3Call>;
+
+// Handlers, one per S3 operation (bucket_handlers.cc, object_put.cc,
+// object_get.cc, object_delete.cc, list_objects.cc). Each answers `call`.
+void ListBuckets(CallPtr call);
+void CreateBucket(CallPtr call);
+void DeleteBucket(CallPtr call);
+void HeadBucket(CallPtr call);
+void GetBucketSubresource(CallPtr call);  // ?location, ?acl, ?versioning ...
+void ListObjects(CallPtr call);           // v1 and v2
+void PutObject(CallPtr call);
+void GetObject(CallPtr call);             // GET and HEAD
+void DeleteObject(CallPtr call);
+void GetObjectSubresource(CallPtr call);  // ?acl, ?tagging
+// Multipart uploads (multipart.cc; UploadPart streams like PutObject).
+struct PartTarget {
+  std::string upload_id;
+  uint32_t part_number = 0;
+};
+void CreateMultipartUpload(CallPtr call);
+void UploadPart(CallPtr call, PartTarget part);
+void CompleteMultipartUpload(CallPtr call);
+void AbortMultipartUpload(CallPtr call);
+void ListParts(CallPtr call);
+
+// Resolves call->bucket, checks the caller owns it, stores the descriptor
+// in call->bucket_info and runs `next`; answers NoSuchBucket/AccessDenied.
+void WithOwnedBucket(CallPtr call, std::function<void()> next);
+
+}  // namespace tessera::s3::front

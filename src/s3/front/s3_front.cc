@@ -1,0 +1,273 @@
+#include "s3/front/s3_front.h"
+
+#include <openssl/rand.h>
+
+#include <charconv>
+#include <cinttypes>
+#include <cstdio>
+#include <ctime>
+
+#include "common/check.h"
+#include "s3/auth/authenticate.h"
+#include "s3/front/s3_call.h"
+#include "s3/protocol/names.h"
+#include "s3/protocol/xml_documents.h"
+
+namespace tessera::s3::front {
+namespace {
+
+uint64_t RandomSalt() {
+  uint64_t salt = 0;
+  if (RAND_bytes(reinterpret_cast<unsigned char*>(&salt), sizeof(salt)) != 1) salt = 0x5eed;
+  return salt;
+}
+
+std::string_view HostWithoutPort(std::string_view host) {
+  if (!host.empty() && host.front() == '[') return host;  // IPv6 literal: no buckets there
+  const size_t colon = host.rfind(':');
+  return colon == std::string_view::npos ? host : host.substr(0, colon);
+}
+
+// Splits the request into bucket and key: virtual-hosted style when the
+// Host is <bucket>.<base_domain>, else path style /<bucket>/<key>.
+S3Status ParseTarget(S3Call& call, const std::string& base_domain) {
+  const http::RequestHead& head = call.head();
+  auto query = ParseQuery(head.query);
+  if (!query.ok()) return query.error();
+  call.query = std::move(query).value();
+  call.resource = head.path;
+  auto path = PercentDecode(head.path, /*plus_as_space=*/false);
+  if (!path.ok()) return path.error();
+  std::string_view rest = *path;
+  if (rest.empty() || rest.front() != '/') return S3Error(S3ErrorCode::kInvalidURI);
+  rest.remove_prefix(1);
+  const std::string_view host = HostWithoutPort(call.Header("host").value_or(""));
+  if (!base_domain.empty() && host.size() > base_domain.size() + 1 &&
+      host.substr(host.size() - base_domain.size()) == base_domain &&
+      host[host.size() - base_domain.size() - 1] == '.') {
+    call.bucket = std::string(host.substr(0, host.size() - base_domain.size() - 1));
+    call.key = std::string(rest);
+    call.virtual_hosted = true;
+    return S3Status::Ok();
+  }
+  const size_t slash = rest.find('/');
+  call.bucket = std::string(rest.substr(0, slash));
+  if (slash != std::string_view::npos) call.key = std::string(rest.substr(slash + 1));
+  return S3Status::Ok();
+}
+
+auth::RequestHead AuthHead(const http::RequestHead& head) {
+  auth::RequestHead out;
+  out.method = head.method;
+  out.target = head.target;
+  out.headers.assign(head.headers.begin(), head.headers.end());
+  return out;
+}
+
+// PUT ?partNumber=N&uploadId=U.
+void UploadPartRequest(CallPtr call) {
+  const QueryParam* number = call->Param("partNumber");
+  const QueryParam* upload = call->Param("uploadId");
+  uint32_t n = 0;
+  if (!number || number->value.empty() ||
+      std::from_chars(number->value.data(), number->value.data() + number->value.size(), n).ec !=
+          std::errc() ||
+      n < 1 || n > limits::kS3PartNumberMax) {
+    return call->Fail(S3Error(S3ErrorCode::kInvalidArgument,
+                              "Part number must be an integer between 1 and 10000, inclusive"));
+  }
+  UploadPart(call, PartTarget{upload->value, n});
+}
+
+void Dispatch(CallPtr call) {
+  const std::string& method = call->head().method;
+  if (call->bucket.empty()) {
+    if (method == "GET") return ListBuckets(call);
+    return call->Fail(S3Error(S3ErrorCode::kMethodNotAllowed));
+  }
+  if (call->key.empty()) {
+    if (method == "PUT") {
+      if (call->query.empty()) return CreateBucket(call);
+      return call->Fail(S3Error(S3ErrorCode::kNotImplemented));
+    }
+    if (method == "DELETE") {
+      if (call->query.empty()) return DeleteBucket(call);
+      return call->Fail(S3Error(S3ErrorCode::kNotImplemented));
+    }
+    if (method == "HEAD") return HeadBucket(call);
+    if (method == "GET") {
+      for (const char* sub : {"location", "acl", "policy", "cors", "versioning", "tagging",
+                              "lifecycle", "encryption", "logging", "website", "replication",
+                              "ownershipControls", "publicAccessBlock", "object-lock",
+                              "notification", "requestPayment", "accelerate"}) {
+        if (call->HasParam(sub)) return GetBucketSubresource(call);
+      }
+      if (call->HasParam("versions") || call->HasParam("uploads")) {
+        return call->Fail(S3Error(S3ErrorCode::kNotImplemented));
+      }
+      return ListObjects(call);
+    }
+    return call->Fail(S3Error(S3ErrorCode::kMethodNotAllowed));
+  }
+  if (auto valid = ValidateObjectKey(call->key); !valid.ok()) return call->Fail(valid.error());
+  if (method == "PUT") {
+    if (call->HasParam("tagging") || call->HasParam("acl") || call->Header("x-amz-copy-source")) {
+      return call->Fail(S3Error(S3ErrorCode::kNotImplemented));
+    }
+    if (call->HasParam("uploadId")) return UploadPartRequest(call);
+    return PutObject(call);
+  }
+  if (method == "GET" || method == "HEAD") {
+    if (call->HasParam("acl") || call->HasParam("tagging")) return GetObjectSubresource(call);
+    if (call->HasParam("uploadId")) return ListParts(call);
+    return GetObject(call);
+  }
+  if (method == "DELETE") {
+    if (call->HasParam("uploadId")) return AbortMultipartUpload(call);
+    return DeleteObject(call);
+  }
+  if (method == "POST") {
+    if (call->HasParam("uploads")) return CreateMultipartUpload(call);
+    if (call->HasParam("uploadId")) return CompleteMultipartUpload(call);
+    return call->Fail(S3Error(S3ErrorCode::kNotImplemented));
+  }
+  call->Fail(S3Error(S3ErrorCode::kMethodNotAllowed));
+}
+
+}  // namespace
+
+S3Front::S3Front(ObjectIndex& index, router::RegistryClient& registry, blob::BlobClient& blobs,
+                 metrics::Registry& metrics, S3FrontOptions options)
+    : index_(index),
+      registry_(registry),
+      blobs_(blobs),
+      options_(std::move(options)),
+      request_id_salt_(RandomSalt()) {
+  requests_ = &metrics.GetCounter("tessera_s3_requests_total", "S3 requests received", {});
+}
+
+std::string S3Front::NextRequestId() {
+  const uint64_t n = request_counter_.fetch_add(1) + 1;
+  char buf[17];
+  std::snprintf(buf, sizeof(buf), "%016" PRIX64, n ^ request_id_salt_);
+  return buf;
+}
+
+http::ProtocolErrorResponse S3Front::RenderProtocolError(unsigned status, std::string_view reason) {
+  S3ErrorCode code = S3ErrorCode::kInvalidRequest;
+  if (status == 431) code = S3ErrorCode::kRequestHeaderSectionTooLarge;
+  if (status == 413) code = S3ErrorCode::kEntityTooLarge;
+  if (status == 501) code = S3ErrorCode::kNotImplemented;
+  if (status == 503) code = S3ErrorCode::kServiceUnavailable;
+  const std::string id = NextRequestId();
+  http::ProtocolErrorResponse out;
+  out.headers = {{"Content-Type", "application/xml"}, {"x-amz-request-id", id}};
+  out.body = ErrorXml(S3Error(code, std::string(reason)), "", id);
+  return out;
+}
+
+void S3Front::Handle(std::shared_ptr<http::Exchange> exchange) {
+  requests_->Increment();
+  auto call = std::make_shared<S3Call>(*this, std::move(exchange), NextRequestId());
+  if (auto parsed = ParseTarget(*call, options_.base_domain); !parsed.ok()) {
+    return call->Fail(parsed.error());
+  }
+  // Authenticate twice: once to learn the access key (the lookup records it
+  // and knows no secret), then with the secret from the registry.
+  auth::AuthConfig config;
+  config.region = options_.region;
+  config.now_unix_s = static_cast<int64_t>(std::time(nullptr));
+  const auth::RequestHead auth_head = AuthHead(call->head());
+  const std::string vhost_bucket = call->virtual_hosted ? call->bucket : "";
+  std::string access_key;
+  auto first = auth::Authenticate(auth_head, vhost_bucket, config,
+                                  [&access_key](std::string_view ak) -> std::optional<std::string> {
+                                    access_key = std::string(ak);
+                                    return std::nullopt;
+                                  });
+  if (first.ok()) {
+    TESSERA_CHECK(first->anonymous);
+    return call->Fail(S3Error(S3ErrorCode::kAccessDenied));
+  }
+  if (access_key.empty()) return call->Fail(first.error());  // malformed before any lookup
+  registry_.SecretOf(access_key, [call, auth_head, vhost_bucket, config,
+                                  access_key](Result<router::UserSecret> secret) {
+    if (!secret.ok()) {
+      if (secret.status().code() == StatusCode::kNotFound) {
+        return call->Fail(S3Error(S3ErrorCode::kInvalidAccessKeyId));
+      }
+      return call->Fail(secret.status());
+    }
+    auto verified = auth::Authenticate(
+        auth_head, vhost_bucket, config,
+        [&secret, &access_key](std::string_view ak) -> std::optional<std::string> {
+          if (ak != access_key) return std::nullopt;
+          return secret->secret_key;
+        });
+    if (!verified.ok()) return call->Fail(verified.error());
+    call->auth = std::move(verified).value();
+    call->user = secret->user;
+    Dispatch(call);
+  });
+}
+
+// --- S3Call -------------------------------------------------------------------
+
+const QueryParam* S3Call::Param(std::string_view name) const {
+  return FindQueryParam(query, name);
+}
+
+void S3Call::MarkAnswered() {
+  TESSERA_CHECK(!answered_);
+  answered_ = true;
+}
+
+http::Headers S3Call::StandardHeaders() const {
+  return {{"x-amz-request-id", request_id}, {"x-amz-id-2", request_id}};
+}
+
+void S3Call::Respond(unsigned status, http::Headers headers, std::string body) {
+  MarkAnswered();
+  http::Headers all = StandardHeaders();
+  for (auto& h : headers) all.push_back(std::move(h));
+  exchange->Respond(status, std::move(all), std::move(body), nullptr);
+}
+
+void S3Call::RespondXml(unsigned status, std::string xml, http::Headers headers) {
+  headers.emplace_back("Content-Type", "application/xml");
+  Respond(status, std::move(headers), std::move(xml));
+}
+
+void S3Call::Fail(const S3Error& error) {
+  const unsigned status = HttpStatus(error.code);
+  if (is_head() || status == 304) {
+    return Respond(status, {{"Content-Length", "0"}}, "");
+  }
+  std::vector<ErrorField> extra;
+  if (error.code == S3ErrorCode::kNoSuchBucket || error.code == S3ErrorCode::kBucketNotEmpty ||
+      error.code == S3ErrorCode::kBucketAlreadyExists ||
+      error.code == S3ErrorCode::kBucketAlreadyOwnedByYou) {
+    extra.push_back({"BucketName", bucket});
+  }
+  if (error.code == S3ErrorCode::kNoSuchKey) extra.push_back({"Key", key});
+  RespondXml(status, ErrorXml(error, resource, request_id, extra));
+}
+
+void S3Call::Fail(const Status& status) { Fail(FromStatus(status)); }
+
+void WithOwnedBucket(CallPtr call, std::function<void()> next) {
+  call->front.registry().GetBucket(
+      call->bucket, [call, next = std::move(next)](Result<pb::BucketDescriptor> bucket) {
+        if (!bucket.ok()) {
+          if (bucket.status().code() == StatusCode::kNotFound) {
+            return call->Fail(S3Error(S3ErrorCode::kNoSuchBucket));
+          }
+          return call->Fail(bucket.status());
+        }
+        if (bucket->owner() != call->user) return call->Fail(S3Error(S3ErrorCode::kAccessDenied));
+        call->bucket_info = std::move(bucket).value();
+        next();
+      });
+}
+
+}  // namespace tessera::s3::front

@@ -1,0 +1,78 @@
+// S3Front: the S3 HTTP API of a router, on the streaming HTTP server. One
+// S3Call per request: parse (path-style or virtual-hosted-style), authenticate
+// (SigV4 / SigV2, header or presigned; secrets from the registry's users),
+// authorize (a user sees only its own buckets), then one handler per S3
+// operation. Object metadata goes through ObjectIndex (one atomic op in one
+// partition per S3 operation); object bytes through the BlobClient (objects
+// up to inline_bytes_max are stored inline in the metadata record instead).
+//
+// Contract:
+//  - Every request gets exactly one response; failures are S3 error
+//    documents (code, message, resource, request id = x-amz-request-id), no
+//    body on HEAD.
+//  - Request and response bodies stream: memory per request is bounded by
+//    about two blobs (blob_bytes), never the object size.
+//  - Nothing is stored half-way: an object becomes visible only through its
+//    one PutObject op, after every byte is durable on two blob replicas and
+//    every digest (Content-MD5, x-amz-checksum-*, x-amz-content-sha256,
+//    chunk signatures) was verified. Blobs of a refused or failed upload are
+//    deleted (best effort) or collected by GC.
+//
+// Thread safety: Handle from any thread; the front must outlive its calls
+// (destroy it after the io threads are joined).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "blob/blob_client.h"
+#include "common/limits.h"
+#include "common/metrics.h"
+#include "http/stream_server.h"
+#include "router/registry_client.h"
+#include "s3/front/object_index.h"
+
+namespace tessera::s3::front {
+
+struct S3FrontOptions {
+  std::string region = "us-east-1";
+  // Virtual-hosted-style addressing: requests to <bucket>.<base_domain>.
+  // Empty: path-style only.
+  std::string base_domain;
+  size_t inline_bytes_max = limits::kS3InlineBytesDefault;
+  size_t blob_bytes = limits::kS3BlobBytesDefault;
+  uint64_t object_bytes_max = limits::kS3ObjectBytesMax;
+};
+
+class S3Front {
+ public:
+  S3Front(ObjectIndex& index, router::RegistryClient& registry, blob::BlobClient& blobs,
+          metrics::Registry& metrics, S3FrontOptions options);
+  S3Front(const S3Front&) = delete;
+  S3Front& operator=(const S3Front&) = delete;
+
+  void Handle(std::shared_ptr<http::Exchange> exchange);
+
+  // What the server answers on its own (malformed requests, huge headers),
+  // as S3 error documents.
+  http::ProtocolErrorResponse RenderProtocolError(unsigned status, std::string_view reason);
+
+  ObjectIndex& index() { return index_; }
+  router::RegistryClient& registry() { return registry_; }
+  blob::BlobClient& blobs() { return blobs_; }
+  const S3FrontOptions& options() const { return options_; }
+  std::string NextRequestId();
+
+ private:
+  ObjectIndex& index_;
+  router::RegistryClient& registry_;
+  blob::BlobClient& blobs_;
+  const S3FrontOptions options_;
+  metrics::Counter* requests_ = nullptr;
+  std::atomic<uint64_t> request_counter_{0};
+  const uint64_t request_id_salt_;
+};
+
+}  // namespace tessera::s3::front

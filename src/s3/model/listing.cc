@@ -1,0 +1,111 @@
+#include "s3/model/listing.h"
+
+#include <algorithm>
+
+#include "common/limits.h"
+#include "s3/model/s3_keys.h"
+
+namespace tessera::s3::model {
+namespace {
+
+// Rows read per Scan: small, since a common prefix or a key with many
+// versions makes the rest of a batch useless.
+constexpr size_t kRowsPerScan = 128;
+
+std::string MinNonEmpty(const std::string& a, const std::string& b) {
+  if (a.empty()) return b;
+  if (b.empty()) return a;
+  return std::min(a, b);
+}
+
+class Lister {
+ public:
+  Lister(const RecordSource& source, const pb::S3ListRequest& request)
+      : source_(source), req_(request) {}
+
+  Result<pb::S3ListResponse> Run() {
+    const uint64_t bucket = req_.bucket_id();
+    std::string cursor = ObjectPrefix(bucket, req_.prefix());
+    if (!req_.start_after().empty() && req_.start_after() >= req_.prefix()) {
+      cursor = std::max(cursor, ObjectEnd(bucket, req_.start_after()));
+    }
+    std::string prefix_end = PrefixSuccessor(ObjectPrefix(bucket, req_.prefix()));
+    const std::string end = MinNonEmpty(prefix_end, req_.end_key());
+    const size_t max_items = std::clamp<size_t>(req_.max_keys(), 1, limits::kScanItemsMax);
+    while (static_cast<size_t>(out_.items_size()) < max_items) {
+      if (!end.empty() && cursor >= end) break;
+      auto rows = source_.Scan(cursor, end, kRowsPerScan);
+      if (!rows.ok()) return rows.status();
+      if (rows->empty()) break;
+      std::string next = rows->back().key + '\0';  // past the batch by default
+      for (const RecordRow& row : *rows) {
+        if (row.key < cursor) continue;  // skipped by an earlier seek
+        auto jump = Visit(row);
+        if (!jump.ok()) return jump.status();
+        cursor = std::move(jump).value();
+        if (cursor.empty()) return Finish(max_items);  // nothing can follow
+        if (static_cast<size_t>(out_.items_size()) >= max_items) break;
+      }
+      cursor = std::max(cursor, next);
+    }
+    return Finish(max_items);
+  }
+
+ private:
+  pb::S3ListResponse Finish(size_t max_items) {
+    out_.set_truncated(static_cast<size_t>(out_.items_size()) >= max_items);
+    return std::move(out_);
+  }
+
+  // Handles one row; returns where the walk continues (the row's key + 1 at
+  // least).
+  Result<std::string> Visit(const RecordRow& row) {
+    auto parsed = ParseObjectRecordKey(row.key);
+    if (!parsed || parsed->bucket_id != req_.bucket_id()) return row.key + '\0';
+    const std::string_view key = parsed->object_key;
+    const uint64_t bucket = req_.bucket_id();
+    if (!req_.delimiter().empty()) {
+      const std::string_view rest = key.substr(std::min(key.size(), req_.prefix().size()));
+      const size_t at = rest.find(req_.delimiter());
+      if (at != std::string_view::npos) {
+        std::string common(key.substr(0, req_.prefix().size() + at + req_.delimiter().size()));
+        if (req_.start_after().empty() || common > req_.start_after()) {
+          out_.add_items()->set_common_prefix(common);
+        }
+        // Past every key under the common prefix; when nothing can follow
+        // (the prefix is all 0xFF), past the bucket.
+        std::string after = PrefixSuccessor(common);
+        return after.empty() ? PrefixSuccessor(BucketPrefix(bucket)) : ObjectPrefix(bucket, after);
+      }
+    }
+    if (parsed->type == RecordType::kHead) {
+      pb::ObjectHead head;
+      if (!head.ParseFromString(row.value)) return Status::Corruption("unparseable head record");
+      if (!head.latest().delete_marker()) AddEntry(key, head.latest());
+    }
+    return ObjectEnd(bucket, key);
+  }
+
+  void AddEntry(std::string_view key, const pb::ObjectVersion& v) {
+    pb::S3ListEntry* e = out_.add_items()->mutable_entry();
+    e->set_key(std::string(key));
+    e->set_etag(v.etag());
+    e->set_size(v.size());
+    e->set_last_modified_ms(v.last_modified_ms());
+    e->set_owner(v.owner());
+    e->set_storage_class(v.storage_class());
+  }
+
+  const RecordSource& source_;
+  const pb::S3ListRequest& req_;
+  pb::S3ListResponse out_;
+};
+
+}  // namespace
+
+Result<pb::S3ListResponse> ListPartition(const RecordSource& source,
+                                         const pb::S3ListRequest& request) {
+  return Lister(source, request).Run();
+}
+
+}  // namespace tessera::s3::model

@@ -1,0 +1,41 @@
+// The listing read of one partition: object keys of one bucket in key
+// order, with S3's prefix / delimiter / start-after semantics, reading head
+// records only (delete-marker heads are skipped: a listing never shows a
+// key whose latest version is a delete marker) and seeking past each common
+// prefix and past each key's other records instead of reading them.
+//
+// Contract of ListPartition:
+//  - Items are in key order; a common prefix is emitted at most once and
+//    only when it sorts after start_after; keys rolled into a common prefix
+//    are never emitted as entries.
+//  - It stops after max_keys items (truncated = true) or at the end of the
+//    range [.., min(end_key, end of prefix)) (truncated = false). A caller
+//    that wants to know whether more items exist asks for one more.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "tessera/s3.pb.h"
+
+namespace tessera::s3::model {
+
+struct RecordRow {
+  std::string key;
+  std::string value;  // the serialized record (ObjectHead for head keys)
+};
+
+class RecordSource {
+ public:
+  virtual ~RecordSource() = default;
+  // Rows with keys in [start, end) (empty end: no bound), at most `limit`.
+  virtual Result<std::vector<RecordRow>> Scan(const std::string& start, const std::string& end,
+                                              size_t limit) const = 0;
+};
+
+Result<pb::S3ListResponse> ListPartition(const RecordSource& source,
+                                         const pb::S3ListRequest& request);
+
+}  // namespace tessera::s3::model

@@ -1,0 +1,181 @@
+#include "s3/model/multipart_ops.h"
+
+#include <map>
+
+#include "common/limits.h"
+#include "s3/model/op_context.h"
+#include "s3/model/s3_keys.h"
+
+namespace tessera::s3::model {
+namespace {
+
+// Part rows read per ScanState call while walking an upload's parts.
+constexpr size_t kPartRowsPerScan = 1000;
+
+std::string_view ValidateUpload(uint64_t bucket_id, const std::string& key,
+                                const std::string& upload_id) {
+  if (auto bad = ValidateTarget(bucket_id, key); !bad.empty()) return bad;
+  if (upload_id.empty() || upload_id.find('\0') != std::string::npos) return "bad upload id";
+  return {};
+}
+
+Result<std::optional<pb::UploadRecord>> ReadUpload(OpContext& ctx, const std::string& upload_id) {
+  return ReadRecord<pb::UploadRecord>(ctx.state(),
+                                      UploadKey(ctx.bucket_id(), ctx.key(), upload_id), "upload");
+}
+
+// Every part record of the upload, by part number.
+Result<std::map<uint32_t, pb::PartRecord>> ReadParts(OpContext& ctx, const std::string& upload_id) {
+  std::map<uint32_t, pb::PartRecord> parts;
+  std::string cursor = PartsBegin(ctx.bucket_id(), ctx.key(), upload_id);
+  const std::string end = PartsEnd(ctx.bucket_id(), ctx.key(), upload_id);
+  while (true) {
+    auto rows = ctx.state().ScanState(cursor, end, kPartRowsPerScan);
+    if (!rows.ok()) return rows.status();
+    for (const auto& [key, value] : *rows) {
+      pb::PartRecord part;
+      if (!part.ParseFromString(value)) return Status::Corruption("unparseable part record");
+      parts[part.part_number()] = std::move(part);
+    }
+    if (rows->size() < kPartRowsPerScan) return parts;
+    cursor = rows->back().first + '\0';
+  }
+}
+
+// Drops the upload record and every part, queueing the blobs of the parts
+// not in `kept` for GC and taking them out of the usage.
+void DropUpload(OpContext& ctx, const std::string& upload_id,
+                const std::map<uint32_t, pb::PartRecord>& parts,
+                const std::map<uint32_t, bool>& kept) {
+  int64_t part_bytes = 0;
+  for (const auto& [number, part] : parts) {
+    part_bytes += static_cast<int64_t>(part.size());
+    if (!kept.count(number)) ctx.CollectBlobs(part.blobs());
+    ctx.state().Delete(PartKey(ctx.bucket_id(), ctx.key(), upload_id, number));
+  }
+  ctx.state().Delete(UploadKey(ctx.bucket_id(), ctx.key(), upload_id));
+  ctx.usage().set_uploads(ctx.usage().uploads() - 1);
+  ctx.usage().set_part_bytes(ctx.usage().part_bytes() - part_bytes);
+}
+
+}  // namespace
+
+Result<pb::S3OpResult> ApplyCreateUpload(const pb::CreateUploadOp& op, uint64_t slot,
+                                         StateAccess& state) {
+  if (auto bad = ValidateUpload(op.bucket_id(), op.key(), op.upload().upload_id()); !bad.empty()) {
+    return Outcome(pb::S3_INVALID_REQUEST, std::string(bad));
+  }
+  OpContext ctx(state, op.bucket_id(), op.key(), slot);
+  TESSERA_RETURN_IF_ERROR(ctx.Load());
+  auto existing = ReadUpload(ctx, op.upload().upload_id());
+  if (!existing.ok()) return existing.status();
+  if (existing->has_value()) return Outcome(pb::S3_OK);  // a retried create
+  state.Put(UploadKey(op.bucket_id(), op.key(), op.upload().upload_id()),
+            op.upload().SerializeAsString());
+  ctx.usage().set_uploads(ctx.usage().uploads() + 1);
+  ctx.CommitUsageAndGc();
+  return Outcome(pb::S3_OK);
+}
+
+Result<pb::S3OpResult> ApplyUploadPart(const pb::UploadPartOp& op, uint64_t slot,
+                                       StateAccess& state) {
+  OpContext ctx(state, op.bucket_id(), op.key(), slot);
+  auto refuse = [&ctx, &op](pb::S3Outcome outcome, std::string message = {}) {
+    ctx.CollectBlobs(op.part().blobs());
+    ctx.CommitGcOnly();
+    return Outcome(outcome, std::move(message));
+  };
+  if (auto bad = ValidateUpload(op.bucket_id(), op.key(), op.upload_id()); !bad.empty()) {
+    return refuse(pb::S3_INVALID_REQUEST, std::string(bad));
+  }
+  const uint32_t number = op.part().part_number();
+  if (number < 1 || number > limits::kS3PartNumberMax) {
+    return refuse(pb::S3_INVALID_REQUEST, "part number out of range");
+  }
+  TESSERA_RETURN_IF_ERROR(ctx.Load());
+  auto upload = ReadUpload(ctx, op.upload_id());
+  if (!upload.ok()) return upload.status();
+  if (!upload->has_value()) return refuse(pb::S3_NO_SUCH_UPLOAD);
+  const std::string key = PartKey(op.bucket_id(), op.key(), op.upload_id(), number);
+  auto previous = ReadRecord<pb::PartRecord>(state, key, "part");
+  if (!previous.ok()) return previous.status();
+  int64_t delta = static_cast<int64_t>(op.part().size());
+  if (previous->has_value()) {
+    delta -= static_cast<int64_t>((*previous)->size());
+    ctx.CollectBlobs((*previous)->blobs());
+  }
+  state.Put(key, op.part().SerializeAsString());
+  ctx.usage().set_part_bytes(ctx.usage().part_bytes() + delta);
+  ctx.CommitUsageAndGc();
+  return Outcome(pb::S3_OK);
+}
+
+Result<pb::S3OpResult> ApplyCompleteUpload(const pb::CompleteUploadOp& op, uint64_t slot,
+                                           StateAccess& state) {
+  if (auto bad = ValidateUpload(op.bucket_id(), op.key(), op.upload_id()); !bad.empty()) {
+    return Outcome(pb::S3_INVALID_REQUEST, std::string(bad));
+  }
+  if (op.parts_size() == 0) return Outcome(pb::S3_INVALID_REQUEST, "no parts listed");
+  OpContext ctx(state, op.bucket_id(), op.key(), slot);
+  TESSERA_RETURN_IF_ERROR(ctx.Load());
+  auto upload = ReadUpload(ctx, op.upload_id());
+  if (!upload.ok()) return upload.status();
+  if (!upload->has_value()) return Outcome(pb::S3_NO_SUCH_UPLOAD);
+  if (auto refused = CheckWriteConditions(ctx, op.if_none_match_any(), op.if_match_etag())) {
+    return *refused;
+  }
+  auto parts = ReadParts(ctx, op.upload_id());
+  if (!parts.ok()) return parts.status();
+  pb::ObjectVersion object = (*upload)->template_();
+  uint32_t previous_number = 0;
+  for (const pb::CompletePart& listed : op.parts()) {
+    if (listed.part_number() <= previous_number) return Outcome(pb::S3_INVALID_PART_ORDER);
+    previous_number = listed.part_number();
+  }
+  std::map<uint32_t, bool> kept;
+  uint64_t size = 0;
+  for (int i = 0; i < op.parts_size(); ++i) {
+    const pb::CompletePart& listed = op.parts(i);
+    auto it = parts->find(listed.part_number());
+    if (it == parts->end() || it->second.etag() != listed.etag()) {
+      return Outcome(pb::S3_INVALID_PART, "part " + std::to_string(listed.part_number()));
+    }
+    const pb::PartRecord& part = it->second;
+    if (i + 1 < op.parts_size() && part.size() < op.min_part_bytes()) {
+      return Outcome(pb::S3_ENTITY_TOO_SMALL, "part " + std::to_string(listed.part_number()));
+    }
+    object.add_part_offsets(size);
+    size += part.size();
+    for (const pb::BlobRef& b : part.blobs()) *object.add_blobs() = b;
+    if (!part.inline_data().empty()) {
+      return Outcome(pb::S3_INVALID_REQUEST, "inline parts cannot be completed");
+    }
+    kept[listed.part_number()] = true;
+  }
+  object.set_size(size);
+  object.set_etag(op.etag());
+  object.set_parts_count(static_cast<uint32_t>(op.parts_size()));
+  object.set_last_modified_ms(op.now_ms());
+  const bool live_before = ctx.LiveLatest() != nullptr;
+  DropUpload(ctx, op.upload_id(), *parts, kept);
+  return WriteNewObject(ctx, std::move(object), op.versioning(), live_before);
+}
+
+Result<pb::S3OpResult> ApplyAbortUpload(const pb::AbortUploadOp& op, uint64_t slot,
+                                        StateAccess& state) {
+  if (auto bad = ValidateUpload(op.bucket_id(), op.key(), op.upload_id()); !bad.empty()) {
+    return Outcome(pb::S3_INVALID_REQUEST, std::string(bad));
+  }
+  OpContext ctx(state, op.bucket_id(), op.key(), slot);
+  TESSERA_RETURN_IF_ERROR(ctx.Load());
+  auto upload = ReadUpload(ctx, op.upload_id());
+  if (!upload.ok()) return upload.status();
+  if (!upload->has_value()) return Outcome(pb::S3_NO_SUCH_UPLOAD);
+  auto parts = ReadParts(ctx, op.upload_id());
+  if (!parts.ok()) return parts.status();
+  DropUpload(ctx, op.upload_id(), *parts, {});
+  ctx.CommitUsageAndGc();
+  return Outcome(pb::S3_OK);
+}
+
+}  // namespace tessera::s3::model

@@ -1,0 +1,170 @@
+#include "s3/model/multipart_ops.h"
+
+#include <gtest/gtest.h>
+
+#include "s3/model/model_test_util.h"
+#include "s3/model/object_ops.h"
+#include "s3/model/s3_keys.h"
+
+namespace tessera::s3::model {
+namespace {
+
+constexpr uint64_t kBucket = 9;
+constexpr uint64_t kMin = 100;  // min_part_bytes in these tests
+
+class MultipartOpsTest : public ::testing::Test {
+ protected:
+  pb::S3OpResult Apply(const pb::S3Op& op) {
+    auto r = ApplyS3Op(op, ++slot_, state_);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? *r : pb::S3OpResult();
+  }
+  pb::S3OpResult Create(const std::string& upload_id) {
+    pb::S3Op op;
+    auto* c = op.mutable_create_upload();
+    c->set_bucket_id(kBucket);
+    c->set_key("big");
+    c->mutable_upload()->set_upload_id(upload_id);
+    c->mutable_upload()->mutable_template_()->set_content_type("text/plain");
+    return Apply(op);
+  }
+  pb::S3OpResult Part(const std::string& upload_id, uint32_t number, uint64_t size,
+                      const std::string& etag, const std::string& blob) {
+    pb::S3Op op;
+    auto* p = op.mutable_upload_part();
+    p->set_bucket_id(kBucket);
+    p->set_key("big");
+    p->set_upload_id(upload_id);
+    p->mutable_part()->set_part_number(number);
+    p->mutable_part()->set_size(size);
+    p->mutable_part()->set_etag(etag);
+    auto* b = p->mutable_part()->add_blobs();
+    b->set_blob_id(blob);
+    b->set_size(size);
+    return Apply(op);
+  }
+  pb::S3OpResult Complete(const std::string& upload_id,
+                          std::vector<std::pair<uint32_t, std::string>> parts) {
+    pb::S3Op op;
+    auto* c = op.mutable_complete_upload();
+    c->set_bucket_id(kBucket);
+    c->set_key("big");
+    c->set_upload_id(upload_id);
+    for (auto& [n, e] : parts) {
+      auto* p = c->add_parts();
+      p->set_part_number(n);
+      p->set_etag(e);
+    }
+    c->set_etag("md5ofmd5s-" + std::to_string(parts.size()));
+    c->set_min_part_bytes(kMin);
+    c->set_now_ms(5000);
+    return Apply(op);
+  }
+  std::vector<std::string> GcAt(uint64_t slot) {
+    std::vector<std::string> out;
+    auto raw = state_.Get(GcKey(slot));
+    if (raw.ok() && raw->has_value()) {
+      pb::GcRecord gc;
+      EXPECT_TRUE(gc.ParseFromString(**raw));
+      out.assign(gc.blob_ids().begin(), gc.blob_ids().end());
+    }
+    return out;
+  }
+  pb::BucketUsage Usage() {
+    pb::BucketUsage usage;
+    auto raw = state_.Get(UsageKey(kBucket));
+    if (raw.ok() && raw->has_value()) {
+      EXPECT_TRUE(usage.ParseFromString(**raw));
+    }
+    return usage;
+  }
+
+  MemoryState state_;
+  uint64_t slot_ = 0;
+};
+
+TEST_F(MultipartOpsTest, CompleteConcatenatesPartsWithAnOffsetIndex) {
+  EXPECT_EQ(Create("u1").outcome(), pb::S3_OK);
+  EXPECT_EQ(Usage().uploads(), 1);
+  Part("u1", 2, 150, "e2", "b2");
+  Part("u1", 1, 120, "e1", "b1");
+  Part("u1", 3, 10, "e3", "b3");
+  Part("u1", 2, 200, "e2b", "b2b");  // replaces part 2
+  EXPECT_EQ(GcAt(slot_), std::vector<std::string>{"b2"});
+  Part("u1", 4, 500, "e4", "b4");  // uploaded but not listed
+  EXPECT_EQ(Usage().part_bytes(), 120 + 200 + 10 + 500);
+
+  auto done = Complete("u1", {{1, "e1"}, {2, "e2b"}, {3, "e3"}});
+  ASSERT_EQ(done.outcome(), pb::S3_OK) << done.message();
+  EXPECT_EQ(GcAt(slot_), std::vector<std::string>{"b4"});
+  const pb::ObjectVersion& object = done.object();
+  EXPECT_EQ(object.size(), 330u);
+  EXPECT_EQ(object.parts_count(), 3u);
+  EXPECT_EQ(std::vector<uint64_t>(object.part_offsets().begin(), object.part_offsets().end()),
+            (std::vector<uint64_t>{0, 120, 320}));
+  ASSERT_EQ(object.blobs_size(), 3);
+  EXPECT_EQ(object.blobs(1).blob_id(), "b2b");
+  EXPECT_EQ(object.content_type(), "text/plain");
+  EXPECT_EQ(Usage().uploads(), 0);
+  EXPECT_EQ(Usage().part_bytes(), 0);
+  EXPECT_EQ(Usage().objects(), 1);
+  EXPECT_EQ(Usage().bytes(), 330);
+  for (const auto& [key, value] : state_.rows()) {
+    auto parsed = ParseObjectRecordKey(key);
+    if (parsed) EXPECT_EQ(parsed->type, RecordType::kHead) << "only the head remains";
+  }
+  EXPECT_EQ(Complete("u1", {{1, "e1"}}).outcome(), pb::S3_NO_SUCH_UPLOAD);
+}
+
+TEST_F(MultipartOpsTest, CompleteChecksOrderEtagsAndSizes) {
+  Create("u");
+  Part("u", 1, 120, "e1", "b1");
+  Part("u", 2, 50, "e2", "b2");
+  Part("u", 3, 120, "e3", "b3");
+  EXPECT_EQ(Complete("u", {{2, "e2"}, {1, "e1"}}).outcome(), pb::S3_INVALID_PART_ORDER);
+  EXPECT_EQ(Complete("u", {{1, "e1"}, {1, "e1"}}).outcome(), pb::S3_INVALID_PART_ORDER);
+  EXPECT_EQ(Complete("u", {{1, "wrong"}}).outcome(), pb::S3_INVALID_PART);
+  EXPECT_EQ(Complete("u", {{1, "e1"}, {7, "e7"}}).outcome(), pb::S3_INVALID_PART);
+  EXPECT_EQ(Complete("u", {{1, "e1"}, {2, "e2"}, {3, "e3"}}).outcome(), pb::S3_ENTITY_TOO_SMALL);
+  EXPECT_EQ(Complete("u", {{1, "e1"}, {2, "e2"}}).outcome(), pb::S3_OK) << "a small last part is fine";
+}
+
+TEST_F(MultipartOpsTest, PartsOfUnknownUploadsAreRefusedAndCollected) {
+  EXPECT_EQ(Part("nope", 1, 10, "e", "orphan").outcome(), pb::S3_NO_SUCH_UPLOAD);
+  EXPECT_EQ(GcAt(slot_), std::vector<std::string>{"orphan"});
+  Create("u");
+  EXPECT_EQ(Part("u", 0, 10, "e", "b0").outcome(), pb::S3_INVALID_REQUEST);
+  EXPECT_EQ(Part("u", 10'001, 10, "e", "bx").outcome(), pb::S3_INVALID_REQUEST);
+}
+
+TEST_F(MultipartOpsTest, AbortDropsEverything) {
+  Create("u");
+  Part("u", 1, 120, "e1", "b1");
+  Part("u", 2, 120, "e2", "b2");
+  pb::S3Op op;
+  op.mutable_abort_upload()->set_bucket_id(kBucket);
+  op.mutable_abort_upload()->set_key("big");
+  op.mutable_abort_upload()->set_upload_id("u");
+  EXPECT_EQ(Apply(op).outcome(), pb::S3_OK);
+  EXPECT_EQ(GcAt(slot_), (std::vector<std::string>{"b1", "b2"}));
+  EXPECT_EQ(Usage().uploads(), 0);
+  EXPECT_EQ(Usage().part_bytes(), 0);
+  for (const auto& [key, value] : state_.rows()) EXPECT_FALSE(ParseObjectRecordKey(key).has_value());
+  EXPECT_EQ(Apply(op).outcome(), pb::S3_NO_SUCH_UPLOAD);
+}
+
+TEST_F(MultipartOpsTest, CompletingTenThousandPartsIsOneOp) {
+  Create("u");
+  std::vector<std::pair<uint32_t, std::string>> listed;
+  for (uint32_t n = 1; n <= 10'000; ++n) {
+    Part("u", n, kMin, "e" + std::to_string(n), "b" + std::to_string(n));
+    listed.emplace_back(n, "e" + std::to_string(n));
+  }
+  auto done = Complete("u", listed);
+  ASSERT_EQ(done.outcome(), pb::S3_OK);
+  EXPECT_EQ(done.object().part_offsets_size(), 10'000);
+  EXPECT_EQ(done.object().size(), 10'000 * kMin);
+}
+
+}  // namespace
+}  // namespace tessera::s3::model

@@ -1,0 +1,143 @@
+// Internal to src/s3/model: the pieces every S3 op uses — reading records,
+// the op's pending effects (OpContext), outcomes, usage arithmetic — and
+// WriteNewObject, the one way a new object version enters a key (PutObject
+// and CompleteMultipartUpload both end in it).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "common/result.h"
+#include "s3/model/s3_keys.h"
+#include "s3/model/state_access.h"
+#include "tessera/s3.pb.h"
+
+namespace tessera::s3::model {
+
+inline constexpr const char* kNullVersionId = "null";
+
+// Parses a stored record; Corruption names the key's kind when it fails.
+template <typename Message>
+Result<std::optional<Message>> ReadRecord(StateAccess& state, const std::string& key,
+                                          const char* kind) {
+  auto raw = state.Get(key);
+  if (!raw.ok()) return raw.status();
+  if (!raw->has_value()) return std::optional<Message>();
+  Message message;
+  if (!message.ParseFromString(**raw)) {
+    return Status::Corruption(std::string("unparseable ") + kind + " record");
+  }
+  return std::optional<Message>(std::move(message));
+}
+
+// The op's pending effects, written once at the end.
+class OpContext {
+ public:
+  OpContext(StateAccess& state, uint64_t bucket_id, std::string key, uint64_t slot)
+      : state_(state), bucket_id_(bucket_id), key_(std::move(key)), slot_(slot) {}
+
+  Status Load() {
+    auto head = ReadRecord<pb::ObjectHead>(state_, HeadKey(bucket_id_, key_), "head");
+    if (!head.ok()) return head.status();
+    head_ = std::move(head).value();
+    auto usage = ReadRecord<pb::BucketUsage>(state_, UsageKey(bucket_id_), "usage");
+    if (!usage.ok()) return usage.status();
+    usage_ = usage->value_or(pb::BucketUsage());
+    return Status::Ok();
+  }
+
+  // The latest version when it is not a delete marker.
+  const pb::ObjectVersion* LiveLatest() const {
+    if (!head_ || head_->latest().delete_marker()) return nullptr;
+    return &head_->latest();
+  }
+  std::optional<pb::ObjectHead>& head() { return head_; }
+  pb::BucketUsage& usage() { return usage_; }
+  uint64_t slot() const { return slot_; }
+
+  StateAccess& state() { return state_; }
+  uint64_t bucket_id() const { return bucket_id_; }
+  const std::string& key() const { return key_; }
+  void CollectBlobs(const google::protobuf::RepeatedPtrField<pb::BlobRef>& blobs) {
+    for (const pb::BlobRef& b : blobs) gc_.add_blob_ids(b.blob_id());
+  }
+  // Usage and GC only (ops that change no head).
+  void CommitUsageAndGc() {
+    state_.Put(UsageKey(bucket_id_), usage_.SerializeAsString());
+    CommitGcOnly();
+  }
+
+  void Collect(const pb::ObjectVersion& dropped) {
+    for (const pb::BlobRef& b : dropped.blobs()) gc_.add_blob_ids(b.blob_id());
+  }
+
+  Result<std::optional<pb::VersionRecord>> ReadVersion(uint64_t seq) {
+    return ReadRecord<pb::VersionRecord>(state_, VersionKey(bucket_id_, key_, seq), "version");
+  }
+  void WriteVersion(uint64_t seq, const pb::VersionRecord& record) {
+    state_.Put(VersionKey(bucket_id_, key_, seq), record.SerializeAsString());
+  }
+  void DeleteVersion(uint64_t seq) { state_.Delete(VersionKey(bucket_id_, key_, seq)); }
+
+  // Writes head (or deletes it when absent), usage and the GC record.
+  void Commit(bool live_before) {
+    const bool live_after = LiveLatest() != nullptr;
+    usage_.set_objects(usage_.objects() + (live_after ? 1 : 0) - (live_before ? 1 : 0));
+    if (head_) {
+      state_.Put(HeadKey(bucket_id_, key_), head_->SerializeAsString());
+    } else {
+      state_.Delete(HeadKey(bucket_id_, key_));
+    }
+    state_.Put(UsageKey(bucket_id_), usage_.SerializeAsString());
+    if (gc_.blob_ids_size() > 0) state_.Put(GcKey(slot_), gc_.SerializeAsString());
+  }
+
+  // Only the GC record: for ops that change nothing else (failed puts).
+  void CommitGcOnly() {
+    if (gc_.blob_ids_size() > 0) state_.Put(GcKey(slot_), gc_.SerializeAsString());
+  }
+
+ private:
+  StateAccess& state_;
+  const uint64_t bucket_id_;
+  const std::string key_;
+  const uint64_t slot_;
+  std::optional<pb::ObjectHead> head_;
+  pb::BucketUsage usage_;
+  pb::GcRecord gc_;
+};
+
+inline pb::S3OpResult Outcome(pb::S3Outcome outcome, std::string message = {}) {
+  pb::S3OpResult r;
+  r.set_outcome(outcome);
+  r.set_message(std::move(message));
+  return r;
+}
+
+inline std::string_view ValidateTarget(uint64_t bucket_id, const std::string& key) {
+  if (bucket_id == kInternalBucketId) return "bucket id 0 is reserved";
+  if (key.empty()) return "empty object key";
+  if (key.find('\0') != std::string::npos) return "object key contains NUL";
+  return {};
+}
+
+inline void AddBytes(pb::BucketUsage& usage, int64_t delta) { usage.set_bytes(usage.bytes() + delta); }
+inline void AddVersions(pb::BucketUsage& usage, int64_t delta) {
+  usage.set_versions(usage.versions() + delta);
+}
+
+// PutObject-style preconditions (If-None-Match: *, If-Match) against the
+// key's live latest version; the refusal, or nullopt when they hold.
+std::optional<pb::S3OpResult> CheckWriteConditions(OpContext& ctx, bool if_none_match_any,
+                                                   const std::string& if_match_etag);
+
+// Makes `object` the latest version of the context's key under
+// `versioning` (unversioned: replaces the current one, whose blobs go to
+// GC; enabled: a new version; suspended: replaces the null version), then
+// commits head, usage and GC. `live_before`: the key had a live latest
+// version when the op started. Returns the op's result (version id, object).
+Result<pb::S3OpResult> WriteNewObject(OpContext& ctx, pb::ObjectVersion object,
+                                      pb::BucketVersioning versioning, bool live_before);
+
+}  // namespace tessera::s3::model
