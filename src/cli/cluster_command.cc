@@ -6,6 +6,8 @@
 
 #include <signal.h>
 
+#include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <fstream>
 #include <map>
@@ -16,8 +18,10 @@
 
 #include <spdlog/spdlog.h>
 #include "cli/cluster_status.h"
+#include "common/limits.h"
 #include "http/tls_cert.h"
 #include "meta/registry_keys.h"
+#include "s3/model/s3_keys.h"
 #include "router/token.h"
 #include "tessera/cluster_rpc.pb.h"
 #include "tessera/s3_registry.pb.h"
@@ -93,21 +97,50 @@ Status CreateDefaultTable(ClusterSession& s, uint32_t partitions) {
       milliseconds(60'000), "creating table kv");
 }
 
-// The S3 table: meta::kS3TablePartitions even ranges of the bucket ids.
-Status CreateS3Table(ClusterSession& s) {
+// The S3 table: meta::kS3TablePartitions even ranges of the bucket ids,
+// plus the --s3-split points. A table that exists with other split points
+// (an earlier `up` with other --s3-split flags) is Conflict, answered at
+// once: retrying cannot change it.
+Status CreateS3Table(ClusterSession& s, const std::vector<std::string>& split_points) {
   auto client = s.client();
   if (!client.ok()) return client.status();
   pb::CreateTableRequest req;
   req.set_name(std::string(meta::kS3TableName));
-  for (const std::string& p : meta::S3TableSplitPoints(meta::kS3TablePartitions)) {
-    req.add_split_points(p);
-  }
-  return WaitFor(
+  for (const std::string& p : split_points) req.add_split_points(p);
+  Status conflict;
+  Status st = WaitFor(
       [&]() -> Status {
-        return (*client)->CallAny(ProcessRole::kMeta, "meta.create_table", req.SerializeAsString(),
-                                  kRpcTimeout).status();
+        auto r = (*client)->CallAny(ProcessRole::kMeta, "meta.create_table",
+                                    req.SerializeAsString(), kRpcTimeout);
+        if (r.status().code() != StatusCode::kConflict) return r.status();
+        conflict = r.status();
+        return Status::Ok();
       },
       milliseconds(60'000), "creating table " + req.name());
+  return st.ok() ? conflict : st;
+}
+
+// One --s3-split value: "BUCKET_ID:OBJECT_KEY" -> (id, key).
+Result<std::pair<uint64_t, std::string>> ParseS3Split(const std::string& value) {
+  const size_t colon = value.find(':');
+  if (colon == std::string::npos) {
+    return Status::InvalidArgument("--s3-split '" + value + "': expected BUCKET_ID:OBJECT_KEY");
+  }
+  uint64_t bucket_id = 0;
+  const char* first = value.data();
+  const char* last = value.data() + colon;
+  auto [end, ec] = std::from_chars(first, last, bucket_id);
+  if (colon == 0 || ec != std::errc() || end != last || bucket_id == 0) {
+    return Status::InvalidArgument("--s3-split '" + value +
+                                   "': BUCKET_ID must be a decimal integer in 1..2^64-1");
+  }
+  std::string key = value.substr(colon + 1);
+  if (key.size() + 8 > limits::kMetaSplitPointBytesMax) {
+    return Status::InvalidArgument("--s3-split '" + value + "': OBJECT_KEY is longer than " +
+                                   std::to_string(limits::kMetaSplitPointBytesMax - 8) +
+                                   " bytes");
+  }
+  return std::make_pair(bucket_id, std::move(key));
 }
 
 // S3 user "admin" with the credentials file's key pair, so the printed
@@ -134,6 +167,11 @@ Status EnsureAdminUser(ClusterSession& s, const router::Credential& credential) 
 }
 
 int Up(ClusterSession& s, const ClusterCommandArgs& args, std::ostream& out, std::ostream& err) {
+  auto s3_split_points = S3TableSplitPointsWith(args.s3_splits);
+  if (!s3_split_points.ok()) {
+    err << "tessera cluster up: " << s3_split_points.status().ToString() << "\n";
+    return 2;
+  }
   auto secret = cluster::EnsureClusterSecret(s.dir());
   auto credential = router::EnsureCredentialsFile(s.dir() + "/credentials");
   if (!secret.ok() || !credential.ok()) {
@@ -155,7 +193,7 @@ int Up(ClusterSession& s, const ClusterCommandArgs& args, std::ostream& out, std
   out << cluster::DescribeLayout(s.layout()) << "cluster directory: " << s.dir() << "\n\n";
   Status st = LaunchAll(s, out);
   if (st.ok()) st = CreateDefaultTable(s, args.partitions);
-  if (st.ok()) st = CreateS3Table(s);
+  if (st.ok()) st = CreateS3Table(s, *s3_split_points);
   if (st.ok()) st = EnsureAdminUser(s, *credential);
   if (st.ok()) st = WaitFor([&] { return AllPartitionsLed(s); }, milliseconds(60'000),
                             "every partition electing a leader");
@@ -225,6 +263,26 @@ int Restart(ClusterSession& s, const ClusterCommandArgs& args, std::ostream& out
 }
 
 }  // namespace
+
+Result<std::vector<std::string>> S3TableSplitPointsWith(const std::vector<std::string>& s3_splits) {
+  std::vector<std::string> points = meta::S3TableSplitPoints(meta::kS3TablePartitions);
+  for (const std::string& value : s3_splits) {
+    auto split = ParseS3Split(value);
+    if (!split.ok()) return split.status();
+    const auto& [bucket_id, key] = *split;
+    points.push_back(s3::model::BucketPrefix(bucket_id));
+    if (bucket_id != UINT64_MAX) points.push_back(s3::model::BucketPrefix(bucket_id + 1));
+    points.push_back(s3::model::ObjectPrefix(bucket_id, key));
+  }
+  std::sort(points.begin(), points.end());
+  points.erase(std::unique(points.begin(), points.end()), points.end());
+  if (points.size() + 1 > limits::kMetaPartitionsPerTableMax) {
+    return Status::InvalidArgument("--s3-split: the S3 table would have more than " +
+                                   std::to_string(limits::kMetaPartitionsPerTableMax) +
+                                   " partitions");
+  }
+  return points;
+}
 
 int RunClusterCommand(const ClusterCommandArgs& args, std::ostream& out, std::ostream& err) {
   // Transport chatter (connection refused while processes start) is not

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "common/result.h"
+
 namespace tessera::cli {
 
 struct ClusterCommandArgs {
@@ -21,7 +23,20 @@ struct ClusterCommandArgs {
   std::vector<std::string> targets;  // process names or AZs, per action
   uint32_t slow_ms = 0;           // slow-disk
   bool one_way = false;           // partition: only targets[0] -> targets[1]
+  // up: extra split points of the S3 table, each "BUCKET_ID:OBJECT_KEY"
+  // (tests that need one bucket spread over chosen partitions).
+  std::vector<std::string> s3_splits;
 };
+
+// The S3 table's split points for `cluster up`: the even bucket-id splits
+// (meta::S3TableSplitPoints), plus for each "BUCKET_ID:OBJECT_KEY" of
+// `s3_splits` the points s3::model::BucketPrefix(ID), BucketPrefix(ID + 1)
+// (when ID + 1 does not wrap) and ObjectPrefix(ID, OBJECT_KEY); sorted and
+// de-duplicated. BUCKET_ID is a decimal uint64 > 0; OBJECT_KEY is
+// everything after the first ':' (it may be empty or hold ':'), at most
+// limits::kMetaSplitPointBytesMax - 8 bytes. InvalidArgument naming the
+// bad value otherwise.
+Result<std::vector<std::string>> S3TableSplitPointsWith(const std::vector<std::string>& s3_splits);
 
 // Returns the process exit code; prints to `out` / `err`.
 int RunClusterCommand(const ClusterCommandArgs& args, std::ostream& out, std::ostream& err);

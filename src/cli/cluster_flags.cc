@@ -1,5 +1,6 @@
 #include "cli/cluster_flags.h"
 
+#include <cstdint>
 #include <cstdlib>
 
 #include "cli/s3_command.h"
@@ -49,6 +50,11 @@ CLI::App* AddClusterCommands(CLI::App& app, ClusterCommandArgs& args) {
       sub->add_flag("--detach", args.detach, "return once the cluster is ready");
       sub->add_option("--partitions", args.partitions, "partitions of the default table kv")
           ->check(CLI::Range(1, 256));
+      sub->add_option("--s3-split", args.s3_splits,
+                      "BUCKET_ID:OBJECT_KEY: also split the S3 table at that object key and at "
+                      "the bucket's bounds (repeatable; for tests)")
+          ->take_all()
+          ->allow_extra_args(false);
     }
     if (name == "partition") sub->add_flag("--one-way", args.one_way, "cut only A -> B");
     if (name == "slow-disk") sub->add_option("--ms", args.slow_ms, "added fsync delay")->required();
@@ -117,6 +123,18 @@ CLI::App* AddS3Commands(CLI::App& app, S3CommandArgs& args) {
   CLI::App* list = user->add_subcommand("list", "users and their access keys (no secrets)");
   common(list);
   list->callback([&args] { args.action = "user-list"; });
+  CLI::App* bucket = s3->add_subcommand("bucket", "S3 buckets");
+  bucket->require_subcommand(1);
+  CLI::App* bucket_create = bucket->add_subcommand(
+      "create", "create a bucket (with --id: exactly that bucket id, e.g. to sit in chosen "
+                "partitions of the S3 table); prints its line as `s3 buckets` does");
+  common(bucket_create);
+  bucket_create->add_option("name", args.name, "bucket name (S3 naming rules)")->required();
+  bucket_create->add_option("--owner", args.owner, "the owning user")->required();
+  bucket_create->add_option("--id", args.bucket_id, "bucket id (default: placed by meta)")
+      ->check(CLI::Range(uint64_t{1}, UINT64_MAX));
+  bucket_create->add_option("--region", args.region, "the bucket's region");
+  bucket_create->callback([&args] { args.action = "bucket-create"; });
   CLI::App* buckets = s3->add_subcommand("buckets", "every bucket: id, owner, region, versioning");
   common(buckets);
   buckets->add_option("--owner", args.owner, "only this user's buckets");

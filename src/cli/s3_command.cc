@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <ostream>
+#include <string>
 
 #include <spdlog/spdlog.h>
 
@@ -57,15 +58,38 @@ Status UserList(ClusterSession& s, std::ostream& out) {
   return Status::Ok();
 }
 
+void PrintBucket(const pb::BucketDescriptor& b, std::ostream& out) {
+  out << b.name() << " id=" << b.bucket_id() << " owner=" << b.owner()
+      << " region=" << (b.region().empty() ? "-" : b.region())
+      << " versioning=" << VersioningName(b.versioning());
+}
+
+Status BucketCreate(ClusterSession& s, const S3CommandArgs& a, std::ostream& out) {
+  pb::CreateBucketRequest request;
+  request.set_name(a.name);
+  request.set_owner(a.owner);
+  request.set_region(a.region);
+  request.set_bucket_id(a.bucket_id);
+  auto r = CallMeta<pb::CreateBucketResponse>(s, "meta.create_bucket", request);
+  if (!r.ok()) return r.status();
+  // The owner's existing bucket is the answer even when it has another id.
+  if (a.bucket_id != 0 && r->bucket().bucket_id() != a.bucket_id) {
+    return Status::Conflict("bucket " + a.name + " exists with id " +
+                            std::to_string(r->bucket().bucket_id()));
+  }
+  PrintBucket(r->bucket(), out);
+  out << (r->already_owned_by_you() ? " (already owned by you)" : "") << "\n";
+  return Status::Ok();
+}
+
 Status Buckets(ClusterSession& s, const S3CommandArgs& a, std::ostream& out) {
   pb::ListBucketsRequest request;
   request.set_owner(a.owner);
   auto r = CallMeta<pb::ListBucketsResponse>(s, "meta.list_buckets", request);
   if (!r.ok()) return r.status();
   for (const pb::BucketDescriptor& b : r->buckets()) {
-    out << b.name() << " id=" << b.bucket_id() << " owner=" << b.owner()
-        << " region=" << (b.region().empty() ? "-" : b.region())
-        << " versioning=" << VersioningName(b.versioning()) << "\n";
+    PrintBucket(b, out);
+    out << "\n";
   }
   return Status::Ok();
 }
@@ -86,6 +110,7 @@ int RunS3Command(const S3CommandArgs& a, std::ostream& out, std::ostream& err) {
   Status st = Status::InvalidArgument("unknown action " + a.action);
   if (a.action == "user-create") st = UserCreate(**session, a, out);
   else if (a.action == "user-list") st = UserList(**session, out);
+  else if (a.action == "bucket-create") st = BucketCreate(**session, a, out);
   else if (a.action == "buckets") st = Buckets(**session, a, out);
   if (!st.ok()) {
     err << "tessera s3: " << st.ToString() << "\n";

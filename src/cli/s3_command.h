@@ -1,8 +1,9 @@
-// `tessera s3 user create NAME | user list | buckets`: the S3 users and the
-// bucket registry of a running cluster, through its metadata service (the
+// `tessera s3 user create NAME | user list | bucket create NAME | buckets`:
+// the S3 users and the bucket registry of a running cluster, through its metadata service (the
 // cluster secret in DIR/secret authenticates the calls).
 #pragma once
 
+#include <cstdint>
 #include <iosfwd>
 #include <string>
 
@@ -13,21 +14,26 @@ class App;
 namespace tessera::cli {
 
 struct S3CommandArgs {
-  std::string action;  // user-create | user-list | buckets
+  std::string action;  // user-create | user-list | bucket-create | buckets
   std::string layout_path;
   std::string dir;
-  std::string name;        // user-create
+  std::string name;        // user-create: the user; bucket-create: the bucket
   std::string access_key;  // user-create: optional, with secret_key
   std::string secret_key;
-  std::string owner;       // buckets: only this owner's ("" = all)
+  std::string owner;       // buckets: only this owner's ("" = all); bucket-create: its owner
+  uint64_t bucket_id = 0;  // bucket-create: 0 = placed by the metadata service
+  std::string region;      // bucket-create
 };
 
 // Exit codes: 0 done, 2 usage, 3 failed (message on err). user create
-// prints "user NAME\naccess_key AK\nsecret_key SK\n"; the lists print one
-// line per user / bucket.
+// prints "user NAME\naccess_key AK\nsecret_key SK\n"; bucket create prints
+// the bucket's line as `buckets` does (with " (already owned by you)" when
+// the owner already had it: exit 0; another owner's name, a used id, or
+// the owner's bucket with another id than --id: 3);
+// the lists print one line per user / bucket.
 int RunS3Command(const S3CommandArgs& args, std::ostream& out, std::ostream& err);
 
-// Adds `s3 user create|list` and `s3 buckets` to `app`, filling `args`
+// Adds `s3 user create|list`, `s3 bucket create` and `s3 buckets` to `app`, filling `args`
 // (defined with the other flag wiring in cluster_flags.cc). Returns the
 // `s3` subcommand (test `*cmd` after parsing).
 CLI::App* AddS3Commands(CLI::App& app, S3CommandArgs& args);

@@ -318,6 +318,8 @@ inline constexpr size_t kS3ReadPieceBytes = 2 << 20;
 // XML request bodies (CreateBucketConfiguration, Delete, and the largest:
 // CompleteMultipartUpload of 10,000 parts with checksums, about 1.7 MB).
 inline constexpr size_t kS3XmlBodyBytesMax = 4 << 20;
+// DeleteObjects: key deletions of one request in flight at once.
+inline constexpr size_t kS3BatchDeletesInFlightMax = 16;
 // Part numbers of a multipart upload: 1..this.
 inline constexpr uint32_t kS3PartNumberMax = 10'000;
 // Every part of a completed upload but the last is at least this big.

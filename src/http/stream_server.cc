@@ -240,7 +240,8 @@ struct WholeBodyRead : std::enable_shared_from_this<WholeBodyRead> {
 
   void Next() {
     // Ask for one byte beyond the bound so that an oversized body shows.
-    const size_t want = bytes_max - body.size() + 1;
+    size_t want = bytes_max - body.size();
+    if (want < SIZE_MAX) ++want;
     exchange->ReadBody(want, [self = shared_from_this()](Result<std::string> piece, bool end) {
       if (!piece.ok()) return self->done(piece.status());
       if (self->body.size() + piece->size() > self->bytes_max) {

@@ -72,7 +72,9 @@ class RegistryProcessTest : public ::testing::Test {
     supervisor_->ReapExited();
     for (uint32_t id : kMetas) {
       const std::string name = table_->ById(id)->name;
-      if (supervisor_->LivePid(name).ok()) EXPECT_TRUE(supervisor_->Stop(name, 10'000).ok());
+      if (supervisor_->LivePid(name).ok()) {
+        EXPECT_TRUE(supervisor_->Stop(name, 10'000).ok());
+      }
     }
     pool_.reset();
     nodes_.clear();

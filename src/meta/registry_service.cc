@@ -79,6 +79,26 @@ Status RaceOrError(const Result<pb::KvApplyResult>& applied) {
   return applied.ok() ? Status::Ok() : applied.status();
 }
 
+// The request's key pair, or a generated one (docs/formats/meta-keys.md rule 9).
+Result<pb::AccessKeyRecord> NewAccessKey(const pb::CreateUserRequest& request) {
+  pb::AccessKeyRecord key;
+  key.set_user(request.name());
+  key.set_created_ms(NowMs());
+  if (!request.access_key().empty()) {
+    key.set_access_key(request.access_key());
+    key.set_secret_key(request.secret_key());
+    return key;
+  }
+  auto access = RandomString("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", 18);
+  if (!access.ok()) return access.status();
+  auto secret =
+      RandomString("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789", 40);
+  if (!secret.ok()) return secret.status();
+  key.set_access_key("AK" + *access);
+  key.set_secret_key(*secret);
+  return key;
+}
+
 }  // namespace
 
 RegistryService::RegistryService(uint32_t self_id, const MemDs& memds,
@@ -379,6 +399,27 @@ Result<std::string> RegistryService::SetVersioning(const std::string& payload) {
   return Status::Unavailable("set_bucket_versioning kept losing races; retry");
 }
 
+Result<std::string> RegistryService::AnswerExistingUser(const pb::CreateUserRequest& request,
+                                                        uint64_t user_version) {
+  const std::string exists = "user '" + request.name() + "' exists";
+  if (request.access_key().empty()) return Status::Conflict(exists);
+  auto key = ReadStrong(AccessKeyKey(request.access_key()));
+  if (!key.ok()) return key.status();
+  if (!key->has_value()) return Status::Conflict(exists + " with other keys");
+  auto record = ParseRecord<pb::AccessKeyRecord>(**key, "AccessKeyRecord");
+  if (!record.ok()) return record.status();
+  if (record->user() != request.name() || record->secret_key() != request.secret_key()) {
+    return Status::Conflict(exists + " with other keys");
+  }
+  pb::CreateUserResponse response;
+  response.set_name(request.name());
+  response.set_access_key(record->access_key());
+  response.set_secret_key(record->secret_key());
+  response.set_created_ms(record->created_ms());
+  response.set_map_version(std::max(user_version, (*key)->version()));
+  return response.SerializeAsString();
+}
+
 Result<std::string> RegistryService::CreateUser(const std::string& payload) {
   pb::CreateUserRequest request;
   if (!request.ParseFromString(payload)) return Status::InvalidArgument("bad CreateUserRequest");
@@ -391,67 +432,38 @@ Result<std::string> RegistryService::CreateUser(const std::string& payload) {
   for (int attempt = 0; attempt < limits::kS3RegistryAttemptsMax; ++attempt) {
     auto user = ReadStrong(UserKey(request.name()));
     if (!user.ok()) return user.status();
-    if (user->has_value()) {
-      if (!given) return Status::Conflict("user '" + request.name() + "' exists");
-      auto key = ReadStrong(AccessKeyKey(request.access_key()));
-      if (!key.ok()) return key.status();
-      if (!key->has_value()) return Status::Conflict("user '" + request.name() + "' exists with other keys");
-      auto record = ParseRecord<pb::AccessKeyRecord>(**key, "AccessKeyRecord");
-      if (!record.ok()) return record.status();
-      if (record->user() != request.name() || record->secret_key() != request.secret_key()) {
-        return Status::Conflict("user '" + request.name() + "' exists with other keys");
-      }
-      pb::CreateUserResponse response;
-      response.set_name(request.name());
-      response.set_access_key(record->access_key());
-      response.set_secret_key(record->secret_key());
-      response.set_created_ms(record->created_ms());
-      response.set_map_version(std::max((*user)->version(), (*key)->version()));
-      return response.SerializeAsString();
-    }
+    if (user->has_value()) return AnswerExistingUser(request, (*user)->version());
     if (registry_.user_count() >= limits::kS3UsersMax) {
       return Status::Unavailable("the registry holds its maximum number of users");
     }
-    pb::AccessKeyRecord key;
-    key.set_user(request.name());
-    key.set_created_ms(NowMs());
-    if (given) {
-      key.set_access_key(request.access_key());
-      key.set_secret_key(request.secret_key());
-    } else {
-      auto access = RandomString("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", 18);
-      auto secret = RandomString(
-          "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789", 40);
-      if (!access.ok() || !secret.ok()) return access.ok() ? secret.status() : access.status();
-      key.set_access_key("AK" + *access);
-      key.set_secret_key(*secret);
-    }
+    auto key = NewAccessKey(request);
+    if (!key.ok()) return key.status();
     pb::UserRecord record;
     record.set_name(request.name());
-    record.set_created_ms(key.created_ms());
-    record.add_access_keys(key.access_key());
+    record.set_created_ms(key->created_ms());
+    record.add_access_keys(key->access_key());
     pb::KvBatch batch;
-    AddCondition(batch, UserKey(request.name()), std::nullopt);       // 0
-    AddCondition(batch, AccessKeyKey(key.access_key()), std::nullopt);  // 1
+    AddCondition(batch, UserKey(request.name()), std::nullopt);          // 0
+    AddCondition(batch, AccessKeyKey(key->access_key()), std::nullopt);  // 1
     AddWrite(batch, UserKey(request.name()), record.SerializeAsString());
-    AddWrite(batch, AccessKeyKey(key.access_key()), key.SerializeAsString());
+    AddWrite(batch, AccessKeyKey(key->access_key()), key->SerializeAsString());
     auto applied = WriteSync(std::move(batch));
     if (LostRace(applied)) {
       if (given && applied.ok() && applied->failed_condition() == 1) {
-        return Status::Conflict("access key " + key.access_key() + " belongs to another user");
+        return Status::Conflict("access key " + key->access_key() + " belongs to another user");
       }
-      continue;
+      continue;  // the user appeared, or a generated key collided: read again
     }
     TESSERA_RETURN_IF_ERROR(RaceOrError(applied));
     pb::CreateUserResponse response;
     response.set_name(request.name());
-    response.set_access_key(key.access_key());
-    response.set_secret_key(key.secret_key());
-    response.set_created_ms(key.created_ms());
+    response.set_access_key(key->access_key());
+    response.set_secret_key(key->secret_key());
+    response.set_created_ms(key->created_ms());
     response.set_created(true);
     response.set_map_version(applied->version());
     spdlog::info("meta.user_created user={} access_key={} version={}", request.name(),
-                 key.access_key(), applied->version());
+                 key->access_key(), applied->version());
     return response.SerializeAsString();
   }
   return Status::Unavailable("create_user '" + request.name() + "' kept losing races; retry");

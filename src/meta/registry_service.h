@@ -34,6 +34,7 @@
 #include "node/group_host.h"
 #include "rpc/channel_pool.h"
 #include "rpc/server.h"
+#include "tessera/s3_registry.pb.h"
 
 namespace tessera::meta {
 
@@ -76,6 +77,10 @@ class RegistryService {
   Result<std::string> DeleteBucket(const std::string& payload);
   Result<std::string> SetVersioning(const std::string& payload);
   Result<std::string> CreateUser(const std::string& payload);
+  // create_user of an existing user: itself when the request names exactly
+  // its key pair, Conflict otherwise.
+  Result<std::string> AnswerExistingUser(const pb::CreateUserRequest& request,
+                                         uint64_t user_version);
   Result<uint64_t> ChooseBucketId();
 
   Result<std::optional<pb::KvRecord>> ReadStrong(const std::string& key);

@@ -53,6 +53,11 @@ def scrub_environment():
     for name in list(os.environ):
         if name.startswith(_SCRUBBED_PREFIXES) or name in _SCRUBBED:
             del os.environ[name]
+    # boto3 in this process reads no ~/.aws files either: every setting is
+    # passed explicitly (S3Cluster.boto3_client).
+    os.environ["AWS_CONFIG_FILE"] = os.devnull
+    os.environ["AWS_SHARED_CREDENTIALS_FILE"] = os.devnull
+    os.environ["AWS_EC2_METADATA_DISABLED"] = "true"
 
 
 scrub_environment()
@@ -156,8 +161,7 @@ class S3Cluster:
 
     def _router_answers(self):
         try:
-            status, _, _ = S3Raw(self).request("GET", "/")
-            return status == 200
+            return S3Raw(self).request("GET", "/").status == 200
         except OSError:
             return False
 
@@ -222,7 +226,7 @@ class S3Cluster:
         """The whole environment of a client process (nothing inherited but PATH)."""
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": self.home,
                "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "TZ": "UTC",
-               "PYTHONIOENCODING": "utf-8"}
+               "PYTHONIOENCODING": "utf-8", "AWS_EC2_METADATA_DISABLED": "true"}
         if self.access_key:
             env.update({
                 "AWS_ACCESS_KEY_ID": access_key or self.access_key,
@@ -411,9 +415,6 @@ class Response:
         assert root.tag == "Error", self.body
         return {child.tag: (child.text or "") for child in root}
 
-    def __iter__(self):  # status, headers, body
-        return iter((self.status, self.headers, self.body))
-
     def __repr__(self):
         return f"Response({self.status}, {self.headers}, {self.body[:600]!r})"
 
@@ -475,7 +476,7 @@ class S3Raw:
 
     def send_raw(self, head, body_parts, timeout=HTTP_TIMEOUT_S, shut_write=True):
         """Writes `head` (bytes, the request line and headers) and the body
-        pieces on a plain socket, half-closes when `shut_write`, and returns
+        pieces on a plain-HTTP socket, half-closes when `shut_write`, and returns
         the first response (status, raw headers, body) or None if the server
         closed without one."""
         sock = socket.create_connection(("127.0.0.1", self.cluster.s3_port), timeout=timeout)

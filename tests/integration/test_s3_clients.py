@@ -278,7 +278,7 @@ class Boto3Test(ClientTestCase):
     @unittest.expectedFailure
     def test_empty_put_keeps_the_connection_usable(self):
         import io
-        s3 = self.c.boto3_client(retries=1, read_timeout=5)  # one attempt, no retry
+        s3 = self.c.boto3_client(retries=1, read_timeout=5)
         s3.create_bucket(Bucket="expect-empty")
 
         def cleanup():
@@ -291,8 +291,8 @@ class Boto3Test(ClientTestCase):
             pass
         s3.put_object(Bucket="expect-empty", Key="e", Body=File(b""))
         started = time.monotonic()
-        s3.put_object(Bucket="expect-empty", Key="f", Body=File(b"x"))  # ReadTimeoutError today
-        self.assertLess(time.monotonic() - started, 5)
+        s3.put_object(Bucket="expect-empty", Key="f", Body=File(b"x"))  # stalls 5 s today
+        self.assertLess(time.monotonic() - started, 2)
 
     def test_listing_across_partitions(self):
         # The issue asks for a bucket spanning 8+ partitions. A bucket's keys

@@ -21,10 +21,8 @@ One cluster for the whole file.
 import hashlib
 import os
 import socket
-import sys
 import time
 import unittest
-import urllib.parse
 
 import s3_harness as h
 from s3_harness import (EMPTY_SHA256, S3Raw, aws_chunked_signed, aws_chunked_unsigned, amz_now,

@@ -83,6 +83,35 @@ S3Status CheckSignature(std::string_view expected, std::string_view provided) {
   return S3Status(S3ErrorCode::kSignatureDoesNotMatch);
 }
 
+// botocore signs a path-style bucket request "/bucket" with the resource
+// "/bucket/" (its HmacV1 canonical resource ends bucket paths with '/'),
+// while AWS's own examples use "/bucket". For such a request the other form
+// is accepted too; for anything else nullopt.
+std::optional<RequestHead> WithBucketSlash(const RequestHead& request,
+                                           std::string_view virtual_host_bucket) {
+  if (!virtual_host_bucket.empty()) return std::nullopt;
+  const std::string_view path = PathOf(request.target);
+  if (path.size() < 2 || path.find('/', 1) != std::string_view::npos) return std::nullopt;
+  RequestHead alternative = request;
+  alternative.target = std::string(path) + "/" + std::string(request.target.substr(path.size()));
+  return alternative;
+}
+
+// Checks `signature` against the request's string to sign (and the
+// bucket-slash form, see WithBucketSlash).
+S3Status CheckV2(const std::string& secret, const RequestHead& request,
+                 std::string_view virtual_host_bucket, std::string_view date_line,
+                 std::string_view signature) {
+  S3Status st = CheckSignature(
+      Sign(secret, SigV2StringToSign(request, virtual_host_bucket, date_line)), signature);
+  if (st.ok()) return st;
+  if (auto alternative = WithBucketSlash(request, virtual_host_bucket)) {
+    return CheckSignature(
+        Sign(secret, SigV2StringToSign(*alternative, virtual_host_bucket, date_line)), signature);
+  }
+  return st;
+}
+
 }  // namespace
 
 std::string SigV2StringToSign(const RequestHead& request, std::string_view virtual_host_bucket,
@@ -134,9 +163,7 @@ S3Result<AuthContext> VerifySigV2Header(const RequestHead& request,
   std::optional<std::string> secret = lookup(access_key);
   if (!secret) return S3Error(S3ErrorCode::kInvalidAccessKeyId);
   const std::string date_line = amz_date ? std::string() : std::string(Trim(*date));
-  const std::string expected =
-      Sign(*secret, SigV2StringToSign(request, virtual_host_bucket, date_line));
-  TESSERA_S3_RETURN_IF_ERROR(CheckSignature(expected, signature));
+  TESSERA_S3_RETURN_IF_ERROR(CheckV2(*secret, request, virtual_host_bucket, date_line, signature));
   AuthContext context;
   context.access_key = access_key;
   context.sigv2 = true;
@@ -165,9 +192,7 @@ S3Result<AuthContext> VerifySigV2Query(const RequestHead& request,
   }
   std::optional<std::string> secret = lookup(*access_key);
   if (!secret) return S3Error(S3ErrorCode::kInvalidAccessKeyId);
-  const std::string expected =
-      Sign(*secret, SigV2StringToSign(request, virtual_host_bucket, *expires));
-  TESSERA_S3_RETURN_IF_ERROR(CheckSignature(expected, *signature));
+  TESSERA_S3_RETURN_IF_ERROR(CheckV2(*secret, request, virtual_host_bucket, *expires, *signature));
   AuthContext context;
   context.access_key = *access_key;
   context.sigv2 = true;

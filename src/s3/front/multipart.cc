@@ -12,6 +12,7 @@
 #include "s3/auth/checksum.h"
 #include "s3/front/s3_call.h"
 #include "s3/front/s3_front.h"
+#include "s3/front/small_body.h"
 #include "s3/model/s3_keys.h"
 #include "s3/protocol/xml_documents.h"
 
@@ -115,9 +116,9 @@ void CreateMultipartUpload(CallPtr call) {
 void CompleteMultipartUpload(CallPtr call) {
   auto upload_id = UploadIdOf(call);
   if (!upload_id) return;
-  http::ReadWholeBody(call->exchange, limits::kS3XmlBodyBytesMax, [call, id = *upload_id](
-                                                                       Result<std::string> body) {
-    if (!body.ok()) return call->Fail(S3Error(S3ErrorCode::kMalformedXML));
+  ReadSmallBody(call, limits::kS3XmlBodyBytesMax, [call, id = *upload_id](
+                                                       S3Result<std::string> body) {
+    if (!body.ok()) return call->Fail(body.error());
     auto parts = ParseCompleteMultipartUpload(*body);
     if (!parts.ok()) return call->Fail(parts.error());
     if (parts->size() > limits::kS3PartNumberMax) {

@@ -89,7 +89,9 @@ class BlobStreamer : public std::enable_shared_from_this<BlobStreamer> {
   const uint64_t last_;
 };
 
-void Serve(CallPtr call, const pb::ObjectVersion& v) {
+}  // namespace
+
+void ServeObject(CallPtr call, const pb::ObjectVersion& v) {
   ReadConditions conditions;
   auto opt = [&call](const char* name) -> std::optional<std::string> {
     auto value = call->Header(name);
@@ -164,12 +166,8 @@ void Serve(CallPtr call, const pb::ObjectVersion& v) {
   });
 }
 
-}  // namespace
-
 void GetObject(CallPtr call) {
-  if (auto version = call->Param("versionId"); version && version->value != "null") {
-    return call->Fail(S3Error(S3ErrorCode::kNotImplemented, "versionId reads come with part 2"));
-  }
+  if (call->HasParam("versionId")) return GetObjectVersion(call);
   WithOwnedBucket(call, [call] {
     call->front.index().ReadHead(
         call->bucket_info.bucket_id(), call->key,
@@ -178,7 +176,7 @@ void GetObject(CallPtr call) {
           if (!head->has_value() || (*head)->latest().delete_marker()) {
             return call->Fail(S3Error(S3ErrorCode::kNoSuchKey));
           }
-          Serve(call, (*head)->latest());
+          ServeObject(call, (*head)->latest());
         });
   });
 }

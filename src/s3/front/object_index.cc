@@ -5,6 +5,7 @@
 
 #include "common/limits.h"
 #include "s3/model/s3_keys.h"
+#include "s3/model/version_id.h"
 #include "tessera/kv.pb.h"
 
 namespace tessera::s3::front {
@@ -73,6 +74,40 @@ void ObjectIndex::Apply(pb::S3Op op, Callback<pb::S3OpResult> done) {
            });
 }
 
+void ObjectIndex::ReadVersion(uint64_t bucket_id, const std::string& key,
+                              const std::string& version_id,
+                              Callback<std::optional<pb::ObjectVersion>> done) {
+  auto read_record = [this, bucket_id, key, version_id, done](uint64_t seq) {
+    kv_.Get(kS3Table, model::VersionKey(bucket_id, key, seq), pb::CONSISTENCY_STRONG,
+            [version_id, done](Result<pb::KvGetResponse> r) {
+              if (!r.ok()) return done(r.status());
+              if (!r->found()) return done(std::optional<pb::ObjectVersion>());
+              pb::VersionRecord record;
+              if (!record.ParseFromString(r->value())) {
+                return done(Status::Corruption("unparseable version record"));
+              }
+              if (record.version().version_id() != version_id) {
+                return done(std::optional<pb::ObjectVersion>());
+              }
+              done(std::optional<pb::ObjectVersion>(std::move(*record.mutable_version())));
+            });
+  };
+  if (version_id != "null") {
+    auto seq = model::ParseVersionSeq(version_id);
+    if (!seq) return done(Status::InvalidArgument("Invalid version id specified"));
+    return read_record(*seq);
+  }
+  ReadHead(bucket_id, key, [read_record, done](Result<std::optional<pb::ObjectHead>> head) {
+    if (!head.ok()) return done(head.status());
+    if (!head->has_value()) return done(std::optional<pb::ObjectVersion>());
+    if ((*head)->latest_seq() == 0) {
+      return done(std::optional<pb::ObjectVersion>((*head)->latest()));
+    }
+    if ((*head)->null_seq() == 0) return done(std::optional<pb::ObjectVersion>());
+    read_record((*head)->null_seq());
+  });
+}
+
 void ObjectIndex::ReadUpload(uint64_t bucket_id, const std::string& key,
                              const std::string& upload_id,
                              Callback<std::optional<pb::UploadRecord>> done) {
@@ -127,12 +162,17 @@ class ObjectIndex::ListWalk : public std::enable_shared_from_this<ListWalk> {
       return done_(Status::Unavailable("listing crossed too many partitions"));
     }
     index_.list_partition_reads_.fetch_add(1);
+    if (index_.list_reads_metric_) index_.list_reads_metric_->Increment();
     const uint32_t want = query_.max_items - static_cast<uint32_t>(page_.items.size());
     pb::S3ListRequest request;
     request.set_bucket_id(query_.bucket_id);
     request.set_prefix(query_.prefix);
     request.set_delimiter(query_.delimiter);
     request.set_start_after(start_after_.empty() ? query_.start_after : start_after_);
+    request.set_versions(query_.versions);
+    // The version marker applies to the first partition only: later ones
+    // start at a new key.
+    if (start_after_.empty()) request.set_version_id_marker(query_.version_id_marker);
     request.set_max_keys(want);
     request.set_consistency(pb::CONSISTENCY_STRONG);
     auto build = [request](const pb::PartitionDescriptor& p) mutable {

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "common/metrics.h"
 #include "common/result.h"
 #include "router/kv_router.h"
 #include "tessera/s3.pb.h"
@@ -37,6 +38,8 @@ struct ListQuery {
   std::string delimiter;
   std::string start_after;  // exclusive object key (or common prefix)
   uint32_t max_items = 1000;
+  bool versions = false;          // ListObjectVersions
+  std::string version_id_marker;  // with start_after as the key marker
 };
 
 struct ListPage {
@@ -49,12 +52,19 @@ class ObjectIndex {
   template <typename T>
   using Callback = std::function<void(Result<T>)>;
 
-  explicit ObjectIndex(router::KvRouter& kv) : kv_(kv) {}
+  // `list_reads`: counts s3.list reads (one per partition visited), e.g.
+  // tessera_s3_list_partition_reads_total; may be null.
+  explicit ObjectIndex(router::KvRouter& kv, metrics::Counter* list_reads = nullptr)
+      : kv_(kv), list_reads_metric_(list_reads) {}
 
   void ReadHead(uint64_t bucket_id, const std::string& key,
                 Callback<std::optional<pb::ObjectHead>> done);
   void Apply(pb::S3Op op, Callback<pb::S3OpResult> done);
   void List(ListQuery query, Callback<ListPage> done);
+  // One version of a key by id ("null" included), nullopt when the key has
+  // no such version. InvalidArgument for an id that cannot be ours.
+  void ReadVersion(uint64_t bucket_id, const std::string& key, const std::string& version_id,
+                   Callback<std::optional<pb::ObjectVersion>> done);
   // The upload record (strong read), nullopt when there is no such upload.
   void ReadUpload(uint64_t bucket_id, const std::string& key, const std::string& upload_id,
                   Callback<std::optional<pb::UploadRecord>> done);
@@ -71,6 +81,7 @@ class ObjectIndex {
   class UsageWalk;
 
   router::KvRouter& kv_;
+  metrics::Counter* const list_reads_metric_;
   std::atomic<uint64_t> list_partition_reads_{0};
 };
 

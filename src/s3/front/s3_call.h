@@ -14,6 +14,7 @@
 #include "s3/auth/auth_context.h"
 #include "s3/protocol/http_rules.h"
 #include "s3/protocol/s3_error.h"
+#include "tessera/s3.pb.h"
 #include "tessera/s3_registry.pb.h"
 
 namespace tessera::s3::front {
@@ -77,6 +78,12 @@ void PutObject(CallPtr call);
 void GetObject(CallPtr call);             // GET and HEAD
 void DeleteObject(CallPtr call);
 void GetObjectSubresource(CallPtr call);  // ?acl, ?tagging
+// Answers GET/HEAD with version `v` (preconditions, Range, headers, body).
+void ServeObject(CallPtr call, const pb::ObjectVersion& v);
+// Versioning (versioning.cc).
+void GetObjectVersion(CallPtr call);       // GET/HEAD ?versionId=
+void PutBucketVersioning(CallPtr call);    // PUT ?versioning
+void ListObjectVersions(CallPtr call);     // GET ?versions
 // Multipart uploads (multipart.cc; UploadPart streams like PutObject).
 struct PartTarget {
   std::string upload_id;
@@ -87,6 +94,7 @@ void UploadPart(CallPtr call, PartTarget part);
 void CompleteMultipartUpload(CallPtr call);
 void AbortMultipartUpload(CallPtr call);
 void ListParts(CallPtr call);
+void DeleteObjects(CallPtr call);  // POST ?delete (batch_delete.cc)
 
 // Resolves call->bucket, checks the caller owns it, stores the descriptor
 // in call->bucket_info and runs `next`; answers NoSuchBucket/AccessDenied.

@@ -88,6 +88,7 @@ void Dispatch(CallPtr call) {
   if (call->key.empty()) {
     if (method == "PUT") {
       if (call->query.empty()) return CreateBucket(call);
+      if (call->HasParam("versioning")) return PutBucketVersioning(call);
       return call->Fail(S3Error(S3ErrorCode::kNotImplemented));
     }
     if (method == "DELETE") {
@@ -95,6 +96,7 @@ void Dispatch(CallPtr call) {
       return call->Fail(S3Error(S3ErrorCode::kNotImplemented));
     }
     if (method == "HEAD") return HeadBucket(call);
+    if (method == "POST" && call->HasParam("delete")) return DeleteObjects(call);
     if (method == "GET") {
       for (const char* sub : {"location", "acl", "policy", "cors", "versioning", "tagging",
                               "lifecycle", "encryption", "logging", "website", "replication",
@@ -102,9 +104,8 @@ void Dispatch(CallPtr call) {
                               "notification", "requestPayment", "accelerate"}) {
         if (call->HasParam(sub)) return GetBucketSubresource(call);
       }
-      if (call->HasParam("versions") || call->HasParam("uploads")) {
-        return call->Fail(S3Error(S3ErrorCode::kNotImplemented));
-      }
+      if (call->HasParam("versions")) return ListObjectVersions(call);
+      if (call->HasParam("uploads")) return call->Fail(S3Error(S3ErrorCode::kNotImplemented));
       return ListObjects(call);
     }
     return call->Fail(S3Error(S3ErrorCode::kMethodNotAllowed));

@@ -25,7 +25,10 @@ Status S3Service::Start() {
   registry_ = std::make_unique<router::RegistryClient>(router_.pool(), metrics_, registry_options);
   blobs_ = std::make_unique<blob::BlobClient>(router_.pool(), std::move(slot_map).value(),
                                               options_.self.az, metrics_);
-  index_ = std::make_unique<ObjectIndex>(router_.kv());
+  index_ = std::make_unique<ObjectIndex>(
+      router_.kv(), &metrics_.GetCounter("tessera_s3_list_partition_reads_total",
+                                         "s3.list reads sent: one per partition a listing visits",
+                                         {}));
   front_ = std::make_unique<S3Front>(*index_, *registry_, *blobs_, metrics_, options_.front);
   http::StreamServerOptions server_options;
   server_options.host = options_.host;

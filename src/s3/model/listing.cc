@@ -4,6 +4,7 @@
 
 #include "common/limits.h"
 #include "s3/model/s3_keys.h"
+#include "s3/model/version_id.h"
 
 namespace tessera::s3::model {
 namespace {
@@ -27,7 +28,9 @@ class Lister {
     const uint64_t bucket = req_.bucket_id();
     std::string cursor = ObjectPrefix(bucket, req_.prefix());
     if (!req_.start_after().empty() && req_.start_after() >= req_.prefix()) {
-      cursor = std::max(cursor, ObjectEnd(bucket, req_.start_after()));
+      auto resume = ResumeAfterMarker();
+      if (!resume.ok()) return resume.status();
+      cursor = std::max(cursor, *resume);
     }
     std::string prefix_end = PrefixSuccessor(ObjectPrefix(bucket, req_.prefix()));
     const std::string end = MinNonEmpty(prefix_end, req_.end_key());
@@ -52,6 +55,55 @@ class Lister {
   }
 
  private:
+  // Where the walk resumes after start_after: past all of its records, or,
+  // in a version listing with a version id marker, just past that version
+  // (remembering the key's latest version for is_latest).
+  Result<std::string> ResumeAfterMarker() {
+    const uint64_t bucket = req_.bucket_id();
+    const std::string& key = req_.start_after();
+    if (!req_.versions() || req_.version_id_marker().empty()) return ObjectEnd(bucket, key);
+    auto rows = source_.Scan(HeadKey(bucket, key), HeadKey(bucket, key) + '\0', 1);
+    if (!rows.ok()) return rows.status();
+    if (rows->empty()) return ObjectEnd(bucket, key);
+    pb::ObjectHead head;
+    if (!head.ParseFromString(rows->front().value)) return Status::Corruption("unparseable head");
+    current_key_ = key;
+    current_latest_seq_ = head.latest_seq();
+    uint64_t seq = 0;
+    if (req_.version_id_marker() == "null") {
+      seq = head.null_seq();
+    } else {
+      seq = ParseVersionSeq(req_.version_id_marker()).value_or(0);
+    }
+    if (seq == 0 || head.latest_seq() == 0) return ObjectEnd(bucket, key);
+    return VersionKey(bucket, key, seq) + '\0';
+  }
+
+  // A version listing's row: heads set the key's latest (and stand for the
+  // only, null, version of keys without version records); version records
+  // become entries.
+  Result<std::string> VisitVersion(const RecordRow& row, const ParsedKey& parsed) {
+    const uint64_t bucket = req_.bucket_id();
+    if (parsed.type == RecordType::kHead) {
+      pb::ObjectHead head;
+      if (!head.ParseFromString(row.value)) return Status::Corruption("unparseable head record");
+      current_key_ = std::string(parsed.object_key);
+      current_latest_seq_ = head.latest_seq();
+      if (head.latest_seq() != 0) return row.key + '\0';
+      AddEntry(parsed.object_key, head.latest(), /*is_latest=*/true);
+      return ObjectEnd(bucket, parsed.object_key);
+    }
+    if (parsed.type == RecordType::kVersion) {
+      pb::VersionRecord record;
+      if (!record.ParseFromString(row.value)) return Status::Corruption("unparseable version");
+      const uint64_t seq = ~ReadBigEndian64(parsed.suffix);
+      AddEntry(parsed.object_key, record.version(),
+               parsed.object_key == current_key_ && seq == current_latest_seq_);
+      return row.key + '\0';
+    }
+    return ObjectEnd(bucket, parsed.object_key);
+  }
+
   pb::S3ListResponse Finish(size_t max_items) {
     out_.set_truncated(static_cast<size_t>(out_.items_size()) >= max_items);
     return std::move(out_);
@@ -78,15 +130,16 @@ class Lister {
         return after.empty() ? PrefixSuccessor(BucketPrefix(bucket)) : ObjectPrefix(bucket, after);
       }
     }
+    if (req_.versions()) return VisitVersion(row, *parsed);
     if (parsed->type == RecordType::kHead) {
       pb::ObjectHead head;
       if (!head.ParseFromString(row.value)) return Status::Corruption("unparseable head record");
-      if (!head.latest().delete_marker()) AddEntry(key, head.latest());
+      if (!head.latest().delete_marker()) AddEntry(key, head.latest(), /*is_latest=*/true);
     }
     return ObjectEnd(bucket, key);
   }
 
-  void AddEntry(std::string_view key, const pb::ObjectVersion& v) {
+  void AddEntry(std::string_view key, const pb::ObjectVersion& v, bool is_latest) {
     pb::S3ListEntry* e = out_.add_items()->mutable_entry();
     e->set_key(std::string(key));
     e->set_etag(v.etag());
@@ -94,11 +147,18 @@ class Lister {
     e->set_last_modified_ms(v.last_modified_ms());
     e->set_owner(v.owner());
     e->set_storage_class(v.storage_class());
+    if (req_.versions()) {
+      e->set_version_id(v.version_id());
+      e->set_is_latest(is_latest);
+      e->set_delete_marker(v.delete_marker());
+    }
   }
 
   const RecordSource& source_;
   const pb::S3ListRequest& req_;
   pb::S3ListResponse out_;
+  std::string current_key_;         // version listings: the key being walked
+  uint64_t current_latest_seq_ = 0;  // and its head's latest version
 };
 
 }  // namespace

@@ -126,6 +126,41 @@ TEST_F(ListingTest, EndKeyBoundsThePartition) {
             (std::vector<std::string>{"k:a", "k:b"}));
 }
 
+TEST_F(ListingTest, VersionListingShowsEveryVersionNewestFirst) {
+  Put("c");  // unversioned: one null version
+  Put("a", pb::VERSIONING_ENABLED);
+  Put("a", pb::VERSIONING_ENABLED);
+  Put("b", pb::VERSIONING_ENABLED);
+  DeleteVersioned("b");
+  Put("a", pb::VERSIONING_ENABLED);
+  auto list = [this](const std::string& key_marker, const std::string& version_marker,
+                     uint32_t max_keys) {
+    pb::S3ListRequest req;
+    req.set_bucket_id(kBucket);
+    req.set_versions(true);
+    req.set_start_after(key_marker);
+    req.set_version_id_marker(version_marker);
+    req.set_max_keys(max_keys);
+    auto r = ListPartition(state_, req);
+    EXPECT_TRUE(r.ok());
+    std::vector<std::string> out;
+    for (const auto& item : r->items()) {
+      const auto& e = item.entry();
+      out.push_back(e.key() + (e.is_latest() ? "*" : "") + (e.delete_marker() ? "x" : "") +
+                    (e.version_id() == "null" ? "n" : ""));
+    }
+    return std::make_pair(out, r.ok() ? *r : pb::S3ListResponse());
+  };
+  auto [all, response] = list("", "", 100);
+  EXPECT_EQ(all, (std::vector<std::string>{"a*", "a", "a", "b*x", "b", "c*n"}));
+  // Resume inside a's versions after the second one.
+  const std::string second = response.items(1).entry().version_id();
+  auto [rest, unused] = list("a", second, 100);
+  EXPECT_EQ(rest, (std::vector<std::string>{"a", "b*x", "b", "c*n"}));
+  auto [after_a, unused2] = list("a", "", 100);
+  EXPECT_EQ(after_a, (std::vector<std::string>{"b*x", "b", "c*n"}));
+}
+
 TEST_F(ListingTest, MatchesReferenceOnRandomKeys) {
   std::mt19937 rng(7);
   const std::string alphabet = "ab/c.";

@@ -111,7 +111,9 @@ TEST_F(MultipartOpsTest, CompleteConcatenatesPartsWithAnOffsetIndex) {
   EXPECT_EQ(Usage().bytes(), 330);
   for (const auto& [key, value] : state_.rows()) {
     auto parsed = ParseObjectRecordKey(key);
-    if (parsed) EXPECT_EQ(parsed->type, RecordType::kHead) << "only the head remains";
+    if (parsed) {
+      EXPECT_EQ(parsed->type, RecordType::kHead) << "only the head remains";
+    }
   }
   EXPECT_EQ(Complete("u1", {{1, "e1"}}).outcome(), pb::S3_NO_SUCH_UPLOAD);
 }

@@ -1,0 +1,158 @@
+// Bucket versioning: PutBucketVersioning (the registry's state), GET/HEAD
+// of a version by id, and ListObjectVersions (a version walk over the
+// bucket's partitions, newest version first per key).
+#include <charconv>
+
+#include "common/limits.h"
+#include "s3/front/s3_call.h"
+#include "s3/front/s3_front.h"
+#include "s3/front/small_body.h"
+#include "s3/protocol/xml_documents.h"
+
+namespace tessera::s3::front {
+namespace {
+
+constexpr uint32_t kMaxKeysDefault = 1000;
+
+std::string ParamOr(const S3Call& call, std::string_view name, std::string fallback = {}) {
+  const QueryParam* p = call.Param(name);
+  return p ? p->value : fallback;
+}
+
+VersionEntry EntryOf(const pb::S3ListEntry& e) {
+  VersionEntry v;
+  v.delete_marker = e.delete_marker();
+  v.key = e.key();
+  v.version_id = e.version_id();
+  v.is_latest = e.is_latest();
+  v.last_modified_ms = e.last_modified_ms();
+  v.etag = QuoteEtag(e.etag());
+  v.size = e.size();
+  v.owner = Owner{e.owner(), e.owner()};
+  if (!e.storage_class().empty()) v.storage_class = e.storage_class();
+  return v;
+}
+
+}  // namespace
+
+void PutBucketVersioning(CallPtr call) {
+  WithOwnedBucket(call, [call] {
+    ReadSmallBody(call, limits::kS3XmlBodyBytesMax, [call](S3Result<std::string> body) {
+      if (!body.ok()) return call->Fail(body.error());
+      auto request = ParseVersioningConfiguration(*body);
+      if (!request.ok()) return call->Fail(request.error());
+      if (!request->status) return call->Respond(200, {}, "");  // nothing to change
+      const pb::BucketVersioning state = *request->status == VersioningState::kEnabled
+                                             ? pb::VERSIONING_ENABLED
+                                             : pb::VERSIONING_SUSPENDED;
+      call->front.registry().SetVersioning(call->bucket, state,
+                                           [call](Result<pb::BucketDescriptor> updated) {
+                                             if (!updated.ok()) return call->Fail(updated.status());
+                                             call->Respond(200, {}, "");
+                                           });
+    });
+  });
+}
+
+void GetObjectVersion(CallPtr call) {
+  const std::string version_id = ParamOr(*call, "versionId");
+  if (version_id.empty()) {
+    return call->Fail(S3Error(S3ErrorCode::kInvalidArgument, "Version id cannot be the empty string"));
+  }
+  WithOwnedBucket(call, [call, version_id] {
+    call->front.index().ReadVersion(
+        call->bucket_info.bucket_id(), call->key, version_id,
+        [call](Result<std::optional<pb::ObjectVersion>> version) {
+          if (!version.ok()) {
+            if (version.status().code() == StatusCode::kInvalidArgument) {
+              return call->Fail(S3Error(S3ErrorCode::kInvalidArgument, "Invalid version id specified"));
+            }
+            return call->Fail(version.status());
+          }
+          if (!version->has_value()) return call->Fail(S3Error(S3ErrorCode::kNoSuchVersion));
+          if ((*version)->delete_marker()) {
+            // S3: a delete marker cannot be read: 405 with the marker's headers.
+            http::Headers headers = {{"x-amz-delete-marker", "true"},
+                                     {"x-amz-version-id", (*version)->version_id()},
+                                     {"Last-Modified", FormatHttpDate((*version)->last_modified_ms())}};
+            if (call->is_head()) return call->Respond(405, std::move(headers), "");
+            call->MarkAnswered();
+            http::Headers all = call->StandardHeaders();
+            for (auto& h : headers) all.push_back(std::move(h));
+            all.emplace_back("Content-Type", "application/xml");
+            return call->exchange->Respond(
+                405, std::move(all),
+                ErrorXml(S3Error(S3ErrorCode::kMethodNotAllowed), call->resource, call->request_id),
+                nullptr);
+          }
+          ServeObject(call, **version);
+        });
+  });
+}
+
+void ListObjectVersions(CallPtr call) {
+  ListVersionsResult result;
+  result.prefix = ParamOr(*call, "prefix");
+  if (const QueryParam* d = call->Param("delimiter"); d && !d->value.empty()) {
+    result.delimiter = d->value;
+  }
+  result.key_marker = ParamOr(*call, "key-marker");
+  result.version_id_marker = ParamOr(*call, "version-id-marker");
+  if (!result.version_id_marker.empty() && result.key_marker.empty()) {
+    return call->Fail(S3Error(S3ErrorCode::kInvalidArgument,
+                              "A version-id marker cannot be specified without a key marker."));
+  }
+  result.max_keys = kMaxKeysDefault;
+  if (const QueryParam* p = call->Param("max-keys")) {
+    int64_t value = -1;
+    auto [end, ec] = std::from_chars(p->value.data(), p->value.data() + p->value.size(), value);
+    if (ec != std::errc() || end != p->value.data() + p->value.size() || value < 0) {
+      return call->Fail(S3Error(S3ErrorCode::kInvalidArgument, "Provided max-keys not an integer "
+                                                               "or within integer range"));
+    }
+    result.max_keys = static_cast<uint32_t>(std::min<int64_t>(value, kMaxKeysDefault));
+  }
+  if (const QueryParam* e = call->Param("encoding-type")) {
+    if (e->value != "url") {
+      return call->Fail(S3Error(S3ErrorCode::kInvalidArgument, "Invalid Encoding Method specified in Request"));
+    }
+    result.encoding_url = true;
+  }
+  result.bucket = call->bucket;
+  WithOwnedBucket(call, [call, result = std::move(result)]() mutable {
+    if (result.max_keys == 0) return call->RespondXml(200, ListVersionsXml(result));
+    ListQuery query;
+    query.bucket_id = call->bucket_info.bucket_id();
+    query.prefix = result.prefix;
+    query.delimiter = result.delimiter.value_or("");
+    query.start_after = result.key_marker;
+    query.versions = true;
+    query.version_id_marker = result.version_id_marker;
+    query.max_items = result.max_keys + 1;
+    call->front.index().List(query, [call, result = std::move(result)](
+                                        Result<ListPage> page) mutable {
+      if (!page.ok()) return call->Fail(page.status());
+      result.is_truncated = page->items.size() > result.max_keys;
+      if (result.is_truncated) page->items.resize(result.max_keys);
+      for (const pb::S3ListItem& item : page->items) {
+        if (item.has_entry()) {
+          result.entries.push_back(EntryOf(item.entry()));
+        } else {
+          result.common_prefixes.push_back(item.common_prefix());
+        }
+      }
+      if (result.is_truncated && !page->items.empty()) {
+        const pb::S3ListItem& last = page->items.back();
+        if (last.has_entry()) {
+          result.next_key_marker = last.entry().key();
+          result.next_version_id_marker = last.entry().version_id();
+        } else {
+          result.next_key_marker = last.common_prefix();
+        }
+      }
+      call->RespondXml(200, ListVersionsXml(result));
+    });
+  });
+}
+
+}  // namespace tessera::s3::front
