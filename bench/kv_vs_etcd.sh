@@ -67,8 +67,9 @@ fi
 
 # One wrk run; appends "system=.. mode=.. conns=.. load1=.. <RESULT fields>" to RAW.
 run_one() {
-  local sys=$1 mode=$2 c=$3 txt=$OUT/wrk-$1-$2-$3.txt res
+  local sys=$1 mode=$2 c=$3 txt=$OUT/wrk-$1-$2-$3.txt res t0
   wait_quiet
+  t0=$(date -u +%FT%T)
   {
     echo "# $LOAD_NOTE"
     if [[ $sys == etcd ]]; then
@@ -90,12 +91,12 @@ run_one() {
   fi
   echo "system=$sys mode=$mode conns=$c load1=$LOAD_VAL ${res#RESULT }" | tee -a "$RAW" >&2
   if [[ $sys == tessera ]] && ! grep -q 'err_status=0 err_sock=0' <<< "$res"; then
-    tessera_failure "$mode" "$c" "$res"
+    tessera_failure "$mode" "$c" "$res" "$t0"
   fi
 }
 
 # Evidence for Tessera errors under load: one request of the same shape, its
-# status and body, and the cluster's warning/error log lines.
+# status and body, and the cluster's warning/error log lines since $4.
 tessera_failure() {
   echo "ERROR tessera $1 c=$2: $3" | tee -a "$SUMMARY"; TESSERA_FAILED=1
   local key=k000000000000042
@@ -106,7 +107,7 @@ tessera_failure() {
     curl -s -o /dev/stderr -w '  probe GET status=%{http_code}\n' -H "Authorization: Bearer $token" \
       "$tessera_url/kv/kv/$key" 2>&1
   fi | tee -a "$SUMMARY"
-  tessera_log_evidence | tee -a "$SUMMARY"
+  tessera_log_evidence "$4" | tee -a "$SUMMARY"
 }
 
 for c in $CONNS; do

@@ -62,31 +62,35 @@ bench_layout() {
   echo "$layout"
 }
 
-# Port of a field of the router in a layout (s3_port, http_port).
-layout_port() { sed -nE "s/.*$2: ([0-9]+).*/\1/p" "$1" | head -1; }
+# Port of a field of the (first) router in a layout: s3_port, http_port.
+layout_port() { sed -n '/^routers/,/}/p' "$1" | sed -nE "s/.*[^_]$2: ([0-9]+).*/\1/p" | head -1; }
 
 # Starts a fresh Tessera cluster in TDIR (set by the caller) with LAYOUT.
 tessera_up() {
   [[ -x $TESSERA ]] || { log "no tessera binary at $TESSERA (build it: see docs/benchmarks.md)"; return 1; }
   rm -rf "$TDIR"; mkdir -p "$TDIR"
+  TESSERA_UP=1  # also after a failed up: stop what it started
   log "tessera cluster up --detach --dir $TDIR --layout $LAYOUT"
   "$TESSERA" cluster up --detach --dir "$TDIR" --layout "$LAYOUT" > "$OUT/tessera-up.log" 2>&1 ||
     { log "tessera cluster up failed:"; tail -20 "$OUT/tessera-up.log" >&2; return 1; }
 }
 
 tessera_down() {
-  [[ -n ${TDIR:-} && -d $TDIR ]] || return 0
+  [[ ${TESSERA_UP:-0} == 1 ]] || return 0
+  TESSERA_UP=0
   log "tessera cluster down --dir $TDIR"
   "$TESSERA" cluster down --dir "$TDIR" --layout "$LAYOUT" >/dev/null 2>&1 || true
   # keep the logs (evidence); drop data unless KEEP=1
   [[ ${KEEP:-0} == 1 ]] || find "$TDIR" -mindepth 1 -maxdepth 1 ! -name logs -exec rm -rf {} +
 }
 
-# Evidence after an error: the warning and error lines of the cluster's logs.
+# Evidence after an error: the cluster's warning and error lines logged since
+# $1 (an ISO-8601 UTC time as the logs print it; default: all).
 tessera_log_evidence() {
-  local f
+  local since=${1:-0} f
   for f in "$TDIR"/logs/*.log; do
     [[ -f $f ]] || continue
-    grep -iE 'error|warn|fail|crit|abort' "$f" | tail -5 | sed "s|^|  $(basename "$f"): |"
+    awk -v s="$since" '$1 >= s' "$f" | grep -iE 'error|warn|fail|crit|abort' | tail -5 |
+      sed "s|^|  $(basename "$f"): |"
   done
 }

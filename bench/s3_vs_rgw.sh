@@ -51,7 +51,8 @@ pids_of() {
 # is noted before each), then HEAD at concurrency 1 and 32 over its list- keys.
 # $1 name, $2 endpoint, $3 access key, $4 secret key, $5 "name=pid ..." for cpu.sh.
 measure() {
-  local name=$1 ep=$2 log=$OUT/$1.log rc=0 c bucket part skip
+  local name=$1 ep=$2 log=$OUT/$1.log rc=0 c bucket part skip t0
+  t0=$(date -u +%FT%T)
   : > "$log"
   for part in big small; do
     skip=SKIP_SMALL; [[ $part == small ]] && skip=SKIP_BIG
@@ -71,13 +72,13 @@ measure() {
       rc=1
     echo >> "$log"
   done
-  ((rc == 0)) || report_failure "$name" "$log" "$3" "$4"
+  ((rc == 0)) || report_failure "$name" "$log" "$3" "$4" "$t0"
 }
 
 # Evidence for a failed half: the blocks whose requests failed (or the log's
 # tail), one short verbose rerun of the first failing s3bench command (its
 # first error responses), and for Tessera the cluster's warning/error lines.
-# $1 name, $2 log, $3 access key, $4 secret key.
+# $1 name, $2 log, $3 access key, $4 secret key, $5 start of the half (UTC).
 report_failure() {
   local name=$1 log=$2 bad cmd
   echo "ERROR $name: a step exited non-zero (s3bench exits 1 when any request fails):" | tee -a "$SUMMARY"
@@ -91,7 +92,7 @@ report_failure() {
     # shellcheck disable=SC2086  # the command line is split on purpose
     AWS_ACCESS_KEY_ID=$3 AWS_SECRET_ACCESS_KEY=$4 $cmd 2>&1 | head -12 | sed 's/^/    /' | tee -a "$SUMMARY"
   fi
-  if [[ $name == tessera ]]; then TESSERA_FAILED=1; tessera_log_evidence | tee -a "$SUMMARY"; fi
+  if [[ $name == tessera ]]; then TESSERA_FAILED=1; tessera_log_evidence "$5" | tee -a "$SUMMARY"; fi
 }
 
 { machine_notes; echo "# DUR=${DUR}s BIG_MB=$BIG_MB out=$OUT"; } | tee "$SUMMARY"

@@ -365,6 +365,7 @@ void Connection<Stream>::ProtocolError(unsigned status, std::string_view reason)
   spdlog::warn("http.protocol_error peer={} status={} reason=\"{}\"", remote_address_, status,
                reason);
   ProtocolErrorResponse rendered = core_->RenderProtocolError(status, reason);
+  if (rendered.status != 0) status = rendered.status;
   auto message = std::make_shared<SmallMessage>(static_cast<bhttp::status>(status), 11);
   keep_alive_ = false;
   FillHead(*message, rendered.headers);
@@ -477,8 +478,11 @@ bool Connection<Stream>::DecideKeepAlive(const Headers& headers) const {
   if (const auto connection = FindHeader(headers, "Connection"); connection && ContainsCloseToken(*connection)) {
     return false;
   }
+  // Expect: 100-continue answered without a 100 (e.g. an empty body):
+  // close. The client may not send the body at all, and some clients
+  // (botocore) misread the final answer on a reused connection.
+  if (expect_continue_ && !continue_sent_) return false;
   if (parser_->is_done()) return true;
-  if (expect_continue_ && !continue_sent_) return false;  // the client may not send it at all
   if (!content_length_) return false;                     // chunked: the rest is unknown
   return *content_length_ - body_bytes_read_ <= core_->options_.drain_bytes_max;
 }

@@ -182,6 +182,7 @@ void ReadWholeBody(std::shared_ptr<Exchange> exchange, size_t bytes_max,
 // (head above header_bytes_max), 501 (transfer coding other than chunked),
 // 503 (server stopping).
 struct ProtocolErrorResponse {
+  unsigned status = 0;  // 0: the status the server chose; else sent instead
   Headers headers;  // e.g. Content-Type; not Content-Length/Connection
   std::string body;
 };

@@ -275,7 +275,6 @@ class Boto3Test(ClientTestCase):
     # connection after a final answer given without one (the router
     # already closes after refusing an Expect request, which is why error
     # answers do not trigger it).
-    @unittest.expectedFailure
     def test_empty_put_keeps_the_connection_usable(self):
         import io
         s3 = self.c.boto3_client(retries=1, read_timeout=5)

@@ -522,7 +522,6 @@ class BadInputTest(ErrorTestCase):
     # server): an over-long request head is answered with HTTP 431 and an
     # XML body whose code is RequestHeaderSectionTooLarge; S3 answers that
     # code with 400 (s3_error.cc's own table says 400).
-    @unittest.expectedFailure
     def test_oversized_headers_answer_400(self):
         r = self.admin.send("GET", f"/{BUCKET}/{OBJ}", headers={"X-Big": "a" * (70 << 10)})
         self.assertEqual((r.status, r.error()["Code"]), (400, "RequestHeaderSectionTooLarge"))

@@ -328,14 +328,8 @@ class MultipartErrorsTest(MultipartTestCase):
         self.s3.abort_multipart_upload(Bucket=self.BUCKET, Key="other-key", UploadId=upload_id)
         self.assert_absent(key)
 
-    # BUG (src/s3/front/multipart.cc, ListParts): the parts are read with
-    # ListUploadParts(..., max_parts + 1) to make IsTruncated exact, but
-    # max-parts defaults to (and is clamped at) 1000 and the KV scan refuses
-    # limits above kScanItemsMax (1000): ListParts without max-parts, or
-    # with max-parts >= 1000, answers 400 InvalidArgument "scan limit must
-    # be 1..1000" for every upload. Ask the scan for min(max_parts + 1,
-    # 1000) and page, or read max_parts and probe once more.
-    @unittest.expectedFailure
+    # ListParts without max-parts (or with 1000) once asked the KV scan for
+    # 1001 items, above its limit, and answered 400 for every upload.
     def test_list_parts_default(self):
         key = "list-parts-default"
         upload_id, parts, datas = self.upload(key, [10, 20])

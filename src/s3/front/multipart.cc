@@ -215,9 +215,11 @@ void ListParts(CallPtr call) {
                                    Result<std::optional<pb::UploadRecord>> upload) {
           if (!upload.ok()) return call->Fail(upload.status());
           if (!upload->has_value()) return call->Fail(S3Error(S3ErrorCode::kNoSuchUpload));
+          // max_parts parts, then (when the page is full) a probe of one
+          // more for an exact IsTruncated; both within the scan limit.
           call->front.index().ListUploadParts(
-              bucket, call->key, id, marker, max_parts + 1,
-              [call, id, max_parts, marker](Result<std::vector<pb::PartRecord>> parts) {
+              bucket, call->key, id, marker, max_parts,
+              [call, id, max_parts, marker, bucket](Result<std::vector<pb::PartRecord>> parts) {
                 if (!parts.ok()) return call->Fail(parts.status());
                 ListPartsResult result;
                 result.bucket = call->bucket;
@@ -226,14 +228,20 @@ void ListParts(CallPtr call) {
                 result.initiator = result.owner = Owner{call->user, call->user};
                 result.part_number_marker = marker;
                 result.max_parts = max_parts;
-                result.is_truncated = parts->size() > max_parts;
-                if (result.is_truncated) parts->resize(max_parts);
                 for (const pb::PartRecord& p : *parts) {
                   result.parts.push_back(
                       PartEntry{p.part_number(), p.last_modified_ms(), QuoteEtag(p.etag()), p.size()});
                 }
                 if (!parts->empty()) result.next_part_number_marker = parts->back().part_number();
-                call->RespondXml(200, ListPartsXml(result));
+                if (parts->size() < max_parts) return call->RespondXml(200, ListPartsXml(result));
+                call->front.index().ListUploadParts(
+                    bucket, call->key, id, result.next_part_number_marker, 1,
+                    [call, result = std::move(result)](
+                        Result<std::vector<pb::PartRecord>> more) mutable {
+                      if (!more.ok()) return call->Fail(more.status());
+                      result.is_truncated = !more->empty();
+                      call->RespondXml(200, ListPartsXml(result));
+                    });
               });
         });
   });

@@ -162,6 +162,7 @@ http::ProtocolErrorResponse S3Front::RenderProtocolError(unsigned status, std::s
   if (status == 503) code = S3ErrorCode::kServiceUnavailable;
   const std::string id = NextRequestId();
   http::ProtocolErrorResponse out;
+  out.status = HttpStatus(code);  // S3's, e.g. 400 for an oversized header section
   out.headers = {{"Content-Type", "application/xml"}, {"x-amz-request-id", id}};
   out.body = ErrorXml(S3Error(code, std::string(reason)), "", id);
   return out;
