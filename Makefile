@@ -5,6 +5,8 @@ BUILD       ?= build/release
 ASAN_BUILD  ?= build/asan
 BENCH_BUILD ?= build/bench
 CMAKE_FLAGS ?=
+# ccache hits across clones in different directories (CI clones afresh).
+export CCACHE_BASEDIR ?= $(CURDIR)
 
 .PHONY: deps build asan-build test cluster soak bench clean
 
