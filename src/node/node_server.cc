@@ -16,6 +16,7 @@
 
 #include "blob/blob_service.h"
 #include "node/fault_rules.h"
+#include "node/rpc_handler_util.h"
 #include "node/s3_reads.h"
 #include "common/limits.h"
 #include "http/http_server.h"
@@ -48,13 +49,6 @@ pb::GroupStatusProto ToProto(uint64_t group_id, const GroupStatus& s) {
   p.set_last_slot(s.last_slot);
   p.set_holds_lease(s.holds_lease);
   return p;
-}
-
-template <class Message>
-bool Parse(const pb::Envelope& request, const rpc::Responder& responder, Message* out) {
-  if (out->ParseFromString(request.payload())) return true;
-  responder.Fail(Status::InvalidArgument("payload of " + request.method() + " does not parse"));
-  return false;
 }
 
 }  // namespace
@@ -231,14 +225,12 @@ void NodeServer::Impl::OnConsensusBatch(const pb::Envelope& request) {
 
 std::shared_ptr<GroupHost> NodeServer::Impl::FindOrFail(uint64_t group_id,
                                                         const rpc::Responder& responder) {
-  std::shared_ptr<GroupHost> host = replication_->Find(group_id);
-  if (!host) responder.Fail(Status::NotFound("group " + std::to_string(group_id) + " not hosted here"));
-  return host;
+  return FindGroupOrFail(*replication_, group_id, responder);
 }
 
 void NodeServer::Impl::OnGet(const pb::Envelope& request, rpc::Responder responder) {
   pb::KvGetRequest get;
-  if (!Parse(request, responder, &get)) return;
+  if (!ParsePayload(request, responder, &get)) return;
   auto host = FindOrFail(get.group_id(), responder);
   if (!host) return;
   host->Read(get.key(), get.consistency(), [responder](Result<std::optional<pb::KvRecord>> r) {
@@ -255,7 +247,7 @@ void NodeServer::Impl::OnGet(const pb::Envelope& request, rpc::Responder respond
 
 void NodeServer::Impl::OnScan(const pb::Envelope& request, rpc::Responder responder) {
   pb::KvScanRequest scan;
-  if (!Parse(request, responder, &scan)) return;
+  if (!ParsePayload(request, responder, &scan)) return;
   if (scan.limit() == 0 || scan.limit() > limits::kScanItemsMax) {
     scan.set_limit(static_cast<uint32_t>(limits::kScanItemsMax));
   }
@@ -269,7 +261,7 @@ void NodeServer::Impl::OnScan(const pb::Envelope& request, rpc::Responder respon
 
 void NodeServer::Impl::OnWrite(const pb::Envelope& request, rpc::Responder responder) {
   pb::KvWriteRequest write;
-  if (!Parse(request, responder, &write)) return;
+  if (!ParsePayload(request, responder, &write)) return;
   auto host = FindOrFail(write.group_id(), responder);
   if (!host) return;
   pb::KvCommand command;
@@ -288,7 +280,7 @@ void NodeServer::Impl::OnWrite(const pb::Envelope& request, rpc::Responder respo
 
 void NodeServer::Impl::OnCreateGroup(const pb::Envelope& request, rpc::Responder responder) {
   pb::CreateGroupRequest create;
-  if (!Parse(request, responder, &create)) return;
+  if (!ParsePayload(request, responder, &create)) return;
   // CreateGroup recovers the group from the store: slow work, off the
   // connection's strand.
   asio::post(io_, [this, create = std::move(create), responder] {
@@ -338,7 +330,7 @@ void NodeServer::Impl::OnStatus(rpc::Responder responder) {
 
 void NodeServer::Impl::OnFaults(const pb::Envelope& request, rpc::Responder responder) {
   pb::FaultRules rules;
-  if (!Parse(request, responder, &rules)) return;
+  if (!ParsePayload(request, responder, &rules)) return;
   const Status applied = ApplyFaultRules(rules, faults_, *storage_faults_);
   if (!applied.ok()) return responder.Fail(applied);
   std::vector<uint32_t> peers;

@@ -1,6 +1,7 @@
 #include "node/s3_reads.h"
 
 #include "common/limits.h"
+#include "node/rpc_handler_util.h"
 #include "s3/model/listing.h"
 #include "s3/model/s3_keys.h"
 #include "tessera/s3.pb.h"
@@ -29,27 +30,13 @@ class StateRecords : public s3::model::RecordSource {
   const PartitionStateMachine& state_;
 };
 
-template <class Message>
-bool Parse(const pb::Envelope& request, const rpc::Responder& responder, Message* out) {
-  if (out->ParseFromString(request.payload())) return true;
-  responder.Fail(Status::InvalidArgument("payload of " + request.method() + " does not parse"));
-  return false;
-}
-
-std::shared_ptr<GroupHost> FindOrFail(ReplicationHost* replication, uint64_t group_id,
-                                      const rpc::Responder& responder) {
-  std::shared_ptr<GroupHost> host = replication->Find(group_id);
-  if (!host) responder.Fail(Status::NotFound("group " + std::to_string(group_id) + " not hosted here"));
-  return host;
-}
-
 void OnList(ReplicationHost* replication, const pb::Envelope& request, rpc::Responder responder) {
   pb::S3ListRequest list;
-  if (!Parse(request, responder, &list)) return;
+  if (!ParsePayload(request, responder, &list)) return;
   if (list.max_keys() == 0 || list.max_keys() > limits::kS3ListItemsPerReadMax) {
     return responder.Fail(Status::InvalidArgument("s3.list max_keys out of range"));
   }
-  auto host = FindOrFail(replication, list.group_id(), responder);
+  auto host = FindGroupOrFail(*replication, list.group_id(), responder);
   if (!host) return;
   const auto consistency = static_cast<pb::Consistency>(list.consistency());
   host->ReadState(consistency, [list = std::move(list), responder](
@@ -63,8 +50,8 @@ void OnList(ReplicationHost* replication, const pb::Envelope& request, rpc::Resp
 
 void OnUsage(ReplicationHost* replication, const pb::Envelope& request, rpc::Responder responder) {
   pb::S3UsageRequest usage;
-  if (!Parse(request, responder, &usage)) return;
-  auto host = FindOrFail(replication, usage.group_id(), responder);
+  if (!ParsePayload(request, responder, &usage)) return;
+  auto host = FindGroupOrFail(*replication, usage.group_id(), responder);
   if (!host) return;
   host->ReadState(pb::CONSISTENCY_STRONG, [usage, responder](
                                               Result<const PartitionStateMachine*> state) {

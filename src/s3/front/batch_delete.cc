@@ -14,12 +14,6 @@
 namespace tessera::s3::front {
 namespace {
 
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 class BatchDelete : public std::enable_shared_from_this<BatchDelete> {
  public:
   BatchDelete(CallPtr call, DeleteRequest request)

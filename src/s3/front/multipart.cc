@@ -19,12 +19,6 @@
 namespace tessera::s3::front {
 namespace {
 
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 std::string NewUploadId() {
   unsigned char raw[16];
   if (RAND_bytes(raw, sizeof(raw)) != 1) return {};

@@ -189,9 +189,7 @@ void DeleteObject(CallPtr call) {
     del->set_key(call->key);
     del->set_versioning(call->bucket_info.versioning());
     if (const QueryParam* version = call->Param("versionId")) del->set_version_id(version->value);
-    del->set_now_ms(std::chrono::duration_cast<std::chrono::milliseconds>(
-                        std::chrono::system_clock::now().time_since_epoch())
-                        .count());
+    del->set_now_ms(NowMs());
     del->set_owner(call->user);
     if (auto match = call->Header("if-match")) del->set_if_match_etag(std::string(UnquoteEtag(*match)));
     call->front.index().Apply(std::move(op), [call](Result<pb::S3OpResult> r) {

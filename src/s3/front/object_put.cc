@@ -18,12 +18,6 @@
 namespace tessera::s3::front {
 namespace {
 
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 // Body bytes asked of one ReadBody.
 constexpr size_t kBodyPieceBytes = 1 << 20;
 

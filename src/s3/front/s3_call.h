@@ -4,6 +4,8 @@
 // answers exactly once (a second answer is a bug, CHECKed).
 #pragma once
 
+#include <chrono>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,6 +22,14 @@
 namespace tessera::s3::front {
 
 class S3Front;
+
+// Wall-clock milliseconds since the epoch: the times S3 ops carry (the
+// state machine never reads a clock).
+inline int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
 
 struct S3Call : std::enable_shared_from_this<S3Call> {
   S3Call(S3Front& front, std::shared_ptr<http::Exchange> exchange, std::string request_id)
