@@ -294,12 +294,9 @@ class Boto3Test(ClientTestCase):
         self.assertLess(time.monotonic() - started, 2)
 
     def test_listing_across_partitions(self):
-        # The issue asks for a bucket spanning 8+ partitions. A bucket's keys
-        # all start with its 8-byte id and `_s3` is split only at bucket-id
-        # boundaries (meta::S3TableSplitPoints), and neither `tessera s3`
-        # nor `tessera cluster up` can create a bucket with an explicit id
-        # or the `_s3` table with chosen split points.
-        self.skipTest("no CLI path to place a bucket across several _s3 partitions")
+        # The issue asks for a bucket spanning 8+ partitions: that needs its
+        # own cluster (`cluster up --s3-split`), in test_s3_partitions.py.
+        self.skipTest("covered by test_s3_partitions.py (a cluster with --s3-split)")
 
     def test_presigned_urls_with_curl(self):
         creator = self.c.boto3_client()
@@ -342,11 +339,8 @@ class Boto3Test(ClientTestCase):
         s3.delete_object(Bucket="sigv2-objects", Key="k ü+%")
         creator.delete_bucket(Bucket="sigv2-objects")
 
-    # BUG (src/s3/auth/sigv2.cc, CanonicalizedResource): botocore's SigV2
-    # (HmacV1Auth) signs a path-style bucket request `PUT /bucket` with the
-    # resource "/bucket/" (as S3 computes it); the router uses the path as
-    # sent, "/bucket", and answers SignatureDoesNotMatch. Object requests work.
-    @unittest.expectedFailure
+    # botocore's SigV2 (HmacV1Auth) signs a path-style bucket request
+    # `PUT /bucket` with the resource "/bucket/" (as S3 computes it).
     def test_sigv2_header_auth_bucket_operations(self):
         s3 = self.c.boto3_client(signature="s3", retries=1)
         s3.create_bucket(Bucket="sigv2-bucket")
@@ -446,7 +440,6 @@ class S3cmdTest(ClientTestCase):
         os.makedirs(dst)
         c.s3cmd("get", "--recursive", f"s3://{bucket}/", dst + "/", https=https)
         self.assertEqual(tree(dst), files)
-        # `del --recursive` needs DeleteObjects: see test_s3cmd_del_recursive.
         c.s3cmd("del", *(f"s3://{bucket}/{k}" for k in files), https=https)
         _, out, _ = c.s3cmd("ls", "--recursive", f"s3://{bucket}", https=https)
         self.assertEqual(out.strip(), "")
@@ -458,12 +451,8 @@ class S3cmdTest(ClientTestCase):
     def test_s3cmd_https(self):
         self.check_s3cmd(https=True)
 
-    # MISSING (issue 4 asks for `s3cmd del --recursive`): s3cmd 2.3 always
-    # deletes recursively with DeleteObjects (POST /bucket?delete), which is
-    # part 2's batch delete; the router answers 405 MethodNotAllowed (the
-    # dispatch in src/s3/front/s3_front.cc sends every bucket-level POST
-    # there) where NotImplemented (501) would be honest.
-    @unittest.expectedFailure
+    # s3cmd 2.3 always deletes recursively with DeleteObjects (POST
+    # /bucket?delete).
     def test_s3cmd_del_recursive(self):
         c = self.c
         c.s3cmd("mb", "s3://s3cmd-del")

@@ -12,10 +12,11 @@ Goal: prove against a whole local Tessera cluster that
      gets its per-key error and the others are deleted, and `s3cmd del
      --recursive` empties a prefix;
   4. CompleteMultipartUpload refuses missing, duplicate, unordered,
-     wrong-ETag and too-small parts and unknown uploads with S3's codes
-     and statuses (InvalidPart, InvalidPartOrder, EntityTooSmall,
-     NoSuchUpload), stores nothing when it refuses, and still completes
-     afterwards; AbortMultipartUpload makes ListParts answer NoSuchUpload.
+     wrong-ETag and too-small parts, an empty part list and unknown uploads
+     with S3's codes and statuses (InvalidPart, InvalidPartOrder,
+     EntityTooSmall, MalformedXML, NoSuchUpload), stores nothing when it
+     refuses, and still completes afterwards; AbortMultipartUpload makes
+     ListParts answer NoSuchUpload.
 One cluster for the whole file.
 """
 
@@ -273,6 +274,7 @@ class MultipartErrorsTest(MultipartTestCase):
             ("malformed ETag", [p1, dict(p2, ETag='"nope"'), p3], "InvalidPart", 400),
             ("unordered", [p2, p1, p3], "InvalidPartOrder", 400),
             ("duplicate", [p1, p1, p2, p3], "InvalidPartOrder", 400),
+            ("no parts", [], "MalformedXML", 400),
         ]
         for name, listed, code, status in cases:
             with self.subTest(case=name):
