@@ -1,5 +1,7 @@
+# shellcheck shell=bash disable=SC2034,SC2153  # LOAD_VAL is read, TDIR/LAYOUT set, by the callers
 # Shared helpers for the side-by-side benchmarks (bench/s3_vs_rgw.sh,
-# bench/kv_vs_etcd.sh). Source me; not a benchmark on its own.
+# bench/kv_vs_etcd.sh). Source me; not a benchmark on its own. Callers set
+# OUT, and TDIR + LAYOUT before tessera_up.
 #
 # Knobs (environment):
 #   TESSERA       tessera binary (default build/bench/src/cli/tessera)
