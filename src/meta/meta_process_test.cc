@@ -16,10 +16,7 @@
 #include <set>
 #include <sstream>
 
-#include "cluster/layout.h"
-#include "cluster/process_table.h"
-#include "cluster/supervisor.h"
-#include "rpc/channel_pool.h"
+#include "meta/meta_process_fixture.h"
 #include "rpc/rpc_test_util.h"
 #include "tessera/cluster_rpc.pb.h"
 
@@ -31,17 +28,7 @@ using rpc::testing::CallSync;
 using rpc::testing::WaitFor;
 
 const std::string kSecret = "meta-process-test-secret-0123456789";
-const std::vector<uint32_t> kMetas = {101, 102, 103};
-
-uint16_t FreePort(std::set<uint16_t>& taken) {
-  boost::asio::io_context io;
-  for (;;) {
-    boost::asio::ip::tcp::acceptor a(
-        io, boost::asio::ip::tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), 0));
-    const uint16_t port = a.local_endpoint().port();
-    if (taken.insert(port).second) return port;
-  }
-}
+using testing::kMetas;
 
 // A blocking HTTP/1.1 GET; the whole response (status line, headers, body).
 std::string HttpGet(uint16_t port, const std::string& path) {
@@ -63,125 +50,27 @@ std::string HttpGet(uint16_t port, const std::string& path) {
   return response;
 }
 
-class MetaProcessTest : public ::testing::Test {
+class MetaProcessTest : public testing::MetaProcessFixture {
  protected:
-  void SetUp() override {
-    char pattern[] = "/tmp/tessera-meta-XXXXXX";
-    dir_ = ::mkdtemp(pattern);
-    std::ofstream(dir_ + "/secret") << kSecret << "\n";
-    WriteLayout();
-    table_ = std::make_unique<cluster::ProcessTable>(*cluster::LoadLayout(layout_path_));
-    StartFakeNodes();
-    rpc::ChannelOptions defaults;
-    defaults.identity = rpc::Identity{201, "router", kSecret};
-    defaults.backoff_max_ms = 200;
-    client_ = std::make_unique<rpc::ChannelPool>(process_.context(threads_.io), defaults);
-    for (uint32_t id : kMetas) {
-      auto e = table_->ById(id);
-      ASSERT_TRUE(client_->SetPeerAddress(id, e->host, static_cast<uint16_t>(e->peer_port)).ok());
-    }
-    supervisor_ = std::make_unique<cluster::Supervisor>(*cluster::Supervisor::Open(dir_));
-    for (uint32_t id : kMetas) Launch(id);
-  }
+  void SetUp() override { StartMetas("tessera-meta", kSecret); }
 
-  void TearDown() override {
-    for (uint32_t id : kMetas) {
-      const std::string name = table_->ById(id)->name;
-      if (supervisor_->LivePid(name).ok()) {
-        EXPECT_TRUE(supervisor_->Stop(name, 10'000).ok());
-        EXPECT_NE(ReadLog(name).find("meta.exit code=0"), std::string::npos)
-            << name << " did not shut down cleanly";
-      }
+  // Node 1 refuses its first two calls, to exercise the retries.
+  Status OnCreateGroup(uint32_t node_id, const rpc::PeerInfo& peer,
+                       const pb::CreateGroupRequest& request) override {
+    EXPECT_EQ(peer.role, "meta");
+    std::lock_guard lock(mu_);
+    if (node_id == 1 && refusals_left_ > 0) {
+      --refusals_left_;
+      return Status::Unavailable("warming up");
     }
-    client_.reset();
-    nodes_.clear();
-    if (HasFailure() || std::getenv("TESSERA_KEEP_TEST_DIR")) {
-      std::cerr << "cluster directory kept: " << dir_ << "\n";
-    } else {
-      std::filesystem::remove_all(dir_);
-    }
-  }
-
-  void WriteLayout() {
-    std::set<uint16_t> taken;
-    std::ostringstream out;
-    out << "name: \"test\"\nazs: [\"az1\", \"az2\", \"az3\"]\n";
-    for (int az = 1; az <= 3; ++az) {
-      for (int n = 1; n <= 2; ++n) {
-        out << "nodes { name: \"az" << az << "-n" << n << "\" az: \"az" << az
-            << "\" host: \"127.0.0.1\" peer_port: " << FreePort(taken)
-            << " http_port: " << FreePort(taken) << " }\n";
-      }
-    }
-    for (int az = 1; az <= 3; ++az) {
-      out << "meta { name: \"meta-az" << az << "\" az: \"az" << az
-          << "\" host: \"127.0.0.1\" peer_port: " << FreePort(taken)
-          << " http_port: " << FreePort(taken) << " }\n";
-    }
-    out << "routers { name: \"router-1\" az: \"az1\" host: \"127.0.0.1\" kv_port: "
-        << FreePort(taken) << " http_port: " << FreePort(taken) << " s3_port: " << FreePort(taken)
-        << " s3_tls_port: " << FreePort(taken) << " }\n";
-    layout_path_ = dir_ + "/layout.textproto";
-    std::ofstream(layout_path_) << out.str();
-  }
-
-  // One rpc server per storage node of the layout, acknowledging
-  // admin.create_group (node 1 refuses its first two calls, to exercise the
-  // retries).
-  void StartFakeNodes() {
-    for (const auto& e : table_->OfRole(cluster::ProcessRole::kNode)) {
-      rpc::ServerOptions o;
-      o.identity = rpc::Identity{e.id, "node", kSecret};
-      o.port = static_cast<uint16_t>(e.peer_port);
-      auto server = std::make_unique<rpc::RpcServer>(process_.context(threads_.io), o);
-      const uint32_t id = e.id;
-      ASSERT_TRUE(server
-                      ->RegisterHandler("admin.create_group",
-                                        [this, id](const rpc::PeerInfo& peer,
-                                                   const pb::Envelope& request,
-                                                   rpc::Responder responder) {
-                                          pb::CreateGroupRequest r;
-                                          ASSERT_TRUE(r.ParseFromString(request.payload()));
-                                          EXPECT_EQ(peer.role, "meta");
-                                          std::lock_guard lock(mu_);
-                                          if (id == 1 && refusals_left_ > 0) {
-                                            --refusals_left_;
-                                            return responder.Fail(Status::Unavailable("warming up"));
-                                          }
-                                          groups_[id].insert(r.partition().group_id());
-                                          responder.Reply(pb::CreateGroupResponse().SerializeAsString());
-                                        })
-                      .ok());
-      ASSERT_TRUE(server->Start().ok());
-      nodes_.push_back(std::move(server));
-    }
-  }
-
-  void Launch(uint32_t id) {
-    const std::string name = table_->ById(id)->name;
-    supervisor_->ReapExited();
-    auto pid = supervisor_->Launch(
-        {name, {TESSERA_BINARY, "meta", "--layout", layout_path_, "--name", name, "--dir", dir_}});
-    ASSERT_TRUE(pid.ok()) << pid.status().ToString();
-  }
-
-  std::string ReadLog(const std::string& name) {
-    std::ifstream in(dir_ + "/logs/" + name + ".log");
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
+    groups_[node_id].insert(request.partition().group_id());
+    return Status::Ok();
   }
 
   template <typename Response>
   Result<Response> Call(uint32_t meta, const std::string& method, const std::string& payload,
                         std::chrono::milliseconds timeout = 2s) {
-    auto channel = client_->Get(meta);
-    if (!channel.ok()) return channel.status();
-    auto raw = CallSync(**channel, method, payload, timeout);
-    if (!raw.ok()) return raw.status();
-    Response r;
-    if (!r.ParseFromString(*raw)) return Status::Corruption("bad response");
-    return r;
+    return MetaProcessFixture::Call<Response>(meta, method, payload, timeout);
   }
 
   Result<pb::LookupResponse> Lookup(uint32_t meta, const std::string& table,
@@ -250,14 +139,6 @@ class MetaProcessTest : public ::testing::Test {
     }
   }
 
-  std::string dir_;
-  std::string layout_path_;
-  std::unique_ptr<cluster::ProcessTable> table_;
-  std::unique_ptr<cluster::Supervisor> supervisor_;
-  rpc::testing::Process process_{7};
-  rpc::testing::IoThreads threads_;
-  std::vector<std::unique_ptr<rpc::RpcServer>> nodes_;
-  std::unique_ptr<rpc::ChannelPool> client_;
   std::mutex mu_;  // guards groups_, refusals_left_
   std::map<uint32_t, std::set<uint64_t>> groups_;
   int refusals_left_ = 2;

@@ -10,6 +10,7 @@
 #include "node/fault_rules.h"
 #include "common/check.h"
 #include "common/limits.h"
+#include "meta/meta_group_calls.h"
 #include "meta/meta_keys.h"
 #include "meta/registry_keys.h"
 #include "node/partition_state_machine.h"
@@ -351,24 +352,12 @@ void MetaService::RunCreateTable(const rpc::PeerInfo& peer, const std::string& p
     return responder.Reply(created->SerializeAsString());
   }
   const Status& s = created.status();
-  const uint32_t hint = s.leader_hint();
-  if (s.code() == StatusCode::kNotLeader && peer.role != "meta" && hint != 0 &&
-      hint != options_.self_id) {
-    return Forward(hint, payload, responder);
+  if (ShouldForwardToLeader(s, peer, options_.self_id)) {
+    return ForwardToLeader(*pool_, s.leader_hint(), "meta.create_table", payload, kForwardTimeout,
+                           responder);
   }
   spdlog::warn("meta.create_table_failed table={} status=\"{}\"", request.name(), s.ToString());
   responder.Fail(s);
-}
-
-void MetaService::Forward(uint32_t leader, const std::string& payload, rpc::Responder responder) {
-  auto channel = pool_->Get(leader);
-  if (!channel.ok()) return responder.Fail(Status::NotLeader(leader));
-  const Status accepted = (*channel)->Call(
-      "meta.create_table", payload, kForwardTimeout, [responder](Result<std::string> response) {
-        if (response.ok()) responder.Reply(std::move(response).value());
-        else responder.Fail(response.status());
-      });
-  if (!accepted.ok()) responder.Fail(accepted);
 }
 
 Result<pb::CreateTableResponse> MetaService::CreateTable(const pb::CreateTableRequest& request) {
@@ -509,19 +498,11 @@ Status MetaService::EnsureGroups(const std::vector<pb::PartitionDescriptor>& par
 }
 
 Result<std::optional<pb::KvRecord>> MetaService::ReadStrong(const std::string& key) {
-  std::promise<Result<std::optional<pb::KvRecord>>> promise;
-  auto future = promise.get_future();
-  host_->Read(key, pb::CONSISTENCY_STRONG,
-              [&promise](Result<std::optional<pb::KvRecord>> r) { promise.set_value(std::move(r)); });
-  return future.get();
+  return ReadStrongSync(*host_, key);
 }
 
 Result<pb::KvApplyResult> MetaService::WriteSync(pb::KvBatch batch) {
-  std::promise<Result<pb::KvApplyResult>> promise;
-  auto future = promise.get_future();
-  host_->Write(std::move(batch),
-               [&promise](Result<pb::KvApplyResult> r) { promise.set_value(std::move(r)); });
-  return future.get();
+  return meta::WriteSync(*host_, std::move(batch));
 }
 
 }  // namespace tessera::meta

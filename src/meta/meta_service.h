@@ -106,7 +106,6 @@ class MetaService {
                                              const std::vector<std::string>& split_points,
                                              uint64_t table_id, uint64_t first_group_id);
   Status EnsureGroups(const std::vector<pb::PartitionDescriptor>& partitions);
-  void Forward(uint32_t leader, const std::string& payload, rpc::Responder responder);
   Result<std::optional<pb::KvRecord>> ReadStrong(const std::string& key);
   Result<pb::KvApplyResult> WriteSync(pb::KvBatch batch);
   // Waits `ms` unless Shutdown starts; false when it did.

@@ -16,9 +16,7 @@
 #include <sstream>
 #include <thread>
 
-#include "cluster/layout.h"
-#include "cluster/process_table.h"
-#include "cluster/supervisor.h"
+#include "meta/meta_process_fixture.h"
 #include "meta/registry_keys.h"
 #include "router/registry_client.h"
 #include "rpc/channel_pool.h"
@@ -34,118 +32,20 @@ using rpc::testing::CallSync;
 using rpc::testing::WaitFor;
 
 const std::string kSecret = "registry-process-test-secret-0123456789";
-const std::vector<uint32_t> kMetas = {101, 102, 103};
+using testing::kMetas;
 
-uint16_t FreePort(std::set<uint16_t>& taken) {
-  boost::asio::io_context io;
-  for (;;) {
-    boost::asio::ip::tcp::acceptor a(
-        io, boost::asio::ip::tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), 0));
-    const uint16_t port = a.local_endpoint().port();
-    if (taken.insert(port).second) return port;
-  }
-}
-
-class RegistryProcessTest : public ::testing::Test {
+class RegistryProcessTest : public testing::MetaProcessFixture {
  protected:
   void SetUp() override {
-    char pattern[] = "/tmp/tessera-registry-XXXXXX";
-    dir_ = ::mkdtemp(pattern);
-    std::ofstream(dir_ + "/secret") << kSecret << "\n";
-    WriteLayout();
-    table_ = std::make_unique<cluster::ProcessTable>(*cluster::LoadLayout(layout_path_));
-    StartFakeNodes();
-    rpc::ChannelOptions defaults;
-    defaults.identity = rpc::Identity{201, "router", kSecret};
-    defaults.backoff_max_ms = 200;
-    pool_ = std::make_unique<rpc::ChannelPool>(process_.context(threads_.io), defaults);
-    for (uint32_t id : kMetas) {
-      auto e = table_->ById(id);
-      ASSERT_TRUE(pool_->SetPeerAddress(id, e->host, static_cast<uint16_t>(e->peer_port)).ok());
-    }
-    supervisor_ = std::make_unique<cluster::Supervisor>(*cluster::Supervisor::Open(dir_));
-    for (uint32_t id : kMetas) Launch(id);
+    expect_clean_exit_ = false;
+    StartMetas("tessera-registry", kSecret);
     CreateS3Table();
-  }
-
-  void TearDown() override {
-    supervisor_->ReapExited();
-    for (uint32_t id : kMetas) {
-      const std::string name = table_->ById(id)->name;
-      if (supervisor_->LivePid(name).ok()) {
-        EXPECT_TRUE(supervisor_->Stop(name, 10'000).ok());
-      }
-    }
-    pool_.reset();
-    nodes_.clear();
-    if (HasFailure() || std::getenv("TESSERA_KEEP_TEST_DIR")) {
-      std::cerr << "cluster directory kept: " << dir_ << "\n";
-    } else {
-      std::filesystem::remove_all(dir_);
-    }
-  }
-
-  void WriteLayout() {
-    std::set<uint16_t> taken;
-    std::ostringstream out;
-    out << "name: \"test\"\nazs: [\"az1\", \"az2\", \"az3\"]\n";
-    for (int az = 1; az <= 3; ++az) {
-      for (int n = 1; n <= 2; ++n) {
-        out << "nodes { name: \"az" << az << "-n" << n << "\" az: \"az" << az
-            << "\" host: \"127.0.0.1\" peer_port: " << FreePort(taken)
-            << " http_port: " << FreePort(taken) << " }\n";
-      }
-    }
-    for (int az = 1; az <= 3; ++az) {
-      out << "meta { name: \"meta-az" << az << "\" az: \"az" << az
-          << "\" host: \"127.0.0.1\" peer_port: " << FreePort(taken)
-          << " http_port: " << FreePort(taken) << " }\n";
-    }
-    out << "routers { name: \"router-1\" az: \"az1\" host: \"127.0.0.1\" kv_port: "
-        << FreePort(taken) << " http_port: " << FreePort(taken) << " s3_port: " << FreePort(taken)
-        << " s3_tls_port: " << FreePort(taken) << " }\n";
-    layout_path_ = dir_ + "/layout.textproto";
-    std::ofstream(layout_path_) << out.str();
-  }
-
-  // Storage nodes only need to acknowledge admin.create_group.
-  void StartFakeNodes() {
-    for (const auto& e : table_->OfRole(cluster::ProcessRole::kNode)) {
-      rpc::ServerOptions o;
-      o.identity = rpc::Identity{e.id, "node", kSecret};
-      o.port = static_cast<uint16_t>(e.peer_port);
-      auto server = std::make_unique<rpc::RpcServer>(process_.context(threads_.io), o);
-      ASSERT_TRUE(server
-                      ->RegisterHandler("admin.create_group",
-                                        [](const rpc::PeerInfo&, const pb::Envelope&,
-                                           rpc::Responder responder) {
-                                          responder.Reply(
-                                              pb::CreateGroupResponse().SerializeAsString());
-                                        })
-                      .ok());
-      ASSERT_TRUE(server->Start().ok());
-      nodes_.push_back(std::move(server));
-    }
-  }
-
-  void Launch(uint32_t id) {
-    const std::string name = table_->ById(id)->name;
-    supervisor_->ReapExited();
-    auto pid = supervisor_->Launch(
-        {name, {TESSERA_BINARY, "meta", "--layout", layout_path_, "--name", name, "--dir", dir_}});
-    ASSERT_TRUE(pid.ok()) << pid.status().ToString();
   }
 
   template <typename Response>
   Result<Response> Call(uint32_t meta, const std::string& method, const std::string& payload,
                         std::chrono::milliseconds timeout = 10s) {
-    auto channel = pool_->Get(meta);
-    if (!channel.ok()) return channel.status();
-    auto raw = CallSync(**channel, method, payload, timeout);
-    if (!raw.ok()) return raw.status();
-    Response r;
-    if (!r.ParseFromString(*raw)) return Status::Corruption("bad response");
-    return r;
+    return MetaProcessFixture::Call<Response>(meta, method, payload, timeout);
   }
 
   // A mutation through `meta`, retried while the group elects a leader.
@@ -202,14 +102,6 @@ class RegistryProcessTest : public ::testing::Test {
     return true;
   }
 
-  std::string dir_;
-  std::string layout_path_;
-  std::unique_ptr<cluster::ProcessTable> table_;
-  std::unique_ptr<cluster::Supervisor> supervisor_;
-  rpc::testing::Process process_{11};
-  rpc::testing::IoThreads threads_;
-  std::vector<std::unique_ptr<rpc::RpcServer>> nodes_;
-  std::unique_ptr<rpc::ChannelPool> pool_;
   std::vector<pb::PartitionDescriptor> s3_partitions_;
 };
 

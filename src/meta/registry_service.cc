@@ -10,6 +10,7 @@
 #include "common/check.h"
 #include "common/limits.h"
 #include "meta/bucket_placement.h"
+#include "meta/meta_group_calls.h"
 #include "meta/registry_keys.h"
 
 namespace tessera::meta {
@@ -233,26 +234,13 @@ void RegistryService::RunMutation(const rpc::PeerInfo& peer, const std::string& 
   auto answer = mutation(payload);
   if (answer.ok()) return responder.Reply(std::move(answer).value());
   const Status& s = answer.status();
-  const uint32_t hint = s.leader_hint();
-  if (s.code() == StatusCode::kNotLeader && peer.role != "meta" && hint != 0 && hint != self_id_) {
-    return Forward(hint, method, payload, responder);
+  if (ShouldForwardToLeader(s, peer, self_id_)) {
+    return ForwardToLeader(pool_, s.leader_hint(), method, payload, kForwardTimeout, responder);
   }
   if (s.code() != StatusCode::kNotLeader) {
     spdlog::info("meta.registry_refused method={} status=\"{}\"", method, s.ToString());
   }
   responder.Fail(s);
-}
-
-void RegistryService::Forward(uint32_t leader, const std::string& method,
-                              const std::string& payload, rpc::Responder responder) {
-  auto channel = pool_.Get(leader);
-  if (!channel.ok()) return responder.Fail(Status::NotLeader(leader));
-  const Status accepted = (*channel)->Call(
-      method, payload, kForwardTimeout, [responder](Result<std::string> response) {
-        if (response.ok()) responder.Reply(std::move(response).value());
-        else responder.Fail(response.status());
-      });
-  if (!accepted.ok()) responder.Fail(accepted);
 }
 
 // --- mutations (worker thread) ------------------------------------------------
@@ -470,19 +458,11 @@ Result<std::string> RegistryService::CreateUser(const std::string& payload) {
 }
 
 Result<std::optional<pb::KvRecord>> RegistryService::ReadStrong(const std::string& key) {
-  std::promise<Result<std::optional<pb::KvRecord>>> promise;
-  auto future = promise.get_future();
-  host_->Read(key, pb::CONSISTENCY_STRONG,
-              [&promise](Result<std::optional<pb::KvRecord>> r) { promise.set_value(std::move(r)); });
-  return future.get();
+  return ReadStrongSync(*host_, key);
 }
 
 Result<pb::KvApplyResult> RegistryService::WriteSync(pb::KvBatch batch) {
-  std::promise<Result<pb::KvApplyResult>> promise;
-  auto future = promise.get_future();
-  host_->Write(std::move(batch),
-               [&promise](Result<pb::KvApplyResult> r) { promise.set_value(std::move(r)); });
-  return future.get();
+  return meta::WriteSync(*host_, std::move(batch));
 }
 
 }  // namespace tessera::meta

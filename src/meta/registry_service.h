@@ -68,8 +68,6 @@ class RegistryService {
   void RunMutation(const rpc::PeerInfo& peer, const std::string& method,
                    const std::string& payload, const rpc::Responder& responder,
                    const Mutation& mutation);
-  void Forward(uint32_t leader, const std::string& method, const std::string& payload,
-               rpc::Responder responder);
   void WorkerLoop();
 
   // Mutations (worker thread): serialized response or the failure.
