@@ -1,6 +1,11 @@
 #include "common/crc32c.h"
 
 #include <array>
+#include <cstring>
+
+#if defined(__x86_64__)
+#include <nmmintrin.h>
+#endif
 
 namespace tessera {
 namespace {
@@ -24,12 +29,7 @@ constexpr std::array<std::array<uint32_t, 256>, 8> MakeTables() {
 
 constexpr auto kTables = MakeTables();
 
-}  // namespace
-
-uint32_t Crc32c(std::string_view data, uint32_t crc) {
-  const auto* p = reinterpret_cast<const unsigned char*>(data.data());
-  size_t n = data.size();
-  crc = ~crc;
+uint32_t Crc32cPortable(const unsigned char* p, size_t n, uint32_t crc) {
   while (n >= 8) {
     uint32_t lo = crc ^ (uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 |
                          uint32_t(p[3]) << 24);
@@ -40,7 +40,39 @@ uint32_t Crc32c(std::string_view data, uint32_t crc) {
     n -= 8;
   }
   while (n-- > 0) crc = kTables[0][(crc ^ *p++) & 0xFF] ^ (crc >> 8);
-  return ~crc;
+  return crc;
+}
+
+#if defined(__x86_64__)
+// The SSE 4.2 CRC32 instruction computes exactly this CRC (Castagnoli,
+// reflected), 8 bytes per instruction: about 10x the table's speed. Same
+// pre/post-inversion contract as Crc32cPortable (`crc` is already inverted).
+__attribute__((target("sse4.2"))) uint32_t Crc32cSse42(const unsigned char* p, size_t n,
+                                                        uint32_t crc) {
+  uint64_t c = crc;
+  while (n >= 8) {
+    uint64_t word;
+    std::memcpy(&word, p, 8);
+    c = _mm_crc32_u64(c, word);
+    p += 8;
+    n -= 8;
+  }
+  uint32_t c32 = static_cast<uint32_t>(c);
+  while (n-- > 0) c32 = _mm_crc32_u8(c32, *p++);
+  return c32;
+}
+
+const bool kHaveSse42 = __builtin_cpu_supports("sse4.2");
+#endif
+
+}  // namespace
+
+uint32_t Crc32c(std::string_view data, uint32_t crc) {
+  const auto* p = reinterpret_cast<const unsigned char*>(data.data());
+#if defined(__x86_64__)
+  if (kHaveSse42) return ~Crc32cSse42(p, data.size(), ~crc);
+#endif
+  return ~Crc32cPortable(p, data.size(), ~crc);
 }
 
 }  // namespace tessera
