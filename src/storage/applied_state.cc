@@ -36,6 +36,16 @@ std::string UserRecordName(GroupId group, std::string_view key) {
   return "state value group=" + std::to_string(group) + " key=" + HexForMessage(key);
 }
 
+// DecodeRecord that names the record (a hex dump of its key) only when it is
+// corrupt: reads and scans decode every record, and the name would cost more
+// than the check.
+Result<std::string_view> DecodeUserValue(GroupId group, std::string_view key,
+                                         std::string_view stored) {
+  Result<std::string_view> value = DecodeRecord(stored, "state value");
+  if (value.ok()) return value;
+  return DecodeRecord(stored, UserRecordName(group, key));  // the same defect, named
+}
+
 }  // namespace
 
 Status ValidateMutations(const std::vector<Mutation>& mutations) {
@@ -87,9 +97,8 @@ Result<std::string> ReadUserValue(const ColumnFamilies& cfs, const rocksdb::Read
                                   GroupId group, std::string_view key) {
   std::string stored;
   rocksdb::Status s = cfs.db->Get(read, cfs.state, UserKey(group, key), &stored);
-  const std::string what = UserRecordName(group, key);
-  if (!s.ok()) return FromRocks(s, what);
-  Result<std::string_view> value = DecodeRecord(stored, what);
+  if (!s.ok()) return FromRocks(s, UserRecordName(group, key));
+  Result<std::string_view> value = DecodeUserValue(group, key, stored);
   if (!value.ok()) return value.status();
   return std::string(*value);
 }
@@ -101,7 +110,7 @@ Result<KeyValue> DecodeUserRecord(GroupId group, std::string_view stored_key,
     return Status::Corruption("state key " + HexForMessage(stored_key) +
                               " is not a user key of group=" + std::to_string(group));
   }
-  Result<std::string_view> value = DecodeRecord(stored_value, UserRecordName(group, *key));
+  Result<std::string_view> value = DecodeUserValue(group, *key, stored_value);
   if (!value.ok()) return value.status();
   return KeyValue{std::string(*key), std::string(*value)};
 }
