@@ -363,7 +363,7 @@ std::vector<uint32_t> BlobClient::ReadOrder(uint32_t slot) const {
   return local;
 }
 
-void BlobClient::Put(const BlobId& id, std::string data, StatusCallback done) {
+void BlobClient::Put(const BlobId& id, std::string owner, std::string data, StatusCallback done) {
   if (id.slot >= limits::kBlobSlots) return done(Status::InvalidArgument("blob slot out of range"));
   if (data.size() > limits::kBlobBytesMax) {
     return done(Status::InvalidArgument("blob of " + std::to_string(data.size()) + " bytes exceeds " +
@@ -379,6 +379,7 @@ void BlobClient::Put(const BlobId& id, std::string data, StatusCallback done) {
   request.set_blob_id(id.ToString());
   request.set_crc32c(Crc32c(data));
   request.set_data(std::move(data));
+  request.set_owner(std::move(owner));
   auto op = std::make_shared<PutOp>(*this, id, slot_map_.ReplicasOf(id.slot), bytes, std::move(done));
   op->Start(request.SerializeAsString());
 }
@@ -404,13 +405,14 @@ void BlobClient::Delete(const BlobId& id, StatusCallback done) {
 }
 
 void BlobClient::ListNode(uint32_t node_id, uint32_t slot_from, const std::optional<BlobId>& after,
-                          uint32_t limit, ListCallback done) {
+                          uint32_t limit, ListCallback done, bool with_owner) {
   auto channel = nodes_.Get(node_id);
   if (!channel.ok()) return done(channel.status());
   pb::BlobListRequest request;
   request.set_slot_from(slot_from);
   if (after) request.set_after_blob_id(after->ToString());
   request.set_limit(limit);
+  request.set_with_owner(with_owner);
   const Clock::time_point start = Clock::now();
   auto finish = [this, start, done](Result<ListPage> page) {
     metrics_->Record(kList, start, page.status().code());
@@ -418,7 +420,7 @@ void BlobClient::ListNode(uint32_t node_id, uint32_t slot_from, const std::optio
   };
   const Status accepted = (*channel)->Call(
       "blob.list", request.SerializeAsString(), std::chrono::milliseconds(options_.list_timeout_ms),
-      [finish](Result<std::string> reply) {
+      [finish, with_owner](Result<std::string> reply) {
         if (!reply.ok()) return finish(reply.status());
         pb::BlobListResponse response;
         if (!response.ParseFromString(*reply)) return finish(Status::Corruption("blob.list response does not parse"));
@@ -428,10 +430,53 @@ void BlobClient::ListNode(uint32_t node_id, uint32_t slot_from, const std::optio
           auto id = BlobId::Parse(e.blob_id());
           if (!id.ok()) return finish(Status::Corruption("blob.list answered a bad id"));
           page.entries.emplace_back(*id, e.size());
+          if (with_owner) page.owners.emplace_back(e.owner(), e.mtime_ms());
         }
         finish(std::move(page));
       });
   if (!accepted.ok()) finish(accepted);
+}
+
+void BlobClient::PutNode(uint32_t node_id, const BlobId& id, std::string owner, std::string data,
+                         StatusCallback done) {
+  if (id.slot >= limits::kBlobSlots) return done(Status::InvalidArgument("blob slot out of range"));
+  if (data.size() > limits::kBlobBytesMax) return done(Status::InvalidArgument("blob too large"));
+  auto channel = nodes_.Get(node_id);
+  if (!channel.ok()) return done(channel.status());
+  const size_t bytes = data.size();
+  const Status admitted = Admit(bytes);
+  if (!admitted.ok()) return done(admitted);
+  pb::BlobPutRequest request;
+  request.set_blob_id(id.ToString());
+  request.set_crc32c(Crc32c(data));
+  request.set_data(std::move(data));
+  request.set_owner(std::move(owner));
+  const Clock::time_point start = Clock::now();
+  auto finish = [this, start, bytes, done](const Status& status) {
+    metrics_->Record(kPut, start, status.code());
+    Release(bytes);
+    done(status);
+  };
+  const Status accepted = (*channel)->Call(
+      "blob.put", request.SerializeAsString(), std::chrono::milliseconds(options_.put_timeout_ms),
+      [finish](Result<std::string> reply) { finish(reply.status()); });
+  if (!accepted.ok()) finish(accepted);
+}
+
+void BlobClient::StatNode(uint32_t node_id, const BlobId& id, StatCallback done) {
+  auto channel = nodes_.Get(node_id);
+  if (!channel.ok()) return done(channel.status());
+  pb::BlobStatRequest request;
+  request.set_blob_id(id.ToString());
+  const Status accepted = (*channel)->Call(
+      "blob.stat", request.SerializeAsString(), std::chrono::milliseconds(options_.read_timeout_ms),
+      [done](Result<std::string> reply) {
+        if (!reply.ok()) return done(reply.status());
+        pb::BlobStatResponse response;
+        if (!response.ParseFromString(*reply)) return done(Status::Corruption("blob.stat response does not parse"));
+        done(StatInfo{response.size(), response.owner(), response.mtime_ms()});
+      });
+  if (!accepted.ok()) done(accepted);
 }
 
 }  // namespace tessera::blob

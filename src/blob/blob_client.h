@@ -81,6 +81,8 @@ class BlobClient {
   using ReadCallback = std::function<void(Result<std::string>)>;
   struct ListPage {
     std::vector<std::pair<BlobId, uint64_t>> entries;  // id, size; ascending
+    // Parallel to entries when listed with_owner: owner, file mtime (ms).
+    std::vector<std::pair<std::string, int64_t>> owners;
     bool more = false;
   };
   using ListCallback = std::function<void(Result<ListPage>)>;
@@ -95,14 +97,34 @@ class BlobClient {
   // A fresh id; slots taken round robin from a random first slot.
   BlobId NextBlobId();
 
-  void Put(const BlobId& id, std::string data, StatusCallback done);
+  // `owner`: the `_s3` key prefix of the object the blob belongs to
+  // (s3::model::ObjectPrefix(bucket_id, key)); stored with the blob so the
+  // GC and the orphan sweeper can ask who references it. Empty: unknown
+  // (such blobs are never swept).
+  void Put(const BlobId& id, std::string owner, std::string data, StatusCallback done);
   void Read(const BlobId& id, uint64_t offset, uint64_t length, ReadCallback done);
+  // OK only when every replica of the slot confirmed the blob deleted or
+  // absent (a GC record stays until then).
   void Delete(const BlobId& id, StatusCallback done);
 
-  // One node's blob.list page (for a repairer or GC): ids with slot >=
-  // slot_from, after `after` when given, at most `limit`.
+  // One node's blob.list page (for a repairer, GC or checker): ids with
+  // slot >= slot_from, after `after` when given, at most `limit`.
+  // `with_owner`: entries carry owner and mtime (a header read per entry).
   void ListNode(uint32_t node_id, uint32_t slot_from, const std::optional<BlobId>& after,
-                uint32_t limit, ListCallback done);
+                uint32_t limit, ListCallback done, bool with_owner = false);
+
+  // One replica only (repairer): blob.put to `node_id`, not a quorum write.
+  void PutNode(uint32_t node_id, const BlobId& id, std::string owner, std::string data,
+               StatusCallback done);
+  // blob.stat on one node: NotFound when the node lacks the blob,
+  // Corruption when its copy fails its header checks.
+  struct StatInfo {
+    uint64_t size = 0;
+    std::string owner;
+    int64_t mtime_ms = 0;
+  };
+  using StatCallback = std::function<void(Result<StatInfo>)>;
+  void StatNode(uint32_t node_id, const BlobId& id, StatCallback done);
 
   const BlobSlotMap& slot_map() const { return slot_map_; }
 

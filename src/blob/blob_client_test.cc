@@ -120,7 +120,7 @@ class BlobClientTest : public ::testing::Test {
 
   Status Put(const BlobId& id, std::string data) {
     std::promise<Status> p;
-    client_->Put(id, std::move(data), [&p](Status s) { p.set_value(s); });
+    client_->Put(id, "", std::move(data), [&p](Status s) { p.set_value(s); });
     return p.get_future().get();
   }
 
@@ -215,7 +215,7 @@ TEST_F(BlobClientTest, ReadFallsBackWhenNearestCopyIsCorrupt) {
   WaitIdle();
   {
     std::fstream f(StoreOf(1).PathOf(id), std::ios::in | std::ios::out | std::ios::binary);
-    f.seekp(static_cast<std::streamoff>(file::DataOffset(data.size()) + 100));
+    f.seekp(static_cast<std::streamoff>(file::DataOffset(0, data.size()) + 100));
     f.put('\x7f' ^ data[100]);
   }
   auto r = Read(id);
@@ -319,7 +319,7 @@ TEST_F(BlobClientTest, InflightBoundThrottles) {
     ASSERT_TRUE(client_faults_.SetRule(node, rpc::FaultRule{0, 300}).ok());
   }
   std::promise<Status> first;
-  client_->Put(client_->NextBlobId(), "slow", [&first](Status s) { first.set_value(s); });
+  client_->Put(client_->NextBlobId(), "", "slow", [&first](Status s) { first.set_value(s); });
   EXPECT_EQ(Put(client_->NextBlobId(), "refused").code(), StatusCode::kThrottled);
   EXPECT_EQ(Read(client_->NextBlobId()).status().code(), StatusCode::kThrottled);
   EXPECT_TRUE(first.get_future().get().ok());
@@ -364,7 +364,7 @@ TEST_F(BlobClientTest, FullNodeQueueAnswersThrottled) {
   ASSERT_TRUE(pool_->SetPeerAddress(1, "127.0.0.1", servers_[0]->port()).ok());
   gate->Set(true);
   std::vector<std::promise<Status>> puts(3);
-  for (auto& p : puts) client_->Put(client_->NextBlobId(), "queued", [&p](Status s) { p.set_value(s); });
+  for (auto& p : puts) client_->Put(client_->NextBlobId(), "", "queued", [&p](Status s) { p.set_value(s); });
   for (auto& p : puts) EXPECT_TRUE(p.get_future().get().ok());
   EXPECT_GE(SeriesValue(node_registry_, "tessera_blob_throttled_total"), 1u);
   EXPECT_GE(SeriesValue(node_registry_, "tessera_blob_errors_total{code=\"Throttled\",op=\"put\"}"), 1u);

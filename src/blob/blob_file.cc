@@ -4,6 +4,7 @@
 
 #include "common/check.h"
 #include "common/crc32c.h"
+#include "common/limits.h"
 
 namespace tessera::blob::file {
 namespace {
@@ -27,37 +28,39 @@ uint64_t GetLe(std::string_view in, size_t offset, size_t bytes) {
 
 uint64_t BlockCount(uint64_t data_bytes) { return (data_bytes + kBlockBytes - 1) / kBlockBytes; }
 
-uint64_t DataOffset(uint64_t data_bytes) { return kHeaderBytes + 4 * BlockCount(data_bytes); }
-
-uint64_t FileBytes(uint64_t data_bytes) { return DataOffset(data_bytes) + data_bytes; }
-
-uint64_t DataBytesOfFile(uint64_t file_bytes) {
-  if (file_bytes < kHeaderBytes) return 0;
-  // Every full block takes kBlockBytes + 4 bytes, a partial last one its
-  // length + 4.
-  const uint64_t rest = file_bytes - kHeaderBytes;
-  const uint64_t blocks = (rest + kBlockBytes + 3) / (kBlockBytes + 4);
-  return rest - 4 * blocks;
+uint64_t MetaBytes(uint64_t owner_bytes, uint64_t data_bytes) {
+  return owner_bytes + 4 * BlockCount(data_bytes);
 }
 
-std::string EncodePrefix(const BlobId& id, std::string_view data) {
-  std::string table;
+uint64_t DataOffset(uint64_t owner_bytes, uint64_t data_bytes) {
+  return kHeaderBytes + MetaBytes(owner_bytes, data_bytes);
+}
+
+uint64_t FileBytes(uint64_t owner_bytes, uint64_t data_bytes) {
+  return DataOffset(owner_bytes, data_bytes) + data_bytes;
+}
+
+std::string EncodePrefix(const BlobId& id, std::string_view owner, std::string_view data,
+                         uint16_t version) {
+  TESSERA_CHECK(version == kVersion || (version == kLegacyVersion && owner.empty()));
+  TESSERA_CHECK(owner.size() <= limits::kBlobOwnerBytesMax);
+  std::string meta(owner);
   const uint64_t blocks = BlockCount(data.size());
-  table.reserve(4 * blocks);
+  meta.reserve(owner.size() + 4 * blocks);
   for (uint64_t b = 0; b < blocks; ++b) {
-    PutLe(table, Crc32c(data.substr(b * kBlockBytes, kBlockBytes)), 4);
+    PutLe(meta, Crc32c(data.substr(b * kBlockBytes, kBlockBytes)), 4);
   }
   std::string out(kMagic, sizeof(kMagic));
-  PutLe(out, kVersion, 2);
-  PutLe(out, 0, 2);
+  PutLe(out, version, 2);
+  PutLe(out, owner.size(), 2);
   PutLe(out, kBlockBytes, 4);
   PutLe(out, id.slot, 4);
   out.append(reinterpret_cast<const char*>(id.unique.data()), id.unique.size());
   PutLe(out, data.size(), 8);
-  PutLe(out, Crc32c(table), 4);
+  PutLe(out, Crc32c(meta), 4);
   TESSERA_CHECK(out.size() == kHeaderCrcOffset);
   PutLe(out, Crc32c(out), 4);
-  out += table;
+  out += meta;
   return out;
 }
 
@@ -69,9 +72,19 @@ Result<Header> DecodeHeader(std::string_view bytes) {
   if (std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0) {
     return Status::Corruption("blob file: bad magic");
   }
-  if (GetLe(bytes, 4, 2) != kVersion) return Status::Corruption("blob file: unknown version");
-  if (GetLe(bytes, 8, 4) != kBlockBytes) return Status::Corruption("blob file: unexpected block size");
   Header header;
+  header.version = static_cast<uint16_t>(GetLe(bytes, 4, 2));
+  if (header.version != kVersion && header.version != kLegacyVersion) {
+    return Status::Corruption("blob file: unknown version");
+  }
+  header.owner_bytes = static_cast<uint32_t>(GetLe(bytes, 6, 2));
+  if (header.version == kLegacyVersion && header.owner_bytes != 0) {
+    return Status::Corruption("blob file: version 1 with an owner");
+  }
+  if (header.owner_bytes > limits::kBlobOwnerBytesMax) {
+    return Status::Corruption("blob file: owner too long");
+  }
+  if (GetLe(bytes, 8, 4) != kBlockBytes) return Status::Corruption("blob file: unexpected block size");
   header.id.slot = static_cast<uint32_t>(GetLe(bytes, 12, 4));
   std::memcpy(header.id.unique.data(), bytes.data() + 16, header.id.unique.size());
   header.data_bytes = GetLe(bytes, 32, 8);
@@ -79,10 +92,14 @@ Result<Header> DecodeHeader(std::string_view bytes) {
   return header;
 }
 
-Status CheckTable(const Header& header, std::string_view table) {
-  if (table.size() != 4 * BlockCount(header.data_bytes) || Crc32c(table) != header.table_crc) {
-    return Status::Corruption("blob file: block checksum table mismatch");
+Status CheckMeta(const Header& header, std::string_view meta, std::string_view* owner,
+                 std::string_view* table) {
+  if (meta.size() != MetaBytes(header.owner_bytes, header.data_bytes) ||
+      Crc32c(meta) != header.table_crc) {
+    return Status::Corruption("blob file: owner or block checksum table mismatch");
   }
+  *owner = meta.substr(0, header.owner_bytes);
+  *table = meta.substr(header.owner_bytes);
   return Status::Ok();
 }
 

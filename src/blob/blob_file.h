@@ -3,17 +3,18 @@
 //
 //   offset      size  field (integers little-endian)
 //   0           4     magic "TBLB"
-//   4           2     format version (1)
-//   6           2     reserved, 0
+//   4           2     format version (2; 1 is still read)
+//   6           2     owner length m (version 1: reserved, 0)
 //   8           4     block size in bytes (65536)
 //   12          4     blob slot
 //   16          16    blob id's unique bytes
 //   32          8     data length n
-//   40          4     CRC-32C of the block checksum table
+//   40          4     CRC-32C of the owner followed by the block checksum table
 //   44          4     CRC-32C of bytes 0..43 (the header checksum)
-//   48          4k    block checksum table: CRC-32C of each block of data,
+//   48          m     owner (version 2 only)
+//   48 + m      4k    block checksum table: CRC-32C of each block of data,
 //                     k = ceil(n / block size)
-//   48 + 4k     n     data
+//   48 + m + 4k n     data
 //
 // Thread safety: pure functions.
 #pragma once
@@ -28,34 +29,42 @@
 
 namespace tessera::blob::file {
 
-inline constexpr uint16_t kVersion = 1;
+inline constexpr uint16_t kVersion = 2;
+inline constexpr uint16_t kLegacyVersion = 1;  // no owner; still read
 inline constexpr size_t kHeaderBytes = 48;
 inline constexpr uint32_t kBlockBytes = 64 << 10;
 
 struct Header {
+  uint16_t version = kVersion;
   BlobId id;
+  uint32_t owner_bytes = 0;  // m
   uint64_t data_bytes = 0;
-  uint32_t table_crc = 0;
+  uint32_t table_crc = 0;    // over owner and table
 };
 
 // Blocks of a blob of `data_bytes`, and the size of its whole file.
 uint64_t BlockCount(uint64_t data_bytes);
-uint64_t FileBytes(uint64_t data_bytes);
-// The data length of a file of `file_bytes` if it is well formed; 0 for a
-// file too short to be one.
-uint64_t DataBytesOfFile(uint64_t file_bytes);
-// Where the data starts in a file whose blob has `data_bytes`.
-uint64_t DataOffset(uint64_t data_bytes);
+uint64_t FileBytes(uint64_t owner_bytes, uint64_t data_bytes);
+// Bytes of owner and table between the header and the data.
+uint64_t MetaBytes(uint64_t owner_bytes, uint64_t data_bytes);
+// Where the data starts in a file.
+uint64_t DataOffset(uint64_t owner_bytes, uint64_t data_bytes);
 
-// The header followed by the block checksum table of a blob.
-std::string EncodePrefix(const BlobId& id, std::string_view data);
+// The header, owner and block checksum table of a blob. `version` 1 (for
+// tests of legacy files) requires an empty owner (CHECKed), as does an
+// owner over limits::kBlobOwnerBytesMax.
+std::string EncodePrefix(const BlobId& id, std::string_view owner, std::string_view data,
+                         uint16_t version = kVersion);
 
 // The header in `bytes` (kHeaderBytes of them); Corruption for a bad magic,
 // version, block size or header checksum.
 Result<Header> DecodeHeader(std::string_view bytes);
 
-// Corruption unless `table` (4 bytes per block) matches header.table_crc.
-Status CheckTable(const Header& header, std::string_view table);
+// Checks `meta` (owner then table, MetaBytes of them) against
+// header.table_crc; Corruption on mismatch. On success `owner` and `table`
+// are views into `meta`.
+Status CheckMeta(const Header& header, std::string_view meta, std::string_view* owner,
+                 std::string_view* table);
 
 // Entry `block` of a checked table.
 uint32_t TableEntry(std::string_view table, uint64_t block);

@@ -23,8 +23,8 @@ Result<Message> ParseRequest(const pb::Envelope& request) {
 
 }  // namespace
 
-enum Op : size_t { kPut, kRead, kDelete, kList, kOps };
-constexpr const char* kOpNames[kOps] = {"put", "read", "delete", "list"};
+enum Op : size_t { kPut, kRead, kDelete, kList, kStat, kOps };
+constexpr const char* kOpNames[kOps] = {"put", "read", "delete", "list", "stat"};
 
 struct BlobService::Metrics {
   explicit Metrics(metrics::Registry& r)
@@ -32,7 +32,8 @@ struct BlobService::Metrics {
         done{&r.GetCounter("tessera_blob_puts_total", "Blob puts stored (new or identical)"),
              &r.GetCounter("tessera_blob_reads_total", "Blob reads served"),
              &r.GetCounter("tessera_blob_deletes_total", "Blobs deleted"),
-             &r.GetCounter("tessera_blob_lists_total", "Blob list pages served")},
+             &r.GetCounter("tessera_blob_lists_total", "Blob list pages served"),
+             &r.GetCounter("tessera_blob_stats_total", "Blob stats served")},
         written_bytes(r.GetCounter("tessera_blob_written_bytes_total", "Data bytes of blob puts stored")),
         read_bytes(r.GetCounter("tessera_blob_read_bytes_total", "Data bytes of blob reads served")),
         throttled(r.GetCounter("tessera_blob_throttled_total",
@@ -99,8 +100,10 @@ Status BlobService::RegisterHandlers(rpc::RpcServer& server) {
       "blob.read", [this](const PeerInfo&, const pb::Envelope& r, Responder s) { HandleRead(r, std::move(s)); }));
   TESSERA_RETURN_IF_ERROR(server.RegisterHandler(
       "blob.delete", [this](const PeerInfo&, const pb::Envelope& r, Responder s) { HandleDelete(r, std::move(s)); }));
+  TESSERA_RETURN_IF_ERROR(server.RegisterHandler(
+      "blob.list", [this](const PeerInfo&, const pb::Envelope& r, Responder s) { HandleList(r, std::move(s)); }));
   return server.RegisterHandler(
-      "blob.list", [this](const PeerInfo&, const pb::Envelope& r, Responder s) { HandleList(r, std::move(s)); });
+      "blob.stat", [this](const PeerInfo&, const pb::Envelope& r, Responder s) { HandleStat(r, std::move(s)); });
 }
 
 void BlobService::HandlePut(const pb::Envelope& request, rpc::Responder responder) {
@@ -111,13 +114,16 @@ void BlobService::HandlePut(const pb::Envelope& request, rpc::Responder responde
   if (put->data().size() > limits::kBlobBytesMax) {
     return Refuse(kPut, responder, Status::InvalidArgument("blob larger than kBlobBytesMax"));
   }
+  if (put->owner().size() > limits::kBlobOwnerBytesMax) {
+    return Refuse(kPut, responder, Status::InvalidArgument("blob owner longer than kBlobOwnerBytesMax"));
+  }
   auto shared = std::make_shared<pb::BlobPutRequest>(std::move(put).value());
   Submit(kPut, std::move(responder), [this, id = *id, shared]() -> Result<std::string> {
     // Checked here, not on the io thread: 8 MiB take milliseconds.
     if (Crc32c(shared->data()) != shared->crc32c()) {
       return Status::Corruption("blob.put data does not match its crc32c");
     }
-    TESSERA_RETURN_IF_ERROR(store_->Put(id, shared->data()));
+    TESSERA_RETURN_IF_ERROR(store_->Put(id, shared->owner(), shared->data()));
     metrics_->written_bytes.Increment(shared->data().size());
     return pb::BlobPutResponse().SerializeAsString();
   });
@@ -137,6 +143,7 @@ void BlobService::HandleRead(const pb::Envelope& request, rpc::Responder respond
            response.set_crc32c(Crc32c(result->data));
            response.set_total_size(result->total_size);
            response.set_data(std::move(result->data));
+           response.set_owner(std::move(result->owner));
            return response.SerializeAsString();
          });
 }
@@ -163,7 +170,8 @@ void BlobService::HandleList(const pb::Envelope& request, rpc::Responder respond
   }
   const size_t limit = list->limit() == 0 ? limits::kBlobListItemsMax : list->limit();
   Submit(kList, std::move(responder),
-         [this, slot_from = list->slot_from(), after, limit]() -> Result<std::string> {
+         [this, slot_from = list->slot_from(), after, limit,
+          with_owner = list->with_owner()]() -> Result<std::string> {
            auto page = store_->List(slot_from, after, limit);
            if (!page.ok()) return page.status();
            pb::BlobListResponse response;
@@ -171,10 +179,30 @@ void BlobService::HandleList(const pb::Envelope& request, rpc::Responder respond
              pb::BlobListEntryProto* p = response.add_entries();
              p->set_blob_id(e.id.ToString());
              p->set_size(e.size);
+             if (with_owner) {
+               p->set_owner(e.owner);
+               p->set_mtime_ms(e.mtime_ms);
+             }
            }
            response.set_more(page->more);
            return response.SerializeAsString();
          });
+}
+
+void BlobService::HandleStat(const pb::Envelope& request, rpc::Responder responder) {
+  auto stat = ParseRequest<pb::BlobStatRequest>(request);
+  if (!stat.ok()) return Refuse(kStat, responder, stat.status());
+  auto id = BlobId::Parse(stat->blob_id());
+  if (!id.ok()) return Refuse(kStat, responder, id.status());
+  Submit(kStat, std::move(responder), [this, id = *id]() -> Result<std::string> {
+    auto result = store_->Stat(id);
+    if (!result.ok()) return result.status();
+    pb::BlobStatResponse response;
+    response.set_size(result->size);
+    response.set_owner(std::move(result->owner));
+    response.set_mtime_ms(result->mtime_ms);
+    return response.SerializeAsString();
+  });
 }
 
 void BlobService::Refuse(size_t op, const rpc::Responder& responder, const Status& status) {
@@ -216,7 +244,7 @@ void BlobService::Run(Job& job) {
   Result<std::string> response = job.body();
   metrics_->latency[job.op]->Observe(std::chrono::duration<double>(Clock::now() - job.queued).count());
   if (!response.ok()) {
-    if (response.status().code() != StatusCode::kNotFound || job.op != kRead) {
+    if (response.status().code() != StatusCode::kNotFound || (job.op != kRead && job.op != kStat)) {
       spdlog::debug("blob.request_failed op={} status=\"{}\"", kOpNames[job.op], response.status().ToString());
     }
     return Refuse(job.op, job.responder, response.status());

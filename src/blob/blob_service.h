@@ -1,5 +1,6 @@
 // BlobService: a storage node's blob RPCs ("blob.put", "blob.read",
-// "blob.delete", "blob.list"; proto/tessera/blob.proto) over its BlobStore.
+// "blob.delete", "blob.list", "blob.stat"; proto/tessera/blob.proto) over
+// its BlobStore.
 //
 // Contract:
 //  1. The Handle* methods never block: they parse the request and queue the
@@ -12,7 +13,8 @@
 //     once Stop has begun.
 //  3. Metrics (registry given to Open): tessera_blob_puts_total,
 //     tessera_blob_reads_total, tessera_blob_deletes_total,
-//     tessera_blob_lists_total (successes), tessera_blob_written_bytes_total,
+//     tessera_blob_lists_total, tessera_blob_stats_total (successes),
+//     tessera_blob_written_bytes_total,
 //     tessera_blob_read_bytes_total, tessera_blob_errors_total{op,code},
 //     tessera_blob_throttled_total, tessera_blob_latency_seconds{op} (queue
 //     wait included), tessera_blob_queue_depth.
@@ -65,8 +67,9 @@ class BlobService {
   void HandleRead(const pb::Envelope& request, rpc::Responder responder);
   void HandleDelete(const pb::Envelope& request, rpc::Responder responder);
   void HandleList(const pb::Envelope& request, rpc::Responder responder);
+  void HandleStat(const pb::Envelope& request, rpc::Responder responder);
 
-  // Registers the four methods on `server` (before its Start).
+  // Registers the five methods on `server` (before its Start).
   Status RegisterHandlers(rpc::RpcServer& server);
 
   // Answers queued requests Aborted and joins the workers. Idempotent.

@@ -163,14 +163,14 @@ Status BlobStore::SyncDir(const std::string& dir) {
 }
 
 // Contract 1: temporary, fsync, rename, fsync of the directory.
-Status BlobStore::WriteNew(const BlobId& id, std::string_view data) {
+Status BlobStore::WriteNew(const BlobId& id, std::string_view owner, std::string_view data) {
   TESSERA_RETURN_IF_ERROR(EnsureDir(id.slot));
   const std::string path = PathOf(id);
   const std::string temp = path + std::string(kTempSuffix);
   Status written = [&]() -> Status {
     Fd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
     if (fd.get() < 0) return ErrnoStatus("create " + temp, errno);
-    TESSERA_RETURN_IF_ERROR(WriteAll(fd.get(), file::EncodePrefix(id, data), temp));
+    TESSERA_RETURN_IF_ERROR(WriteAll(fd.get(), file::EncodePrefix(id, owner, data), temp));
     TESSERA_RETURN_IF_ERROR(WriteAll(fd.get(), data, temp));
     TESSERA_RETURN_IF_ERROR(Sync(fd.get(), temp));
     if (fd.Close() != 0) return ErrnoStatus("close " + temp, errno);
@@ -184,8 +184,9 @@ Status BlobStore::WriteNew(const BlobId& id, std::string_view data) {
   return SyncDir(dir_ + "/" + DirName(id.slot));
 }
 
-Status BlobStore::Put(const BlobId& id, std::string_view data) {
+Status BlobStore::Put(const BlobId& id, std::string_view owner, std::string_view data) {
   if (id.slot >= limits::kBlobSlots) return Status::InvalidArgument("blob slot out of range");
+  if (owner.size() > limits::kBlobOwnerBytesMax) return Status::InvalidArgument("blob owner too long");
   if (data.size() > limits::kBlobBytesMax) {
     return Status::InvalidArgument("blob of " + std::to_string(data.size()) + " bytes exceeds " +
                                    std::to_string(limits::kBlobBytesMax));
@@ -193,8 +194,8 @@ Status BlobStore::Put(const BlobId& id, std::string_view data) {
   std::lock_guard lock(StripeOf(id));
   Result<BlobReadResult> existing = ReadFile(id, 0, UINT64_MAX);
   if (existing.ok()) {
-    if (existing->data != data) {
-      return Status::Conflict("blob " + id.ToString() + " already holds other bytes");
+    if (existing->data != data || existing->owner != owner) {
+      return Status::Conflict("blob " + id.ToString() + " already holds other bytes or another owner");
     }
     counters_->puts.fetch_add(1, std::memory_order_relaxed);
     return Status::Ok();
@@ -205,7 +206,7 @@ Status BlobStore::Put(const BlobId& id, std::string_view data) {
   } else if (code != StatusCode::kNotFound) {
     return existing.status();
   }
-  TESSERA_RETURN_IF_ERROR(counters_->Count(WriteNew(id, data)));
+  TESSERA_RETURN_IF_ERROR(counters_->Count(WriteNew(id, owner, data)));
   counters_->puts.fetch_add(1, std::memory_order_relaxed);
   counters_->put_bytes.fetch_add(data.size(), std::memory_order_relaxed);
   return Status::Ok();
@@ -220,62 +221,94 @@ Result<BlobReadResult> BlobStore::Read(const BlobId& id, uint64_t offset, uint64
   return result;
 }
 
-// Contract 2. Failures of the file (not NotFound, not a bad range) are
-// counted.
-Result<BlobReadResult> BlobStore::ReadFile(const BlobId& id, uint64_t offset, uint64_t length) {
+struct BlobStore::OpenFile {
+  explicit OpenFile(int raw_fd) : fd(raw_fd) {}
+  Fd fd;
+  std::string path;
+  file::Header header;
+  std::string meta;  // owner then block table, checked
+  std::string_view owner;
+  std::string_view table;
+  int64_t mtime_ms = 0;
+};
+
+// Contract 2 minus the data: header, file size, owner and table checked.
+// Failures of the file (not NotFound) are counted.
+Result<std::unique_ptr<BlobStore::OpenFile>> BlobStore::OpenChecked(const BlobId& id) {
   if (id.slot >= limits::kBlobSlots) return Status::InvalidArgument("blob slot out of range");
   const std::string path = PathOf(id);
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0) {
+  const int raw_fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (raw_fd < 0) {
     if (errno == ENOENT) return Status::NotFound("blob " + id.ToString() + " not found");
     return counters_->Count(ErrnoStatus("open " + path, errno));
   }
+  auto f = std::make_unique<OpenFile>(raw_fd);
+  f->path = path;
   struct stat st {};
-  if (::fstat(fd.get(), &st) != 0) return counters_->Count(ErrnoStatus("stat " + path, errno));
+  if (::fstat(f->fd.get(), &st) != 0) return counters_->Count(ErrnoStatus("stat " + path, errno));
+  f->mtime_ms = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000 + st.st_mtim.tv_nsec / 1'000'000;
   const auto corrupt = [&](const std::string& why) {
     return counters_->Count(Status::Corruption("blob file " + path + ": " + why));
   };
-  auto header_bytes = ReadAt(fd.get(), 0, file::kHeaderBytes, path);
+  auto header_bytes = ReadAt(f->fd.get(), 0, file::kHeaderBytes, path);
   if (!header_bytes.ok()) return counters_->Count(header_bytes.status());
   auto header = file::DecodeHeader(*header_bytes);
   if (!header.ok()) return counters_->Count(header.status());
+  f->header = *header;
   if (header->id != id) return corrupt("names blob " + header->id.ToString());
   if (header->data_bytes > limits::kBlobBytesMax) return corrupt("data length over the limit");
-  if (static_cast<uint64_t>(st.st_size) != file::FileBytes(header->data_bytes)) {
+  if (static_cast<uint64_t>(st.st_size) != file::FileBytes(header->owner_bytes, header->data_bytes)) {
     return corrupt("file size " + std::to_string(st.st_size) + " does not match its header");
   }
-  if (offset > header->data_bytes) {
+  auto meta = ReadAt(f->fd.get(), file::kHeaderBytes,
+                     file::MetaBytes(header->owner_bytes, header->data_bytes), path);
+  if (!meta.ok()) return counters_->Count(meta.status());
+  f->meta = std::move(meta).value();
+  TESSERA_RETURN_IF_ERROR(counters_->Count(file::CheckMeta(f->header, f->meta, &f->owner, &f->table)));
+  return f;
+}
+
+Result<BlobReadResult> BlobStore::ReadFile(const BlobId& id, uint64_t offset, uint64_t length) {
+  auto f = OpenChecked(id);
+  if (!f.ok()) return f.status();
+  const file::Header& header = (*f)->header;
+  if (offset > header.data_bytes) {
     return Status::InvalidArgument("offset " + std::to_string(offset) + " past the end of blob " +
-                                   id.ToString() + " (" + std::to_string(header->data_bytes) + " bytes)");
+                                   id.ToString() + " (" + std::to_string(header.data_bytes) + " bytes)");
   }
   BlobReadResult result;
-  result.total_size = header->data_bytes;
-  const uint64_t n = std::min(length, header->data_bytes - offset);
+  result.total_size = header.data_bytes;
+  result.owner = std::string((*f)->owner);
+  const uint64_t n = std::min(length, header.data_bytes - offset);
   if (n == 0) return result;
-  auto data = ReadBlocks(fd.get(), path, *header, offset, n);
+  auto data = ReadBlocks(**f, offset, n);
   if (!data.ok()) return counters_->Count(data.status());
   result.data = std::move(data).value();
   return result;
 }
 
-// Reads the blocks that hold [offset, offset + n) of a file whose header is
-// checked, verifies the table and each block, and returns the range.
-Result<std::string> BlobStore::ReadBlocks(int fd, const std::string& path, const file::Header& header,
-                                          uint64_t offset, uint64_t n) {
-  auto table = ReadAt(fd, file::kHeaderBytes, 4 * file::BlockCount(header.data_bytes), path);
-  if (!table.ok()) return table.status();
-  TESSERA_RETURN_IF_ERROR(file::CheckTable(header, *table));
+Result<BlobStat> BlobStore::Stat(const BlobId& id) {
+  auto f = OpenChecked(id);
+  if (!f.ok()) return f.status();
+  return BlobStat{(*f)->header.data_bytes, std::string((*f)->owner), (*f)->mtime_ms};
+}
+
+// Reads the blocks that hold [offset, offset + n) of a checked file,
+// verifies each block, and returns the range.
+Result<std::string> BlobStore::ReadBlocks(const OpenFile& f, uint64_t offset, uint64_t n) {
+  const file::Header& header = f.header;
   const uint64_t first = offset / file::kBlockBytes;
   const uint64_t last = (offset + n - 1) / file::kBlockBytes;
   const uint64_t begin = first * file::kBlockBytes;
   const uint64_t end = std::min((last + 1) * file::kBlockBytes, header.data_bytes);
-  auto data = ReadAt(fd, file::DataOffset(header.data_bytes) + begin, end - begin, path);
+  auto data = ReadAt(f.fd.get(), file::DataOffset(header.owner_bytes, header.data_bytes) + begin,
+                     end - begin, f.path);
   if (!data.ok()) return data.status();
   const std::string_view view(*data);
   for (uint64_t b = first; b <= last; ++b) {
     const std::string_view block = view.substr((b - first) * file::kBlockBytes, file::kBlockBytes);
-    if (Crc32c(block) != file::TableEntry(*table, b)) {
-      return Status::Corruption("blob file " + path + ": checksum mismatch in block " + std::to_string(b));
+    if (Crc32c(block) != file::TableEntry(f.table, b)) {
+      return Status::Corruption("blob file " + f.path + ": checksum mismatch in block " + std::to_string(b));
     }
   }
   if (begin == offset && end - begin == n) return std::move(data).value();
@@ -313,10 +346,7 @@ Result<BlobListPage> BlobStore::List(uint32_t slot_from, const std::optional<Blo
         if (!name.ends_with(kSuffix) || name.size() != BlobId::kTextBytes + kSuffix.size()) continue;
         auto id = BlobId::Parse(std::string_view(name).substr(0, BlobId::kTextBytes));
         if (!id.ok()) continue;
-        std::error_code size_ec;
-        const uint64_t file_bytes = entry.file_size(size_ec);
-        if (size_ec) continue;  // deleted meanwhile
-        it->second.push_back(BlobListEntry{*id, file::DataBytesOfFile(file_bytes)});
+        it->second.push_back(BlobListEntry{*id, 0, {}, 0, false});
       }
       if (ec) return counters_->Count(Status::IOError("list " + sub.string() + ": " + ec.message()));
       std::sort(it->second.begin(), it->second.end(),
@@ -328,10 +358,27 @@ Result<BlobListPage> BlobStore::List(uint32_t slot_from, const std::optional<Blo
         page.more = true;
         return page;
       }
-      page.entries.push_back(entry);
+      BlobListEntry described = entry;
+      if (!Describe(described)) continue;  // deleted meanwhile
+      page.entries.push_back(std::move(described));
     }
   }
   return page;
+}
+
+// Fills size, owner and mtime from the file's header; false when the file
+// is gone. A file failing its checks is described as corrupt.
+bool BlobStore::Describe(BlobListEntry& entry) {
+  auto f = OpenChecked(entry.id);
+  if (f.ok()) {
+    entry.size = (*f)->header.data_bytes;
+    entry.owner = std::string((*f)->owner);
+    entry.mtime_ms = (*f)->mtime_ms;
+    return true;
+  }
+  if (f.status().code() == StatusCode::kNotFound) return false;
+  entry.corrupt = true;
+  return true;
 }
 
 BlobStoreStats BlobStore::stats() const {

@@ -7,8 +7,10 @@
 //     name, fsync'd, renamed into place, and its directory fsync'd. A crash
 //     leaves either no file or the whole file (temporaries are removed by
 //     Open). Put is idempotent: the same id with the same bytes is OK; the
-//     same id with other bytes is Conflict; an existing file that fails its
-//     checks is replaced.
+//     same id with other bytes (or another owner) is Conflict; an existing
+//     file that fails its checks is replaced. The owner (the `_s3` prefix of
+//     the blob's object, at most kBlobOwnerBytesMax bytes) is stored in the
+//     file header; files of format version 1 read back with an empty owner.
 //  2. Read verifies the header and every 64 KiB block it touches (a range
 //     read checks only its blocks): Corruption on any mismatch, a short or
 //     overlong file, or a file naming another id; NotFound when the blob is
@@ -16,7 +18,11 @@
 //     min(length, total_size - offset) bytes and the blob's total size.
 //  3. Delete removes the file and fsyncs its directory; NotFound when absent.
 //  4. List returns ids in BlobId order, starting at slot `slot_from`, after
-//     `after` (exclusive) when given.
+//     `after` (exclusive) when given, each with size, owner and file mtime
+//     read from its header (a file whose header fails its checks is listed
+//     with size 0, an empty owner and corrupt = true).
+//  4a. Stat checks the header, owner and table of one blob (not its data):
+//     NotFound when absent, Corruption when they fail.
 //  5. Every file operation may block for milliseconds (fsync): call from
 //     worker threads, never from io threads.
 //  6. IOError for failures of the file system (including a failing
@@ -54,11 +60,21 @@ struct BlobStoreOptions {
 struct BlobReadResult {
   std::string data;
   uint64_t total_size = 0;  // of the whole blob
+  std::string owner;        // empty for format-1 files
+};
+
+struct BlobStat {
+  uint64_t size = 0;   // data bytes
+  std::string owner;
+  int64_t mtime_ms = 0;  // file modification time, Unix ms
 };
 
 struct BlobListEntry {
   BlobId id;
-  uint64_t size = 0;  // data bytes (from the file size; not verified)
+  uint64_t size = 0;  // data bytes (from the header; data not verified)
+  std::string owner;
+  int64_t mtime_ms = 0;
+  bool corrupt = false;  // the header failed its checks
 };
 
 struct BlobListPage {
@@ -86,8 +102,9 @@ class BlobStore {
   BlobStore(const BlobStore&) = delete;
   BlobStore& operator=(const BlobStore&) = delete;
 
-  Status Put(const BlobId& id, std::string_view data);
+  Status Put(const BlobId& id, std::string_view owner, std::string_view data);
   Result<BlobReadResult> Read(const BlobId& id, uint64_t offset, uint64_t length);
+  Result<BlobStat> Stat(const BlobId& id);
   Status Delete(const BlobId& id);
   // `limit`: 1..limits::kBlobListItemsMax (clamped).
   Result<BlobListPage> List(uint32_t slot_from, const std::optional<BlobId>& after, size_t limit);
@@ -99,15 +116,18 @@ class BlobStore {
 
  private:
   struct Counters;
+  struct OpenFile;
   BlobStore(std::string dir, BlobStoreOptions options);
 
+  // Opens the blob's file and checks header, size, owner and table.
+  Result<std::unique_ptr<OpenFile>> OpenChecked(const BlobId& id);
   Result<BlobReadResult> ReadFile(const BlobId& id, uint64_t offset, uint64_t length);
-  Result<std::string> ReadBlocks(int fd, const std::string& path, const file::Header& header,
-                                 uint64_t offset, uint64_t n);
+  Result<std::string> ReadBlocks(const OpenFile& file, uint64_t offset, uint64_t n);
+  bool Describe(BlobListEntry& entry);
   Status Sync(int fd, const std::string& what);
   Status SyncDir(const std::string& dir);
   Status EnsureDir(uint32_t slot);
-  Status WriteNew(const BlobId& id, std::string_view data);
+  Status WriteNew(const BlobId& id, std::string_view owner, std::string_view data);
   std::mutex& StripeOf(const BlobId& id);
 
   const std::string dir_;

@@ -64,19 +64,18 @@ TEST_F(BlobStoreTest, RoundTripsEverySize) {
                         uint64_t{limits::kBlobBytesMax}}) {
     const BlobId id = BlobId::Generate(static_cast<uint32_t>(size % limits::kBlobSlots));
     const std::string data = TestData(size, size);
-    ASSERT_TRUE(store_->Put(id, data).ok()) << size;
-    EXPECT_EQ(fs::file_size(store_->PathOf(id)), file::FileBytes(size));
+    ASSERT_TRUE(store_->Put(id, "", data).ok()) << size;
+    EXPECT_EQ(fs::file_size(store_->PathOf(id)), file::FileBytes(0, size));
     auto r = store_->Read(id, 0, UINT64_MAX);
     ASSERT_TRUE(r.ok()) << r.status().ToString();
     EXPECT_EQ(r->total_size, size);
     EXPECT_TRUE(r->data == data) << size;
-    EXPECT_EQ(file::DataBytesOfFile(file::FileBytes(size)), size);
   }
 }
 
 TEST_F(BlobStoreTest, FileLivesUnderItsSlotDirectory) {
   BlobId id = BlobId::Generate(0x1ab);
-  ASSERT_TRUE(store_->Put(id, "x").ok());
+  ASSERT_TRUE(store_->Put(id, "", "x").ok());
   EXPECT_EQ(store_->PathOf(id), dir_.Sub("blobs") + "/ab/" + id.ToString() + ".blob");
   EXPECT_TRUE(fs::exists(store_->PathOf(id)));
 }
@@ -84,7 +83,7 @@ TEST_F(BlobStoreTest, FileLivesUnderItsSlotDirectory) {
 TEST_F(BlobStoreTest, RangesAreExactAndClamped) {
   const BlobId id = BlobId::Generate(5);
   const std::string data = TestData(5 * kBlock + 123);
-  ASSERT_TRUE(store_->Put(id, data).ok());
+  ASSERT_TRUE(store_->Put(id, "", data).ok());
   const std::vector<std::pair<uint64_t, uint64_t>> ranges = {
       {0, 1}, {kBlock - 1, 2}, {kBlock, kBlock}, {kBlock + 5, 3 * kBlock}, {5 * kBlock, 123},
       {5 * kBlock + 100, 1000}, {data.size(), 10}, {17, 0}};
@@ -99,9 +98,9 @@ TEST_F(BlobStoreTest, RangesAreExactAndClamped) {
 
 TEST_F(BlobStoreTest, PutIsIdempotentAndDetectsConflicts) {
   const BlobId id = BlobId::Generate(9);
-  ASSERT_TRUE(store_->Put(id, "hello").ok());
-  EXPECT_TRUE(store_->Put(id, "hello").ok());
-  EXPECT_EQ(store_->Put(id, "hellO").code(), StatusCode::kConflict);
+  ASSERT_TRUE(store_->Put(id, "", "hello").ok());
+  EXPECT_TRUE(store_->Put(id, "", "hello").ok());
+  EXPECT_EQ(store_->Put(id, "", "hellO").code(), StatusCode::kConflict);
   EXPECT_EQ(ReadAll(id), "hello");
   EXPECT_EQ(store_->stats().puts, 2u);
   EXPECT_EQ(store_->stats().put_bytes, 5u);
@@ -109,25 +108,25 @@ TEST_F(BlobStoreTest, PutIsIdempotentAndDetectsConflicts) {
 
 TEST_F(BlobStoreTest, RejectsOversizedBlobs) {
   const std::string big(limits::kBlobBytesMax + 1, 'x');
-  EXPECT_EQ(store_->Put(BlobId::Generate(1), big).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(store_->Put(BlobId::Generate(1), "", big).code(), StatusCode::kInvalidArgument);
 }
 
 TEST_F(BlobStoreTest, MissingAndDeletedBlobsAreNotFound) {
   const BlobId id = BlobId::Generate(3);
   EXPECT_EQ(ReadCode(id), StatusCode::kNotFound);
   EXPECT_EQ(store_->Delete(id).code(), StatusCode::kNotFound);
-  ASSERT_TRUE(store_->Put(id, "bytes").ok());
+  ASSERT_TRUE(store_->Put(id, "", "bytes").ok());
   EXPECT_TRUE(store_->Delete(id).ok());
   EXPECT_EQ(ReadCode(id), StatusCode::kNotFound);
   EXPECT_EQ(store_->stats().deletes, 1u);
-  ASSERT_TRUE(store_->Put(id, "other bytes").ok());  // a deleted id may be reused
+  ASSERT_TRUE(store_->Put(id, "", "other bytes").ok());  // a deleted id may be reused
 }
 
 TEST_F(BlobStoreTest, FlippedDataByteCorruptsOnlyItsBlock) {
   const BlobId id = BlobId::Generate(11);
   const std::string data = TestData(4 * kBlock);
-  ASSERT_TRUE(store_->Put(id, data).ok());
-  FlipByte(id, file::DataOffset(data.size()) + 2 * kBlock + 10);
+  ASSERT_TRUE(store_->Put(id, "", data).ok());
+  FlipByte(id, file::DataOffset(0, data.size()) + 2 * kBlock + 10);
   EXPECT_EQ(ReadCode(id), StatusCode::kCorruption);
   EXPECT_EQ(ReadCode(id, 2 * kBlock + 5, 10), StatusCode::kCorruption);
   EXPECT_EQ(ReadCode(id, 2 * kBlock - 5, 10), StatusCode::kCorruption);  // spans into it
@@ -144,7 +143,7 @@ TEST_F(BlobStoreTest, DamagedHeaderTableOrLengthIsCorruption) {
   const std::string data = TestData(2 * kBlock + 3);
   const auto fresh = [&] {
     const BlobId id = BlobId::Generate(12);
-    EXPECT_TRUE(store_->Put(id, data).ok());
+    EXPECT_TRUE(store_->Put(id, "", data).ok());
     return id;
   };
   for (uint64_t offset : {uint64_t{0}, uint64_t{5}, uint64_t{13}, uint64_t{20}, uint64_t{33}, uint64_t{45},
@@ -168,7 +167,7 @@ TEST_F(BlobStoreTest, FileUnderAnotherIdsNameIsCorruption) {
   const BlobId a = BlobId::Generate(7);
   BlobId b = a;
   b.unique[15] ^= 1;  // same slot, same directory
-  ASSERT_TRUE(store_->Put(a, "payload").ok());
+  ASSERT_TRUE(store_->Put(a, "", "payload").ok());
   fs::copy_file(store_->PathOf(a), store_->PathOf(b));
   EXPECT_EQ(ReadCode(b), StatusCode::kCorruption);
 }
@@ -176,10 +175,10 @@ TEST_F(BlobStoreTest, FileUnderAnotherIdsNameIsCorruption) {
 TEST_F(BlobStoreTest, PutReplacesACorruptFile) {
   const BlobId id = BlobId::Generate(13);
   const std::string data = TestData(1000);
-  ASSERT_TRUE(store_->Put(id, data).ok());
-  FlipByte(id, file::DataOffset(data.size()) + 10);
+  ASSERT_TRUE(store_->Put(id, "", data).ok());
+  FlipByte(id, file::DataOffset(0, data.size()) + 10);
   ASSERT_EQ(ReadCode(id), StatusCode::kCorruption);
-  ASSERT_TRUE(store_->Put(id, data).ok());
+  ASSERT_TRUE(store_->Put(id, "", data).ok());
   EXPECT_TRUE(ReadAll(id) == data);
 }
 
@@ -193,20 +192,20 @@ TEST_F(BlobStoreTest, FailedSyncLeavesNoFile) {
   Reopen(options);
   fail = true;
   const BlobId id = BlobId::Generate(21);
-  EXPECT_EQ(store_->Put(id, "data").code(), StatusCode::kIOError);
+  EXPECT_EQ(store_->Put(id, "", "data").code(), StatusCode::kIOError);
   EXPECT_EQ(ReadCode(id), StatusCode::kNotFound);
   for (const auto& entry : fs::recursive_directory_iterator(dir_.Sub("blobs"))) {
     EXPECT_FALSE(entry.is_regular_file()) << entry.path();
   }
   EXPECT_EQ(store_->stats().io_errors, 1u);
   fail = false;
-  EXPECT_TRUE(store_->Put(id, "data").ok());
+  EXPECT_TRUE(store_->Put(id, "", "data").ok());
   EXPECT_EQ(ReadAll(id), "data");
 }
 
 TEST_F(BlobStoreTest, OpenRemovesTemporariesAndKeepsBlobs) {
   const BlobId id = BlobId::Generate(30);
-  ASSERT_TRUE(store_->Put(id, "kept").ok());
+  ASSERT_TRUE(store_->Put(id, "", "kept").ok());
   const std::string temp = store_->PathOf(BlobId::Generate(30)) + ".tmp";
   std::ofstream(temp) << "half written";
   Reopen();
@@ -219,7 +218,7 @@ TEST_F(BlobStoreTest, ListPagesInIdOrder) {
   for (uint32_t slot : {0u, 1u, 256u, 257u, 4095u}) {  // 0 and 256 share a directory
     for (int i = 0; i < 3; ++i) {
       ids.push_back(BlobId::Generate(slot));
-      ASSERT_TRUE(store_->Put(ids.back(), TestData(10 * slot + i)).ok());
+      ASSERT_TRUE(store_->Put(ids.back(), "", TestData(10 * slot + i)).ok());
     }
   }
   std::sort(ids.begin(), ids.end());
@@ -250,7 +249,7 @@ TEST_F(BlobStoreTest, ConcurrentIdenticalPutsAllSucceed) {
   std::atomic<int> ok{0};
   for (int i = 0; i < 4; ++i) {
     threads.emplace_back([&] {
-      if (store_->Put(id, data).ok()) ++ok;
+      if (store_->Put(id, "", data).ok()) ++ok;
     });
   }
   for (auto& t : threads) t.join();
@@ -259,4 +258,61 @@ TEST_F(BlobStoreTest, ConcurrentIdenticalPutsAllSucceed) {
 }
 
 }  // namespace
+TEST_F(BlobStoreTest, OwnerRoundTripsThroughReadStatAndList) {
+  const BlobId id = BlobId::Generate(33);
+  const std::string owner = std::string(8, '\0') + "bucket/key";
+  const std::string data = TestData(kBlock + 5);
+  ASSERT_TRUE(store_->Put(id, owner, data).ok());
+  EXPECT_EQ(fs::file_size(store_->PathOf(id)), file::FileBytes(owner.size(), data.size()));
+  EXPECT_TRUE(store_->Put(id, owner, data).ok());  // a retried put
+  EXPECT_EQ(store_->Put(id, "other owner", data).code(), StatusCode::kConflict);
+  auto r = store_->Read(id, kBlock, 100);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->owner, owner);
+  EXPECT_EQ(r->data, data.substr(kBlock, 5));
+  auto st = store_->Stat(id);
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->owner, owner);
+  EXPECT_EQ(st->size, data.size());
+  EXPECT_GT(st->mtime_ms, 0);
+  auto page = store_->List(0, std::nullopt, 10);
+  ASSERT_TRUE(page.ok());
+  ASSERT_EQ(page->entries.size(), 1u);
+  EXPECT_EQ(page->entries[0].owner, owner);
+  EXPECT_EQ(page->entries[0].size, data.size());
+  EXPECT_FALSE(page->entries[0].corrupt);
+  EXPECT_EQ(store_->Stat(BlobId::Generate(33)).status().code(), StatusCode::kNotFound);
+}
+
+TEST_F(BlobStoreTest, DamagedOwnerIsCorruption) {
+  const BlobId id = BlobId::Generate(34);
+  ASSERT_TRUE(store_->Put(id, "owner bytes", "data").ok());
+  FlipByte(id, file::kHeaderBytes + 2);
+  EXPECT_EQ(ReadCode(id), StatusCode::kCorruption);
+  EXPECT_EQ(store_->Stat(id).status().code(), StatusCode::kCorruption);
+  auto page = store_->List(34, std::nullopt, 10);
+  ASSERT_TRUE(page.ok());
+  ASSERT_EQ(page->entries.size(), 1u);
+  EXPECT_TRUE(page->entries[0].corrupt);
+}
+
+TEST_F(BlobStoreTest, LegacyVersionOneFileReadsWithEmptyOwner) {
+  const BlobId id = BlobId::Generate(35);
+  const std::string data = TestData(2 * kBlock + 9);
+  fs::create_directories(fs::path(store_->PathOf(id)).parent_path());
+  {
+    std::ofstream f(store_->PathOf(id), std::ios::binary);
+    f << file::EncodePrefix(id, "", data, file::kLegacyVersion) << data;
+  }
+  auto r = store_->Read(id, 0, UINT64_MAX);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(r->data == data);
+  EXPECT_EQ(r->owner, "");
+  auto st = store_->Stat(id);
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->owner, "");
+  EXPECT_TRUE(store_->Put(id, "", data).ok());  // identical bytes, no owner: OK
+  EXPECT_TRUE(store_->Delete(id).ok());
+}
+
 }  // namespace tessera::blob

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "cli/cluster_session.h"
+#include "cli/router_command.h"
 
 #include <spdlog/spdlog.h>
 #include "cli/cluster_status.h"
@@ -37,6 +38,8 @@ constexpr milliseconds kRpcTimeout{2000};
 constexpr int kStopGraceMs = 5000;
 
 cluster::LaunchSpec SpecFor(const ClusterSession& s, const ProcessEntry& e) {
+  // Settings come from the layout (router_settings, node_settings: D24),
+  // so a relaunched process runs with the same ones.
   return {e.name,
           {cluster::SelfExecutable(), cluster::ProcessRoleName(e.role), "--layout", s.layout_path(),
            "--name", e.name, "--dir", s.dir()}};
@@ -166,6 +169,14 @@ Status EnsureAdminUser(ClusterSession& s, const router::Credential& credential) 
   return st.ok() ? conflict : st;
 }
 
+// The routers' certificate names: localhost, the S3 base domain and its
+// one-label wildcard for virtual-hosted-style buckets (OpenSSL clients do
+// not match a wildcard directly under a top-level label like *.localhost).
+std::vector<std::string> S3CertificateNames(const ClusterSession& s) {
+  const std::string domain = router::DefaultS3BaseDomain(s.layout().router_settings());
+  return {"localhost", domain, "*." + domain};
+}
+
 int Up(ClusterSession& s, const ClusterCommandArgs& args, std::ostream& out, std::ostream& err) {
   auto s3_split_points = S3TableSplitPointsWith(args.s3_splits);
   if (!s3_split_points.ok()) {
@@ -184,7 +195,7 @@ int Up(ClusterSession& s, const ClusterCommandArgs& args, std::ostream& out, std
   // The routers' HTTPS certificate: self-signed, its own CA (docs/http.md).
   if (Status tls = http::EnsureSelfSignedCertificate(s.dir() + "/tls/cert.pem",
                                                      s.dir() + "/tls/key.pem",
-                                                     {"localhost", "*.localhost"}, {"127.0.0.1"},
+                                                     S3CertificateNames(s), {"127.0.0.1"},
                                                      /*days=*/3650);
       !tls.ok()) {
     err << "tessera cluster up: TLS certificate: " << tls.ToString() << "\n";

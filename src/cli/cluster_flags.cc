@@ -139,6 +139,11 @@ CLI::App* AddS3Commands(CLI::App& app, S3CommandArgs& args) {
   common(buckets);
   buckets->add_option("--owner", args.owner, "only this user's buckets");
   buckets->callback([&args] { args.action = "buckets"; });
+  CLI::App* check = s3->add_subcommand(
+      "check", "blob files on every node against the blobs the S3 records reference (exit 1: mismatch)");
+  common(check);
+  check->add_flag("--json", args.json, "print the counts as JSON");
+  check->callback([&args] { args.action = "check"; });
   return s3;
 }
 

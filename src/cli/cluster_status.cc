@@ -9,6 +9,7 @@
 #include <map>
 #include <sstream>
 
+#include "cli/router_command.h"
 #include "router/token.h"
 #include "tessera/cluster_rpc.pb.h"
 
@@ -128,6 +129,10 @@ void PrintEndpoints(ClusterSession& s, std::ostream& out) {
     if (r.s3_tls_port != 0) {
       out << "  S3 (HTTPS)   https://localhost:" << r.s3_tls_port << "  (trust " << s.dir()
           << "/tls/cert.pem: AWS_CA_BUNDLE or --ca-bundle)\n";
+    }
+    if (r.s3_port != 0 || r.s3_tls_port != 0) {
+      out << "  S3 base domain " << router::DefaultS3BaseDomain(s.layout().router_settings())
+          << "  (virtual-hosted style: BUCKET.<base domain>:PORT; any other host: path style)\n";
     }
   }
   out << "  cluster directory " << s.dir() << " (logs in logs/, credentials in credentials)\n";

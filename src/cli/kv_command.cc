@@ -1,5 +1,6 @@
 #include "cli/kv_command.h"
 
+#include <algorithm>
 #include <chrono>
 #include <ostream>
 
@@ -7,9 +8,10 @@
 
 #include "cluster/layout.h"
 #include "cluster/process_table.h"
-#include "router/http_client.h"
+#include "common/limits.h"
+#include "router/http_api.h"
 #include "router/token.h"
-#include "router/uri.h"
+#include "tessera/kv_client.h"
 
 namespace tessera::cli {
 namespace {
@@ -20,63 +22,95 @@ int64_t NowUnix() {
       .count();
 }
 
-std::string Target(const KvCommandArgs& a) {
-  std::string t = "/kv/" + router::PercentEncode(a.table);
-  if (a.action == "scan") {
-    t += "?limit=" + std::to_string(a.limit);
-    if (!a.key.empty()) t += "&start=" + router::PercentEncode(a.key);
-    if (!a.end_key.empty()) t += "&end=" + router::PercentEncode(a.end_key);
-    if (a.eventual) t += "&consistency=eventual";
-    return t;
+int Failed(std::ostream& err, const KvStatus& status) {
+  err << "tessera kv: " << status.ToString() << "\n";
+  return 3;
+}
+
+KvConsistency ConsistencyOf(const KvCommandArgs& a) {
+  return a.eventual ? KvConsistency::kEventual : KvConsistency::kStrong;
+}
+
+// Pages through the range until `limit` items or its end; prints the HTTP
+// API's scan JSON (router::ScanJson).
+int Scan(KvClient& client, const KvCommandArgs& a, std::ostream& out, std::ostream& err) {
+  router::ScanPage all;
+  std::optional<std::string> next = a.key;
+  while (next && all.items.size() < a.limit) {
+    const uint32_t want = static_cast<uint32_t>(
+        std::min<size_t>(a.limit - all.items.size(), limits::kRouterScanItemsMax));
+    KvResult<KvScanPage> page = client.Scan(a.table, *next, a.end_key, want, ConsistencyOf(a));
+    if (!page.ok()) return Failed(err, page.status());
+    for (KvItem& item : page->items) {
+      pb::KvItem& added = all.items.emplace_back();
+      added.set_key(std::move(item.key));
+      added.set_value(std::move(item.value));
+      added.set_version(item.version);
+    }
+    next = std::move(page->next);
   }
-  t += "/" + router::PercentEncode(a.key);
-  if (a.action == "get" && a.eventual) t += "?consistency=eventual";
-  return t;
+  all.next = std::move(next);
+  out << router::ScanJson(all);
+  return 0;
 }
 
 }  // namespace
 
 int RunKvCommand(const KvCommandArgs& a, std::ostream& out, std::ostream& err) {
   spdlog::set_level(spdlog::level::err);
-  auto token = router::IssueTokenFromDir(a.dir, a.token_ttl_s, NowUnix());
-  if (!token.ok()) {
-    err << "tessera kv: " << token.status().ToString() << "\n";
-    return 3;
-  }
   if (a.action == "token") {
+    auto token = router::IssueTokenFromDir(a.dir, a.token_ttl_s, NowUnix());
+    if (!token.ok()) {
+      err << "tessera kv: " << token.status().ToString() << "\n";
+      return 3;
+    }
     out << *token << "\n";
     return 0;
+  }
+  auto credentials = router::LoadCredentials(a.dir + "/credentials");
+  if (!credentials.ok() || credentials->size() == 0) {
+    err << "tessera kv: "
+        << (credentials.ok() ? "no credential in " + a.dir + "/credentials" : credentials.status().ToString())
+        << "\n";
+    return 3;
   }
   auto layout = cluster::LoadLayout(a.layout_path);
   if (!layout.ok()) {
     err << "tessera kv: " << layout.status().ToString() << "\n";
     return 2;
   }
-  auto routers = cluster::ProcessTable(*layout).OfRole(cluster::ProcessRole::kRouter);
-  router::HttpClient client(routers.front().host, static_cast<uint16_t>(routers.front().http_port));
-  const std::string method = a.action == "put" ? "PUT" : a.action == "del" ? "DELETE" : "GET";
-  auto reply = client.Request(method, Target(a), {{"Authorization", "Bearer " + *token}},
-                              a.action == "put" ? a.value : "");
-  if (!reply.ok()) {
-    err << "tessera kv: router " << routers.front().host << ":" << routers.front().http_port
-        << ": " << reply.status().ToString() << "\n";
+  const cluster::ProcessEntry router =
+      cluster::ProcessTable(*layout).OfRole(cluster::ProcessRole::kRouter).front();
+  const router::Credential credential = credentials->First();
+  KvResult<std::unique_ptr<KvClient>> client =
+      KvClient::Connect(router.host, static_cast<uint16_t>(router.peer_port), credential.access_key,
+                        credential.secret_key);
+  if (!client.ok()) {
+    err << "tessera kv: router " << router.host << ":" << router.peer_port << ": "
+        << client.status().ToString() << "\n";
     return 3;
   }
-  if (a.action == "get" && reply->status == 404) {
+  KvClient& kv = **client;
+  if (a.action == "put") {
+    KvResult<uint64_t> version = kv.Put(a.table, a.key, a.value);
+    if (!version.ok()) return Failed(err, version.status());
+    out << "ok version " << *version << "\n";
+    return 0;
+  }
+  if (a.action == "del") {
+    KvResult<uint64_t> version = kv.Delete(a.table, a.key);
+    if (!version.ok()) return Failed(err, version.status());
+    out << "ok\n";
+    return 0;
+  }
+  if (a.action == "scan") return Scan(kv, a, out, err);
+  KvResult<std::optional<KvValue>> got = kv.Get(a.table, a.key, ConsistencyOf(a));
+  if (!got.ok()) return Failed(err, got.status());
+  if (!got->has_value()) {
     err << "not found\n";
     return 1;
   }
-  if (reply->status >= 300) {
-    err << "tessera kv: HTTP " << reply->status << ": " << reply->body << "\n";
-    return 3;
-  }
-  if (a.action == "get" || a.action == "scan") out << reply->body;
-  if (a.action == "scan" && !reply->body.empty() && reply->body.back() != '\n') out << "\n";
-  if (a.action == "put") {
-    const std::string version = reply->Header("X-Tessera-Version");
-    out << "ok" << (version.empty() ? "" : " version " + version) << "\n";
-  }
-  if (a.action == "del") out << "ok\n";
+  out << (*got)->value;
   return 0;
 }
 

@@ -1,5 +1,8 @@
 // `tessera kv token|put|get|del|scan`: the KV API of a cluster's router, for
-// people and scripts. Values go to stdout as raw bytes; errors to stderr.
+// people and scripts. put/get/del/scan speak the native KV API on the
+// router's kv_port (tessera::KvClient) with the first credential of
+// DIR/credentials; token prints a bearer token for the HTTP/JSON API.
+// Values go to stdout as raw bytes; errors to stderr.
 #pragma once
 
 #include <cstdint>

@@ -6,6 +6,7 @@
 
 #include "cli/cluster_command.h"
 #include "meta/meta_command.h"
+#include "common/limits.h"
 #include "node/node_command.h"
 #include "cli/router_command.h"
 #include "cli/cluster_flags.h"
@@ -46,6 +47,15 @@ int main(int argc, char** argv) {
   node_cmd->add_option("--name", node.name, "this node's name in the layout")->required();
   node_cmd->add_option("--dir", node.dir,
                        "cluster directory: secret, data/NAME/rocksdb, logs/NAME.log");
+  node_cmd->add_option("--gc-interval-ms", node.gc_interval_ms, "blob GC round interval (0: off)")
+      ->check(CLI::Range(uint32_t{0}, tessera::limits::kGcIntervalMsMax));
+  node_cmd->add_option("--blob-sweep-interval-ms", node.blob_sweep_interval_ms,
+                       "blob sweeper/repairer round interval (0: off)")
+      ->check(CLI::Range(uint32_t{0}, tessera::limits::kGcIntervalMsMax));
+  node_cmd->add_option("--blob-min-age-s", node.blob_min_age_s,
+                       "blobs younger than this are neither swept nor repaired");
+  node_cmd->add_option("--orphan-grace-s", node.orphan_grace_s,
+                       "unreferenced blobs older than this are deleted");
 
   tessera::meta::MetaCommandArgs meta;
   meta.dir = tessera::cli::DefaultClusterDir();
@@ -66,7 +76,16 @@ int main(int argc, char** argv) {
                          "cluster directory: secret, credentials, logs/NAME.log");
   router_cmd->add_option("--region", router.region, "the S3 region this router serves");
   router_cmd->add_option("--base-domain", router.base_domain,
-                         "S3 virtual-hosted-style domain (<bucket>.<domain>); empty: path style only");
+                         "S3 virtual-hosted-style domain (<bucket>.<domain>; default: the "
+                         "layout's, else s3.localhost); other hosts are path style");
+  router_cmd->add_option("--s3-bucket-rate", router.s3_bucket_rate,
+                         "S3 requests/s per bucket on this router (0: unlimited); beyond: SlowDown");
+  router_cmd->add_option("--s3-bucket-burst", router.s3_bucket_burst,
+                         "S3 requests per bucket allowed at once above the rate");
+  router_cmd->add_option("--s3-user-rate", router.s3_user_rate,
+                         "S3 requests/s per user on this router (0: unlimited); beyond: SlowDown");
+  router_cmd->add_option("--s3-user-burst", router.s3_user_burst,
+                         "S3 requests per user allowed at once above the rate");
 
   CLI11_PARSE(app, argc, argv);
 

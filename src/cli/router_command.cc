@@ -34,6 +34,25 @@ int Fail(const std::string& what) {
   return 2;
 }
 
+// S3 admission budgets: a flag (>= 0) wins over the layout's
+// router_settings, which wins over the built-in default.
+Status AdmissionOptions(const RouterCommandArgs& args, const pb::RouterSettings& settings,
+                        admission::S3AdmissionOptions& out) {
+  auto pick = [](double flag, bool in_layout, double layout, double& field) {
+    if (flag >= 0) field = flag;
+    else if (in_layout) field = layout;
+  };
+  pick(args.s3_bucket_rate, settings.has_s3_bucket_rate(), settings.s3_bucket_rate(),
+       out.bucket_rate_per_s);
+  pick(args.s3_bucket_burst, settings.has_s3_bucket_burst(), settings.s3_bucket_burst(),
+       out.bucket_burst);
+  pick(args.s3_user_rate, settings.has_s3_user_rate(), settings.s3_user_rate(),
+       out.user_rate_per_s);
+  pick(args.s3_user_burst, settings.has_s3_user_burst(), settings.s3_user_burst(),
+       out.user_burst);
+  return admission::ValidateS3AdmissionOptions(out);
+}
+
 int WaitForSignal(asio::io_context& io) {
   std::promise<int> signalled;
   asio::signal_set signals(io, SIGINT, SIGTERM);
@@ -44,6 +63,12 @@ int WaitForSignal(asio::io_context& io) {
 }
 
 }  // namespace
+
+// <bucket>.s3.localhost is virtual-hosted style (clients resolve *.localhost
+// to loopback or are told to); every other Host is path style.
+std::string DefaultS3BaseDomain(const pb::RouterSettings& settings) {
+  return settings.s3_base_domain().empty() ? "s3.localhost" : settings.s3_base_domain();
+}
 
 int RunRouterCommand(const RouterCommandArgs& args) {
   auto layout = cluster::LoadLayout(args.layout_path);
@@ -69,6 +94,7 @@ int RunRouterCommand(const RouterCommandArgs& args) {
   options.cluster_secret = *secret;
   options.http_host = self->host;
   options.http_port = static_cast<uint16_t>(self->http_port);
+  options.native_port = static_cast<uint16_t>(self->peer_port);  // the layout's kv_port
 
   // Destroyed in reverse: io threads joined, io_context, then these two.
   s3::front::S3ServiceOptions s3_options;
@@ -80,8 +106,25 @@ int RunRouterCommand(const RouterCommandArgs& args) {
     s3_options.https_port = static_cast<uint16_t>(self->s3_tls_port);
     s3_options.tls = http::TlsFiles{args.dir + "/tls/cert.pem", args.dir + "/tls/key.pem"};
   }
-  s3_options.front.region = args.region;
-  s3_options.front.base_domain = args.base_domain;
+  const pb::RouterSettings& settings = layout->router_settings();
+  s3_options.front.region = !args.region.empty()              ? args.region
+                            : !settings.s3_region().empty() ? settings.s3_region()
+                                                            : "us-east-1";
+  s3_options.front.base_domain =
+      !args.base_domain.empty() ? args.base_domain : DefaultS3BaseDomain(settings);
+  if (Status admission = AdmissionOptions(args, settings, s3_options.front.admission);
+      !admission.ok()) {
+    return Fail(admission.ToString());
+  }
+  spdlog::info("router.s3_settings region={} base_domain={} bucket_rate={} bucket_burst={} "
+               "user_rate={} user_burst={}",
+               s3_options.front.region, s3_options.front.base_domain,
+               s3_options.front.admission.bucket_rate_per_s,
+               s3_options.front.admission.bucket_burst, s3_options.front.admission.user_rate_per_s,
+               s3_options.front.admission.user_burst);
+  if (settings.s3_min_part_bytes() != 0) {
+    s3_options.front.min_part_bytes = settings.s3_min_part_bytes();
+  }
   metrics::Registry registry;
   rpc::FaultInjector faults(self->id);
   asio::io_context io;
@@ -98,8 +141,8 @@ int RunRouterCommand(const RouterCommandArgs& args) {
     if (!started.ok()) {
       code = Fail(started.ToString());
     } else {
-      spdlog::info("router.serving name={} http_port={} s3_port={} s3_tls_port={}", args.name,
-                   service.http_port(), s3.http_port(), s3.https_port());
+      spdlog::info("router.serving name={} http_port={} kv_port={} s3_port={} s3_tls_port={}", args.name,
+                   service.http_port(), service.native_port(), s3.http_port(), s3.https_port());
       const int signal = WaitForSignal(io);
       spdlog::info("router.stopping signal={}", signal);
     }

@@ -10,15 +10,32 @@
 
 #include <string>
 
+#include "tessera/cluster.pb.h"
+
 namespace tessera::router {
 
 struct RouterCommandArgs {
   std::string layout_path;
   std::string name;
   std::string dir;
-  std::string region = "us-east-1";  // the S3 region served
-  std::string base_domain;           // S3 virtual-hosted-style domain; empty: off
+  // Empty: the layout's router_settings (region default "us-east-1";
+  // base domain default "s3.localhost": <bucket>.s3.localhost is
+  // virtual-hosted style, every other Host path style).
+  std::string region;       // the S3 region served
+  std::string base_domain;  // S3 virtual-hosted-style domain
+  // S3 admission budgets (requests/s per bucket / per user, and bursts);
+  // negative: the layout's router_settings, else the built-in default.
+  // 0: unlimited (rates) or one second's worth (bursts).
+  double s3_bucket_rate = -1;
+  double s3_bucket_burst = -1;
+  double s3_user_rate = -1;
+  double s3_user_burst = -1;
 };
+
+// The S3 base domain routers serve without --base-domain: the layout's
+// router_settings.s3_base_domain, else "s3.localhost" (`cluster up` makes
+// the TLS certificate for it and prints it).
+std::string DefaultS3BaseDomain(const pb::RouterSettings& settings);
 
 // Returns the process exit code: 0 after a clean shutdown, 2 for bad
 // arguments or a setup failure (the reason on stderr and in the log).

@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "cli/cluster_session.h"
+#include "cli/s3_check.h"
 #include "tessera/s3_registry.pb.h"
 
 namespace tessera::cli {
@@ -112,6 +113,10 @@ int RunS3Command(const S3CommandArgs& a, std::ostream& out, std::ostream& err) {
   else if (a.action == "user-list") st = UserList(**session, out);
   else if (a.action == "bucket-create") st = BucketCreate(**session, a, out);
   else if (a.action == "buckets") st = Buckets(**session, a, out);
+  else if (a.action == "check") {
+    st = RunS3Check(**session, a.json, out);
+    if (st.code() == StatusCode::kConflict) return 1;  // the report says why
+  }
   if (!st.ok()) {
     err << "tessera s3: " << st.ToString() << "\n";
     return 3;

@@ -14,7 +14,7 @@ class App;
 namespace tessera::cli {
 
 struct S3CommandArgs {
-  std::string action;  // user-create | user-list | bucket-create | buckets
+  std::string action;  // user-create | user-list | bucket-create | buckets | check
   std::string layout_path;
   std::string dir;
   std::string name;        // user-create: the user; bucket-create: the bucket
@@ -23,6 +23,7 @@ struct S3CommandArgs {
   std::string owner;       // buckets: only this owner's ("" = all); bucket-create: its owner
   uint64_t bucket_id = 0;  // bucket-create: 0 = placed by the metadata service
   std::string region;      // bucket-create
+  bool json = false;       // check: JSON output
 };
 
 // Exit codes: 0 done, 2 usage, 3 failed (message on err). user create
@@ -30,7 +31,8 @@ struct S3CommandArgs {
 // the bucket's line as `buckets` does (with " (already owned by you)" when
 // the owner already had it: exit 0; another owner's name, a used id, or
 // the owner's bucket with another id than --id: 3);
-// the lists print one line per user / bucket.
+// the lists print one line per user / bucket; check prints the blob
+// checker's report (cli/s3_check.h) and exits 1 when it finds a mismatch.
 int RunS3Command(const S3CommandArgs& args, std::ostream& out, std::ostream& err);
 
 // Adds `s3 user create|list`, `s3 bucket create` and `s3 buckets` to `app`, filling `args`

@@ -355,4 +355,112 @@ static_assert(kS3RegistryBucketsMax * 384 + kS3UsersMax * 768 <= kSnapshotBytesM
               "the registry leaves half the meta snapshot to the partition map");
 static_assert(kS3UserNameBytesMax + kS3UserAccessKeyBytesMax + 8 <= kStateKeyBytesMax);
 
+// --- blob GC and repair (issue 5)
+// Bytes of a blob's owner (the `_s3` prefix of its object: bucket id + key).
+inline constexpr size_t kBlobOwnerBytesMax = 8 + kS3ObjectKeyBytesMax;
+// Blob ids one s3.blob_refs request may ask about.
+inline constexpr size_t kBlobRefsIdsMax = 1'000;
+// Records of one object key the reference scan reads before giving up
+// (Unavailable: the caller keeps the blobs and retries later).
+inline constexpr size_t kBlobRefsScanRowsMax = 100'000;
+// Records of one key an op reads when it commits, to keep blobs it still
+// references out of its GC record; beyond, only the head is checked (the
+// GC worker verifies again before deleting).
+inline constexpr size_t kGcCommitScanRowsMax = 10'000;
+// GC worker: GC records handled per partition per round, and blob deletes
+// in flight per node.
+inline constexpr size_t kGcRecordsPerRoundMax = 64;
+inline constexpr size_t kGcDeletesInflightMax = 64;
+inline constexpr uint32_t kGcIntervalMsDefault = 5'000;
+inline constexpr uint32_t kGcIntervalMsMax = 3'600'000;
+// Sweeper/repairer: blobs examined per round on one node, and defaults.
+inline constexpr size_t kBlobSweepBlobsPerRoundMax = 256;
+inline constexpr uint32_t kBlobSweepIntervalMsDefault = 2'000;
+inline constexpr uint32_t kBlobMinAgeSDefault = 60;
+inline constexpr uint32_t kBlobOrphanGraceSDefault = 3'600;
+// Checker (tessera s3 check): problems listed at most.
+inline constexpr size_t kS3CheckProblemsListedMax = 50;
+
+static_assert(kBlobOwnerBytesMax <= 0xffff, "a blob file stores the owner length in 2 bytes");
+static_assert(kBlobRefsIdsMax <= kBlobListItemsMax);
+
+// --- native KV API (issue 3) ----------------------------------------------
+// docs/formats/kv-api.md. Payload bytes of one frame: a maximal put (value +
+// key) or batch with room to spare; a larger length in a header closes the
+// connection after an error response. Before the handshake completed only
+// kNativeHandshakeFrameBytesMax: an unauthenticated client cannot make the
+// router buffer more.
+inline constexpr size_t kNativeFrameBytesMax = kRouterBodyBytesMax + kRouterKeyBytesMax + (64 << 10);
+inline constexpr size_t kNativeHandshakeFrameBytesMax = 4 << 10;
+// Payload bytes of one response frame (a scan page gathers many partitions'
+// answers); a larger answer is replaced by an InvalidArgument error asking
+// for a lower limit.
+inline constexpr size_t kNativeResponseFrameBytesMax = 32 << 20;
+// Requests of one connection handed to the KV router and not yet answered;
+// beyond it a request is answered Throttled at once.
+inline constexpr size_t kNativeInflightRequestsMax = 1'024;
+// Response bytes queued on one connection; beyond it the client is not
+// reading its answers and the connection is closed.
+inline constexpr size_t kNativeQueueBytesMax = 64 << 20;
+// Open connections of one router's native API; further accepts are closed.
+inline constexpr size_t kNativeConnectionsMax = 1'024;
+// A connection without a valid Hello this long after accept is closed.
+inline constexpr uint32_t kNativeHandshakeTimeoutMs = 5'000;
+// Conditions plus writes of one atomic batch.
+inline constexpr size_t kNativeBatchRecordsMax = 1'000;
+// After a connection-level error: how long the router flushes it and
+// discards incoming bytes (at most kNativeLingerBytesMax) before closing,
+// so the client reads the error instead of a reset.
+inline constexpr uint32_t kNativeLingerMs = 1'000;
+inline constexpr size_t kNativeLingerBytesMax = 16 << 20;
+// Client side: the longest request and connect timeout a caller may ask for.
+inline constexpr uint32_t kNativeClientTimeoutMsMax = 600'000;
+// Signed HTTP KV requests (docs/formats/credentials.md): how far a request's
+// Timestamp may be from the router's clock, either way. A captured signed
+// request can be replayed within this window (as with SigV4).
+inline constexpr int64_t kRouterSignatureSkewSecondsMax = 300;
+
+static_assert(kNativeHandshakeFrameBytesMax < kNativeFrameBytesMax);
+static_assert(kNativeFrameBytesMax <= kNativeResponseFrameBytesMax);
+static_assert(kNativeResponseFrameBytesMax <= kNativeQueueBytesMax);
+static_assert(kNativeFrameBytesMax < (size_t{1} << 32), "the header stores the length as uint32");
+static_assert(kNativeFrameBytesMax <= kRpcFrameBytesMax,
+              "a maximal native put must fit one kv.write rpc frame");
+
+// --- S3 copy and blob writer (issue 5)
+// Blobs one upload (PutObject, UploadPart, a copy) writes at once: the
+// pipelined BlobWriter's window. Upload memory is about this many blobs.
+inline constexpr size_t kS3BlobWritesInFlightMax = 4;
+// CopyObject's source limit (S3's): larger objects copy with UploadPartCopy.
+inline constexpr uint64_t kS3CopySourceBytesMax = uint64_t{5} << 30;
+static_assert(kS3BlobWritesInFlightMax >= 1 &&
+                  kS3BlobWritesInFlightMax * kS3BlobBytesDefault <= kBlobClientInflightBytesMax,
+              "one upload's window fits the blob client's in-flight bytes");
+
+// --- admission control (src/admission)
+// Default S3 request budgets of one router (src/admission/s3_admission.h):
+// far above what one router serves, so they never bite normal use; 0 in
+// options means unlimited. Burst: requests allowed at once above the rate.
+inline constexpr double kAdmissionBucketRateDefaultPerS = 20'000;
+inline constexpr double kAdmissionBucketBurstDefault = 40'000;
+inline constexpr double kAdmissionUserRateDefaultPerS = 50'000;
+inline constexpr double kAdmissionUserBurstDefault = 100'000;
+// The largest rate or burst an option may set.
+inline constexpr double kAdmissionRateMaxPerS = 1e9;
+// Budgets one router keeps per scope (buckets, users); each costs about
+// 100 bytes plus its name.
+inline constexpr size_t kAdmissionTrackedMax = 100'000;
+// Lock shards per scope.
+inline constexpr size_t kAdmissionShards = 16;
+static_assert(kAdmissionTrackedMax >= kAdmissionShards);
+static_assert(kAdmissionBucketRateDefaultPerS <= kAdmissionRateMaxPerS &&
+              kAdmissionUserBurstDefault <= kAdmissionRateMaxPerS);
+// New-key visibility in the router's RegistryClient (registry_client.h):
+// leader reads after a miss a replica answered "absent", in flight at once
+// (beyond: the replica's answer stands), and how long and how many
+// leader-confirmed absences are remembered per kind (bucket, access key).
+inline constexpr size_t kS3RegistryLeaderReadsMax = 64;
+inline constexpr uint32_t kS3RegistryNegativeTtlMsDefault = 1'000;
+inline constexpr size_t kS3RegistryNegativeEntriesMax = 10'000;
+
 }  // namespace tessera::limits

@@ -69,7 +69,7 @@ class NodeBlobTest : public ::testing::Test {
 
   Status Put(const blob::BlobId& id, std::string data) {
     std::promise<Status> p;
-    client_->Put(id, std::move(data), [&p](Status s) { p.set_value(s); });
+    client_->Put(id, "", std::move(data), [&p](Status s) { p.set_value(s); });
     return p.get_future().get();
   }
 

@@ -52,8 +52,23 @@ Result<NodeServerOptions> MakeOptions(const NodeCommandArgs& args) {
   options.store_path = args.dir + "/data/" + args.name + "/rocksdb";
   options.blob_path = args.dir + "/data/" + args.name + "/blobs";
   for (const cluster::ProcessEntry& node : table.OfRole(cluster::ProcessRole::kNode)) {
-    options.peers.push_back(PeerAddress{node.id, node.host, static_cast<uint16_t>(node.peer_port)});
+    options.peers.push_back(PeerAddress{node.id, node.host, static_cast<uint16_t>(node.peer_port), node.az});
   }
+  for (const cluster::ProcessEntry& meta : table.OfRole(cluster::ProcessRole::kMeta)) {
+    options.meta_peers.push_back(
+        PeerAddress{meta.id, meta.host, static_cast<uint16_t>(meta.peer_port), meta.az});
+  }
+  const pb::NodeSettings& settings = layout->node_settings();
+  const auto pick = [](const std::optional<uint32_t>& flag, bool in_layout, uint32_t layout_value,
+                       uint32_t fallback) { return flag ? *flag : in_layout ? layout_value : fallback; };
+  options.gc.interval_ms = pick(args.gc_interval_ms, settings.has_gc_interval_ms(),
+                                settings.gc_interval_ms(), options.gc.interval_ms);
+  options.sweep.interval_ms = pick(args.blob_sweep_interval_ms, settings.has_blob_sweep_interval_ms(),
+                                   settings.blob_sweep_interval_ms(), options.sweep.interval_ms);
+  options.sweep.min_age_s = pick(args.blob_min_age_s, settings.has_blob_min_age_s(),
+                                 settings.blob_min_age_s(), options.sweep.min_age_s);
+  options.sweep.orphan_grace_s = pick(args.orphan_grace_s, settings.has_orphan_grace_s(),
+                                      settings.orphan_grace_s(), options.sweep.orphan_grace_s);
   std::error_code ec;
   std::filesystem::create_directories(args.dir + "/data/" + args.name, ec);
   if (ec) return Status::IOError("cannot create the data directory: " + ec.message());

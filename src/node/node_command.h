@@ -5,10 +5,14 @@
 //    ports (RPC on peer_port, metrics/health on http_port);
 //  * cluster secret: the contents of D/secret (trailing whitespace ignored);
 //  * store: D/data/N/rocksdb; log: D/logs/N.log;
-//  * peers: every storage node of the layout.
+//  * peers: every storage node of the layout;
+//  * blob GC and sweeper (node/blob_gc.h, node/blob_maintenance.h): the
+//    flags given, else the layout's node_settings, else the defaults.
 // SIGTERM or SIGINT stops it cleanly (groups stopped, store flushed, exit 0).
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 
 namespace tessera::node {
@@ -17,6 +21,12 @@ struct NodeCommandArgs {
   std::string layout_path;
   std::string name;
   std::string dir;
+  // Blob GC and sweeper; unset: the layout's node_settings, else the
+  // built-in defaults.
+  std::optional<uint32_t> gc_interval_ms;
+  std::optional<uint32_t> blob_sweep_interval_ms;
+  std::optional<uint32_t> blob_min_age_s;
+  std::optional<uint32_t> orphan_grace_s;
 };
 
 // Returns the process exit code: 0 after a clean shutdown, 1 when the node

@@ -17,6 +17,7 @@
 #include "blob/blob_service.h"
 #include "node/fault_rules.h"
 #include "node/rpc_handler_util.h"
+#include "node/s3_blob_refs.h"
 #include "node/s3_reads.h"
 #include "common/limits.h"
 #include "http/http_server.h"
@@ -83,6 +84,9 @@ class NodeServer::Impl {
   std::shared_ptr<rpc::ChannelPool> pool_;
   std::unique_ptr<ReplicationHost> replication_;
   std::unique_ptr<blob::BlobService> blob_;
+  std::unique_ptr<blob::BlobClient> blob_client_;  // GC and sweeper
+  std::unique_ptr<BlobGc> blob_gc_;
+  std::unique_ptr<BlobMaintenance> blob_maintenance_;
   std::unique_ptr<rpc::RpcServer> rpc_;
   std::unique_ptr<http::HttpServer> http_;
   std::atomic<bool> serving_{false};
@@ -96,6 +100,7 @@ class NodeServer::Impl {
  private:
   Status RegisterHandlers();
   Status OpenBlobService();
+  Status StartBlobMaintenance();
   void OnConsensusBatch(const pb::Envelope& request);
   void OnGet(const pb::Envelope& request, rpc::Responder responder);
   void OnScan(const pb::Envelope& request, rpc::Responder responder);
@@ -155,6 +160,7 @@ Status NodeServer::Impl::Start() {
   http_ = std::make_unique<http::HttpServer>(
       io_, http_options, [this](http::Request r, http::Respond respond) { OnHttp(std::move(r), std::move(respond)); });
   TESSERA_RETURN_IF_ERROR(http_->Start());
+  TESSERA_RETURN_IF_ERROR(StartBlobMaintenance());
   serving_ = true;
   asio::post(strand_, [this] { RefreshStats(); });
   spdlog::info("node.started node_id={} name={} az={} rpc_port={} http_port={} groups={}",
@@ -185,8 +191,11 @@ Status NodeServer::Impl::RegisterHandlers() {
        [this](const PeerInfo&, const pb::Envelope& r, Responder s) { blob_->HandleDelete(r, std::move(s)); }},
       {"blob.list",
        [this](const PeerInfo&, const pb::Envelope& r, Responder s) { blob_->HandleList(r, std::move(s)); }},
+      {"blob.stat",
+       [this](const PeerInfo&, const pb::Envelope& r, Responder s) { blob_->HandleStat(r, std::move(s)); }},
   };
   for (auto& entry : S3ReadHandlers(replication_.get())) handlers.push_back(std::move(entry));
+  for (auto& entry : S3BlobRefHandlers(replication_.get())) handlers.push_back(std::move(entry));
   for (const auto& [method, handler] : handlers) {
     TESSERA_RETURN_IF_ERROR(rpc_->RegisterHandler(method, handler));
   }
@@ -211,6 +220,31 @@ Status NodeServer::Impl::OpenBlobService() {
   auto blob = blob::BlobService::Open(metrics_, std::move(blob_options));
   if (!blob.ok()) return blob.status();
   blob_ = std::move(blob).value();
+  return Status::Ok();
+}
+
+// The blob GC and sweeper, when the node knows the metadata replicas (a
+// `tessera node` process; in-process tests without them run neither).
+Status NodeServer::Impl::StartBlobMaintenance() {
+  if (options_.meta_peers.empty()) return Status::Ok();
+  std::vector<blob::NodeRef> nodes{blob::NodeRef{options_.node_id, options_.az}};
+  for (const PeerAddress& peer : options_.peers) {
+    if (peer.id != options_.node_id) nodes.push_back(blob::NodeRef{peer.id, peer.az});
+  }
+  auto slot_map = blob::BlobSlotMap::Build(std::move(nodes));
+  if (!slot_map.ok()) return slot_map.status();
+  std::vector<uint32_t> meta_ids;
+  for (const PeerAddress& meta : options_.meta_peers) {
+    TESSERA_RETURN_IF_ERROR(pool_->SetPeerAddress(meta.id, meta.host, meta.port));
+    meta_ids.push_back(meta.id);
+  }
+  blob_client_ = std::make_unique<blob::BlobClient>(*pool_, std::move(slot_map).value(), options_.az, metrics_);
+  blob_gc_ = std::make_unique<BlobGc>(*replication_, *blob_client_, metrics_, options_.gc);
+  blob_maintenance_ = std::make_unique<BlobMaintenance>(options_.node_id, *replication_, blob_->store(),
+                                                        *blob_client_, *pool_, std::move(meta_ids),
+                                                        metrics_, options_.sweep);
+  blob_gc_->Start();
+  blob_maintenance_->Start();
   return Status::Ok();
 }
 
@@ -420,6 +454,9 @@ void NodeServer::Impl::Stop() {
   if (stop_called_) return;
   stop_called_ = true;
   serving_ = false;
+  // The maintenance threads wait on rpc and group callbacks: first.
+  if (blob_gc_) blob_gc_->Stop();
+  if (blob_maintenance_) blob_maintenance_->Stop();
   if (http_) http_->Stop();
   if (rpc_) rpc_->Stop();
   if (blob_) blob_->Stop();
@@ -444,6 +481,9 @@ NodeServer::~NodeServer() {
   // The io threads have stopped: closing the store is safe now.
   impl_->http_.reset();
   impl_->rpc_.reset();
+  impl_->blob_gc_.reset();
+  impl_->blob_maintenance_.reset();
+  impl_->blob_client_.reset();
   impl_->blob_.reset();
   impl_->replication_.reset();
 }

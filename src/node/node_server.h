@@ -17,11 +17,16 @@
 //                       always take the request's values (absent = off) and
 //                       apply to the log's synced writes and to blob fsyncs.
 //                       Answers the rules now in force.
-//   blob.put/read/delete/list
+//   s3.blob_refs/blob_scan
+//                       blob references of `_s3` partitions (s3_blob_refs.h)
+//   blob.put/read/delete/list/stat
 //                       the node's blob store (blob::BlobService,
 //                       proto/tessera/blob.proto, docs/formats/blobs.md): file
 //                       work on a few blob worker threads, never on the io
 //                       threads; Throttled when their queue is full.
+// Background: the blob GC of the `_s3` partitions this node leads
+// (BlobGc) and the orphan sweeper/repairer of its blob copies
+// (BlobMaintenance), each on its own thread.
 // HTTP: GET /metrics (Prometheus text), GET /health (200 JSON with the
 // groups while serving, 503 otherwise).
 //
@@ -41,6 +46,8 @@
 
 #include "common/metrics.h"
 #include "common/result.h"
+#include "node/blob_gc.h"
+#include "node/blob_maintenance.h"
 #include "node/replication_host.h"
 #include "rpc/fault_injector.h"
 
@@ -50,6 +57,7 @@ struct PeerAddress {
   uint32_t id = 0;
   std::string host;
   uint16_t port = 0;
+  std::string az;  // storage nodes: their AZ (the blob slot map needs it)
 };
 
 struct NodeServerOptions {
@@ -66,6 +74,11 @@ struct NodeServerOptions {
   std::string blob_path;
   // Processes this node sends consensus messages to (itself is skipped).
   std::vector<PeerAddress> peers;
+  // The metadata replicas (the blob sweeper reads the `_s3` partition map).
+  // Empty: no GC, no sweeper (in-process tests).
+  std::vector<PeerAddress> meta_peers;
+  BlobGcOptions gc;
+  BlobSweepOptions sweep;
   GroupHostOptions group_defaults;  // timings for every group
   // How often group gauges and storage counters are refreshed.
   uint32_t stats_interval_ms = 1000;

@@ -28,4 +28,14 @@ inline std::shared_ptr<GroupHost> FindGroupOrFail(const ReplicationHost& replica
   return host;
 }
 
+// An rpc::Handler that serves a request with `serve` against this node's
+// groups (the peer's identity is not needed: the transport checked it).
+using ReplicationRequestHandler = void (*)(ReplicationHost*, const pb::Envelope&, rpc::Responder);
+inline rpc::Handler ServeWith(ReplicationHost* replication, ReplicationRequestHandler serve) {
+  return [replication, serve](const rpc::PeerInfo&, const pb::Envelope& request,
+                              rpc::Responder responder) {
+    serve(replication, request, std::move(responder));
+  };
+}
+
 }  // namespace tessera::node

@@ -69,16 +69,8 @@ void OnUsage(ReplicationHost* replication, const pb::Envelope& request, rpc::Res
 }  // namespace
 
 std::vector<std::pair<std::string, rpc::Handler>> S3ReadHandlers(ReplicationHost* replication) {
-  return {
-      {"s3.list",
-       [replication](const rpc::PeerInfo&, const pb::Envelope& r, rpc::Responder s) {
-         OnList(replication, r, std::move(s));
-       }},
-      {"s3.usage",
-       [replication](const rpc::PeerInfo&, const pb::Envelope& r, rpc::Responder s) {
-         OnUsage(replication, r, std::move(s));
-       }},
-  };
+  return {{"s3.list", ServeWith(replication, OnList)},
+          {"s3.usage", ServeWith(replication, OnUsage)}};
 }
 
 }  // namespace tessera::node

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "router/json.h"
+#include "router/kv_ops.h"
 #include "router/uri.h"
 
 namespace tessera::router {
@@ -92,6 +93,8 @@ http::Response WriteAnswer(const Result<pb::KvApplyResult>& result, bool is_dele
   return r;
 }
 
+}  // namespace
+
 std::string ScanJson(const ScanPage& page) {
   std::string out = "{\"items\":[";
   for (size_t i = 0; i < page.items.size(); ++i) {
@@ -105,8 +108,6 @@ std::string ScanJson(const ScanPage& page) {
   out += "}\n";
   return out;
 }
-
-}  // namespace
 
 unsigned HttpStatusFor(const Status& status) {
   switch (status.code()) {
@@ -158,18 +159,31 @@ void KvHttpApi::Handle(http::Request request, http::Respond respond) {
 
 bool KvHttpApi::Authenticate(const http::Request& request, const http::Respond& respond) {
   const std::optional<std::string_view> header = request.Header("Authorization");
-  if (!header || !StartsWithIgnoreCase(Trim(*header), "Bearer ")) {
+  const std::string_view value = header ? Trim(*header) : std::string_view();
+  const bool bearer = StartsWithIgnoreCase(value, "Bearer ");
+  const bool signed_request = value.substr(0, kSignedRequestScheme.size()) == kSignedRequestScheme &&
+                              (value.size() == kSignedRequestScheme.size() ||
+                               value[kSignedRequestScheme.size()] == ' ');
+  if (!bearer && !signed_request) {
     auth_missing_.Increment();
-    http::Response r = Error(401, "missing bearer token (Authorization: Bearer <token>)", "Unauthenticated");
+    http::Response r = Error(401,
+                             "missing credentials (Authorization: Bearer <token>, or a TK1-HMAC-SHA256 "
+                             "signature)",
+                             "Unauthenticated");
     r.headers.emplace_back("WWW-Authenticate", "Bearer");
+    r.headers.emplace_back("WWW-Authenticate", std::string(kSignedRequestScheme));
     respond(std::move(r));
     return false;
   }
-  const std::string_view token = Trim(Trim(*header).substr(7));
-  Result<std::string> access_key = VerifyToken(credentials_, token, now_unix_());
+  Result<std::string> access_key =
+      bearer ? VerifyToken(credentials_, Trim(value.substr(7)), now_unix_())
+             : VerifySignedRequest(credentials_, value,
+                                   SignedParts{request.method, request.path, request.query, request.body},
+                                   now_unix_());
   if (!access_key.ok()) {
     auth_refused_.Increment();
-    respond(Error(403, "token refused: " + access_key.status().message(), "Forbidden"));
+    respond(Error(403, std::string(bearer ? "token" : "signature") + " refused: " + access_key.status().message(),
+                  "Forbidden"));
     return false;
   }
   return true;
@@ -233,28 +247,16 @@ void KvHttpApi::Put(const http::Request& request, const std::string& table, cons
   if (value.size() > limits::kStateValueBytesMax) {
     return respond(Error(413, "value too large", "InvalidArgument"));
   }
-  pb::KvBatch batch;
-  if (*condition) *batch.add_conditions() = **condition;
-  pb::KvWrite* write = batch.add_writes();
-  write->set_key(key);
-  write->set_value(std::move(value));
-  router_.Write(table, key, std::move(batch), "put", [respond](Result<pb::KvApplyResult> result) {
-    respond(WriteAnswer(result, false));
-  });
+  router_.Write(table, key, SingleKeyBatch(key, std::move(value), *condition), "put",
+                [respond](Result<pb::KvApplyResult> result) { respond(WriteAnswer(result, false)); });
 }
 
 void KvHttpApi::Delete(const http::Request& request, const std::string& table, const std::string& key,
                        http::Respond respond) {
   Result<std::optional<pb::KvCondition>> condition = ConditionOf(request, key);
   if (!condition.ok()) return respond(ErrorFor(condition.status()));
-  pb::KvBatch batch;
-  if (*condition) *batch.add_conditions() = **condition;
-  pb::KvWrite* write = batch.add_writes();
-  write->set_key(key);
-  write->set_delete_(true);
-  router_.Write(table, key, std::move(batch), "delete", [respond](Result<pb::KvApplyResult> result) {
-    respond(WriteAnswer(result, true));
-  });
+  router_.Write(table, key, SingleKeyBatch(key, std::nullopt, *condition), "delete",
+                [respond](Result<pb::KvApplyResult> result) { respond(WriteAnswer(result, true)); });
 }
 
 }  // namespace tessera::router

@@ -11,8 +11,10 @@
 //   GET    /kv/{table}?start=&end=&limit= {"items":[{key,value,version}],"next":...}
 //   GET    /metrics, /health
 //
-// Every /kv request needs "Authorization: Bearer <token>" (router/token.h):
-// none -> 401, refused -> 403. Errors are JSON {"error","code"}.
+// Every /kv request needs "Authorization: Bearer <token>" or a signed
+// request "Authorization: TK1-HMAC-SHA256 Credential=..., Timestamp=...,
+// Signature=..." (router/token.h): none -> 401, refused -> 403. Errors are
+// JSON {"error","code"}.
 //
 // Thread safety: Handle may be called from any thread; the router, store
 // and registry must outlive every request in flight.
@@ -31,6 +33,11 @@ namespace tessera::router {
 // The HTTP status for a failed KV operation's status.
 unsigned HttpStatusFor(const Status& status);
 
+// A scan page as the HTTP API answers it (and `tessera kv scan` prints it):
+// {"items":[{"key","value","version"}],"next":"<key>"|null}, non-UTF-8
+// keys and values as key_base64 / value_base64 (next as next_base64).
+std::string ScanJson(const ScanPage& page);
+
 class KvHttpApi {
  public:
   using NowUnix = std::function<int64_t()>;  // seconds since the epoch
@@ -42,7 +49,8 @@ class KvHttpApi {
 
  private:
   void HandleKv(const http::Request& request, http::Respond respond);
-  // True when the request carries a valid token; otherwise answers 401/403.
+  // True when the request carries a valid token or signature; otherwise
+  // answers 401/403.
   bool Authenticate(const http::Request& request, const http::Respond& respond);
   void Put(const http::Request& request, const std::string& table, const std::string& key,
            http::Respond respond);

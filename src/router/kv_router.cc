@@ -16,7 +16,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr size_t kStatusCodes = static_cast<size_t>(StatusCode::kAborted) + 1;
-constexpr const char* kOpNames[] = {"get", "put", "delete", "scan", "s3_read", "s3_write", "s3_list"};
+constexpr const char* kOpNames[] = {"get",     "put",     "delete",   "batch",
+                                    "scan",    "s3_read", "s3_write", "s3_list"};
 
 uint64_t SplitMix64(std::atomic<uint64_t>& state) {
   uint64_t z = state.fetch_add(0x9E3779B97F4A7C15ull) + 0x9E3779B97F4A7C15ull;

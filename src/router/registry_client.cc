@@ -1,8 +1,10 @@
 #include "router/registry_client.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "common/check.h"
+#include "tessera/cluster_rpc.pb.h"
 
 namespace tessera::router {
 namespace {
@@ -51,6 +53,16 @@ RegistryClient::Counters RegistryClient::MakeCounters(metrics::Registry& metrics
                          "Cache hits whose refresh was skipped: too many in flight", labels),
       metrics.GetCounter("tessera_router_registry_errors_total",
                          "Registry lookups that failed", labels),
+      metrics.GetCounter("tessera_router_registry_leader_reads_total",
+                         "Misses answered absent by a replica and re-asked of the meta leader",
+                         labels),
+      metrics.GetCounter("tessera_router_registry_leader_reads_skipped_total",
+                         "Misses answered absent whose leader read was skipped: too many in flight",
+                         labels),
+      metrics.GetCounter("tessera_router_registry_leader_found_total",
+                         "Lookups absent on a replica but found on the meta leader", labels),
+      metrics.GetCounter("tessera_router_registry_negative_hits_total",
+                         "Misses answered from the cache of leader-confirmed absences", labels),
   };
 }
 
@@ -61,7 +73,9 @@ RegistryClient::RegistryClient(rpc::ChannelPool& pool, metrics::Registry& metric
       bucket_counters_(MakeCounters(metrics, "bucket")),
       key_counters_(MakeCounters(metrics, "key")),
       buckets_(options_.cache_entries_max),
-      keys_(options_.cache_entries_max) {
+      keys_(options_.cache_entries_max),
+      absent_buckets_(options_.negative_entries_max),
+      absent_keys_(options_.negative_entries_max) {
   TESSERA_CHECK(!options_.meta_ids.empty());
   TESSERA_CHECK(options_.read_timeout_ms >= 1 &&
                 options_.read_timeout_ms <= limits::kRpcCallTimeoutMsMax);
@@ -70,6 +84,13 @@ RegistryClient::RegistryClient(rpc::ChannelPool& pool, metrics::Registry& metric
   TESSERA_CHECK(options_.cache_entries_max >= 1 &&
                 options_.cache_entries_max <= limits::kS3RegistryCacheEntriesMax);
   TESSERA_CHECK(options_.async_lookups_max <= limits::kS3RegistryAsyncLookupsMax);
+  TESSERA_CHECK(options_.leader_reads_max <= limits::kS3RegistryLeaderReadsMax);
+  TESSERA_CHECK(options_.negative_entries_max >= 1 &&
+                options_.negative_entries_max <= limits::kS3RegistryNegativeEntriesMax);
+}
+
+std::chrono::steady_clock::time_point RegistryClient::Now() const {
+  return options_.clock ? options_.clock() : std::chrono::steady_clock::now();
 }
 
 // --- transport ---------------------------------------------------------------
@@ -133,26 +154,126 @@ bool RegistryClient::TakeAsyncSlot(Counters& counters) {
   return true;
 }
 
+bool RegistryClient::TakeLeaderSlot(Counters& counters) {
+  size_t inflight = leader_inflight_.load();
+  do {
+    if (inflight >= options_.leader_reads_max) {
+      counters.leader_reads_skipped.Increment();
+      return false;
+    }
+  } while (!leader_inflight_.compare_exchange_weak(inflight, inflight + 1));
+  counters.leader_reads.Increment();
+  return true;
+}
+
+void RegistryClient::SendTo(uint32_t meta_id, const char* method, std::string payload,
+                            RawCallback done) {
+  auto channel = pool_.Get(meta_id);
+  if (!channel.ok()) return done(channel.status());
+  // The callback may run even when Call refuses; answer exactly once.
+  auto once = std::make_shared<std::atomic<bool>>(false);
+  auto answer = [once, done](Result<std::string> r) {
+    if (!once->exchange(true)) done(std::move(r));
+  };
+  const Status accepted = (*channel)->Call(
+      method, std::move(payload), std::chrono::milliseconds(options_.read_timeout_ms), answer);
+  if (!accepted.ok()) answer(accepted);
+}
+
+// --- the meta leader ---------------------------------------------------------
+
+void RegistryClient::FindLeader(LeaderCallback done) {
+  const std::vector<uint32_t>& ids = options_.meta_ids;
+  uint32_t first = leader_hint_.load();
+  if (std::find(ids.begin(), ids.end(), first) == ids.end()) {
+    first = ids[next_.fetch_add(1) % ids.size()];
+  }
+  AskStatus(first, 1, std::move(done));
+}
+
+// Asks `meta_id` for its status. A leader answers itself; a follower names
+// its leader, which is asked next (its own status gives the applied slot);
+// otherwise the next replica. At most meta_ids.size() + 1 asks in all.
+void RegistryClient::AskStatus(uint32_t meta_id, size_t tried, LeaderCallback done) {
+  SendTo(meta_id, "admin.status", pb::StatusRequest().SerializeAsString(),
+         [this, meta_id, tried, done = std::move(done)](Result<std::string> raw) {
+           const std::vector<uint32_t>& ids = options_.meta_ids;
+           uint32_t next = 0;
+           pb::NodeStatus status;
+           if (raw.ok() && status.ParseFromString(*raw) && status.groups_size() > 0) {
+             const pb::GroupStatusProto& g = status.groups(0);
+             if (g.role() == "leader") {
+               leader_hint_.store(meta_id);
+               return done(std::make_pair(meta_id, g.applied()));
+             }
+             if (g.leader() != 0 && g.leader() != meta_id &&
+                 std::find(ids.begin(), ids.end(), g.leader()) != ids.end()) {
+               next = g.leader();
+             }
+           }
+           if (tried > ids.size()) {
+             return done(Status::Unavailable("no meta replica names a leader"));
+           }
+           if (next == 0) {
+             auto at = std::find(ids.begin(), ids.end(), meta_id);
+             next = ids[(static_cast<size_t>(at - ids.begin()) + 1) % ids.size()];
+           }
+           AskStatus(next, tried + 1, done);
+         });
+}
+
 // --- buckets -----------------------------------------------------------------
 
 void RegistryClient::LookupBucket(const std::string& name,
-                                  std::function<void(Result<pb::GetBucketResponse>)> done) {
+                                  std::function<void(Result<pb::GetBucketResponse>)> done,
+                                  uint32_t leader, uint64_t min_version) {
   pb::GetBucketRequest request;
   request.set_name(name);
-  request.set_min_version(floor_version_.load());
+  request.set_min_version(std::max(floor_version_.load(), min_version));
   bucket_counters_.lookups.Increment();
-  Send("meta.get_bucket", request.SerializeAsString(), false,
-       [this, name, done = std::move(done)](Result<std::string> raw) {
-         auto answer = Parse<pb::GetBucketResponse>(raw, "meta.get_bucket");
-         if (!answer.ok()) {
-           bucket_counters_.errors.Increment();
-         } else if (answer->found() && answer->bucket().name() == name) {
-           buckets_.Put(name, answer->bucket(), answer->map_version());
-         } else {
-           buckets_.Drop(name, answer->map_version());
-         }
-         done(std::move(answer));
-       });
+  RawCallback absorb = [this, name, done = std::move(done)](Result<std::string> raw) {
+    auto answer = Parse<pb::GetBucketResponse>(raw, "meta.get_bucket");
+    if (!answer.ok()) {
+      bucket_counters_.errors.Increment();
+    } else if (answer->found() && answer->bucket().name() == name) {
+      buckets_.Put(name, answer->bucket(), answer->map_version());
+      absent_buckets_.Drop(name);
+    } else {
+      buckets_.Drop(name, answer->map_version());
+    }
+    done(std::move(answer));
+  };
+  if (leader != 0) return SendTo(leader, "meta.get_bucket", request.SerializeAsString(), absorb);
+  Send("meta.get_bucket", request.SerializeAsString(), false, std::move(absorb));
+}
+
+void RegistryClient::ConfirmBucketAbsent(const std::string& name, BucketCallback done) {
+  auto absent = [name] { return Status::NotFound("bucket '" + name + "' does not exist"); };
+  if (!TakeLeaderSlot(bucket_counters_)) return done(absent());
+  FindLeader([this, name, absent, done = std::move(done)](
+                 Result<std::pair<uint32_t, uint64_t>> leader) {
+    if (!leader.ok()) {
+      leader_inflight_.fetch_sub(1);
+      return done(absent());  // the replica's answer stands, not cached
+    }
+    LookupBucket(
+        name,
+        [this, name, absent, done](Result<pb::GetBucketResponse> answer) {
+          leader_inflight_.fetch_sub(1);
+          if (!answer.ok()) return done(absent());
+          if (answer->found()) {
+            bucket_counters_.leader_found.Increment();
+            return done(std::move(*answer->mutable_bucket()));
+          }
+          if (options_.negative_ttl_ms > 0) {
+            const auto now = Now();
+            absent_buckets_.Put(name, now + std::chrono::milliseconds(options_.negative_ttl_ms),
+                                now);
+          }
+          done(absent());
+        },
+        leader->first, leader->second);
+  });
 }
 
 void RegistryClient::GetBucket(const std::string& name, BucketCallback done) {
@@ -165,9 +286,20 @@ void RegistryClient::GetBucket(const std::string& name, BucketCallback done) {
     return;
   }
   bucket_counters_.misses.Increment();
-  LookupBucket(name, [name, done = std::move(done)](Result<pb::GetBucketResponse> answer) {
+  if (absent_buckets_.Contains(name, Now())) {
+    // The MemDS rule holds for remembered absences too: the answer comes
+    // from the cache and the same lookup still goes out (bounded), so meta
+    // traffic does not depend on the hit rate, and a bucket created since
+    // replaces the absence as soon as that lookup sees it.
+    bucket_counters_.negative_hits.Increment();
+    if (TakeAsyncSlot(bucket_counters_)) {
+      LookupBucket(name, [this](const Result<pb::GetBucketResponse>&) { async_inflight_.fetch_sub(1); });
+    }
+    return done(Status::NotFound("bucket '" + name + "' does not exist"));
+  }
+  LookupBucket(name, [this, name, done = std::move(done)](Result<pb::GetBucketResponse> answer) {
     if (!answer.ok()) return done(answer.status());
-    if (!answer->found()) return done(Status::NotFound("bucket '" + name + "' does not exist"));
+    if (!answer->found()) return ConfirmBucketAbsent(name, done);
     done(std::move(*answer->mutable_bucket()));
   });
 }
@@ -195,6 +327,7 @@ void RegistryClient::CreateBucket(const pb::CreateBucketRequest& request,
          if (!answer.ok()) return done(answer.status());
          RaiseFloor(answer->map_version());
          buckets_.Put(answer->bucket().name(), answer->bucket(), answer->map_version());
+         absent_buckets_.Drop(answer->bucket().name());
          done(CreatedBucket{std::move(*answer->mutable_bucket()), answer->already_owned_by_you()});
        });
 }
@@ -233,23 +366,55 @@ void RegistryClient::SetVersioning(const std::string& name, pb::BucketVersioning
 // --- access keys ---------------------------------------------------------------
 
 void RegistryClient::LookupKey(const std::string& key,
-                               std::function<void(Result<pb::GetUserByKeyResponse>)> done) {
+                               std::function<void(Result<pb::GetUserByKeyResponse>)> done,
+                               uint32_t leader, uint64_t min_version) {
   pb::GetUserByKeyRequest request;
   request.set_access_key(key);
-  request.set_min_version(floor_version_.load());
+  request.set_min_version(std::max(floor_version_.load(), min_version));
   key_counters_.lookups.Increment();
-  Send("meta.get_user_by_key", request.SerializeAsString(), false,
-       [this, key, done = std::move(done)](Result<std::string> raw) {
-         auto answer = Parse<pb::GetUserByKeyResponse>(raw, "meta.get_user_by_key");
-         if (!answer.ok()) {
-           key_counters_.errors.Increment();
-         } else if (answer->found()) {
-           keys_.Put(key, UserSecret{answer->name(), answer->secret_key()}, answer->map_version());
-         } else {
-           keys_.Drop(key, answer->map_version());
-         }
-         done(std::move(answer));
-       });
+  RawCallback absorb = [this, key, done = std::move(done)](Result<std::string> raw) {
+    auto answer = Parse<pb::GetUserByKeyResponse>(raw, "meta.get_user_by_key");
+    if (!answer.ok()) {
+      key_counters_.errors.Increment();
+    } else if (answer->found()) {
+      keys_.Put(key, UserSecret{answer->name(), answer->secret_key()}, answer->map_version());
+      absent_keys_.Drop(key);
+    } else {
+      keys_.Drop(key, answer->map_version());
+    }
+    done(std::move(answer));
+  };
+  if (leader != 0) return SendTo(leader, "meta.get_user_by_key", request.SerializeAsString(), absorb);
+  Send("meta.get_user_by_key", request.SerializeAsString(), false, std::move(absorb));
+}
+
+void RegistryClient::ConfirmKeyAbsent(const std::string& key, SecretCallback done) {
+  auto absent = [] { return Status::NotFound("unknown access key"); };
+  if (!TakeLeaderSlot(key_counters_)) return done(absent());
+  FindLeader([this, key, absent, done = std::move(done)](
+                 Result<std::pair<uint32_t, uint64_t>> leader) {
+    if (!leader.ok()) {
+      leader_inflight_.fetch_sub(1);
+      return done(absent());  // the replica's answer stands, not cached
+    }
+    LookupKey(
+        key,
+        [this, key, absent, done](Result<pb::GetUserByKeyResponse> answer) {
+          leader_inflight_.fetch_sub(1);
+          if (!answer.ok()) return done(absent());
+          if (answer->found()) {
+            key_counters_.leader_found.Increment();
+            return done(UserSecret{std::move(*answer->mutable_name()),
+                                   std::move(*answer->mutable_secret_key())});
+          }
+          if (options_.negative_ttl_ms > 0) {
+            const auto now = Now();
+            absent_keys_.Put(key, now + std::chrono::milliseconds(options_.negative_ttl_ms), now);
+          }
+          done(absent());
+        },
+        leader->first, leader->second);
+  });
 }
 
 void RegistryClient::SecretOf(const std::string& access_key, SecretCallback done) {
@@ -263,11 +428,21 @@ void RegistryClient::SecretOf(const std::string& access_key, SecretCallback done
     return;
   }
   key_counters_.misses.Increment();
-  LookupKey(access_key, [done = std::move(done)](Result<pb::GetUserByKeyResponse> answer) {
-    if (!answer.ok()) return done(answer.status());
-    if (!answer->found()) return done(Status::NotFound("unknown access key"));
-    done(UserSecret{std::move(*answer->mutable_name()), std::move(*answer->mutable_secret_key())});
-  });
+  if (absent_keys_.Contains(access_key, Now())) {
+    key_counters_.negative_hits.Increment();  // the MemDS rule, as for buckets
+    if (TakeAsyncSlot(key_counters_)) {
+      LookupKey(access_key,
+                [this](const Result<pb::GetUserByKeyResponse>&) { async_inflight_.fetch_sub(1); });
+    }
+    return done(Status::NotFound("unknown access key"));
+  }
+  LookupKey(access_key,
+            [this, access_key, done = std::move(done)](Result<pb::GetUserByKeyResponse> answer) {
+              if (!answer.ok()) return done(answer.status());
+              if (!answer->found()) return ConfirmKeyAbsent(access_key, done);
+              done(UserSecret{std::move(*answer->mutable_name()),
+                              std::move(*answer->mutable_secret_key())});
+            });
 }
 
 }  // namespace tessera::router

@@ -25,18 +25,37 @@
 // key no longer exists. A MISS waits for the lookup and caches a found
 // answer. Every entry carries the map version it reflects; an answer older
 // than the entry is ignored, so a slow replica cannot roll an entry back.
-// Negative answers (no such bucket / key) are NOT cached: they cost one
-// lookup each, exactly as a hit does, so metadata traffic stays one lookup
-// per request whatever the hit rate. Mutations through this client update
-// (create, versioning) or drop (delete) the bucket's entry. A full cache
-// drops all its entries of that kind before inserting.
+// Mutations through this client update (create, versioning) or drop
+// (delete) the bucket's entry. A full cache drops all its entries of that
+// kind before inserting.
+//
+// Misses and the meta LEADER (new-key visibility): a replica answers from
+// its applied state, so a bucket or access key created a moment ago may be
+// absent on a lagging replica although its creation was acknowledged. On a
+// MISS whose lookup answers "absent", the client asks the leader once
+// before answering NotFound: admin.status to the last known leader (else
+// the next replica) names the leader, then the same lookup goes to it with
+// min_version = the leader's applied slot. A mutation is acknowledged only
+// after the leader applied it (and its MemDS with it), so this read sees
+// every acknowledged creation while that leader leads. A leader-confirmed
+// absence is cached briefly (negative_ttl_ms, at most
+// negative_entries_max per kind): a flood of requests with a bad key costs
+// the leader one read per key and TTL, not one per request. Leader reads in
+// flight are bounded (leader_reads_max, both kinds): beyond it, or when
+// the leader cannot be reached, the replica's "absent" is the answer and
+// nothing is cached. Finding the key (on any path) drops its negative
+// entry; so does creating the bucket through this client.
 //
 // Metrics, label kind="bucket" | "key":
 //   tessera_router_registry_cache_hits_total, _cache_misses_total,
 //   tessera_router_registry_lookups_total (every lookup sent: misses + async),
 //   tessera_router_registry_async_lookups_total,
 //   tessera_router_registry_async_skipped_total,
-//   tessera_router_registry_errors_total (failed lookups).
+//   tessera_router_registry_errors_total (failed lookups),
+//   tessera_router_registry_leader_reads_total (misses re-asked of the leader),
+//   tessera_router_registry_leader_reads_skipped_total (bound reached),
+//   tessera_router_registry_leader_found_total (absent on a replica, found
+//     on the leader), tessera_router_registry_negative_hits_total.
 //
 // Thread safety: every method may be called from any thread. Callbacks run
 // on rpc channel strands (or on the calling thread for a cache hit), exactly
@@ -45,6 +64,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -135,6 +155,47 @@ class VersionedCache {
   std::map<std::string, Entry> entries_;
 };
 
+// Names known to be absent until an expiry time. Invariant: at most
+// entries_max entries (a Put into a full cache first drops the expired
+// ones, then everything). Thread safety: every method from any thread; mu_
+// guards entries_.
+class NegativeCache {
+ public:
+  using Clock = std::chrono::steady_clock;
+  explicit NegativeCache(size_t entries_max) : entries_max_(entries_max) {}
+
+  // True when `key` was Put with an expiry after `now`; drops it when expired.
+  bool Contains(const std::string& key, Clock::time_point now) {
+    std::lock_guard lock(mu_);
+    auto it = entries_.find(key);
+    if (it == entries_.end()) return false;
+    if (it->second > now) return true;
+    entries_.erase(it);
+    return false;
+  }
+  void Put(const std::string& key, Clock::time_point expiry, Clock::time_point now) {
+    std::lock_guard lock(mu_);
+    if (!entries_.contains(key) && entries_.size() >= entries_max_) {
+      std::erase_if(entries_, [now](const auto& e) { return e.second <= now; });
+      if (entries_.size() >= entries_max_) entries_.clear();
+    }
+    entries_[key] = expiry;
+  }
+  void Drop(const std::string& key) {
+    std::lock_guard lock(mu_);
+    entries_.erase(key);
+  }
+  size_t size() const {
+    std::lock_guard lock(mu_);
+    return entries_.size();
+  }
+
+ private:
+  const size_t entries_max_;
+  mutable std::mutex mu_;  // guards entries_
+  std::map<std::string, Clock::time_point> entries_;
+};
+
 struct RegistryClientOptions {
   std::vector<uint32_t> meta_ids;  // metadata replicas, addresses set in the pool
   uint32_t read_timeout_ms = 2'000;
@@ -142,6 +203,12 @@ struct RegistryClientOptions {
   uint32_t write_timeout_ms = 10'000;
   size_t cache_entries_max = limits::kS3RegistryCacheEntriesMax;       // per kind
   size_t async_lookups_max = limits::kS3RegistryAsyncLookupsMax;       // both kinds
+  // Leader reads on a miss answered "absent" (see the header comment).
+  size_t leader_reads_max = limits::kS3RegistryLeaderReadsMax;         // in flight, both kinds
+  uint32_t negative_ttl_ms = limits::kS3RegistryNegativeTtlMsDefault;  // 0: not cached
+  size_t negative_entries_max = limits::kS3RegistryNegativeEntriesMax; // per kind
+  // The clock of the negative cache (tests); empty: steady_clock::now.
+  std::function<std::chrono::steady_clock::time_point()> clock;
 };
 
 class RegistryClient {
@@ -174,6 +241,10 @@ class RegistryClient {
   size_t async_inflight() const { return async_inflight_.load(); }
   size_t cached_buckets() const { return buckets_.size(); }
   size_t cached_keys() const { return keys_.size(); }
+  size_t negative_buckets() const { return absent_buckets_.size(); }
+  size_t negative_keys() const { return absent_keys_.size(); }
+  // The meta replica last seen leading (0: none yet).
+  uint32_t leader_hint() const { return leader_hint_.load(); }
   // The highest map version this client's own writes returned.
   uint64_t floor_version() const { return floor_version_.load(); }
 
@@ -185,6 +256,10 @@ class RegistryClient {
     metrics::Counter& async_lookups;
     metrics::Counter& async_skipped;
     metrics::Counter& errors;
+    metrics::Counter& leader_reads;
+    metrics::Counter& leader_reads_skipped;
+    metrics::Counter& leader_found;
+    metrics::Counter& negative_hits;
   };
   struct Call;
   using RawCallback = std::function<void(Result<std::string>)>;
@@ -198,9 +273,26 @@ class RegistryClient {
   bool TakeAsyncSlot(Counters& counters);
 
   // One meta.get_bucket / meta.get_user_by_key round trip, absorbed into
-  // the cache; `done` gets the parsed answer.
-  void LookupBucket(const std::string& name, std::function<void(Result<pb::GetBucketResponse>)> done);
-  void LookupKey(const std::string& key, std::function<void(Result<pb::GetUserByKeyResponse>)> done);
+  // the cache; `done` gets the parsed answer. leader: 0 = any replica (with
+  // failover), else exactly that replica with min_version at least
+  // `min_version`.
+  void LookupBucket(const std::string& name, std::function<void(Result<pb::GetBucketResponse>)> done,
+                    uint32_t leader = 0, uint64_t min_version = 0);
+  void LookupKey(const std::string& key, std::function<void(Result<pb::GetUserByKeyResponse>)> done,
+                 uint32_t leader = 0, uint64_t min_version = 0);
+  // `method` sent to exactly one replica (no failover).
+  void SendTo(uint32_t meta_id, const char* method, std::string payload, RawCallback done);
+  // Finds the leader (admin.status; see the header comment) and answers its
+  // id and applied slot; Unavailable when no replica names one.
+  using LeaderCallback = std::function<void(Result<std::pair<uint32_t, uint64_t>>)>;
+  void FindLeader(LeaderCallback done);
+  void AskStatus(uint32_t meta_id, size_t tried, LeaderCallback done);
+  // Takes one leader-read slot; false (counted as skipped) when none is free.
+  bool TakeLeaderSlot(Counters& counters);
+  // The miss paths once a replica answered "absent": ask the leader once.
+  void ConfirmBucketAbsent(const std::string& name, BucketCallback done);
+  void ConfirmKeyAbsent(const std::string& key, SecretCallback done);
+  std::chrono::steady_clock::time_point Now() const;
 
   rpc::ChannelPool& pool_;
   const RegistryClientOptions options_;
@@ -211,6 +303,10 @@ class RegistryClient {
   std::atomic<uint64_t> next_{0};
   std::atomic<uint64_t> floor_version_{0};
   std::atomic<size_t> async_inflight_{0};
+  NegativeCache absent_buckets_;
+  NegativeCache absent_keys_;
+  std::atomic<uint32_t> leader_hint_{0};
+  std::atomic<size_t> leader_inflight_{0};
 };
 
 }  // namespace tessera::router

@@ -49,14 +49,25 @@ Status RouterService::Start() {
         api->Handle(std::move(request), std::move(respond));
       });
   TESSERA_RETURN_IF_ERROR(http_->Start());
-  spdlog::info("router.listening id={} http={}:{}", options_.self.id, options_.http_host, http_->port());
+  native_handler_ = std::make_unique<NativeKvHandler>(*kv_, *resolver_);
+  NativeApiOptions native_options;
+  native_options.host = options_.http_host;
+  native_options.port = options_.native_port;
+  native_ = std::make_unique<NativeKvServer>(context_.io, *native_handler_, credentials_, context_.metrics,
+                                             native_options);
+  TESSERA_RETURN_IF_ERROR(native_->Start());
+  spdlog::info("router.listening id={} http={}:{} kv={}:{}", options_.self.id, options_.http_host, http_->port(),
+               options_.http_host, native_->port());
   return Status::Ok();
 }
 
 uint16_t RouterService::http_port() const { return http_ ? http_->port() : 0; }
 
+uint16_t RouterService::native_port() const { return native_ ? native_->port() : 0; }
+
 void RouterService::Stop() {
   if (http_) http_->Stop();
+  if (native_) native_->Stop();
   if (pool_) {
     for (const uint32_t peer : peers_) pool_->RemovePeer(peer);
   }

@@ -1,7 +1,8 @@
 // RouterService: one router's parts wired together: the channel pool to
 // nodes and meta replicas (identity = the router's process id), the MemDS
-// client, route cache and resolver, the KV router, and the HTTP/JSON KV API
-// on an HttpServer. `tessera router` runs one; tests run one in process.
+// client, route cache and resolver, the KV router, the HTTP/JSON KV API
+// on an HttpServer and the native KV API (native_api.h) on its kv_port.
+// `tessera router` runs one; tests run one in process.
 //
 // Lifetime: Start, serve, Stop (from a thread that is not running the
 // io_context, while it runs), then stop and join the io threads, then
@@ -19,6 +20,8 @@
 #include "router/http_api.h"
 #include "router/kv_router.h"
 #include "router/memds_client.h"
+#include "router/native_api.h"
+#include "router/native_handler.h"
 #include "router/route_cache.h"
 #include "router/route_resolver.h"
 #include "router/token.h"
@@ -32,6 +35,7 @@ struct RouterServiceOptions {
   std::string cluster_secret;
   std::string http_host = "127.0.0.1";
   uint16_t http_port = 0;                          // 0: any free port
+  uint16_t native_port = 0;                        // kv_port, on http_host; 0: any free port
   KvRouterOptions kv;
   uint32_t memds_timeout_ms = 1'000;               // one meta.lookup attempt
   size_t async_lookups_max = 256;                  // <= limits::kRouterAsyncLookupsMax
@@ -44,11 +48,13 @@ class RouterService {
   RouterService(const RouterService&) = delete;
   RouterService& operator=(const RouterService&) = delete;
 
-  // Validates the options, registers peers and starts the HTTP server.
-  // InvalidArgument for bad options, IOError when the port is taken.
+  // Validates the options, registers peers and starts the HTTP server and
+  // the native KV API. InvalidArgument for bad options, IOError when a
+  // port is taken.
   Status Start();
   uint16_t http_port() const;
-  // Stops the HTTP server and closes every channel. Idempotent.
+  uint16_t native_port() const;
+  // Stops both servers and closes every channel. Idempotent.
   void Stop();
 
   RouteCache& cache() { return cache_; }
@@ -71,6 +77,8 @@ class RouterService {
   std::unique_ptr<KvRouter> kv_;
   std::unique_ptr<KvHttpApi> api_;
   std::unique_ptr<http::HttpServer> http_;
+  std::unique_ptr<NativeKvHandler> native_handler_;
+  std::unique_ptr<NativeKvServer> native_;
   std::vector<uint32_t> peers_;
 };
 

@@ -4,11 +4,13 @@
 #include <openssl/crypto.h>
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
+#include <openssl/sha.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "common/check.h"
@@ -215,6 +217,79 @@ Result<std::string> VerifyToken(const CredentialStore& store, std::string_view t
   }
   if (expiry_unix <= now_unix) return Status::Timeout("token expired");
   return std::string(access_key);
+}
+
+std::string StringToSign(const SignedParts& request, int64_t timestamp_unix) {
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(request.body.data()), request.body.size(), digest);
+  std::string out(kSignedRequestScheme);
+  out += "\n" + std::to_string(timestamp_unix) + "\n";
+  out += request.method;
+  out += "\n";
+  out += request.path;
+  out += "\n";
+  out += request.query;
+  out += "\n";
+  out += Hex(digest, sizeof(digest));
+  return out;
+}
+
+std::string SignRequest(const Credential& credential, const SignedParts& request, int64_t timestamp_unix) {
+  return std::string(kSignedRequestScheme) + " Credential=" + credential.access_key +
+         ", Timestamp=" + std::to_string(timestamp_unix) +
+         ", Signature=" + Signature(credential.secret_key, StringToSign(request, timestamp_unix));
+}
+
+namespace {
+
+// The value of `name=` among the comma-separated fields of `params`.
+std::optional<std::string_view> SignedField(std::string_view params, std::string_view name) {
+  while (!params.empty()) {
+    const size_t comma = params.find(',');
+    std::string_view field = params.substr(0, comma);
+    params = comma == std::string_view::npos ? std::string_view() : params.substr(comma + 1);
+    while (!field.empty() && (field.front() == ' ' || field.front() == '\t')) field.remove_prefix(1);
+    while (!field.empty() && (field.back() == ' ' || field.back() == '\t')) field.remove_suffix(1);
+    if (field.size() > name.size() && field.substr(0, name.size()) == name && field[name.size()] == '=') {
+      return field.substr(name.size() + 1);
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+Result<std::string> VerifySignedRequest(const CredentialStore& store, std::string_view authorization,
+                                        const SignedParts& request, int64_t now_unix) {
+  if (authorization.size() > limits::kRouterTokenBytesMax ||
+      authorization.substr(0, kSignedRequestScheme.size()) != kSignedRequestScheme ||
+      authorization.size() == kSignedRequestScheme.size() || authorization[kSignedRequestScheme.size()] != ' ') {
+    return Status::InvalidArgument("malformed signature header");
+  }
+  const std::string_view params = authorization.substr(kSignedRequestScheme.size() + 1);
+  const std::optional<std::string_view> access_key = SignedField(params, "Credential");
+  const std::optional<std::string_view> timestamp_text = SignedField(params, "Timestamp");
+  const std::optional<std::string_view> signature = SignedField(params, "Signature");
+  if (!access_key || !timestamp_text || !signature || timestamp_text->empty() || timestamp_text->size() > 18 ||
+      signature->size() != kSignatureHexBytes) {
+    return Status::InvalidArgument("signature header needs Credential, Timestamp and a 64-hex-digit Signature");
+  }
+  int64_t timestamp = 0;
+  for (const char c : *timestamp_text) {
+    if (c < '0' || c > '9') return Status::InvalidArgument("malformed Timestamp");
+    timestamp = timestamp * 10 + (c - '0');
+  }
+  const std::string* secret = store.SecretOf(*access_key);
+  if (secret == nullptr) return Status::NotFound("unknown access key");
+  const std::string expected = Signature(*secret, StringToSign(request, timestamp));
+  if (CRYPTO_memcmp(expected.data(), signature->data(), kSignatureHexBytes) != 0) {
+    return Status::Conflict("bad request signature");
+  }
+  const int64_t skew = timestamp > now_unix ? timestamp - now_unix : now_unix - timestamp;
+  if (skew > limits::kRouterSignatureSkewSecondsMax) {
+    return Status::Timeout("request timestamp " + std::to_string(skew) + " s away from the router's clock");
+  }
+  return std::string(*access_key);
 }
 
 }  // namespace tessera::router

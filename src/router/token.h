@@ -1,5 +1,5 @@
-// Credentials and bearer tokens of the router's HTTP KV API
-// (docs/formats/credentials.md is the specification of both).
+// Credentials, bearer tokens and signed requests of the router's HTTP KV
+// API (docs/formats/credentials.md is the specification of all three).
 //
 //   token = "tk1." + access_key + "." + expiry_unix + "." +
 //           hex(HMAC-SHA256(secret_key, access_key + "." + expiry_unix))
@@ -72,5 +72,35 @@ std::string IssueToken(const Credential& credential, int64_t expiry_unix);
 // the access key.
 Result<std::string> VerifyToken(const CredentialStore& store, std::string_view token,
                                 int64_t now_unix);
+
+// --- signed HTTP requests (docs/formats/credentials.md, "Signed requests") ---
+//
+//   Authorization: TK1-HMAC-SHA256 Credential=<access_key>, Timestamp=<unix>,
+//                  Signature=<hex HMAC-SHA256(secret_key, string to sign)>
+
+inline constexpr std::string_view kSignedRequestScheme = "TK1-HMAC-SHA256";
+
+// One HTTP request as the signature covers it: `path` and `query` exactly
+// as sent on the request line (percent-encoded, query without '?').
+struct SignedParts {
+  std::string_view method;
+  std::string_view path;
+  std::string_view query;
+  std::string_view body;
+};
+
+// "TK1-HMAC-SHA256\n" timestamp "\n" method "\n" path "\n" query "\n"
+// lowercase-hex SHA-256 of the body.
+std::string StringToSign(const SignedParts& request, int64_t timestamp_unix);
+
+// The Authorization header value signing `request` at `timestamp_unix`.
+std::string SignRequest(const Credential& credential, const SignedParts& request, int64_t timestamp_unix);
+
+// Verifies an Authorization value of the TK1-HMAC-SHA256 scheme; on success
+// returns the access key. InvalidArgument: malformed; NotFound: unknown
+// access key; Conflict: bad signature; Timeout: timestamp more than
+// limits::kRouterSignatureSkewSecondsMax away from now_unix.
+Result<std::string> VerifySignedRequest(const CredentialStore& store, std::string_view authorization,
+                                        const SignedParts& request, int64_t now_unix);
 
 }  // namespace tessera::router

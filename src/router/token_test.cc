@@ -1,12 +1,14 @@
 // Goal: tokens verify only when well-formed, unexpired and signed with the
 // access key's secret; credential files parse, and are created with fresh
-// random keys and never overwritten.
+// random keys and never overwritten; signed requests verify only when every
+// signed part matches and the timestamp is within the skew window.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
 
+#include "common/limits.h"
 #include "router/token.h"
 
 namespace tessera::router {
@@ -110,6 +112,44 @@ TEST(CredentialsTest, CreatesRandomKeysOnceWithMode0600) {
   ASSERT_TRUE(other.ok());
   EXPECT_NE(other->secret_key, created->secret_key);
   std::filesystem::remove_all(dir);
+}
+
+TEST(SignedRequestTest, KnownAnswerAndRoundTrip) {
+  const SignedParts request{"PUT", "/kv/t/a%20b", "x=1&y=2", "hello"};
+  // Python: hmac.new(secret, ("TK1-HMAC-SHA256\n1700000000\nPUT\n/kv/t/a%20b\n"
+  //   "x=1&y=2\n" + sha256(b"hello").hexdigest()).encode(), sha256).hexdigest()
+  EXPECT_EQ(SignRequest(kAlice, request, 1'700'000'000),
+            "TK1-HMAC-SHA256 Credential=alice, Timestamp=1700000000, "
+            "Signature=66b45c01687d40abf26ad310c8a61434f7088c6e7a75309952b36bd82ad5393b");
+  Result<std::string> who =
+      VerifySignedRequest(Store(), SignRequest(kBob, request, 1'700'000'000), request, 1'700'000'100);
+  ASSERT_TRUE(who.ok()) << who.status().ToString();
+  EXPECT_EQ(*who, "bob");
+}
+
+TEST(SignedRequestTest, EveryPartIsCoveredAndSkewIsBounded) {
+  const SignedParts request{"PUT", "/kv/t/k", "", "body"};
+  const int64_t now = 1'700'000'000;
+  const std::string header = SignRequest(kAlice, request, now);
+  const CredentialStore store = Store();
+  for (const SignedParts& other : {SignedParts{"GET", "/kv/t/k", "", "body"},
+                                   SignedParts{"PUT", "/kv/t/j", "", "body"},
+                                   SignedParts{"PUT", "/kv/t/k", "a=1", "body"},
+                                   SignedParts{"PUT", "/kv/t/k", "", "bodY"}}) {
+    EXPECT_EQ(VerifySignedRequest(store, header, other, now).status().code(), StatusCode::kConflict);
+  }
+  const int64_t skew = limits::kRouterSignatureSkewSecondsMax;
+  EXPECT_TRUE(VerifySignedRequest(store, header, request, now + skew).ok());
+  EXPECT_TRUE(VerifySignedRequest(store, header, request, now - skew).ok());
+  EXPECT_EQ(VerifySignedRequest(store, header, request, now + skew + 1).status().code(), StatusCode::kTimeout);
+  EXPECT_EQ(VerifySignedRequest(store, header, request, now - skew - 1).status().code(), StatusCode::kTimeout);
+  const std::string mallory = SignRequest(Credential{"mallory", kAlice.secret_key}, request, now);
+  EXPECT_EQ(VerifySignedRequest(store, mallory, request, now).status().code(), StatusCode::kNotFound);
+  for (const std::string bad : {"TK1-HMAC-SHA256", "TK1-HMAC-SHA256 Credential=alice",
+                                "TK1-HMAC-SHA256 Credential=alice, Timestamp=x1, Signature=00",
+                                "Bearer tk1.alice.1.00"}) {
+    EXPECT_EQ(VerifySignedRequest(store, bad, request, now).status().code(), StatusCode::kInvalidArgument) << bad;
+  }
 }
 
 }  // namespace

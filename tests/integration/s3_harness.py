@@ -101,7 +101,12 @@ class S3Cluster:
     """One local cluster (6 nodes in 3 AZs, 3 meta replicas, 1 router) in a
     fresh temp dir, plus the client configuration files for it."""
 
-    def __init__(self, name):
+    def __init__(self, name, router_settings="", node_settings=""):
+        """router_settings / node_settings: protobuf text of the layout's
+        RouterSettings / NodeSettings (proto/tessera/cluster.proto), e.g.
+        's3_min_part_bytes: 1024'."""
+        self.router_settings = router_settings
+        self.node_settings = node_settings
         self.root = tempfile.mkdtemp(prefix=f"tessera-{name}-")
         self.layout = os.path.join(self.root, "layout.textproto")
         self.dir = os.path.join(self.root, "cluster")
@@ -125,6 +130,10 @@ class S3Cluster:
         lines.append(f'routers {{ name: "router-1" az: "az1" host: "127.0.0.1" kv_port: {kv} '
                      f"http_port: {http_port} s3_port: {self.s3_port} "
                      f"s3_tls_port: {self.s3_tls_port} }}")
+        if self.router_settings:
+            lines.append(f"router_settings {{ {self.router_settings} }}")
+        if self.node_settings:
+            lines.append(f"node_settings {{ {self.node_settings} }}")
         with open(self.layout, "w") as f:
             f.write("\n".join(lines) + "\n")
 

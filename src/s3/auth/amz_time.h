@@ -1,5 +1,9 @@
-// Internal to s3/auth: the date formats of S3 authentication, converted
-// without a clock or time zone database (UTC only).
+// Internal to s3/auth: the dates of S3 authentication in unix SECONDS, as
+// thin wrappers over the one implementation of civil-date arithmetic and
+// date parsing in s3/protocol/http_rules.h (which works in milliseconds).
+// What auth adds is leniency the Date header needs in practice: RFC 1123
+// with a zone of UTC, Z or +0000 (s3cmd and AWS's own SigV2 examples send
+// +0000) and a one-digit day, both read as the IMF-fixdate they mean.
 //
 // Thread safety: pure functions.
 #pragma once
@@ -15,8 +19,9 @@ namespace tessera::s3::auth {
 std::optional<int64_t> ParseAmzDate(std::string_view text);
 std::string FormatAmzDate(int64_t unix_s);
 
-// RFC 1123 "Fri, 24 May 2013 00:00:00 GMT" (the Date header). The zone may
-// be GMT, UTC, Z or +0000 (s3cmd sends +0000); the weekday is not checked.
+// RFC 1123 "Fri, 24 May 2013 00:00:00 GMT" (the Date header), also with
+// the zone UTC, Z or +0000 or a one-digit day; the RFC 850 and asctime
+// forms http_rules accepts are accepted too. Sub-second parts never occur.
 std::optional<int64_t> ParseHttpDate(std::string_view text);
 std::string FormatHttpDate(int64_t unix_s);
 

@@ -1,15 +1,23 @@
 // Multipart uploads: CreateMultipartUpload, CompleteMultipartUpload,
 // AbortMultipartUpload and ListParts, each one op (or one read) on the
-// object's partition. UploadPart streams its body like PutObject
-// (object_put.cc).
+// object's partition, and ListMultipartUploads (a partition walk).
+// UploadPart streams its body like PutObject (object_put.cc), UploadPartCopy
+// copies (object_copy.cc). Uploads created with x-amz-checksum-algorithm
+// complete with a composite checksum (composite_checksum.h): Complete reads
+// the upload record for its algorithm, requires each listed part's
+// checksum, and the op checks them against the stored parts.
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <chrono>
 
 #include "common/limits.h"
 #include "s3/auth/checksum.h"
+#include "s3/front/composite_checksum.h"
+#include "s3/front/object_metadata.h"
 #include "s3/front/s3_call.h"
 #include "s3/front/s3_front.h"
 #include "s3/front/small_body.h"
@@ -60,49 +68,139 @@ S3Error OutcomeError(const pb::S3OpResult& r) {
   }
 }
 
-pb::ObjectVersion TemplateOf(const S3Call& call) {
-  pb::ObjectVersion t;
-  t.set_owner(call.user);
-  t.set_content_type(std::string(call.Header("content-type").value_or("binary/octet-stream")));
-  if (auto encoding = call.Header("content-encoding")) {
-    if (auto stripped = StripAwsChunked(*encoding)) t.set_content_encoding(*stripped);
+// The listed part's checksum of `algorithm` (base64 as sent; empty: none).
+const std::string& ListedChecksum(const CompletedPart& part, auth::ChecksumAlgorithm algorithm) {
+  switch (algorithm) {
+    case auth::ChecksumAlgorithm::kCrc32c: return part.checksum_crc32c;
+    case auth::ChecksumAlgorithm::kSha1: return part.checksum_sha1;
+    case auth::ChecksumAlgorithm::kSha256: return part.checksum_sha256;
+    default: return part.checksum_crc32;
   }
-  t.set_content_disposition(std::string(call.Header("content-disposition").value_or("")));
-  t.set_cache_control(std::string(call.Header("cache-control").value_or("")));
-  t.set_content_language(std::string(call.Header("content-language").value_or("")));
-  t.set_expires(std::string(call.Header("expires").value_or("")));
-  return t;
+}
+
+// Uploads with a checksum algorithm: each listed part's checksum into the
+// op, and the composite checksum over them. InvalidRequest when one is
+// missing.
+S3Status AddListedChecksums(const std::vector<CompletedPart>& parts, const std::string& name,
+                            pb::CompleteUploadOp* complete) {
+  auto algorithm = CompositeAlgorithm(name);
+  if (!algorithm) return S3Error(S3ErrorCode::kInternalError, "unknown upload checksum");
+  std::vector<std::string> values;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const std::string& value = ListedChecksum(parts[i], *algorithm);
+    if (value.empty()) {
+      std::string lower = name;
+      for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      return S3Error(S3ErrorCode::kInvalidRequest,
+                     "The upload was created using a " + lower +
+                         " checksum. The complete request must include the checksum for each "
+                         "part. It was missing for part " +
+                         std::to_string(parts[i].part_number) + " in the request.");
+    }
+    complete->mutable_parts(static_cast<int>(i))->set_checksum(value);
+    values.push_back(value);
+  }
+  auto composite = CompositeChecksum(*algorithm, values);
+  if (!composite.ok()) return composite.error();
+  complete->set_checksum_algorithm(name);
+  complete->set_composite_checksum(*composite);
+  return S3Status::Ok();
+}
+
+// The upload's checksum algorithm from x-amz-checksum-algorithm (canonical
+// name; empty: none). Composite algorithms only: CRC64NVME and
+// x-amz-checksum-type FULL_OBJECT (full-object multipart checksums) are not
+// supported, so the upload keeps no algorithm (parts still carry their own
+// checksums).
+S3Result<std::string> UploadChecksumAlgorithm(const S3Call& call) {
+  auto value = call.Header("x-amz-checksum-algorithm");
+  if (!value) return std::string();
+  if (call.Header("x-amz-checksum-type").value_or("") == "FULL_OBJECT") return std::string();
+  if (auto composite = CompositeAlgorithm(*value)) {
+    return std::string(auth::ChecksumName(*composite));
+  }
+  if (auth::ChecksumFromAlgorithmValue(*value)) return std::string();
+  return S3Error(S3ErrorCode::kInvalidRequest,
+                 "Checksum algorithm provided is unsupported. Please try again with any of the "
+                 "valid types: [CRC32, CRC32C, SHA1, SHA256]");
+}
+
+// Commits a completed upload (the op with its listed parts and checksums)
+// and answers the result document.
+void CommitComplete(CallPtr call, const std::string& id, const std::string& etag, pb::S3Op op) {
+  pb::CompleteUploadOp* complete = op.mutable_complete_upload();
+  complete->set_bucket_id(call->bucket_info.bucket_id());
+  complete->set_key(call->key);
+  complete->set_upload_id(id);
+  complete->set_etag(etag);
+  complete->set_versioning(call->bucket_info.versioning());
+  complete->set_now_ms(NowMs());
+  complete->set_min_part_bytes(call->front.options().min_part_bytes);
+  if (auto none_match = call->Header("if-none-match"); none_match && *none_match == "*") {
+    complete->set_if_none_match_any(true);
+  }
+  if (auto match = call->Header("if-match")) {
+    complete->set_if_match_etag(std::string(UnquoteEtag(*match)));
+  }
+  call->front.index().Apply(std::move(op), [call, etag](Result<pb::S3OpResult> r) {
+    if (!r.ok()) return call->Fail(r.status());
+    if (r->outcome() != pb::S3_OK) return call->Fail(OutcomeError(*r));
+    CompleteMultipartUploadResult result;
+    const std::string host(call->Header("host").value_or("localhost"));
+    result.location = (call->head().tls ? "https://" : "http://") + host + "/" +
+                      call->bucket + "/" + PercentEncode(call->key, /*keep_slash=*/true);
+    result.bucket = call->bucket;
+    result.key = call->key;
+    result.etag = "\"" + etag + "\"";
+    http::Headers headers;
+    if (call->bucket_info.versioning() != pb::VERSIONING_UNSET) {
+      headers.emplace_back("x-amz-version-id", r->version_id());
+    }
+    call->RespondXml(200,
+                     AddChecksumElements(CompleteMultipartUploadXml(result),
+                                         "CompleteMultipartUploadResult",
+                                         r->object().checksums()),
+                     std::move(headers));
+  });
 }
 
 }  // namespace
 
 void CreateMultipartUpload(CallPtr call) {
-  const http::RequestHead& head = call->head();
-  auto metadata = CollectUserMetadata(std::vector<HeaderField>(head.headers.begin(), head.headers.end()));
-  if (!metadata.ok()) return call->Fail(metadata.error());
-  WithOwnedBucket(call, [call, metadata = std::move(metadata).value()] {
+  pb::UploadRecord upload;
+  if (auto st = FillObjectMetadata(*call, upload.mutable_template_()); !st.ok()) {
+    return call->Fail(st.error());
+  }
+  if (auto tagging = call->Header("x-amz-tagging")) {
+    auto tags = ParseTaggingHeader(*tagging);
+    if (!tags.ok()) return call->Fail(tags.error());
+    for (pb::MetadataPair& t : *tags) *upload.mutable_template_()->add_tags() = std::move(t);
+  }
+  auto algorithm = UploadChecksumAlgorithm(*call);
+  if (!algorithm.ok()) return call->Fail(algorithm.error());
+  upload.set_checksum_algorithm(*algorithm);
+  WithOwnedBucket(call, [call, upload = std::move(upload)]() mutable {
     const std::string upload_id = NewUploadId();
     if (upload_id.empty()) return call->Fail(S3Error(S3ErrorCode::kInternalError));
+    upload.set_upload_id(upload_id);
+    upload.set_initiated_ms(NowMs());
+    const std::string upload_algorithm = upload.checksum_algorithm();
     pb::S3Op op;
     pb::CreateUploadOp* create = op.mutable_create_upload();
     create->set_bucket_id(call->bucket_info.bucket_id());
     create->set_key(call->key);
-    pb::UploadRecord* upload = create->mutable_upload();
-    upload->set_upload_id(upload_id);
-    upload->set_initiated_ms(NowMs());
-    *upload->mutable_template_() = TemplateOf(*call);
-    for (const auto& [name, value] : metadata) {
-      pb::MetadataPair* pair = upload->mutable_template_()->add_user_metadata();
-      pair->set_name(name.substr(std::string_view("x-amz-meta-").size()));
-      pair->set_value(value);
-    }
-    if (auto algorithm = call->Header("x-amz-checksum-algorithm")) {
-      upload->set_checksum_algorithm(std::string(*algorithm));
-    }
-    call->front.index().Apply(std::move(op), [call, upload_id](Result<pb::S3OpResult> r) {
+    *create->mutable_upload() = std::move(upload);
+    call->front.index().Apply(std::move(op), [call, upload_id, upload_algorithm](
+                                                  Result<pb::S3OpResult> r) {
       if (!r.ok()) return call->Fail(r.status());
       if (r->outcome() != pb::S3_OK) return call->Fail(OutcomeError(*r));
-      call->RespondXml(200, InitiateMultipartUploadXml(call->bucket, call->key, upload_id));
+      http::Headers headers;
+      if (!upload_algorithm.empty()) {
+        headers.emplace_back("x-amz-checksum-algorithm", upload_algorithm);
+        headers.emplace_back("x-amz-checksum-type", "COMPOSITE");
+      }
+      call->RespondXml(200, InitiateMultipartUploadXml(call->bucket, call->key, upload_id),
+                       std::move(headers));
     });
   });
 }
@@ -132,40 +230,25 @@ void CompleteMultipartUpload(CallPtr call) {
     }
     const std::string digest = auth::ComputeChecksum(auth::ChecksumAlgorithm::kMd5, md5s);
     const std::string etag = auth::HexEncode(digest) + "-" + std::to_string(parts->size());
-    WithOwnedBucket(call, [call, id, etag, op = std::move(op)]() mutable {
-      pb::CompleteUploadOp* complete = op.mutable_complete_upload();
-      complete->set_bucket_id(call->bucket_info.bucket_id());
-      complete->set_key(call->key);
-      complete->set_upload_id(id);
-      complete->set_etag(etag);
-      complete->set_versioning(call->bucket_info.versioning());
-      complete->set_now_ms(NowMs());
-      complete->set_min_part_bytes(limits::kS3MinPartBytes);
-      if (auto none_match = call->Header("if-none-match"); none_match && *none_match == "*") {
-        complete->set_if_none_match_any(true);
-      }
-      if (auto match = call->Header("if-match")) {
-        complete->set_if_match_etag(std::string(UnquoteEtag(*match)));
-      }
-      call->front.index().Apply(std::move(op), [call, etag](Result<pb::S3OpResult> r) {
-        if (!r.ok()) return call->Fail(r.status());
-        if (r->outcome() != pb::S3_OK) return call->Fail(OutcomeError(*r));
-        CompleteMultipartUploadResult result;
-        const std::string host(call->Header("host").value_or("localhost"));
-        result.location = (call->head().tls ? "https://" : "http://") + host + "/" +
-                          call->bucket + "/" + PercentEncode(call->key, /*keep_slash=*/true);
-        result.bucket = call->bucket;
-        result.key = call->key;
-        result.etag = "\"" + etag + "\"";
-        http::Headers headers;
-        if (call->bucket_info.versioning() != pb::VERSIONING_UNSET) {
-          headers.emplace_back("x-amz-version-id", r->version_id());
-        }
-        call->RespondXml(200, CompleteMultipartUploadXml(result), std::move(headers));
-      });
+    WithOwnedBucket(call, [call, id, etag, op = std::move(op),
+                           parts = std::move(parts).value()]() mutable {
+      call->front.index().ReadUpload(
+          call->bucket_info.bucket_id(), call->key, id,
+          [call, id, etag, op = std::move(op), parts = std::move(parts)](
+              Result<std::optional<pb::UploadRecord>> upload) mutable {
+            if (!upload.ok()) return call->Fail(upload.status());
+            if (!upload->has_value()) return call->Fail(S3Error(S3ErrorCode::kNoSuchUpload));
+            const std::string& algorithm = (*upload)->checksum_algorithm();
+            if (!algorithm.empty()) {
+              auto st = AddListedChecksums(parts, algorithm, op.mutable_complete_upload());
+              if (!st.ok()) return call->Fail(st.error());
+            }
+            CommitComplete(call, id, etag, std::move(op));
+          });
     });
   });
 }
+
 
 void AbortMultipartUpload(CallPtr call) {
   auto upload_id = UploadIdOf(call);
@@ -238,6 +321,82 @@ void ListParts(CallPtr call) {
                     });
               });
         });
+  });
+}
+
+namespace {
+
+// The ListMultipartUploads page from one walk of max-uploads + 1 items.
+void AnswerUploads(CallPtr call, ListMultipartUploadsResult result, ListPage page) {
+  result.is_truncated = page.items.size() > result.max_uploads;
+  if (result.is_truncated) page.items.resize(result.max_uploads);
+  for (const pb::S3ListItem& item : page.items) {
+    if (item.has_entry()) {
+      const pb::S3ListEntry& e = item.entry();
+      UploadEntry u;
+      u.key = e.key();
+      u.upload_id = e.upload_id();
+      u.initiator = u.owner = Owner{e.owner(), e.owner()};
+      if (!e.storage_class().empty()) u.storage_class = e.storage_class();
+      u.initiated_ms = e.last_modified_ms();
+      result.next_key_marker = e.key();
+      result.next_upload_id_marker = e.upload_id();
+      result.uploads.push_back(std::move(u));
+    } else {
+      result.next_key_marker = item.common_prefix();
+      result.next_upload_id_marker.clear();
+      result.common_prefixes.push_back(item.common_prefix());
+    }
+  }
+  call->RespondXml(200, ListMultipartUploadsXml(result));
+}
+
+}  // namespace
+
+void ListMultipartUploads(CallPtr call) {
+  ListMultipartUploadsResult result;
+  auto param = [&call](std::string_view name) {
+    const QueryParam* p = call->Param(name);
+    return p ? p->value : std::string();
+  };
+  result.bucket = call->bucket;
+  result.prefix = param("prefix");
+  if (const QueryParam* d = call->Param("delimiter"); d && !d->value.empty()) {
+    result.delimiter = d->value;
+  }
+  result.key_marker = param("key-marker");
+  // S3 ignores the upload id marker without a key marker.
+  if (!result.key_marker.empty()) result.upload_id_marker = param("upload-id-marker");
+  if (const QueryParam* p = call->Param("max-uploads")) {
+    int64_t value = -1;
+    auto [end, ec] = std::from_chars(p->value.data(), p->value.data() + p->value.size(), value);
+    if (ec != std::errc() || end != p->value.data() + p->value.size() || value < 0) {
+      return call->Fail(S3Error(S3ErrorCode::kInvalidArgument,
+                                "Provided max-uploads not an integer or within integer range"));
+    }
+    result.max_uploads = static_cast<uint32_t>(std::min<int64_t>(value, 1000));
+  }
+  if (const QueryParam* e = call->Param("encoding-type")) {
+    if (e->value != "url") {
+      return call->Fail(S3Error(S3ErrorCode::kInvalidArgument, "Invalid Encoding Method specified in Request"));
+    }
+    result.encoding_url = true;
+  }
+  WithOwnedBucket(call, [call, result = std::move(result)]() mutable {
+    if (result.max_uploads == 0) return call->RespondXml(200, ListMultipartUploadsXml(result));
+    ListQuery query;
+    query.bucket_id = call->bucket_info.bucket_id();
+    query.prefix = result.prefix;
+    query.delimiter = result.delimiter.value_or("");
+    query.start_after = result.key_marker;
+    query.uploads = true;
+    query.upload_id_marker = result.upload_id_marker;
+    query.max_items = result.max_uploads + 1;
+    call->front.index().List(query, [call, result = std::move(result)](
+                                        Result<ListPage> page) mutable {
+      if (!page.ok()) return call->Fail(page.status());
+      AnswerUploads(call, std::move(result), std::move(page).value());
+    });
   });
 }
 

@@ -3,8 +3,11 @@
 // nearest replica with checksum verification), DeleteObject (one op), and
 // the object sub-resources clients probe (?acl, ?tagging).
 #include <algorithm>
+#include <string>
+#include <vector>
 
 #include "common/limits.h"
+#include "s3/front/composite_checksum.h"
 #include "s3/front/s3_call.h"
 #include "s3/front/s3_front.h"
 #include "s3/protocol/xml_documents.h"
@@ -44,33 +47,42 @@ void ApplyOverrides(const S3Call& call, http::Headers& headers) {
 }
 
 // Streams bytes [first, last] of a blob-backed object, blob by blob, in
-// pieces of at most kS3ReadPieceBytes.
+// pieces of at most kS3ReadPieceBytes. The blob holding `first` is found by
+// binary search over the blobs' start offsets (an object may have tens of
+// thousands of blobs); after that the stream walks forward.
 class BlobStreamer : public std::enable_shared_from_this<BlobStreamer> {
  public:
   BlobStreamer(CallPtr call, pb::ObjectVersion object, uint64_t first, uint64_t last)
-      : call_(std::move(call)), object_(std::move(object)), next_(first), last_(last) {}
+      : call_(std::move(call)), object_(std::move(object)), next_(first), last_(last) {
+    starts_.reserve(object_.blobs_size());
+    uint64_t offset = 0;
+    for (const pb::BlobRef& ref : object_.blobs()) {
+      starts_.push_back(offset);
+      offset += ref.size();
+    }
+    // The blob whose range holds next_: the last start <= next_.
+    auto it = std::upper_bound(starts_.begin(), starts_.end(), next_);
+    blob_ = it == starts_.begin() ? 0 : static_cast<size_t>(it - starts_.begin()) - 1;
+  }
 
   void Step() {
     if (next_ > last_) {
       return call_->exchange->FinishResponse([](Status) {});
     }
-    uint64_t blob_start = 0;
-    for (const pb::BlobRef& ref : object_.blobs()) {
-      if (next_ < blob_start + ref.size()) {
-        const uint64_t offset = next_ - blob_start;
-        const uint64_t length = std::min<uint64_t>(
-            {ref.size() - offset, last_ - next_ + 1, limits::kS3ReadPieceBytes});
-        auto id = blob::BlobId::Parse(ref.blob_id());
-        if (!id.ok()) return call_->exchange->Abort();
-        call_->front.blobs().Read(*id, offset, length, [self = shared_from_this(), length](
-                                                           Result<std::string> data) {
-          self->OnRead(std::move(data), length);
-        });
-        return;
-      }
-      blob_start += ref.size();
+    while (blob_ < starts_.size() && next_ >= starts_[blob_] + object_.blobs(blob_).size()) {
+      ++blob_;
     }
-    call_->exchange->Abort();  // the blobs do not cover the size: never expected
+    if (blob_ >= starts_.size()) return call_->exchange->Abort();  // blobs short of the size
+    const pb::BlobRef& ref = object_.blobs(static_cast<int>(blob_));
+    const uint64_t offset = next_ - starts_[blob_];
+    const uint64_t length =
+        std::min<uint64_t>({ref.size() - offset, last_ - next_ + 1, limits::kS3ReadPieceBytes});
+    auto id = blob::BlobId::Parse(ref.blob_id());
+    if (!id.ok()) return call_->exchange->Abort();
+    call_->front.blobs().Read(*id, offset, length,
+                              [self = shared_from_this(), length](Result<std::string> data) {
+                                self->OnRead(std::move(data), length);
+                              });
   }
 
  private:
@@ -85,9 +97,32 @@ class BlobStreamer : public std::enable_shared_from_this<BlobStreamer> {
 
   CallPtr call_;
   const pb::ObjectVersion object_;
+  std::vector<uint64_t> starts_;  // starts_[i]: object offset of blob i
+  size_t blob_ = 0;               // the blob holding next_ (or before it)
   uint64_t next_;
   const uint64_t last_;
 };
+
+// ?partNumber=N of GET/HEAD: the byte range of part N (1-based). A
+// multipart object's parts start at part_offsets; any other object is one
+// part. InvalidArgument for a malformed number, InvalidPartNumber (416) past
+// the last part.
+S3Result<ByteRange> PartRange(const pb::ObjectVersion& v, std::string_view text) {
+  uint64_t n = 0;
+  const bool digits = !text.empty() && text.size() <= 5 &&
+                      std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (digits) n = std::stoull(std::string(text));
+  if (!digits || n < 1 || n > limits::kS3PartNumberMax) {
+    return S3Error(S3ErrorCode::kInvalidArgument,
+                   "Part number must be an integer between 1 and 10000, inclusive");
+  }
+  const uint64_t parts = v.part_offsets_size() > 0 ? v.part_offsets_size() : 1;
+  if (n > parts || v.size() == 0) return S3Error(S3ErrorCode::kInvalidPartNumber);
+  const uint64_t first = v.part_offsets_size() > 0 ? v.part_offsets(static_cast<int>(n - 1)) : 0;
+  const uint64_t end = n < parts ? v.part_offsets(static_cast<int>(n)) : v.size();
+  if (end <= first) return S3Error(S3ErrorCode::kInvalidPartNumber);
+  return ByteRange{first, end - 1};
+}
 
 }  // namespace
 
@@ -117,18 +152,24 @@ void ServeObject(CallPtr call, const pb::ObjectVersion& v) {
   uint64_t first = 0;
   uint64_t last = size == 0 ? 0 : size - 1;
   unsigned status = 200;
-  if (auto range_header = call->Header("range")) {
+  if (const QueryParam* part = call->Param("partNumber")) {
+    if (call->Header("range")) {
+      return call->Fail(S3Error(S3ErrorCode::kInvalidRequest,
+                                "Cannot specify both Range header and partNumber query parameter"));
+    }
+    auto range = PartRange(v, part->value);
+    if (!range.ok()) return call->Fail(range.error());
+    first = range->first;
+    last = range->last;
+    status = 206;
+    headers.emplace_back("Content-Range", ContentRange(*range, size));
+    if (v.parts_count() > 0) {
+      headers.emplace_back("x-amz-mp-parts-count", std::to_string(v.parts_count()));
+    }
+  } else if (auto range_header = call->Header("range")) {
     auto range = ResolveRange(*range_header, size);
     if (!range.ok()) {
-      if (call->is_head()) {
-        return call->Respond(416, {{"Content-Range", UnsatisfiedContentRange(size)}}, "");
-      }
-      call->MarkAnswered();
-      http::Headers h = call->StandardHeaders();
-      h.emplace_back("Content-Range", UnsatisfiedContentRange(size));
-      h.emplace_back("Content-Type", "application/xml");
-      return call->exchange->Respond(
-          416, std::move(h), ErrorXml(range.error(), call->resource, call->request_id), nullptr);
+      return call->Fail(range.error(), {{"Content-Range", UnsatisfiedContentRange(size)}});
     }
     if (range->has_value()) {
       first = (*range)->first;
@@ -143,6 +184,11 @@ void ServeObject(CallPtr call, const pb::ObjectVersion& v) {
       std::transform(name.begin(), name.end(), name.begin(),
                      [](unsigned char ch) { return std::tolower(ch); });
       headers.emplace_back(name, c.value());
+    }
+    if (v.checksums_size() > 0) {
+      headers.emplace_back("x-amz-checksum-type", IsCompositeChecksum(v.checksums(0).value())
+                                                      ? "COMPOSITE"
+                                                      : "FULL_OBJECT");
     }
   }
   ApplyOverrides(*call, headers);
@@ -173,10 +219,15 @@ void GetObject(CallPtr call) {
         call->bucket_info.bucket_id(), call->key,
         [call](Result<std::optional<pb::ObjectHead>> head) {
           if (!head.ok()) return call->Fail(head.status());
-          if (!head->has_value() || (*head)->latest().delete_marker()) {
-            return call->Fail(S3Error(S3ErrorCode::kNoSuchKey));
+          if (!head->has_value()) return call->Fail(S3Error(S3ErrorCode::kNoSuchKey));
+          const pb::ObjectVersion& latest = (*head)->latest();
+          if (latest.delete_marker()) {
+            // S3 says which delete marker hides the key.
+            return call->Fail(S3Error(S3ErrorCode::kNoSuchKey),
+                              {{"x-amz-delete-marker", "true"},
+                               {"x-amz-version-id", latest.version_id()}});
           }
-          ServeObject(call, (*head)->latest());
+          ServeObject(call, latest);
         });
   });
 }

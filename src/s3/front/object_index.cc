@@ -25,6 +25,7 @@ std::string RoutingKeyOf(const pb::S3Op& op) {
       return model::HeadKey(op.complete_upload().bucket_id(), op.complete_upload().key());
     case pb::S3Op::kAbortUpload:
       return model::HeadKey(op.abort_upload().bucket_id(), op.abort_upload().key());
+    case pb::S3Op::kGcDone:  // partition-internal: nodes apply it, never the router
     case pb::S3Op::OP_NOT_SET: break;
   }
   return {};
@@ -170,9 +171,13 @@ class ObjectIndex::ListWalk : public std::enable_shared_from_this<ListWalk> {
     request.set_delimiter(query_.delimiter);
     request.set_start_after(start_after_.empty() ? query_.start_after : start_after_);
     request.set_versions(query_.versions);
-    // The version marker applies to the first partition only: later ones
-    // start at a new key.
-    if (start_after_.empty()) request.set_version_id_marker(query_.version_id_marker);
+    request.set_uploads(query_.uploads);
+    // The version and upload id markers apply to the first partition only:
+    // later ones start at a new key.
+    if (start_after_.empty()) {
+      request.set_version_id_marker(query_.version_id_marker);
+      request.set_upload_id_marker(query_.upload_id_marker);
+    }
     request.set_max_keys(want);
     request.set_consistency(pb::CONSISTENCY_STRONG);
     auto build = [request](const pb::PartitionDescriptor& p) mutable {

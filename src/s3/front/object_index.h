@@ -40,6 +40,8 @@ struct ListQuery {
   uint32_t max_items = 1000;
   bool versions = false;          // ListObjectVersions
   std::string version_id_marker;  // with start_after as the key marker
+  bool uploads = false;           // ListMultipartUploads (entries carry upload_id)
+  std::string upload_id_marker;   // with start_after as the key marker
 };
 
 struct ListPage {

@@ -1,19 +1,23 @@
-// PutObject: streams the body (decoding aws-chunked, hashing as it goes)
-// into blobs of blob_bytes each, written to their slot's three nodes and
-// acknowledged at two, or keeps it inline when it is small; verifies every
-// digest the client sent; then commits the object with ONE PutObject op.
-// Memory per upload: one blob buffer plus one body piece.
+// PutObject and UploadPart: stream the body (decoding aws-chunked, hashing
+// as it goes) through a BlobWriter (blobs of blob_bytes, up to
+// kS3BlobWritesInFlightMax written at once, each to its slot's three nodes
+// and acknowledged at two), or keep it inline when it is small; verify
+// every digest the client sent; then commit with ONE op. Memory per
+// upload: the writer's window plus one body piece (the next piece is read
+// only when the window has room).
 #include <openssl/evp.h>
 
 #include <ctime>
 #include <chrono>
 
-#include "common/crc32c.h"
 #include "s3/auth/aws_chunked.h"
 #include "s3/auth/checksum.h"
 #include "s3/auth/sigv4.h"
+#include "s3/front/blob_writer.h"
+#include "s3/front/object_metadata.h"
 #include "s3/front/s3_call.h"
 #include "s3/front/s3_front.h"
+#include "s3/model/s3_keys.h"
 
 namespace tessera::s3::front {
 namespace {
@@ -63,10 +67,20 @@ class PutUpload : public std::enable_shared_from_this<PutUpload> {
       sha256_.emplace(auth::ChecksumAlgorithm::kSha256);
     }
     if (auto md5 = call_->Header("content-md5")) content_md5_ = std::string(*md5);
-    auto metadata = CollectUserMetadata(
-        std::vector<HeaderField>(head.headers.begin(), head.headers.end()));
-    if (!metadata.ok()) return metadata.error();
-    metadata_ = std::move(metadata).value();
+    if (!part_) {
+      if (auto st = FillObjectMetadata(*call_, &object_); !st.ok()) return st;
+      if (auto tagging = call_->Header("x-amz-tagging")) {
+        auto tags = ParseTaggingHeader(*tagging);
+        if (!tags.ok()) return tags.error();
+        for (pb::MetadataPair& t : *tags) *object_.add_tags() = std::move(t);
+      }
+    }
+    // Parts always live in blobs: a completed upload concatenates them.
+    if (part_ || expected_size_ > front_.options().inline_bytes_max) {
+      writer_ = BlobWriter::Create(
+          front_.blobs(), front_.options().blob_bytes,
+          model::ObjectPrefix(call_->bucket_info.bucket_id(), call_->key));
+    }
     if (auto none_match = call_->Header("if-none-match")) {
       if (*none_match != "*") return S3Error(S3ErrorCode::kNotImplemented);
       if_none_match_any_ = true;
@@ -99,36 +113,22 @@ class PutUpload : public std::enable_shared_from_this<PutUpload> {
     if (checksum_) checksum_->Update(decoded);
     size_ += decoded.size();
     if (size_ > expected_size_) return Abort(S3Error(S3ErrorCode::kIncompleteBody));
-    buffer_.append(decoded);
-    if (buffer_.size() >= front_.options().blob_bytes) {
-      return FlushBlob([self = shared_from_this(), end] {
-        if (end) return self->Finish();
-        self->ReadNext();
-      });
+    if (!writer_) {
+      inline_data_.append(decoded);
+      if (end) return Finish();
+      return ReadNext();
     }
-    if (end) return Finish();
-    ReadNext();
+    // Backpressure: the next piece is read only when the writer has room.
+    writer_->Write(std::move(decoded), [self = shared_from_this(), end](Status st) {
+      if (!st.ok()) return self->Abort(BlobError(st));
+      if (end) return self->Finish();
+      self->ReadNext();
+    });
   }
 
-  // Writes the first blob_bytes of the buffer (or all of it) as one blob.
-  void FlushBlob(std::function<void()> next) {
-    const size_t n = std::min(buffer_.size(), front_.options().blob_bytes);
-    std::string data = buffer_.substr(0, n);
-    buffer_.erase(0, n);
-    const blob::BlobId id = front_.blobs().NextBlobId();
-    pb::BlobRef* ref = object_.add_blobs();
-    ref->set_blob_id(id.ToString());
-    ref->set_size(data.size());
-    ref->set_crc32c(Crc32c(data));
-    front_.blobs().Put(id, std::move(data), [self = shared_from_this(), next = std::move(next)](
-                                                Status st) {
-      if (!st.ok()) {
-        return self->Abort(st.code() == StatusCode::kThrottled
-                               ? S3Error(S3ErrorCode::kSlowDown)
-                               : S3Error(S3ErrorCode::kServiceUnavailable));
-      }
-      next();
-    });
+  static S3Error BlobError(const Status& st) {
+    return st.code() == StatusCode::kThrottled ? S3Error(S3ErrorCode::kSlowDown)
+                                               : S3Error(S3ErrorCode::kServiceUnavailable);
   }
 
   void Finish() {
@@ -160,14 +160,15 @@ class PutUpload : public std::enable_shared_from_this<PutUpload> {
       AddChecksum(*stream_checksum_, *decoder_->computed_checksum_base64());
     }
     etag_ = auth::HexEncode(md5);
-    // Parts always live in blobs: a completed upload concatenates them.
-    if (!part_ && object_.blobs_size() == 0 &&
-        buffer_.size() <= front_.options().inline_bytes_max) {
-      object_.set_inline_data(std::move(buffer_));
+    if (!writer_) {
+      object_.set_inline_data(std::move(inline_data_));
       return Commit();
     }
-    if (buffer_.empty()) return Commit();
-    FlushBlob([self = shared_from_this()] { self->Commit(); });
+    writer_->Finish([self = shared_from_this()](Result<std::vector<pb::BlobRef>> blobs) {
+      if (!blobs.ok()) return self->Abort(BlobError(blobs.status()));
+      for (pb::BlobRef& ref : *blobs) *self->object_.add_blobs() = std::move(ref);
+      self->Commit();
+    });
   }
 
   void AddChecksum(auth::ChecksumAlgorithm algorithm, std::string value) {
@@ -176,29 +177,11 @@ class PutUpload : public std::enable_shared_from_this<PutUpload> {
     c->set_value(std::move(value));
   }
 
-  void FillMetadata() {
+  void Commit() {
+    if (part_) return CommitPart();
     object_.set_size(size_);
     object_.set_etag(etag_);
     object_.set_last_modified_ms(NowMs());
-    object_.set_owner(call_->user);
-    object_.set_content_type(std::string(call_->Header("content-type").value_or("binary/octet-stream")));
-    if (auto encoding = call_->Header("content-encoding")) {
-      if (auto stripped = StripAwsChunked(*encoding)) object_.set_content_encoding(*stripped);
-    }
-    object_.set_content_disposition(std::string(call_->Header("content-disposition").value_or("")));
-    object_.set_cache_control(std::string(call_->Header("cache-control").value_or("")));
-    object_.set_content_language(std::string(call_->Header("content-language").value_or("")));
-    object_.set_expires(std::string(call_->Header("expires").value_or("")));
-    for (const auto& [name, value] : metadata_) {
-      pb::MetadataPair* pair = object_.add_user_metadata();
-      pair->set_name(name.substr(std::string_view("x-amz-meta-").size()));
-      pair->set_value(value);
-    }
-  }
-
-  void Commit() {
-    if (part_) return CommitPart();
-    FillMetadata();
     pb::S3Op op;
     pb::PutObjectOp* put = op.mutable_put_object();
     put->set_bucket_id(call_->bucket_info.bucket_id());
@@ -254,12 +237,9 @@ class PutUpload : public std::enable_shared_from_this<PutUpload> {
   }
 
   // Answers `error` and deletes the blobs written so far (best effort: a
-  // blob that survives is an orphan for the GC scrub).
+  // blob that survives is an orphan for the GC sweeper).
   void Abort(const S3Error& error) {
-    for (const pb::BlobRef& ref : object_.blobs()) {
-      auto id = blob::BlobId::Parse(ref.blob_id());
-      if (id.ok()) front_.blobs().Delete(*id, [](Status) {});
-    }
+    if (writer_) writer_->Abandon();
     object_.clear_blobs();
     if (!call_->answered()) call_->Fail(error);
   }
@@ -276,10 +256,10 @@ class PutUpload : public std::enable_shared_from_this<PutUpload> {
   std::optional<auth::Checksummer> checksum_;
   std::optional<auth::DeclaredChecksum> declared_;
   std::optional<std::string> content_md5_;
-  std::vector<HeaderField> metadata_;
   bool if_none_match_any_ = false;
   std::string if_match_;
-  std::string buffer_;
+  std::shared_ptr<BlobWriter> writer_;  // null: the object stays inline
+  std::string inline_data_;
   std::string etag_;
   pb::ObjectVersion object_;
 };

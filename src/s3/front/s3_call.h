@@ -45,7 +45,9 @@ struct S3Call : std::enable_shared_from_this<S3Call> {
   }
 
   // Answers the error document (status from the code; no body for HEAD).
-  void Fail(const S3Error& error);
+  // The error document (no body on HEAD) with `headers` added, e.g. the
+  // x-amz-delete-marker of a GET that meets a delete marker.
+  void Fail(const S3Error& error, http::Headers headers = {});
   void Fail(const Status& status);
   // A whole response; standard headers (request id, Server) are added.
   void Respond(unsigned status, http::Headers headers, std::string body);
@@ -90,6 +92,11 @@ void DeleteObject(CallPtr call);
 void GetObjectSubresource(CallPtr call);  // ?acl, ?tagging
 // Answers GET/HEAD with version `v` (preconditions, Range, headers, body).
 void ServeObject(CallPtr call, const pb::ObjectVersion& v);
+// Reads version `version_id` of `key` and calls `found` with it (it may be
+// a delete marker); answers the call itself otherwise: InvalidArgument for
+// a malformed id, NoSuchVersion when absent, or the read's error.
+void WithVersion(CallPtr call, uint64_t bucket_id, const std::string& key,
+                 const std::string& version_id, std::function<void(pb::ObjectVersion)> found);
 // Versioning (versioning.cc).
 void GetObjectVersion(CallPtr call);       // GET/HEAD ?versionId=
 void PutBucketVersioning(CallPtr call);    // PUT ?versioning
@@ -104,6 +111,13 @@ void UploadPart(CallPtr call, PartTarget part);
 void CompleteMultipartUpload(CallPtr call);
 void AbortMultipartUpload(CallPtr call);
 void ListParts(CallPtr call);
+void ListMultipartUploads(CallPtr call);  // GET ?uploads
+// Copies (object_copy.cc): PUT with x-amz-copy-source. The source is read
+// (strong head or version read), its x-amz-copy-source-if-* conditions
+// checked, and its bytes copied into new blobs owned by the destination
+// (decision D21), then ONE op on the destination's partition commits.
+void CopyObject(CallPtr call);
+void UploadPartCopy(CallPtr call, PartTarget part);
 void DeleteObjects(CallPtr call);  // POST ?delete (batch_delete.cc)
 
 // Resolves call->bucket, checks the caller owns it, stores the descriptor

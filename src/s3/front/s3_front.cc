@@ -76,6 +76,7 @@ void UploadPartRequest(CallPtr call) {
     return call->Fail(S3Error(S3ErrorCode::kInvalidArgument,
                               "Part number must be an integer between 1 and 10000, inclusive"));
   }
+  if (call->Header("x-amz-copy-source")) return UploadPartCopy(call, PartTarget{upload->value, n});
   UploadPart(call, PartTarget{upload->value, n});
 }
 
@@ -105,17 +106,18 @@ void Dispatch(CallPtr call) {
         if (call->HasParam(sub)) return GetBucketSubresource(call);
       }
       if (call->HasParam("versions")) return ListObjectVersions(call);
-      if (call->HasParam("uploads")) return call->Fail(S3Error(S3ErrorCode::kNotImplemented));
+      if (call->HasParam("uploads")) return ListMultipartUploads(call);
       return ListObjects(call);
     }
     return call->Fail(S3Error(S3ErrorCode::kMethodNotAllowed));
   }
   if (auto valid = ValidateObjectKey(call->key); !valid.ok()) return call->Fail(valid.error());
   if (method == "PUT") {
-    if (call->HasParam("tagging") || call->HasParam("acl") || call->Header("x-amz-copy-source")) {
+    if (call->HasParam("tagging") || call->HasParam("acl")) {
       return call->Fail(S3Error(S3ErrorCode::kNotImplemented));
     }
     if (call->HasParam("uploadId")) return UploadPartRequest(call);
+    if (call->Header("x-amz-copy-source")) return CopyObject(call);
     return PutObject(call);
   }
   if (method == "GET" || method == "HEAD") {
@@ -143,6 +145,7 @@ S3Front::S3Front(ObjectIndex& index, router::RegistryClient& registry, blob::Blo
       registry_(registry),
       blobs_(blobs),
       options_(std::move(options)),
+      admission_(options_.admission, metrics),
       request_id_salt_(RandomSalt()) {
   requests_ = &metrics.GetCounter("tessera_s3_requests_total", "S3 requests received", {});
 }
@@ -209,6 +212,11 @@ void S3Front::Handle(std::shared_ptr<http::Exchange> exchange) {
     if (!verified.ok()) return call->Fail(verified.error());
     call->auth = std::move(verified).value();
     call->user = secret->user;
+    // --- admission: charged before any partition or blob work.
+    if (Status admitted = call->front.admission().Admit(call->user, call->bucket);
+        !admitted.ok()) {
+      return call->Fail(S3Error(S3ErrorCode::kSlowDown));
+    }
     Dispatch(call);
   });
 }
@@ -240,10 +248,11 @@ void S3Call::RespondXml(unsigned status, std::string xml, http::Headers headers)
   Respond(status, std::move(headers), std::move(xml));
 }
 
-void S3Call::Fail(const S3Error& error) {
+void S3Call::Fail(const S3Error& error, http::Headers headers) {
   const unsigned status = HttpStatus(error.code);
   if (is_head() || status == 304) {
-    return Respond(status, {{"Content-Length", "0"}}, "");
+    headers.emplace_back("Content-Length", "0");
+    return Respond(status, std::move(headers), "");
   }
   std::vector<ErrorField> extra;
   if (error.code == S3ErrorCode::kNoSuchBucket || error.code == S3ErrorCode::kBucketNotEmpty ||
@@ -252,7 +261,7 @@ void S3Call::Fail(const S3Error& error) {
     extra.push_back({"BucketName", bucket});
   }
   if (error.code == S3ErrorCode::kNoSuchKey) extra.push_back({"Key", key});
-  RespondXml(status, ErrorXml(error, resource, request_id, extra));
+  RespondXml(status, ErrorXml(error, resource, request_id, extra), std::move(headers));
 }
 
 void S3Call::Fail(const Status& status) { Fail(FromStatus(status)); }

@@ -1,10 +1,12 @@
 // S3Front: the S3 HTTP API of a router, on the streaming HTTP server. One
 // S3Call per request: parse (path-style or virtual-hosted-style), authenticate
 // (SigV4 / SigV2, header or presigned; secrets from the registry's users),
-// authorize (a user sees only its own buckets), then one handler per S3
-// operation. Object metadata goes through ObjectIndex (one atomic op in one
-// partition per S3 operation); object bytes through the BlobClient (objects
-// up to inline_bytes_max are stored inline in the metadata record instead).
+// admission (one token from the bucket's and the user's budget, else 503
+// SlowDown; src/admission), authorize (a user sees only its own buckets),
+// then one handler per S3 operation. Object metadata goes through
+// ObjectIndex (one atomic op in one partition per S3 operation); object
+// bytes through the BlobClient (objects up to inline_bytes_max are stored
+// inline in the metadata record instead).
 //
 // Contract:
 //  - Every request gets exactly one response; failures are S3 error
@@ -27,6 +29,7 @@
 #include <memory>
 #include <string>
 
+#include "admission/s3_admission.h"
 #include "blob/blob_client.h"
 #include "common/limits.h"
 #include "common/metrics.h"
@@ -44,6 +47,11 @@ struct S3FrontOptions {
   size_t inline_bytes_max = limits::kS3InlineBytesDefault;
   size_t blob_bytes = limits::kS3BlobBytesDefault;
   uint64_t object_bytes_max = limits::kS3ObjectBytesMax;
+  // Smallest part CompleteMultipartUpload accepts except the last (S3: 5 MiB).
+  uint64_t min_part_bytes = limits::kS3MinPartBytes;
+  // Per-bucket and per-user request budgets, charged once per authenticated
+  // request before any partition or blob work; empty -> 503 SlowDown.
+  admission::S3AdmissionOptions admission;
 };
 
 class S3Front {
@@ -61,6 +69,8 @@ class S3Front {
 
   ObjectIndex& index() { return index_; }
   router::RegistryClient& registry() { return registry_; }
+  // The admission policy (GAC seam: admission().SetBucketRate).
+  admission::S3Admission& admission() { return admission_; }
   blob::BlobClient& blobs() { return blobs_; }
   const S3FrontOptions& options() const { return options_; }
   std::string NextRequestId();
@@ -70,6 +80,7 @@ class S3Front {
   router::RegistryClient& registry_;
   blob::BlobClient& blobs_;
   const S3FrontOptions options_;
+  admission::S3Admission admission_;
   metrics::Counter* requests_ = nullptr;
   std::atomic<uint64_t> request_counter_{0};
   const uint64_t request_id_salt_;

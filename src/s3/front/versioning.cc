@@ -60,34 +60,35 @@ void GetObjectVersion(CallPtr call) {
     return call->Fail(S3Error(S3ErrorCode::kInvalidArgument, "Version id cannot be the empty string"));
   }
   WithOwnedBucket(call, [call, version_id] {
-    call->front.index().ReadVersion(
-        call->bucket_info.bucket_id(), call->key, version_id,
-        [call](Result<std::optional<pb::ObjectVersion>> version) {
-          if (!version.ok()) {
-            if (version.status().code() == StatusCode::kInvalidArgument) {
-              return call->Fail(S3Error(S3ErrorCode::kInvalidArgument, "Invalid version id specified"));
-            }
-            return call->Fail(version.status());
-          }
-          if (!version->has_value()) return call->Fail(S3Error(S3ErrorCode::kNoSuchVersion));
-          if ((*version)->delete_marker()) {
-            // S3: a delete marker cannot be read: 405 with the marker's headers.
-            http::Headers headers = {{"x-amz-delete-marker", "true"},
-                                     {"x-amz-version-id", (*version)->version_id()},
-                                     {"Last-Modified", FormatHttpDate((*version)->last_modified_ms())}};
-            if (call->is_head()) return call->Respond(405, std::move(headers), "");
-            call->MarkAnswered();
-            http::Headers all = call->StandardHeaders();
-            for (auto& h : headers) all.push_back(std::move(h));
-            all.emplace_back("Content-Type", "application/xml");
-            return call->exchange->Respond(
-                405, std::move(all),
-                ErrorXml(S3Error(S3ErrorCode::kMethodNotAllowed), call->resource, call->request_id),
-                nullptr);
-          }
-          ServeObject(call, **version);
-        });
+    WithVersion(call, call->bucket_info.bucket_id(), call->key, version_id,
+                [call](pb::ObjectVersion version) {
+                  if (version.delete_marker()) {
+                    // S3: a delete marker cannot be read: 405 with its headers.
+                    return call->Fail(
+                        S3Error(S3ErrorCode::kMethodNotAllowed),
+                        {{"x-amz-delete-marker", "true"},
+                         {"x-amz-version-id", version.version_id()},
+                         {"Last-Modified", FormatHttpDate(version.last_modified_ms())}});
+                  }
+                  ServeObject(call, version);
+                });
   });
+}
+
+void WithVersion(CallPtr call, uint64_t bucket_id, const std::string& key,
+                 const std::string& version_id, std::function<void(pb::ObjectVersion)> found) {
+  call->front.index().ReadVersion(
+      bucket_id, key, version_id,
+      [call, found = std::move(found)](Result<std::optional<pb::ObjectVersion>> version) {
+        if (!version.ok()) {
+          if (version.status().code() == StatusCode::kInvalidArgument) {
+            return call->Fail(S3Error(S3ErrorCode::kInvalidArgument, "Invalid version id specified"));
+          }
+          return call->Fail(version.status());
+        }
+        if (!version->has_value()) return call->Fail(S3Error(S3ErrorCode::kNoSuchVersion));
+        found(std::move(**version));
+      });
 }
 
 void ListObjectVersions(CallPtr call) {

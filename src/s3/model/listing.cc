@@ -1,6 +1,7 @@
 #include "s3/model/listing.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "common/limits.h"
 #include "s3/model/s3_keys.h"
@@ -61,6 +62,9 @@ class Lister {
   Result<std::string> ResumeAfterMarker() {
     const uint64_t bucket = req_.bucket_id();
     const std::string& key = req_.start_after();
+    if (req_.uploads() && !req_.upload_id_marker().empty()) {
+      return UploadKey(bucket, key, req_.upload_id_marker()) + '\0';
+    }
     if (!req_.versions() || req_.version_id_marker().empty()) return ObjectEnd(bucket, key);
     auto rows = source_.Scan(HeadKey(bucket, key), HeadKey(bucket, key) + '\0', 1);
     if (!rows.ok()) return rows.status();
@@ -104,6 +108,46 @@ class Lister {
     return ObjectEnd(bucket, parsed.object_key);
   }
 
+  // An upload listing's row: upload records become entries (or roll into
+  // a common prefix); a key's head and versions are skipped to its first
+  // upload record, its parts to the key's end.
+  Result<std::string> VisitUpload(const RecordRow& row, const ParsedKey& parsed) {
+    const uint64_t bucket = req_.bucket_id();
+    if (parsed.type == RecordType::kHead || parsed.type == RecordType::kVersion) {
+      return UploadKey(bucket, parsed.object_key, "");
+    }
+    if (parsed.type != RecordType::kUpload) return ObjectEnd(bucket, parsed.object_key);
+    if (auto past = RollUp(parsed.object_key)) return std::move(*past);
+    pb::UploadRecord upload;
+    if (!upload.ParseFromString(row.value)) return Status::Corruption("unparseable upload record");
+    pb::S3ListEntry* e = out_.add_items()->mutable_entry();
+    e->set_key(std::string(parsed.object_key));
+    e->set_upload_id(upload.upload_id());
+    e->set_last_modified_ms(upload.initiated_ms());
+    e->set_owner(upload.template_().owner());
+    e->set_storage_class(upload.template_().storage_class());
+    return row.key + '\0';
+  }
+
+  // With a delimiter, when `key` rolls into a common prefix: emits it (once:
+  // the walk then seeks past it; and only after start_after) and returns
+  // where the walk continues. nullopt when the key does not roll up.
+  std::optional<std::string> RollUp(std::string_view key) {
+    if (req_.delimiter().empty()) return std::nullopt;
+    const std::string_view rest = key.substr(std::min(key.size(), req_.prefix().size()));
+    const size_t at = rest.find(req_.delimiter());
+    if (at == std::string_view::npos) return std::nullopt;
+    std::string common(key.substr(0, req_.prefix().size() + at + req_.delimiter().size()));
+    if (req_.start_after().empty() || common > req_.start_after()) {
+      out_.add_items()->set_common_prefix(common);
+    }
+    // Past every key under the common prefix; when nothing can follow (the
+    // prefix is all 0xFF), past the bucket.
+    const uint64_t bucket = req_.bucket_id();
+    std::string after = PrefixSuccessor(common);
+    return after.empty() ? PrefixSuccessor(BucketPrefix(bucket)) : ObjectPrefix(bucket, after);
+  }
+
   pb::S3ListResponse Finish(size_t max_items) {
     out_.set_truncated(static_cast<size_t>(out_.items_size()) >= max_items);
     return std::move(out_);
@@ -116,20 +160,8 @@ class Lister {
     if (!parsed || parsed->bucket_id != req_.bucket_id()) return row.key + '\0';
     const std::string_view key = parsed->object_key;
     const uint64_t bucket = req_.bucket_id();
-    if (!req_.delimiter().empty()) {
-      const std::string_view rest = key.substr(std::min(key.size(), req_.prefix().size()));
-      const size_t at = rest.find(req_.delimiter());
-      if (at != std::string_view::npos) {
-        std::string common(key.substr(0, req_.prefix().size() + at + req_.delimiter().size()));
-        if (req_.start_after().empty() || common > req_.start_after()) {
-          out_.add_items()->set_common_prefix(common);
-        }
-        // Past every key under the common prefix; when nothing can follow
-        // (the prefix is all 0xFF), past the bucket.
-        std::string after = PrefixSuccessor(common);
-        return after.empty() ? PrefixSuccessor(BucketPrefix(bucket)) : ObjectPrefix(bucket, after);
-      }
-    }
+    if (req_.uploads()) return VisitUpload(row, *parsed);
+    if (auto past = RollUp(key)) return std::move(*past);
     if (req_.versions()) return VisitVersion(row, *parsed);
     if (parsed->type == RecordType::kHead) {
       pb::ObjectHead head;

@@ -8,6 +8,10 @@
 //  - Items are in key order; a common prefix is emitted at most once and
 //    only when it sorts after start_after; keys rolled into a common prefix
 //    are never emitted as entries.
+//  - Upload listings (request.uploads) list upload records instead: one
+//    entry per upload in key then upload-id order, keys rolled into common
+//    prefixes only when they have an upload; they read every head record
+//    in the range (there is no index of uploads), seeking past the rest.
 //  - It stops after max_keys items (truncated = true) or at the end of the
 //    range [.., min(end_key, end of prefix)) (truncated = false). A caller
 //    that wants to know whether more items exist asks for one more.

@@ -1,6 +1,7 @@
 #include "s3/model/multipart_ops.h"
 
 #include <map>
+#include <optional>
 
 #include "common/limits.h"
 #include "s3/model/op_context.h"
@@ -40,6 +41,33 @@ Result<std::map<uint32_t, pb::PartRecord>> ReadParts(OpContext& ctx, const std::
     if (rows->size() < kPartRowsPerScan) return parts;
     cursor = rows->back().first + '\0';
   }
+}
+
+// The part's checksum of `algorithm`, or nullptr.
+const pb::ObjectChecksum* FindChecksum(const pb::PartRecord& part, const std::string& algorithm) {
+  for (const pb::ObjectChecksum& c : part.checksums()) {
+    if (c.algorithm() == algorithm) return &c;
+  }
+  return nullptr;
+}
+
+// Uploads created with a checksum algorithm: the op must name the same
+// algorithm (the router read it from the upload record) and carry the
+// composite checksum; each listed part's checksum is checked later.
+std::optional<pb::S3OpResult> CheckCompleteChecksums(const pb::CompleteUploadOp& op,
+                                                     const pb::UploadRecord& upload) {
+  if (op.checksum_algorithm() == upload.checksum_algorithm()) {
+    if (!op.checksum_algorithm().empty() && op.composite_checksum().empty()) {
+      return Outcome(pb::S3_INVALID_REQUEST, "missing composite checksum");
+    }
+    return std::nullopt;
+  }
+  if (op.checksum_algorithm().empty()) {
+    return Outcome(pb::S3_INVALID_REQUEST,
+                   "The upload was created using a " + upload.checksum_algorithm() +
+                       " checksum. The complete request must include the checksum for each part.");
+  }
+  return Outcome(pb::S3_INVALID_REQUEST, "checksum algorithm differs from the upload's");
 }
 
 // Drops the upload record and every part, queueing the blobs of the parts
@@ -96,6 +124,11 @@ Result<pb::S3OpResult> ApplyUploadPart(const pb::UploadPartOp& op, uint64_t slot
   auto upload = ReadUpload(ctx, op.upload_id());
   if (!upload.ok()) return upload.status();
   if (!upload->has_value()) return refuse(pb::S3_NO_SUCH_UPLOAD);
+  const std::string& algorithm = (*upload)->checksum_algorithm();
+  if (!algorithm.empty() && !FindChecksum(op.part(), algorithm)) {
+    return refuse(pb::S3_INVALID_REQUEST,
+                  "Checksum Type mismatch occurred, expected checksum Type: " + algorithm);
+  }
   const std::string key = PartKey(op.bucket_id(), op.key(), op.upload_id(), number);
   auto previous = ReadRecord<pb::PartRecord>(state, key, "part");
   if (!previous.ok()) return previous.status();
@@ -124,6 +157,7 @@ Result<pb::S3OpResult> ApplyCompleteUpload(const pb::CompleteUploadOp& op, uint6
   if (auto refused = CheckWriteConditions(ctx, op.if_none_match_any(), op.if_match_etag())) {
     return *refused;
   }
+  if (auto refused = CheckCompleteChecksums(op, **upload)) return *refused;
   auto parts = ReadParts(ctx, op.upload_id());
   if (!parts.ok()) return parts.status();
   pb::ObjectVersion object = (*upload)->template_();
@@ -141,6 +175,13 @@ Result<pb::S3OpResult> ApplyCompleteUpload(const pb::CompleteUploadOp& op, uint6
       return Outcome(pb::S3_INVALID_PART, "part " + std::to_string(listed.part_number()));
     }
     const pb::PartRecord& part = it->second;
+    if (!op.checksum_algorithm().empty()) {
+      const pb::ObjectChecksum* stored = FindChecksum(part, op.checksum_algorithm());
+      if (!stored || stored->value() != listed.checksum()) {
+        return Outcome(pb::S3_INVALID_PART,
+                       "part " + std::to_string(listed.part_number()) + ": checksum differs");
+      }
+    }
     if (i + 1 < op.parts_size() && part.size() < op.min_part_bytes()) {
       return Outcome(pb::S3_ENTITY_TOO_SMALL, "part " + std::to_string(listed.part_number()));
     }
@@ -154,6 +195,12 @@ Result<pb::S3OpResult> ApplyCompleteUpload(const pb::CompleteUploadOp& op, uint6
   }
   object.set_size(size);
   object.set_etag(op.etag());
+  object.clear_checksums();
+  if (!op.checksum_algorithm().empty()) {
+    pb::ObjectChecksum* composite = object.add_checksums();
+    composite->set_algorithm(op.checksum_algorithm());
+    composite->set_value(op.composite_checksum());
+  }
   object.set_parts_count(static_cast<uint32_t>(op.parts_size()));
   object.set_last_modified_ms(op.now_ms());
   const bool live_before = ctx.LiveLatest() != nullptr;

@@ -3,6 +3,11 @@
 //  - CreateUpload writes the upload record.
 //  - UploadPart needs the upload; a part number sent again replaces the
 //    earlier part (its blobs go to GC). Refused parts' blobs go to GC too.
+//  - Uploads created with a checksum algorithm: every part must carry that
+//    checksum (else INVALID_REQUEST, blobs to GC); CompleteUpload must name
+//    the same algorithm, each listed part's checksum must equal the stored
+//    one (else INVALID_PART), and the object's only checksum is the op's
+//    composite checksum (computed by the router from the listed values).
 //  - CompleteUpload checks the listed parts in one pass, in order (ascending
 //    numbers, each present with the listed etag, all but the last at least
 //    min_part_bytes), concatenates their blobs with an offset index into

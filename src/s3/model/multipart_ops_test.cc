@@ -168,5 +168,82 @@ TEST_F(MultipartOpsTest, CompletingTenThousandPartsIsOneOp) {
   EXPECT_EQ(done.object().size(), 10'000 * kMin);
 }
 
+// Uploads created with a checksum algorithm (composite checksums).
+class ChecksumUploadTest : public MultipartOpsTest {
+ protected:
+  void CreateWithCrc32(const std::string& upload_id) {
+    pb::S3Op op;
+    auto* c = op.mutable_create_upload();
+    c->set_bucket_id(kBucket);
+    c->set_key("big");
+    c->mutable_upload()->set_upload_id(upload_id);
+    c->mutable_upload()->set_checksum_algorithm("CRC32");
+    ASSERT_EQ(Apply(op).outcome(), pb::S3_OK);
+  }
+  pb::S3OpResult PartWith(uint32_t number, const std::string& crc32, const std::string& blob) {
+    pb::S3Op op;
+    auto* p = op.mutable_upload_part();
+    p->set_bucket_id(kBucket);
+    p->set_key("big");
+    p->set_upload_id("u");
+    p->mutable_part()->set_part_number(number);
+    p->mutable_part()->set_size(kMin);
+    p->mutable_part()->set_etag("e" + std::to_string(number));
+    p->mutable_part()->add_blobs()->set_blob_id(blob);
+    if (!crc32.empty()) {
+      auto* c = p->mutable_part()->add_checksums();
+      c->set_algorithm("CRC32");
+      c->set_value(crc32);
+    }
+    return Apply(op);
+  }
+  pb::S3Op CompleteOp(const std::vector<std::string>& listed_crc32s) {
+    pb::S3Op op;
+    auto* c = op.mutable_complete_upload();
+    c->set_bucket_id(kBucket);
+    c->set_key("big");
+    c->set_upload_id("u");
+    for (size_t i = 0; i < listed_crc32s.size(); ++i) {
+      auto* p = c->add_parts();
+      p->set_part_number(static_cast<uint32_t>(i + 1));
+      p->set_etag("e" + std::to_string(i + 1));
+      p->set_checksum(listed_crc32s[i]);
+    }
+    c->set_etag("x-" + std::to_string(listed_crc32s.size()));
+    c->set_min_part_bytes(kMin);
+    c->set_checksum_algorithm("CRC32");
+    c->set_composite_checksum("wpn7tg==-2");
+    return op;
+  }
+};
+
+TEST_F(ChecksumUploadTest, PartsMustCarryTheUploadsChecksum) {
+  CreateWithCrc32("u");
+  EXPECT_EQ(PartWith(1, "", "b1").outcome(), pb::S3_INVALID_REQUEST);
+  EXPECT_EQ(GcAt(slot_), std::vector<std::string>{"b1"});  // the refused part's blob
+  EXPECT_EQ(PartWith(1, "NhCmhg==", "b2").outcome(), pb::S3_OK);
+}
+
+TEST_F(ChecksumUploadTest, CompleteChecksListedChecksumsAndStoresTheComposite) {
+  CreateWithCrc32("u");
+  ASSERT_EQ(PartWith(1, "NhCmhg==", "b1").outcome(), pb::S3_OK);
+  ASSERT_EQ(PartWith(2, "OncRQw==", "b2").outcome(), pb::S3_OK);
+  EXPECT_EQ(Apply(CompleteOp({"NhCmhg==", "AAAAAA=="})).outcome(), pb::S3_INVALID_PART);
+  pb::S3Op no_algorithm = CompleteOp({"NhCmhg==", "OncRQw=="});
+  no_algorithm.mutable_complete_upload()->clear_checksum_algorithm();
+  EXPECT_EQ(Apply(no_algorithm).outcome(), pb::S3_INVALID_REQUEST);
+  auto done = Apply(CompleteOp({"NhCmhg==", "OncRQw=="}));
+  ASSERT_EQ(done.outcome(), pb::S3_OK);
+  ASSERT_EQ(done.object().checksums_size(), 1);
+  EXPECT_EQ(done.object().checksums(0).algorithm(), "CRC32");
+  EXPECT_EQ(done.object().checksums(0).value(), "wpn7tg==-2");
+}
+
+TEST_F(ChecksumUploadTest, UploadsWithoutAlgorithmRefuseOneInTheOp) {
+  Create("u");
+  Part("u", 1, kMin, "e1", "b1");
+  EXPECT_EQ(Apply(CompleteOp({"NhCmhg=="})).outcome(), pb::S3_INVALID_REQUEST);
+}
+
 }  // namespace
 }  // namespace tessera::s3::model

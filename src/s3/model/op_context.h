@@ -5,10 +5,13 @@
 #pragma once
 
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 
+#include "common/limits.h"
 #include "common/result.h"
+#include "s3/model/blob_refs.h"
 #include "s3/model/s3_keys.h"
 #include "s3/model/state_access.h"
 #include "tessera/s3.pb.h"
@@ -31,11 +34,36 @@ Result<std::optional<Message>> ReadRecord(StateAccess& state, const std::string&
   return std::optional<Message>(std::move(message));
 }
 
-// The op's pending effects, written once at the end.
+// The op's state with its own writes, as the reference scan reads it.
+class StateRecordSource : public RecordSource {
+ public:
+  explicit StateRecordSource(StateAccess& state) : state_(state) {}
+  Result<std::vector<RecordRow>> Scan(const std::string& start, const std::string& end,
+                                      size_t limit) const override {
+    auto rows = state_.ScanState(start, end, limit);
+    if (!rows.ok()) return rows.status();
+    std::vector<RecordRow> out;
+    out.reserve(rows->size());
+    for (auto& [key, value] : *rows) out.push_back({std::move(key), std::move(value)});
+    return out;
+  }
+
+ private:
+  StateAccess& state_;
+};
+
+// The op's pending effects, written once at the end. The GC record names
+// its owner (bucket id, key) and never a blob that a record of the key
+// still references once the op's writes are in (a retried op that
+// re-applies the same blob ids, or a refused retry of a put that did apply,
+// must not queue blobs the head keeps).
 class OpContext {
  public:
   OpContext(StateAccess& state, uint64_t bucket_id, std::string key, uint64_t slot)
-      : state_(state), bucket_id_(bucket_id), key_(std::move(key)), slot_(slot) {}
+      : state_(state), bucket_id_(bucket_id), key_(std::move(key)), slot_(slot) {
+    gc_.set_bucket_id(bucket_id_);
+    gc_.set_key(key_);
+  }
 
   Status Load() {
     auto head = ReadRecord<pb::ObjectHead>(state_, HeadKey(bucket_id_, key_), "head");
@@ -90,15 +118,36 @@ class OpContext {
       state_.Delete(HeadKey(bucket_id_, key_));
     }
     state_.Put(UsageKey(bucket_id_), usage_.SerializeAsString());
-    if (gc_.blob_ids_size() > 0) state_.Put(GcKey(slot_), gc_.SerializeAsString());
+    CommitGcOnly();
   }
 
   // Only the GC record: for ops that change nothing else (failed puts).
   void CommitGcOnly() {
+    DropStillReferenced();
     if (gc_.blob_ids_size() > 0) state_.Put(GcKey(slot_), gc_.SerializeAsString());
   }
 
  private:
+  // Removes from gc_ duplicates and every id a record of the key names
+  // (the op's writes included); when the key has too many records to scan,
+  // at least the head's latest version is checked.
+  void DropStillReferenced() {
+    if (gc_.blob_ids_size() == 0) return;
+    const std::set<std::string> candidates(gc_.blob_ids().begin(), gc_.blob_ids().end());
+    auto referenced = ReferencedAmong(StateRecordSource(state_), ObjectPrefix(bucket_id_, key_),
+                                      candidates, limits::kGcCommitScanRowsMax);
+    std::set<std::string> keep;
+    if (referenced.ok()) {
+      keep = std::move(referenced).value();
+    } else if (head_) {
+      for (const pb::BlobRef& b : head_->latest().blobs()) keep.insert(b.blob_id());
+    }
+    gc_.clear_blob_ids();
+    for (const std::string& id : candidates) {
+      if (!keep.count(id)) gc_.add_blob_ids(id);
+    }
+  }
+
   StateAccess& state_;
   const uint64_t bucket_id_;
   const std::string key_;

@@ -57,6 +57,8 @@ constexpr std::array kErrors = {
     ErrorInfo{S3ErrorCode::kInvalidPart, "InvalidPart", 400,
               "One or more of the specified parts could not be found.  The part may not have "
               "been uploaded, or the specified entity tag may not match the part's entity tag."},
+    ErrorInfo{S3ErrorCode::kInvalidPartNumber, "InvalidPartNumber", 416,
+              "The requested partnumber is not satisfiable"},
     ErrorInfo{S3ErrorCode::kInvalidPartOrder, "InvalidPartOrder", 400,
               "The list of parts was not in ascending order. Parts must be ordered by part "
               "number."},

@@ -31,6 +31,7 @@ enum class S3ErrorCode {
   kInvalidDigest,
   kInvalidLocationConstraint,
   kInvalidPart,
+  kInvalidPartNumber,
   kInvalidPartOrder,
   kInvalidRange,
   kInvalidRequest,
