@@ -144,6 +144,13 @@ CLI::App* AddS3Commands(CLI::App& app, S3CommandArgs& args) {
   common(check);
   check->add_flag("--json", args.json, "print the counts as JSON");
   check->callback([&args] { args.action = "check"; });
+  CLI::App* usage = s3->add_subcommand(
+      "usage", "a bucket's usage summed over the S3 partitions: objects, bytes, versions, "
+               "multipart uploads in progress and their part bytes");
+  common(usage);
+  usage->add_option("name", args.name, "bucket name")->required();
+  usage->add_flag("--json", args.json, "print one JSON object");
+  usage->callback([&args] { args.action = "usage"; });
   return s3;
 }
 

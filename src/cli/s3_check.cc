@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/partition_calls.h"
 #include "common/limits.h"
 #include "tessera/blob.pb.h"
 #include "tessera/cluster_rpc.pb.h"
@@ -27,25 +28,6 @@ struct Findings {
   std::set<std::string> gc_blob_ids;
   std::map<std::string, std::set<uint32_t>> holders;  // blob id -> nodes holding a file
 };
-
-// One call to the partition's leader: the hinted leader first, then each
-// replica, following NotLeader hints.
-Result<std::string> CallPartition(cluster::ClusterClient& client, const pb::PartitionDescriptor& p,
-                                  const std::string& method, const std::string& payload) {
-  std::vector<uint32_t> order;
-  if (p.leader_hint() != 0) order.push_back(p.leader_hint());
-  for (const pb::ReplicaPlacement& r : p.replicas()) order.push_back(r.node_id());
-  std::set<uint32_t> tried;
-  Status last = Status::Unavailable("no replica");
-  for (size_t i = 0; i < order.size() && i < 16; ++i) {
-    if (!tried.insert(order[i]).second) continue;
-    auto reply = client.Call(order[i], method, payload, kRpcTimeout);
-    if (reply.ok()) return reply;
-    last = reply.status();
-    if (last.code() == StatusCode::kNotLeader && last.leader_hint() != 0) order.push_back(last.leader_hint());
-  }
-  return Status(last.code(), "group " + std::to_string(p.group_id()) + ": " + last.ToString());
-}
 
 Status ScanPartition(cluster::ClusterClient& client, const pb::PartitionDescriptor& p, Findings& f) {
   pb::S3BlobScanRequest request;
@@ -135,14 +117,11 @@ void Print(const Findings& f, const Report& r, bool json, std::ostream& out) {
 Status RunS3Check(ClusterSession& session, bool json, std::ostream& out) {
   auto client = session.client();
   if (!client.ok()) return client.status();
-  auto tables = (*client)->CallAny(ProcessRole::kMeta, "meta.tables",
-                                   pb::TablesRequest().SerializeAsString(), kRpcTimeout);
-  if (!tables.ok()) return tables.status();
-  pb::TablesResponse map;
-  if (!map.ParseFromString(*tables)) return Status::Corruption("unparsable meta.tables answer");
+  auto partitions = TablePartitions(**client, kS3Table);
+  if (!partitions.ok()) return partitions.status();
   Findings findings;
-  for (const pb::PartitionDescriptor& p : map.partitions()) {
-    if (p.table() == kS3Table) TESSERA_RETURN_IF_ERROR(ScanPartition(**client, p, findings));
+  for (const pb::PartitionDescriptor& p : *partitions) {
+    TESSERA_RETURN_IF_ERROR(ScanPartition(**client, p, findings));
   }
   const std::vector<cluster::ProcessEntry> nodes = session.table().OfRole(ProcessRole::kNode);
   for (const cluster::ProcessEntry& node : nodes) {

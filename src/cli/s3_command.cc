@@ -7,7 +7,9 @@
 #include <spdlog/spdlog.h>
 
 #include "cli/cluster_session.h"
+#include "cli/partition_calls.h"
 #include "cli/s3_check.h"
+#include "tessera/s3.pb.h"
 #include "tessera/s3_registry.pb.h"
 
 namespace tessera::cli {
@@ -95,6 +97,48 @@ Status Buckets(ClusterSession& s, const S3CommandArgs& a, std::ostream& out) {
   return Status::Ok();
 }
 
+// The bucket's usage: the sum of every `_s3` partition's usage record of
+// it (each partition counts the keys it serves, docs/formats/s3-keys.md).
+Status Usage(ClusterSession& s, const S3CommandArgs& a, std::ostream& out) {
+  pb::GetBucketRequest lookup;
+  lookup.set_name(a.name);
+  auto bucket = CallMeta<pb::GetBucketResponse>(s, "meta.get_bucket", lookup);
+  if (!bucket.ok()) return bucket.status();
+  if (!bucket->found()) return Status::NotFound("no bucket " + a.name);
+  auto client = s.client();
+  if (!client.ok()) return client.status();
+  auto partitions = TablePartitions(**client, "_s3");
+  if (!partitions.ok()) return partitions.status();
+  pb::BucketUsage total;
+  for (const pb::PartitionDescriptor& p : *partitions) {
+    pb::S3UsageRequest request;
+    request.set_group_id(p.group_id());
+    request.set_bucket_id(bucket->bucket().bucket_id());
+    auto reply = CallPartition(**client, p, "s3.usage", request.SerializeAsString());
+    if (!reply.ok()) return reply.status();
+    pb::BucketUsage part;
+    if (!part.ParseFromString(*reply)) return Status::Corruption("unparsable s3.usage answer");
+    total.set_objects(total.objects() + part.objects());
+    total.set_bytes(total.bytes() + part.bytes());
+    total.set_versions(total.versions() + part.versions());
+    total.set_uploads(total.uploads() + part.uploads());
+    total.set_part_bytes(total.part_bytes() + part.part_bytes());
+  }
+  if (a.json) {
+    out << "{\"bucket\": \"" << a.name << "\", \"bucket_id\": " << bucket->bucket().bucket_id()
+        << ", \"objects\": " << total.objects() << ", \"bytes\": " << total.bytes()
+        << ", \"versions\": " << total.versions() << ", \"uploads\": " << total.uploads()
+        << ", \"part_bytes\": " << total.part_bytes() << ", \"partitions\": "
+        << partitions->size() << "}\n";
+  } else {
+    out << a.name << " objects=" << total.objects() << " bytes=" << total.bytes()
+        << " versions=" << total.versions() << " uploads=" << total.uploads()
+        << " part_bytes=" << total.part_bytes() << " (" << partitions->size()
+        << " partitions)\n";
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 int RunS3Command(const S3CommandArgs& a, std::ostream& out, std::ostream& err) {
@@ -113,6 +157,7 @@ int RunS3Command(const S3CommandArgs& a, std::ostream& out, std::ostream& err) {
   else if (a.action == "user-list") st = UserList(**session, out);
   else if (a.action == "bucket-create") st = BucketCreate(**session, a, out);
   else if (a.action == "buckets") st = Buckets(**session, a, out);
+  else if (a.action == "usage") st = Usage(**session, a, out);
   else if (a.action == "check") {
     st = RunS3Check(**session, a.json, out);
     if (st.code() == StatusCode::kConflict) return 1;  // the report says why

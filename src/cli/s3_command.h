@@ -14,16 +14,16 @@ class App;
 namespace tessera::cli {
 
 struct S3CommandArgs {
-  std::string action;  // user-create | user-list | bucket-create | buckets | check
+  std::string action;  // user-create | user-list | bucket-create | buckets | check | usage
   std::string layout_path;
   std::string dir;
-  std::string name;        // user-create: the user; bucket-create: the bucket
+  std::string name;        // user-create: the user; bucket-create, usage: the bucket
   std::string access_key;  // user-create: optional, with secret_key
   std::string secret_key;
   std::string owner;       // buckets: only this owner's ("" = all); bucket-create: its owner
   uint64_t bucket_id = 0;  // bucket-create: 0 = placed by the metadata service
   std::string region;      // bucket-create
-  bool json = false;       // check: JSON output
+  bool json = false;       // check, usage: JSON output
 };
 
 // Exit codes: 0 done, 2 usage, 3 failed (message on err). user create
@@ -32,7 +32,9 @@ struct S3CommandArgs {
 // the owner already had it: exit 0; another owner's name, a used id, or
 // the owner's bucket with another id than --id: 3);
 // the lists print one line per user / bucket; check prints the blob
-// checker's report (cli/s3_check.h) and exits 1 when it finds a mismatch.
+// checker's report (cli/s3_check.h) and exits 1 when it finds a mismatch;
+// usage prints "NAME objects=N bytes=N versions=N uploads=N part_bytes=N
+// (P partitions)" (or one JSON object), summed over the `_s3` partitions.
 int RunS3Command(const S3CommandArgs& args, std::ostream& out, std::ostream& err);
 
 // Adds `s3 user create|list`, `s3 bucket create` and `s3 buckets` to `app`, filling `args`

@@ -20,6 +20,7 @@ Timing is printed, never asserted.
 """
 
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -122,6 +123,10 @@ class GcTest(unittest.TestCase):
             self.s3.upload_part(Bucket="gc-plain", Key="mp", UploadId=up["UploadId"],
                                 PartNumber=n, Body=body(f"part{n}", 600 * KiB))
         self.s3.abort_multipart_upload(Bucket="gc-plain", Key="mp", UploadId=up["UploadId"])
+        # One upload stays in progress: usage counts it and its part bytes.
+        pending = self.s3.create_multipart_upload(Bucket="gc-plain", Key="pending")
+        self.s3.upload_part(Bucket="gc-plain", Key="pending", UploadId=pending["UploadId"],
+                            PartNumber=1, Body=body("pending", 300 * KiB))
 
     def half_put(self, key, then):
         """Sends half of a 20 MiB PUT body on a raw socket (the router writes
@@ -207,7 +212,28 @@ class GcTest(unittest.TestCase):
                              f"{bucket}/{key}")
         listed = {o["Key"] for o in self.s3.list_objects_v2(Bucket="gc-plain").get("Contents", [])}
         self.assertEqual(listed, {"over", "small"})
+        self.usage_is_exact()
         self.checker_catches_a_stray_file()
+
+    def usage(self, bucket):
+        return json.loads(self.c.cli("s3", "usage", bucket, "--json").stdout)
+
+    def usage_is_exact(self):
+        """`tessera s3 usage` after overwrites, deletes, versions, an aborted
+        and a pending upload, broken bodies and a node outage."""
+        plain = self.usage("gc-plain")
+        self.assertEqual((plain["objects"], plain["bytes"], plain["versions"]),
+                         (2, len(self.expected[("gc-plain", "over")]) +
+                          len(self.expected[("gc-plain", "small")]), 0), plain)
+        self.assertEqual((plain["uploads"], plain["part_bytes"]), (1, 300 * KiB), plain)
+        versions = self.usage("gc-versions")
+        # Stored: v's second version (120 KiB), m's version (90 KiB) and its
+        # delete marker; live: v only.
+        self.assertEqual((versions["objects"], versions["bytes"], versions["versions"],
+                          versions["uploads"]), (1, 120 * KiB + 90 * KiB, 3, 0), versions)
+        down = self.usage("gc-down")
+        self.assertEqual((down["objects"], down["bytes"]),
+                         (12, sum(64 * KiB + 1000 * i for i in range(12))), down)
 
     def checker_catches_a_stray_file(self):
         """A known violation: a blob file nothing references."""
