@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <filesystem>
 #include <map>
 
@@ -205,24 +206,25 @@ Status BlobStore::WriteNew(const BlobId& id, std::string_view owner, std::string
   const std::string temp = path + std::string(kTempSuffix);
   Status written = [&]() -> Status {
     const std::string prefix = file::EncodePrefix(id, owner, data);
-    // Direct I/O where the file system takes it (EINVAL: tmpfs and the
-    // like), the page cache otherwise.
-    int raw = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_DIRECT, 0644);
-    const bool direct = raw >= 0;
-    if (!direct) {
-      if (errno != EINVAL) return ErrnoStatus("create " + temp, errno);
-      raw = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-      if (raw < 0) return ErrnoStatus("create " + temp, errno);
+    // Direct I/O where the file system takes it; the page cache otherwise
+    // (EINVAL at open: tmpfs and the like; a direct write refused, e.g. for
+    // a larger alignment, starts over buffered).
+    std::optional<Fd> fd;
+    const int direct = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_DIRECT, 0644);
+    if (direct >= 0) {
+      fd.emplace(direct);
+      if (!WriteDirect(fd->get(), prefix, data, temp).ok()) fd.reset();
+    } else if (errno != EINVAL) {
+      return ErrnoStatus("create " + temp, errno);
     }
-    Fd fd(raw);
-    if (direct) {
-      TESSERA_RETURN_IF_ERROR(WriteDirect(fd.get(), prefix, data, temp));
-    } else {
-      TESSERA_RETURN_IF_ERROR(WriteAll(fd.get(), prefix, temp));
-      TESSERA_RETURN_IF_ERROR(WriteAll(fd.get(), data, temp));
+    if (!fd) {
+      fd.emplace(::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+      if (fd->get() < 0) return ErrnoStatus("create " + temp, errno);
+      TESSERA_RETURN_IF_ERROR(WriteAll(fd->get(), prefix, temp));
+      TESSERA_RETURN_IF_ERROR(WriteAll(fd->get(), data, temp));
     }
-    TESSERA_RETURN_IF_ERROR(Sync(fd.get(), temp));
-    if (fd.Close() != 0) return ErrnoStatus("close " + temp, errno);
+    TESSERA_RETURN_IF_ERROR(Sync(fd->get(), temp));
+    if (fd->Close() != 0) return ErrnoStatus("close " + temp, errno);
     if (::rename(temp.c_str(), path.c_str()) != 0) return ErrnoStatus("rename " + temp, errno);
     return Status::Ok();
   }();
