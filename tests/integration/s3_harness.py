@@ -24,6 +24,7 @@ import hashlib
 import hmac
 import http.client
 import os
+import re
 import shutil
 import socket
 import ssl
@@ -182,6 +183,36 @@ class S3Cluster:
                 shutil.rmtree(self.root, ignore_errors=True)
             else:
                 print(f"kept {self.root}", file=sys.stderr)
+
+    def partitions(self):
+        """`tessera cluster status` parsed (test_kv_cluster.parse_status)."""
+        from test_kv_cluster import parse_status
+        return parse_status(self.cli("cluster", "status", check=False).stdout)
+
+    def bucket_leader(self, test, bucket):
+        """The node leading the `_s3` partition that holds `bucket`."""
+        out = self.cli("s3", "buckets").stdout
+        m = re.search(rf"^{re.escape(bucket)} id=(\d+) ", out, re.M)
+        test.assertIsNotNone(m, out)
+        prefix = int(m.group(1)).to_bytes(8, "big")
+        for p in self.partitions():
+            if p["table"] == "_s3" and p["start"] <= prefix and (not p["end"] or prefix < p["end"]):
+                leaders = [r["name"] for r in p["replicas"] if r["leader"]]
+                test.assertEqual(len(leaders), 1, p)
+                return leaders[0]
+        test.fail(f"no _s3 partition holds bucket id {m.group(1)}")
+
+    def wait_converged(self, test, timeout_s=60):
+        """Every partition has a leader and every replica is reachable with
+        no lag (after a node restarted)."""
+        def converged():
+            parts = self.partitions()
+            return parts and all(
+                any(r["leader"] for r in p["replicas"]) and
+                all(r["reachable"] and r["lag"] == 0 for r in p["replicas"]) for p in parts)
+        if not wait_until(converged, timeout_s, 0.5):
+            test.fail("the cluster did not converge after the restart:\n" +
+                      self.cli("cluster", "status", check=False).stdout)
 
     def create_user(self, name):
         """`tessera s3 user create NAME` -> (access key, secret key)."""

@@ -22,7 +22,6 @@ import tempfile
 import unittest
 
 import s3_harness as h
-from test_kv_cluster import parse_status
 
 CLUSTER = None
 BUCKET = "failover"
@@ -62,27 +61,10 @@ class KillNodeDuringSyncTest(unittest.TestCase):
                 self.c.cli("cluster", "restart", m.group(1), check=False)
 
     def bucket_leader(self):
-        """The node leading the `_s3` partition that holds BUCKET."""
-        out = self.c.cli("s3", "buckets").stdout
-        m = re.search(rf"^{BUCKET} id=(\d+) ", out, re.M)
-        self.assertIsNotNone(m, out)
-        prefix = int(m.group(1)).to_bytes(8, "big")
-        for p in parse_status(self.c.cli("cluster", "status", check=False).stdout):
-            if p["table"] == "_s3" and p["start"] <= prefix and (not p["end"] or prefix < p["end"]):
-                leaders = [r["name"] for r in p["replicas"] if r["leader"]]
-                self.assertEqual(len(leaders), 1, p)
-                return leaders[0]
-        self.fail(f"no _s3 partition holds bucket id {m.group(1)}")
+        return self.c.bucket_leader(self, BUCKET)
 
     def wait_converged(self, timeout_s=60):
-        def converged():
-            parts = parse_status(self.c.cli("cluster", "status", check=False).stdout)
-            return parts and all(
-                any(r["leader"] for r in p["replicas"]) and
-                all(r["reachable"] and r["lag"] == 0 for r in p["replicas"]) for p in parts)
-        if not h.wait_until(converged, timeout_s, 0.5):
-            self.fail("the cluster did not converge after the restart:\n" +
-                      self.c.cli("cluster", "status", check=False).stdout)
+        self.c.wait_converged(self, timeout_s)
 
     def read_back(self, files, label):
         dst = os.path.join(self.tmp, label)

@@ -36,7 +36,6 @@ import time
 import unittest
 
 import s3_harness as h
-from test_kv_cluster import parse_status
 from test_s3_multipart_clients import generate, parse_versions_page
 
 CLUSTER = None
@@ -95,27 +94,10 @@ class KillTestCase(unittest.TestCase):
         return self.c.boto3_client(retries=BOTO_ATTEMPTS, read_timeout=15, connect_timeout=5)
 
     def bucket_leader(self, bucket):
-        """The node leading the `_s3` partition that holds `bucket`."""
-        out = self.c.cli("s3", "buckets").stdout
-        m = re.search(rf"^{re.escape(bucket)} id=(\d+) ", out, re.M)
-        self.assertIsNotNone(m, out)
-        prefix = int(m.group(1)).to_bytes(8, "big")
-        for p in parse_status(self.c.cli("cluster", "status", check=False).stdout):
-            if p["table"] == "_s3" and p["start"] <= prefix and (not p["end"] or prefix < p["end"]):
-                leaders = [r["name"] for r in p["replicas"] if r["leader"]]
-                self.assertEqual(len(leaders), 1, p)
-                return leaders[0]
-        self.fail(f"no _s3 partition holds bucket id {m.group(1)}")
+        return self.c.bucket_leader(self, bucket)
 
     def wait_converged(self, timeout_s=60):
-        def converged():
-            parts = parse_status(self.c.cli("cluster", "status", check=False).stdout)
-            return parts and all(
-                any(r["leader"] for r in p["replicas"]) and
-                all(r["reachable"] and r["lag"] == 0 for r in p["replicas"]) for p in parts)
-        if not h.wait_until(converged, timeout_s, 0.5):
-            self.fail("the cluster did not converge after the restart:\n" +
-                      self.c.cli("cluster", "status", check=False).stdout)
+        self.c.wait_converged(self, timeout_s)
 
     def get_sha256(self, s3, bucket, key, **kw):
         r = s3.get_object(Bucket=bucket, Key=key, **kw)
