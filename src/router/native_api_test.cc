@@ -244,25 +244,13 @@ class NativeApiTest : public ::testing::Test {
   }
 
   static cluster::ProcessEntry Entry(uint32_t id, cluster::ProcessRole role, uint16_t port) {
-    cluster::ProcessEntry e;
-    e.id = id;
-    e.role = role;
-    e.name = std::string(cluster::ProcessRoleName(role)) + std::to_string(id);
-    e.az = "az1";
-    e.host = "127.0.0.1";
-    e.peer_port = port;
-    return e;
+    return testing::LoopbackEntry(id, role, port);
   }
 
   std::unique_ptr<rpc::RpcServer> StartServer(uint32_t id, const std::string& role,
                                               const std::vector<std::string>& methods, rpc::Handler handler) {
-    rpc::ServerOptions options;
-    options.identity = rpc::Identity{id, role, kSecret};
-    auto server =
-        std::make_unique<rpc::RpcServer>(rpc::RpcContext{io_, server_registry_, server_faults_}, options);
-    for (const std::string& m : methods) EXPECT_TRUE(server->RegisterHandler(m, handler).ok());
-    EXPECT_TRUE(server->Start().ok());
-    return server;
+    return testing::StartFakeServer(rpc::RpcContext{io_, server_registry_, server_faults_}, id, role,
+                                    kSecret, methods, std::move(handler));
   }
 
   uint64_t Counter(const std::string& series) { return testing::SeriesValue(registry_, series); }

@@ -1,11 +1,17 @@
 // Test helpers for the router module.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cstdint>
+#include <memory>
 #include <sstream>
 #include <string>
+#include <vector>
 
+#include "cluster/process_table.h"
 #include "common/metrics.h"
+#include "rpc/server.h"
 
 namespace tessera::router::testing {
 
@@ -21,6 +27,34 @@ inline uint64_t SeriesValue(const metrics::Registry& registry, const std::string
     }
   }
   return 0;
+}
+
+// A process of the fake cluster a router test talks to: `role` `id` in
+// az1 on 127.0.0.1:`port`.
+inline cluster::ProcessEntry LoopbackEntry(uint32_t id, cluster::ProcessRole role, uint16_t port) {
+  cluster::ProcessEntry e;
+  e.id = id;
+  e.role = role;
+  e.name = std::string(cluster::ProcessRoleName(role)) + std::to_string(id);
+  e.az = "az1";
+  e.host = "127.0.0.1";
+  e.peer_port = port;
+  return e;
+}
+
+// A started rpc server (any free port) answering `methods` with `handler`,
+// standing in for node or meta replica `id`.
+inline std::unique_ptr<rpc::RpcServer> StartFakeServer(rpc::RpcContext context, uint32_t id,
+                                                       const std::string& role,
+                                                       const std::string& secret,
+                                                       const std::vector<std::string>& methods,
+                                                       rpc::Handler handler) {
+  rpc::ServerOptions options;
+  options.identity = rpc::Identity{id, role, secret};
+  auto server = std::make_unique<rpc::RpcServer>(context, options);
+  for (const std::string& m : methods) EXPECT_TRUE(server->RegisterHandler(m, handler).ok());
+  EXPECT_TRUE(server->Start().ok());
+  return server;
 }
 
 }  // namespace tessera::router::testing
