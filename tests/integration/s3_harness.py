@@ -564,3 +564,30 @@ def raw_head(method, target, host, headers):
     lines = [f"{method} {target} HTTP/1.1", f"Host: {host}"]
     lines += [f"{k}: {v}" for k, v in headers.items() if k.lower() != "host"]
     return ("\r\n".join(lines) + "\r\n\r\n").encode()
+
+
+class ClusterTestCase(unittest.TestCase):
+    """Base of the S3 integration test classes: `self.c` is the test
+    module's CLUSTER (started by its setUpModule), `self.tmp` a scratch
+    directory removed after each test, whose duration is printed."""
+
+    def setUp(self):
+        self.c = sys.modules[type(self).__module__].CLUSTER
+        self.tmp = tempfile.mkdtemp(dir=self.c.root)
+        self.started = time.monotonic()
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+        print(f"[{self.id().split('.')[-1]}: {time.monotonic() - self.started:.1f}s]",
+              file=sys.stderr, end=" ")
+
+    def assert_client_error(self, call, code, status, **kw):
+        """call(**kw) raises botocore's ClientError with this S3 code and
+        HTTP status; returns the error response."""
+        import botocore.exceptions
+        with self.assertRaises(botocore.exceptions.ClientError) as e:
+            call(**kw)
+        err = e.exception.response
+        self.assertEqual((err["Error"]["Code"], err["ResponseMetadata"]["HTTPStatusCode"]),
+                         (code, status), err)
+        return err

@@ -79,17 +79,7 @@ def write_tree(root, files):
             f.write(data)
 
 
-class ClientTestCase(unittest.TestCase):
-    def setUp(self):
-        self.c = CLUSTER
-        self.tmp = tempfile.mkdtemp(dir=CLUSTER.root)
-        self.started = time.monotonic()
-
-    def tearDown(self):
-        shutil.rmtree(self.tmp, ignore_errors=True)
-        print(f"[{self.id().split('.')[-1]}: {time.monotonic() - self.started:.1f}s]",
-              file=sys.stderr, end=" ")
-
+class ClientTestCase(h.ClusterTestCase):
     def ls_recursive(self, url, https=False):
         """`aws s3 ls --recursive` -> {key: size}."""
         _, out, _ = self.c.aws("s3", "ls", "--recursive", url, https=https)

@@ -65,17 +65,10 @@ def crc32_raw(data):
     return struct.pack(">I", zlib.crc32(data) & 0xFFFFFFFF)
 
 
-class CopyTestCase(unittest.TestCase):
+class CopyTestCase(h.ClusterTestCase):
     def setUp(self):
-        self.c = CLUSTER
-        self.s3 = CLUSTER.boto3_client()
-        self.tmp = tempfile.mkdtemp(dir=CLUSTER.root)
-        self.started = time.monotonic()
-
-    def tearDown(self):
-        shutil.rmtree(self.tmp, ignore_errors=True)
-        print(f"[{self.id().split('.')[-1]}: {time.monotonic() - self.started:.1f}s]",
-              file=sys.stderr, end=" ")
+        super().setUp()
+        self.s3 = self.c.boto3_client()
 
     def bucket(self, name, versioned=False):
         self.s3.create_bucket(Bucket=name)
@@ -83,15 +76,6 @@ class CopyTestCase(unittest.TestCase):
             self.s3.put_bucket_versioning(Bucket=name,
                                           VersioningConfiguration={"Status": "Enabled"})
         return name
-
-    def assert_client_error(self, call, code, status, **kw):
-        import botocore.exceptions
-        with self.assertRaises(botocore.exceptions.ClientError) as e:
-            call(**kw)
-        err = e.exception.response
-        self.assertEqual(err["Error"]["Code"], code, err)
-        self.assertEqual(err["ResponseMetadata"]["HTTPStatusCode"], status, err)
-        return err
 
     def body(self, bucket, key, **kw):
         return self.s3.get_object(Bucket=bucket, Key=key, **kw)["Body"].read()

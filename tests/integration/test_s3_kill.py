@@ -69,17 +69,10 @@ def has_s3_check():
     return re.search(r"^\s+check\s", p.stdout, re.M) is not None
 
 
-class KillTestCase(unittest.TestCase):
+class KillTestCase(h.ClusterTestCase):
     def setUp(self):
-        self.c = CLUSTER
-        self.tmp = tempfile.mkdtemp(dir=CLUSTER.root)
-        self.started = time.monotonic()
+        super().setUp()
         self.addCleanup(self.restart_stopped)
-
-    def tearDown(self):
-        shutil.rmtree(self.tmp, ignore_errors=True)
-        print(f"[{self.id().split('.')[-1]}: {time.monotonic() - self.started:.1f}s]",
-              file=sys.stderr, end=" ")
 
     def restart_stopped(self):
         """Leaves every process running for the next test, whatever happened."""

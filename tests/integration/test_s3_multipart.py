@@ -64,25 +64,8 @@ def multipart_etag(data, part_bytes):
     return f'"{digest}-{len(parts)}"'
 
 
-class MultipartTestCase(unittest.TestCase):
-    def setUp(self):
-        self.c = CLUSTER
-        self.tmp = tempfile.mkdtemp(dir=CLUSTER.root)
-        self.started = time.monotonic()
-
-    def tearDown(self):
-        shutil.rmtree(self.tmp, ignore_errors=True)
-        print(f"[{self.id().split('.')[-1]}: {time.monotonic() - self.started:.1f}s]",
-              file=sys.stderr, end=" ")
-
-    def assert_client_error(self, call, code, status, **kw):
-        import botocore.exceptions
-        with self.assertRaises(botocore.exceptions.ClientError) as e:
-            call(**kw)
-        err = e.exception.response
-        self.assertEqual((err["Error"]["Code"], err["ResponseMetadata"]["HTTPStatusCode"]),
-                         (code, status), err)
-        return err
+class MultipartTestCase(h.ClusterTestCase):
+    pass
 
 
 class ClientMultipartTest(MultipartTestCase):

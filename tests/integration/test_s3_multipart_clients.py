@@ -134,25 +134,9 @@ def parse_versions_page(body):
     return fields, entries
 
 
-class ClientTestCase(unittest.TestCase):
-    def setUp(self):
-        self.c = CLUSTER
-        self.tmp = tempfile.mkdtemp(dir=CLUSTER.root)
-        self.started = time.monotonic()
+class ClientTestCase(h.ClusterTestCase):
+    assert_error = h.ClusterTestCase.assert_client_error
 
-    def tearDown(self):
-        shutil.rmtree(self.tmp, ignore_errors=True)
-        print(f"[{self.id().split('.')[-1]}: {time.monotonic() - self.started:.1f}s]",
-              file=sys.stderr, end=" ")
-
-    def assert_error(self, call, code, status, **kw):
-        import botocore.exceptions
-        with self.assertRaises(botocore.exceptions.ClientError) as e:
-            call(**kw)
-        err = e.exception.response
-        self.assertEqual((err["Error"]["Code"], err["ResponseMetadata"]["HTTPStatusCode"]),
-                         (code, status), err)
-        return err
 
     def assert_raw_error(self, resp, code, status):
         self.assertEqual(resp.status, status, resp)
