@@ -3,8 +3,9 @@
 
 Goal: prove against a whole local Tessera cluster that
   1. the aws CLI uploads 1 GiB over HTTPS in 8 MiB parts with its default
-     checksums (file generated and hashed in a stream, never in memory), and
-     the download has the same SHA-256 and S3's multipart ETag; boto3 uploads
+     checksums (streamed through its stdin and stdout: generated and hashed
+     on the fly, never stored on the client side), and the download has the
+     same SHA-256 and S3's multipart ETag; boto3 uploads
      100 MiB over HTTP and HTTPS the same way;
   2. ranged GETs across part boundaries and `?partNumber=N` GET/HEAD of
      multipart objects return the right bytes, Content-Range and
@@ -36,8 +37,10 @@ import json
 import os
 import random
 import shutil
+import subprocess
 import sys
 import tempfile
+import threading
 import time
 import unittest
 import xml.etree.ElementTree as ET
@@ -87,16 +90,37 @@ class Digest:
         return f'"{hashlib.md5(b"".join(md5s)).hexdigest()}-{len(md5s)}"'
 
 
+class SeededBytes:
+    """`size` bytes of a seeded PRNG stream cut in GEN_BLOCK blocks, each
+    seeded on its own: any range is regenerated from its blocks, so a stream
+    of any size is checked without being stored anywhere."""
+
+    def __init__(self, seed, size):
+        self.seed, self.size = seed, size
+
+    def block(self, index):
+        length = min(GEN_BLOCK, self.size - index * GEN_BLOCK)
+        return random.Random(f"{self.seed}/{index}").randbytes(length)
+
+    def blocks(self):
+        for index in range(-(-self.size // GEN_BLOCK)):
+            yield self.block(index)
+
+    def range(self, first, last):
+        """Bytes first..last inclusive."""
+        blocks = range(first // GEN_BLOCK, last // GEN_BLOCK + 1)
+        joined = b"".join(self.block(i) for i in blocks)
+        start = first - blocks[0] * GEN_BLOCK
+        return joined[start:start + last - first + 1]
+
+
 def generate(path, size, seed, part_bytes=PART_BYTES):
-    """Writes `size` bytes of a seeded PRNG stream to path -> Digest."""
-    rnd, digest = random.Random(seed), Digest(part_bytes)
+    """Writes SeededBytes(seed, size) to path -> Digest."""
+    digest = Digest(part_bytes)
     with open(path, "wb") as f:
-        left = size
-        while left:
-            block = rnd.randbytes(min(GEN_BLOCK, left))
+        for block in SeededBytes(seed, size).blocks():
             digest.update(block)
             f.write(block)
-            left -= len(block)
     return digest
 
 
@@ -153,7 +177,8 @@ class ClientTestCase(h.ClusterTestCase):
         env["AWS_CONFIG_FILE"] = config
         return env
 
-    def check_ranges(self, s3, bucket, key, path, size, part_bytes):
+    def check_ranges(self, s3, bucket, key, expected, size, part_bytes):
+        """`expected(first, last)` -> the bytes first..last of the object."""
         b = part_bytes
         for first, last in ((b - 1, b), (b - 100, 2 * b + 99), (3 * b, 3 * b),
                             (size - b - 3, size - 1), (0, b)):
@@ -161,7 +186,7 @@ class ClientTestCase(h.ClusterTestCase):
                 r = s3.get_object(Bucket=bucket, Key=key, Range=f"bytes={first}-{last}")
                 self.assertEqual(r["ResponseMetadata"]["HTTPStatusCode"], 206)
                 self.assertEqual(r["ContentRange"], f"bytes {first}-{last}/{size}")
-                self.assertTrue(r["Body"].read() == file_range(path, first, last), (first, last))
+                self.assertTrue(r["Body"].read() == expected(first, last), (first, last))
 
     def check_part_numbers(self, s3, bucket, key, path, size, part_bytes, etag):
         parts = -(-size // part_bytes)
@@ -187,31 +212,64 @@ class ClientTestCase(h.ClusterTestCase):
 
 class LargeUploadTest(ClientTestCase):
     def test_aws_cli_1gib_https(self):
+        """Streamed both ways through the CLI's stdin and stdout: the only
+        copies of the 1 GiB on disk are the cluster's three replicas."""
         c, https, bucket, key = self.c, True, "mpc-gib", "one gib.bin"
+        free = shutil.disk_usage(c.root).free
+        self.assertGreater(free, 4 * GiB, f"this test stores 3 GiB (three replicas) under "
+                           f"{c.root}: only {free / GiB:.1f} GiB free")
         env = self.aws_default_env(https)
         c.aws("s3", "mb", f"s3://{bucket}", https=https, env=env)
-        src = os.path.join(self.tmp, "gib.bin")
-        digest = generate(src, GiB, "one-gib")
+        data, sent = SeededBytes("one-gib", GiB), Digest(PART_BYTES)
         t0 = time.monotonic()
-        c.aws("s3", "cp", "--only-show-errors", src, f"s3://{bucket}/{key}", https=https,
-              env=env, timeout=900)
+        self.aws_stream(["s3", "cp", "--only-show-errors", "--expected-size", str(GiB), "-",
+                         f"s3://{bucket}/{key}"], env, feed=data.blocks(), digest=sent)
         up_s = time.monotonic() - t0
+        self.assertEqual(sent.size, GiB)
         head = c.boto3_client(https=https).head_object(Bucket=bucket, Key=key)
-        self.assertEqual((head["ContentLength"], head["ETag"]), (GiB, digest.etag()))
+        self.assertEqual((head["ContentLength"], head["ETag"]), (GiB, sent.etag()))
         s3 = c.boto3_client(https=https)
-        self.check_ranges(s3, bucket, key, src, GiB, PART_BYTES)
-        os.unlink(src)  # two copies of 1 GiB on disk at most
-        dst = os.path.join(self.tmp, "gib.back")
+        self.check_ranges(s3, bucket, key, data.range, GiB, PART_BYTES)
+        received = Digest(PART_BYTES)
         t0 = time.monotonic()
-        c.aws("s3", "cp", "--only-show-errors", f"s3://{bucket}/{key}", dst, https=https, env=env,
-              timeout=900)
+        self.aws_stream(["s3", "cp", "--only-show-errors", f"s3://{bucket}/{key}", "-"], env,
+                        digest=received)
         down_s = time.monotonic() - t0
-        self.assertEqual(os.path.getsize(dst), GiB)
-        self.assertEqual(file_sha256(dst), digest.sha.hexdigest(), "the 1 GiB download differs")
-        os.unlink(dst)
+        self.assertEqual(received.size, GiB)
+        self.assertEqual(received.sha.hexdigest(), sent.sha.hexdigest(),
+                         "the 1 GiB download differs")
         print(f"[1 GiB over HTTPS: up {up_s:.1f}s, down {down_s:.1f}s]", file=sys.stderr, end=" ")
         c.aws("s3", "rm", "--only-show-errors", f"s3://{bucket}/{key}", https=https, env=env)
         c.aws("s3", "rb", f"s3://{bucket}", https=https, env=env)
+
+    def aws_stream(self, args, env, feed=None, digest=None, timeout=900):
+        """Runs the aws CLI over HTTPS with `feed`'s blocks on its stdin (each
+        added to `digest`), or with its stdout added to `digest`."""
+        cmd = ["aws", "--endpoint-url", self.c.endpoint(True), *args]
+        with tempfile.TemporaryFile() as err, subprocess.Popen(
+                cmd, env=env, stderr=err,
+                stdin=subprocess.PIPE if feed else subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL if feed else subprocess.PIPE) as proc:
+            timer = threading.Timer(timeout, proc.kill)
+            timer.start()
+            try:
+                if feed:
+                    for block in feed:
+                        digest.update(block)
+                        proc.stdin.write(block)
+                    proc.stdin.close()
+                else:
+                    while block := proc.stdout.read(GEN_BLOCK):
+                        digest.update(block)
+                rc = proc.wait()
+            except BrokenPipeError:
+                rc = proc.wait()
+            finally:
+                timer.cancel()
+            err.seek(0)
+            self.assertEqual(rc, 0, f"{cmd} -> rc {rc}\nstderr:\n"
+                             f"{err.read().decode('utf-8', 'replace')[-4000:]}\n"
+                             f"router log:\n{self.c.log_tail()}")
 
     def boto3_round_trip(self, https):
         from boto3.s3.transfer import TransferConfig
@@ -230,7 +288,8 @@ class LargeUploadTest(ClientTestCase):
         dst = os.path.join(self.tmp, "hundred.back")
         s3.download_file(bucket, key, dst, Config=cfg)
         self.assertEqual(file_sha256(dst), digest.sha.hexdigest(), "the boto3 download differs")
-        self.check_ranges(s3, bucket, key, src, 100 * MiB, PART_BYTES)
+        self.check_ranges(s3, bucket, key, lambda a, b: file_range(src, a, b), 100 * MiB,
+                          PART_BYTES)
         s3.delete_object(Bucket=bucket, Key=key)
         s3.delete_bucket(Bucket=bucket)
 

@@ -56,9 +56,7 @@ void ByteCopier::ReadNext() {
 
 void ByteCopier::OnPiece(Result<std::string> data, uint64_t length) {
   if (!data.ok()) {
-    return Fail(data.status().code() == StatusCode::kThrottled
-                    ? S3Error(S3ErrorCode::kSlowDown)
-                    : S3Error(S3ErrorCode::kServiceUnavailable));
+    return Fail(FromBlobStatus(data.status()));
   }
   if (data->size() != length) {
     return Fail(S3Error(S3ErrorCode::kInternalError, "short source blob read"));
@@ -77,9 +75,7 @@ void ByteCopier::Consume(std::string data) {
   }
   writer_->Write(std::move(data), [self = shared_from_this()](Status st) {
     if (!st.ok()) {
-      return self->Fail(st.code() == StatusCode::kThrottled
-                            ? S3Error(S3ErrorCode::kSlowDown)
-                            : S3Error(S3ErrorCode::kServiceUnavailable));
+      return self->Fail(FromBlobStatus(st));
     }
     self->ReadNext();
   });
@@ -93,9 +89,7 @@ void ByteCopier::Complete() {
   if (!writer_) return done_(std::move(out_));
   writer_->Finish([self = shared_from_this()](Result<std::vector<pb::BlobRef>> blobs) {
     if (!blobs.ok()) {
-      return self->Fail(blobs.status().code() == StatusCode::kThrottled
-                            ? S3Error(S3ErrorCode::kSlowDown)
-                            : S3Error(S3ErrorCode::kServiceUnavailable));
+      return self->Fail(FromBlobStatus(blobs.status()));
     }
     self->out_.blobs = std::move(blobs).value();
     self->done_(std::move(self->out_));

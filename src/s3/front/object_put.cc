@@ -120,15 +120,10 @@ class PutUpload : public std::enable_shared_from_this<PutUpload> {
     }
     // Backpressure: the next piece is read only when the writer has room.
     writer_->Write(std::move(decoded), [self = shared_from_this(), end](Status st) {
-      if (!st.ok()) return self->Abort(BlobError(st));
+      if (!st.ok()) return self->Abort(FromBlobStatus(st));
       if (end) return self->Finish();
       self->ReadNext();
     });
-  }
-
-  static S3Error BlobError(const Status& st) {
-    return st.code() == StatusCode::kThrottled ? S3Error(S3ErrorCode::kSlowDown)
-                                               : S3Error(S3ErrorCode::kServiceUnavailable);
   }
 
   void Finish() {
@@ -165,7 +160,7 @@ class PutUpload : public std::enable_shared_from_this<PutUpload> {
       return Commit();
     }
     writer_->Finish([self = shared_from_this()](Result<std::vector<pb::BlobRef>> blobs) {
-      if (!blobs.ok()) return self->Abort(BlobError(blobs.status()));
+      if (!blobs.ok()) return self->Abort(FromBlobStatus(blobs.status()));
       for (pb::BlobRef& ref : *blobs) *self->object_.add_blobs() = std::move(ref);
       self->Commit();
     });

@@ -106,7 +106,7 @@ constexpr std::array kErrors = {
               "Your socket connection to the server was not read from or written to within the "
               "timeout period."},
     ErrorInfo{S3ErrorCode::kServiceUnavailable, "ServiceUnavailable", 503,
-              "Please reduce your request rate."},
+              "Service is unable to handle request."},
     ErrorInfo{S3ErrorCode::kSignatureDoesNotMatch, "SignatureDoesNotMatch", 403,
               "The request signature we calculated does not match the signature you provided. "
               "Check your key and signing method."},
@@ -144,6 +144,13 @@ S3Error FromStatus(const Status& status) {
     case StatusCode::kInvalidArgument: return S3Error(S3ErrorCode::kInvalidArgument, status.message());
     default: return S3Error(S3ErrorCode::kInternalError);
   }
+}
+
+S3Error FromBlobStatus(const Status& status) {
+  if (status.code() == StatusCode::kThrottled) return S3Error(S3ErrorCode::kSlowDown);
+  return S3Error(S3ErrorCode::kServiceUnavailable,
+                 "Service is unable to handle request: the object's bytes could not be stored "
+                 "or read (" + status.message() + ").");
 }
 
 }  // namespace tessera::s3

@@ -84,4 +84,10 @@ struct S3Error {
 // status's message is kept for logs, not shown to clients for InternalError.
 S3Error FromStatus(const Status& status);
 
+// A failed blob read or write: SlowDown when a node refused it for load,
+// otherwise ServiceUnavailable (retryable: a retry may find the nodes back or
+// with room), whose message names the cause (a full disk, a node down) so an
+// operator reading the client's error knows what to fix.
+S3Error FromBlobStatus(const Status& status);
+
 }  // namespace tessera::s3
