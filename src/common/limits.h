@@ -139,6 +139,16 @@ inline constexpr size_t kRouterRouteCacheEntriesMax = 100'000;
 // Asynchronous refresh lookups to MemDS in flight at once; a cache hit beyond
 // it skips its refresh (counted as skipped).
 inline constexpr size_t kRouterAsyncLookupsMax = 1024;
+// MemDS lookups travel in meta.lookup_batch calls of at most this many; at
+// most kRouterMemdsBatchesInFlightMax batches are in flight, and at most
+// kRouterMemdsQueuedLookupsMax lookups wait for the next one (beyond it a
+// lookup answers Throttled at once).
+inline constexpr size_t kRouterMemdsBatchLookupsMax = 256;
+inline constexpr size_t kRouterMemdsBatchesInFlightMax = 4;
+inline constexpr size_t kRouterMemdsQueuedLookupsMax = 16'384;
+// A metadata replica whose lookup call failed is not picked first for this
+// long.
+inline constexpr int64_t kRouterMemdsSuspectMs = 1'000;
 // Attempts of one client operation (first try + retries + redirects).
 inline constexpr uint32_t kRouterAttemptsMax = 64;
 // Longest backoff between two attempts, and longest total deadline of one
@@ -185,8 +195,11 @@ inline constexpr uint32_t kMetaCreateGroupDeadlineMs = 20'000;
 // Consensus messages waiting for the next batch to one meta peer; beyond it
 // they are dropped (the protocol tolerates loss).
 inline constexpr size_t kMetaSenderQueueMessagesMax = 4096;
+// Lookups one meta.lookup_batch call may carry.
+inline constexpr size_t kMetaLookupBatchMax = 1'024;
 
 static_assert(kMetaCreateGroupBackoffInitialMs <= kMetaCreateGroupBackoffMaxMs);
+static_assert(kRouterMemdsBatchLookupsMax <= kMetaLookupBatchMax);
 static_assert(kMetaCreateGroupBackoffMaxMs < kMetaCreateGroupDeadlineMs);
 static_assert(kMetaCreateGroupDeadlineMs < kRpcCallTimeoutMsMax);
 static_assert(kMetaSplitPointBytesMax + kMetaTableNameBytesMax + 3 <= kStateKeyBytesMax,

@@ -16,6 +16,7 @@
 #include <set>
 #include <sstream>
 
+#include "common/limits.h"
 #include "meta/meta_process_fixture.h"
 #include "rpc/rpc_test_util.h"
 #include "tessera/cluster_rpc.pb.h"
@@ -177,6 +178,32 @@ TEST_F(MetaProcessTest, CreateLookupFailoverAndCatchUp) {
   }
   EXPECT_EQ(Lookup(101, "users", "\x40")->partition().group_id(),
             created->partitions(1).group_id());
+
+  // A batch answers each lookup in order, a failure only for its own.
+  pb::LookupBatchRequest batch;
+  for (const std::string& key : keys) {
+    pb::LookupRequest* one = batch.add_lookups();
+    one->set_table("users");
+    one->set_key(key);
+  }
+  batch.add_lookups()->set_table("nope");
+  auto answered = Call<pb::LookupBatchResponse>(102, "meta.lookup_batch", batch.SerializeAsString());
+  ASSERT_TRUE(answered.ok()) << answered.status().ToString();
+  ASSERT_EQ(answered->results_size(), static_cast<int>(keys.size()) + 1);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const pb::LookupResult& result = answered->results(static_cast<int>(i));
+    EXPECT_EQ(result.status_code(), 0u) << i;
+    EXPECT_EQ(result.partition().group_id(), Lookup(102, "users", keys[i])->partition().group_id())
+        << i;
+  }
+  EXPECT_EQ(answered->results(static_cast<int>(keys.size())).status_code(),
+            static_cast<uint32_t>(StatusCode::kNotFound));
+  pb::LookupBatchRequest too_many;
+  for (size_t i = 0; i <= limits::kMetaLookupBatchMax; ++i) *too_many.add_lookups() = batch.lookups(0);
+  EXPECT_EQ(Call<pb::LookupBatchResponse>(102, "meta.lookup_batch", too_many.SerializeAsString())
+                .status()
+                .code(),
+            StatusCode::kInvalidArgument);
 
   // Lookups are counted for the router's MemDS request rate.
   const uint16_t http_port = static_cast<uint16_t>(table_->ById(102)->http_port);

@@ -155,6 +155,11 @@ Status MetaService::RegisterHandlers() {
       "meta.lookup", [this](const rpc::PeerInfo&, const pb::Envelope& request,
                             rpc::Responder responder) { HandleLookup(request, responder); }));
   TESSERA_RETURN_IF_ERROR(server_->RegisterHandler(
+      "meta.lookup_batch",
+      [this](const rpc::PeerInfo&, const pb::Envelope& request, rpc::Responder responder) {
+        HandleLookupBatch(request, responder);
+      }));
+  TESSERA_RETURN_IF_ERROR(server_->RegisterHandler(
       "meta.tables", [this](const rpc::PeerInfo&, const pb::Envelope&, rpc::Responder responder) {
         responder.Reply(memds_.Tables().SerializeAsString());
       }));
@@ -282,6 +287,31 @@ void MetaService::HandleLookup(const pb::Envelope& request, rpc::Responder respo
   auto found = memds_.Lookup(lookup.table(), lookup.key());
   if (!found.ok()) return responder.Fail(found.status());
   responder.Reply(found->SerializeAsString());
+}
+
+void MetaService::HandleLookupBatch(const pb::Envelope& request, rpc::Responder responder) {
+  pb::LookupBatchRequest batch;
+  if (!batch.ParseFromString(request.payload())) {
+    return responder.Fail(Status::InvalidArgument("meta.lookup_batch: bad LookupBatchRequest"));
+  }
+  if (static_cast<size_t>(batch.lookups_size()) > limits::kMetaLookupBatchMax) {
+    return responder.Fail(Status::InvalidArgument(
+        "meta.lookup_batch: more than " + std::to_string(limits::kMetaLookupBatchMax) + " lookups"));
+  }
+  lookups_.Increment(static_cast<uint64_t>(batch.lookups_size()));
+  pb::LookupBatchResponse response;
+  for (const pb::LookupRequest& lookup : batch.lookups()) {
+    pb::LookupResult* result = response.add_results();
+    auto found = memds_.Lookup(lookup.table(), lookup.key());
+    if (!found.ok()) {
+      result->set_status_code(static_cast<uint32_t>(found.status().code()));
+      result->set_status_message(found.status().message());
+      continue;
+    }
+    response.set_map_version(found->map_version());
+    *result->mutable_partition() = std::move(*found->mutable_partition());
+  }
+  responder.Reply(response.SerializeAsString());
 }
 
 void MetaService::HandleStatus(rpc::Responder responder) {

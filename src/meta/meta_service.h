@@ -4,6 +4,8 @@
 // over its RpcServer:
 //   consensus.batch    one-way  messages among meta replicas
 //   meta.lookup        MemDS read, any replica (NotFound for unknown table)
+//   meta.lookup_batch  up to limits::kMetaLookupBatchMax MemDS reads in one
+//                      call, one result each (the router's MemdsClient)
 //   meta.tables        MemDS read, any replica
 //   meta.create_table  on the leader; a follower forwards a client's request
 //                      to the leader it knows (a forwarded request that
@@ -91,6 +93,7 @@ class MetaService {
   // Handlers.
   void HandleConsensus(const pb::Envelope& request);
   void HandleLookup(const pb::Envelope& request, rpc::Responder responder);
+  void HandleLookupBatch(const pb::Envelope& request, rpc::Responder responder);
   void HandleStatus(rpc::Responder responder);
   void HandleFaults(const pb::Envelope& request, const rpc::Responder& responder);
   void HandleCreateTable(const rpc::PeerInfo& peer, const pb::Envelope& request,

@@ -1,70 +1,145 @@
 #include "router/memds_client.h"
 
 #include <chrono>
+#include <utility>
 
 #include "common/check.h"
+#include "common/limits.h"
+#include "rpc/envelope.h"
 
 namespace tessera::router {
+namespace {
 
-struct MemdsClient::Attempt {
-  std::string request;  // serialized LookupRequest
-  PartitionCallback done;
-  size_t first = 0;
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+struct MemdsClient::Batch {
+  std::vector<PartitionCallback> done;  // one per lookup, in request order
+  std::string request;                  // serialized LookupBatchRequest
+  size_t first = 0;                     // replica index of the first attempt
   size_t tried = 0;
   Status last;
 };
 
-MemdsClient::MemdsClient(rpc::ChannelPool& pool, std::vector<uint32_t> meta_ids, uint32_t timeout_ms)
-    : pool_(pool), meta_ids_(std::move(meta_ids)), timeout_ms_(timeout_ms) {
+MemdsClient::MemdsClient(rpc::ChannelPool& pool, std::vector<uint32_t> meta_ids, uint32_t timeout_ms,
+                         metrics::Registry& metrics)
+    : pool_(pool),
+      meta_ids_(std::move(meta_ids)),
+      timeout_ms_(timeout_ms),
+      batches_(metrics.GetCounter("tessera_router_memds_batches_total",
+                                  "meta.lookup_batch calls sent (failovers included)")) {
   TESSERA_CHECK(!meta_ids_.empty());
+  suspect_until_ms_.assign(meta_ids_.size(), 0);
   TESSERA_CHECK(timeout_ms_ >= 1 && timeout_ms_ <= limits::kRpcCallTimeoutMsMax);
 }
 
 void MemdsClient::Lookup(const std::string& table, const std::string& key, PartitionCallback done) {
-  pb::LookupRequest request;
-  request.set_table(table);
-  request.set_key(key);
-  auto attempt = std::make_shared<Attempt>();
-  attempt->request = request.SerializeAsString();
-  attempt->done = std::move(done);
-  attempt->first = next_.fetch_add(1) % meta_ids_.size();
-  TryNext(std::move(attempt));
+  std::shared_ptr<Batch> batch;
+  {
+    std::unique_lock lock(mu_);
+    if (waiting_.size() >= limits::kRouterMemdsQueuedLookupsMax) {
+      lock.unlock();
+      return done(Status::Throttled("too many MemDS lookups waiting"));
+    }
+    Waiting& w = waiting_.emplace_back();
+    w.request.set_table(table);
+    w.request.set_key(key);
+    w.done = std::move(done);
+    batch = TakeBatchLocked();
+  }
+  if (batch) TryNext(std::move(batch));  // else it leaves with the next batch
 }
 
-void MemdsClient::TryNext(std::shared_ptr<Attempt> attempt) {
+std::shared_ptr<MemdsClient::Batch> MemdsClient::TakeBatchLocked() {
+  if (waiting_.empty() || in_flight_ >= limits::kRouterMemdsBatchesInFlightMax) return nullptr;
+  auto batch = std::make_shared<Batch>();
+  pb::LookupBatchRequest request;
+  const size_t count = std::min(waiting_.size(), limits::kRouterMemdsBatchLookupsMax);
+  batch->done.reserve(count);
+  for (size_t i = 0; i < count; ++i) {
+    Waiting& w = waiting_.front();
+    *request.add_lookups() = std::move(w.request);
+    batch->done.push_back(std::move(w.done));
+    waiting_.pop_front();
+  }
+  batch->request = request.SerializeAsString();
+  // The next replica in rotation that did not fail lately (any, if all did).
+  const int64_t now = NowMs();
+  batch->first = next_replica_++ % meta_ids_.size();
+  for (size_t i = 0; i < meta_ids_.size(); ++i) {
+    const size_t candidate = (batch->first + i) % meta_ids_.size();
+    if (suspect_until_ms_[candidate] <= now) {
+      batch->first = candidate;
+      break;
+    }
+  }
+  ++in_flight_;
+  return batch;
+}
+
+void MemdsClient::TryNext(std::shared_ptr<Batch> batch) {
   // Bounded by meta_ids_.size(): each pass tries one more replica.
-  while (attempt->tried < meta_ids_.size()) {
-    const uint32_t meta_id = meta_ids_[(attempt->first + attempt->tried) % meta_ids_.size()];
-    ++attempt->tried;
+  while (batch->tried < meta_ids_.size()) {
+    const size_t replica = (batch->first + batch->tried) % meta_ids_.size();
+    const uint32_t meta_id = meta_ids_[replica];
+    ++batch->tried;
     Result<std::shared_ptr<rpc::Channel>> channel = pool_.Get(meta_id);
     if (!channel.ok()) {
-      attempt->last = channel.status();
+      batch->last = channel.status();
       continue;
     }
+    batches_.Increment();
     const Status accepted = (*channel)->Call(
-        "meta.lookup", attempt->request, std::chrono::milliseconds(timeout_ms_),
-        [this, attempt](Result<std::string> response) {
+        "meta.lookup_batch", batch->request, std::chrono::milliseconds(timeout_ms_),
+        [this, batch, replica](Result<std::string> response) {
           if (response.ok()) {
-            pb::LookupResponse parsed;
-            if (!parsed.ParseFromString(*response)) {
-              attempt->done(Status::Corruption("unparsable meta.lookup response"));
-            } else {
-              attempt->done(std::move(*parsed.mutable_partition()));
+            pb::LookupBatchResponse parsed;
+            if (parsed.ParseFromString(*response) &&
+                parsed.results_size() == static_cast<int>(batch->done.size())) {
+              return Finish(batch, std::move(parsed));
             }
-            return;
+            batch->last = Status::Corruption("unparsable meta.lookup_batch response");
+          } else {
+            batch->last = response.status();
           }
-          const StatusCode code = response.status().code();
-          if (code == StatusCode::kNotFound || code == StatusCode::kInvalidArgument) {
-            attempt->done(response.status());
-            return;
+          {
+            std::lock_guard lock(mu_);
+            suspect_until_ms_[replica] = NowMs() + limits::kRouterMemdsSuspectMs;
           }
-          attempt->last = response.status();
-          TryNext(attempt);
+          TryNext(batch);
         });
     if (accepted.ok()) return;
-    attempt->last = accepted;
+    batch->last = accepted;
   }
-  attempt->done(Status::Unavailable("metadata service unavailable: " + attempt->last.ToString()));
+  Finish(batch, Status::Unavailable("metadata service unavailable: " + batch->last.ToString()));
+}
+
+void MemdsClient::Finish(const std::shared_ptr<Batch>& batch, Result<pb::LookupBatchResponse> answer) {
+  for (size_t i = 0; i < batch->done.size(); ++i) {
+    if (!answer.ok()) {
+      batch->done[i](answer.status());
+      continue;
+    }
+    pb::LookupResult& result = *answer->mutable_results(static_cast<int>(i));
+    if (result.status_code() != 0) {
+      batch->done[i](Status(rpc::StatusCodeFromWire(result.status_code()),
+                            std::move(*result.mutable_status_message())));
+    } else {
+      batch->done[i](std::move(*result.mutable_partition()));
+    }
+  }
+  std::shared_ptr<Batch> next;
+  {
+    std::lock_guard lock(mu_);
+    --in_flight_;
+    next = TakeBatchLocked();
+  }
+  if (next) TryNext(std::move(next));
 }
 
 }  // namespace tessera::router

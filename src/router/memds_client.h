@@ -1,19 +1,42 @@
-// MemdsClient: partition lookups (meta.lookup) against the metadata
-// replicas, each of which serves them from memory (MemDS).
+// MemdsClient: partition lookups against the metadata replicas, each of which
+// serves them from memory (MemDS).
 //
-// Each lookup starts at the next replica in rotation (spreading load) and
-// fails over to the others on a transport failure, Throttled, Timeout or
-// Unavailable, trying each replica at most once. NotFound (unknown table)
-// and InvalidArgument are authoritative answers and end the lookup.
+// Lookups travel in batches: one meta.lookup_batch call carries up to
+// limits::kRouterMemdsBatchLookupsMax of them. A lookup leaves at once when
+// fewer than limits::kRouterMemdsBatchesInFlightMax batches are in flight;
+// otherwise it waits for the next batch, which leaves as soon as one in
+// flight answers. The batching is self-clocked (no timer): an idle router
+// sends each lookup alone, with no added latency, and a busy one sends a few
+// large batches instead of one call per lookup. The metadata service serves
+// the same number of lookups either way (the MemDS rule of RouteResolver is
+// about lookups, not calls); only its per-call overhead shrinks. At most
+// limits::kRouterMemdsQueuedLookupsMax lookups wait; beyond that a lookup
+// answers Throttled at once.
+//
+// Each batch starts at the next replica in rotation (spreading load),
+// skipping replicas whose call failed in the last
+// limits::kRouterMemdsSuspectMs (a paused replica then delays one batch,
+// not every batch), and fails over to the others when the whole call fails
+// (transport failure, Throttled, Timeout, Unavailable, an unparsable
+// answer), trying each replica at most once. Per lookup, NotFound (unknown table) and
+// InvalidArgument are authoritative answers.
+//
+// Metrics: tessera_router_memds_batches_total (meta.lookup_batch calls
+// sent, failovers included).
 //
 // Thread safety: every method may be called from any thread. Callbacks run
-// on rpc channel strands; the pool must outlive every lookup.
+// on rpc channel strands (or in Lookup itself when it answers at once),
+// never with an internal lock held; the pool must outlive every lookup.
 #pragma once
 
-#include <atomic>
+#include <cstddef>
 #include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
 #include <vector>
 
+#include "common/metrics.h"
 #include "router/route_resolver.h"
 #include "rpc/channel_pool.h"
 
@@ -22,18 +45,34 @@ namespace tessera::router {
 class MemdsClient : public PartitionLookup {
  public:
   // `meta_ids`: the metadata replicas' process ids, addresses set in `pool`.
-  MemdsClient(rpc::ChannelPool& pool, std::vector<uint32_t> meta_ids, uint32_t timeout_ms);
+  MemdsClient(rpc::ChannelPool& pool, std::vector<uint32_t> meta_ids, uint32_t timeout_ms,
+              metrics::Registry& metrics);
 
   void Lookup(const std::string& table, const std::string& key, PartitionCallback done) override;
 
  private:
-  struct Attempt;
-  void TryNext(std::shared_ptr<Attempt> attempt);
+  struct Waiting {
+    pb::LookupRequest request;
+    PartitionCallback done;
+  };
+  struct Batch;
+
+  // The next batch to send when the window has room (mu_ held), else null.
+  std::shared_ptr<Batch> TakeBatchLocked();
+  void TryNext(std::shared_ptr<Batch> batch);
+  // Answers every lookup of `batch`, then sends the next batch if any.
+  void Finish(const std::shared_ptr<Batch>& batch, Result<pb::LookupBatchResponse> answer);
 
   rpc::ChannelPool& pool_;
   const std::vector<uint32_t> meta_ids_;
   const uint32_t timeout_ms_;
-  std::atomic<uint64_t> next_{0};
+  metrics::Counter& batches_;
+
+  std::mutex mu_;
+  std::deque<Waiting> waiting_;  // at most limits::kRouterMemdsQueuedLookupsMax
+  size_t in_flight_ = 0;         // batches; at most limits::kRouterMemdsBatchesInFlightMax
+  uint64_t next_replica_ = 0;
+  std::vector<int64_t> suspect_until_ms_;  // per replica: steady clock, ms
 };
 
 }  // namespace tessera::router

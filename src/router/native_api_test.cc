@@ -192,17 +192,12 @@ class NativeApiTest : public ::testing::Test {
       processes.push_back(Entry(node, cluster::ProcessRole::kNode, server->port()));
       servers_.push_back(std::move(server));
     }
-    auto meta = StartServer(kMetaId, "meta", {"meta.lookup"},
-                            [](const rpc::PeerInfo&, const pb::Envelope& request, rpc::Responder responder) {
-                              pb::LookupRequest lookup;
-                              if (!lookup.ParseFromString(request.payload()) || lookup.table() != "kv") {
-                                return responder.Fail(Status::NotFound("no table " + lookup.table()));
-                              }
-                              pb::LookupResponse response;
-                              *response.mutable_partition() =
-                                  FakeCluster::Descriptor(FakeCluster::GroupOf(lookup.key()));
-                              responder.Reply(response.SerializeAsString());
-                            });
+    auto meta = StartServer(kMetaId, "meta", {"meta.lookup_batch"},
+                            testing::LookupBatchHandler([](const pb::LookupRequest& lookup)
+                                                   -> Result<pb::PartitionDescriptor> {
+                              if (lookup.table() != "kv") return Status::NotFound("no table " + lookup.table());
+                              return FakeCluster::Descriptor(FakeCluster::GroupOf(lookup.key()));
+                            }));
     processes.push_back(Entry(kMetaId, cluster::ProcessRole::kMeta, meta->port()));
     servers_.push_back(std::move(meta));
 

@@ -162,17 +162,13 @@ class RouterRoutingTest : public ::testing::TestWithParam<Transport> {
       processes.push_back(Entry(node, cluster::ProcessRole::kNode, server->port()));
       servers_.push_back(std::move(server));
     }
-    auto meta = StartServer(kMetaId, "meta", [this](const rpc::PeerInfo&, const pb::Envelope& request,
-                                                    rpc::Responder responder) {
-      pb::LookupRequest lookup;
-      if (!lookup.ParseFromString(request.payload())) return responder.Fail(Status::InvalidArgument("bad"));
-      if (lookup.table() != "kv") return responder.Fail(Status::NotFound("no table " + lookup.table()));
-      std::lock_guard lock(cluster_.mu);
-      ++cluster_.lookups;
-      pb::LookupResponse response;
-      *response.mutable_partition() = cluster_.Descriptor(FakeCluster::GroupOf(lookup.key()));
-      responder.Reply(response.SerializeAsString());
-    }, {"meta.lookup"});
+    auto meta = StartServer(kMetaId, "meta", testing::LookupBatchHandler(
+        [this](const pb::LookupRequest& lookup) -> Result<pb::PartitionDescriptor> {
+          if (lookup.table() != "kv") return Status::NotFound("no table " + lookup.table());
+          std::lock_guard lock(cluster_.mu);
+          ++cluster_.lookups;
+          return cluster_.Descriptor(FakeCluster::GroupOf(lookup.key()));
+        }), {"meta.lookup_batch"});
     processes.push_back(Entry(kMetaId, cluster::ProcessRole::kMeta, meta->port()));
     servers_.push_back(std::move(meta));
     // A meta replica that is down: lookups that start there fail over.

@@ -34,7 +34,8 @@ Status RouterService::Start() {
     if (p.role == cluster::ProcessRole::kMeta) meta_ids.push_back(p.id);
   }
   if (meta_ids.empty()) return Status::InvalidArgument("no metadata replicas to ask");
-  memds_ = std::make_unique<MemdsClient>(*pool_, std::move(meta_ids), options_.memds_timeout_ms);
+  memds_ = std::make_unique<MemdsClient>(*pool_, std::move(meta_ids), options_.memds_timeout_ms,
+                                        context_.metrics);
   resolver_ = std::make_unique<RouteResolver>(cache_, *memds_, context_.metrics,
                                               options_.async_lookups_max);
   kv_ = std::make_unique<KvRouter>(context_.io, *pool_, *resolver_, context_.metrics, options_.kv);

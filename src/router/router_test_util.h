@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -11,7 +12,9 @@
 
 #include "cluster/process_table.h"
 #include "common/metrics.h"
+#include "common/result.h"
 #include "rpc/server.h"
+#include "tessera/cluster_rpc.pb.h"
 
 namespace tessera::router::testing {
 
@@ -40,6 +43,31 @@ inline cluster::ProcessEntry LoopbackEntry(uint32_t id, cluster::ProcessRole rol
   e.host = "127.0.0.1";
   e.peer_port = port;
   return e;
+}
+
+// A fake metadata replica's meta.lookup_batch handler: one result per
+// lookup, from `lookup` (the partition, or the failure to report).
+using FakeLookup = std::function<Result<pb::PartitionDescriptor>(const pb::LookupRequest&)>;
+inline rpc::Handler LookupBatchHandler(FakeLookup lookup) {
+  return [lookup = std::move(lookup)](const rpc::PeerInfo&, const pb::Envelope& request,
+                                      rpc::Responder responder) {
+    pb::LookupBatchRequest batch;
+    if (!batch.ParseFromString(request.payload())) {
+      return responder.Fail(Status::InvalidArgument("bad LookupBatchRequest"));
+    }
+    pb::LookupBatchResponse response;
+    for (const pb::LookupRequest& one : batch.lookups()) {
+      pb::LookupResult* result = response.add_results();
+      Result<pb::PartitionDescriptor> found = lookup(one);
+      if (found.ok()) {
+        *result->mutable_partition() = std::move(found).value();
+      } else {
+        result->set_status_code(static_cast<uint32_t>(found.status().code()));
+        result->set_status_message(found.status().message());
+      }
+    }
+    responder.Reply(response.SerializeAsString());
+  };
 }
 
 // A started rpc server (any free port) answering `methods` with `handler`,

@@ -39,15 +39,17 @@ pb::Envelope MakeResponse(uint64_t call_id, Result<std::string> result) {
   return envelope;
 }
 
+StatusCode StatusCodeFromWire(uint32_t code) {
+  return code <= static_cast<uint32_t>(StatusCode::kAborted) ? static_cast<StatusCode>(code)
+                                                             : StatusCode::kAborted;
+}
+
 Result<std::string> ResultFromResponse(pb::Envelope& response) {
   const uint32_t code = response.status_code();
   if (code == static_cast<uint32_t>(StatusCode::kOk)) {
     return std::move(*response.mutable_payload());
   }
-  const StatusCode status_code = code <= static_cast<uint32_t>(StatusCode::kAborted)
-                                     ? static_cast<StatusCode>(code)
-                                     : StatusCode::kAborted;
-  return Status(status_code, std::move(*response.mutable_status_message()),
+  return Status(StatusCodeFromWire(code), std::move(*response.mutable_status_message()),
                 response.status_leader_hint());
 }
 

@@ -29,6 +29,10 @@ pb::Envelope MakeRequest(uint64_t call_id, std::string_view method, std::string 
 // its status (code, message, leader hint).
 pb::Envelope MakeResponse(uint64_t call_id, Result<std::string> result);
 
+// A status code read off the wire; one this build does not know reads as
+// Aborted.
+StatusCode StatusCodeFromWire(uint32_t code);
+
 // What MakeResponse encoded. A status code this build does not know reads
 // as Aborted, keeping the message.
 Result<std::string> ResultFromResponse(pb::Envelope& response);
