@@ -172,6 +172,54 @@ Status EnsureAdminUser(ClusterSession& s, const router::Credential& credential) 
 // The routers' certificate names: localhost, the S3 base domain and its
 // one-label wildcard for virtual-hosted-style buckets (OpenSSL clients do
 // not match a wildcard directly under a top-level label like *.localhost).
+// The last `lines` lines of the file at `path` (at most its last 4 KiB).
+std::string LogTail(const std::string& path, size_t lines) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return {};
+  in.seekg(0, std::ios::end);
+  const std::streamoff size = in.tellg();
+  const std::streamoff from = std::max<std::streamoff>(0, size - 4096);
+  in.seekg(from);
+  std::string tail(static_cast<size_t>(size - from), '\0');
+  in.read(tail.data(), static_cast<std::streamsize>(tail.size()));
+  std::vector<std::string_view> all;
+  for (size_t at = 0; at < tail.size();) {
+    const size_t nl = std::min(tail.find('\n', at), tail.size());
+    if (nl > at) all.emplace_back(tail.data() + at, nl - at);
+    at = nl + 1;
+  }
+  std::string out;
+  for (size_t i = all.size() - std::min(all.size(), lines); i < all.size(); ++i) {
+    out.append("  ").append(all[i]).append("\n");
+  }
+  return out;
+}
+
+Status EveryProcessRunning(ClusterSession& s) {
+  for (const ProcessEntry& e : s.table().all()) {
+    if (!s.supervisor().LivePid(e.name).ok()) {
+      return Status::Unavailable(e.name + " is not running");
+    }
+  }
+  return Status::Ok();
+}
+
+// Why a start-up failed, when the cause is visible from here: processes
+// that exited (with the end of their logs) and a nearly full disk.
+void ExplainStartFailure(ClusterSession& s, std::ostream& err) {
+  for (const ProcessEntry& e : s.table().all()) {
+    if (s.supervisor().LivePid(e.name).ok()) continue;
+    err << e.name << " exited during start-up; the end of " << s.supervisor().LogPath(e.name)
+        << ":\n" << LogTail(s.supervisor().LogPath(e.name), 5);
+  }
+  std::error_code ec;
+  const std::filesystem::space_info space = std::filesystem::space(s.dir(), ec);
+  if (!ec && space.available < limits::kClusterDiskFreeWarnBytes) {
+    err << "only " << space.available / (1 << 20) << " MiB free on the disk of " << s.dir()
+        << ": processes fail to write their data and logs\n";
+  }
+}
+
 std::vector<std::string> S3CertificateNames(const ClusterSession& s) {
   const std::string domain = router::DefaultS3BaseDomain(s.layout().router_settings());
   return {"localhost", domain, "*." + domain};
@@ -208,8 +256,12 @@ int Up(ClusterSession& s, const ClusterCommandArgs& args, std::ostream& out, std
   if (st.ok()) st = EnsureAdminUser(s, *credential);
   if (st.ok()) st = WaitFor([&] { return AllPartitionsLed(s); }, milliseconds(60'000),
                             "every partition electing a leader");
+  // Quorums hide a dead process (a router that could not bind its port, a
+  // node whose disk is full): up succeeds only when every process runs.
+  if (st.ok()) st = EveryProcessRunning(s);
   if (!st.ok()) {
     err << "tessera cluster up: " << st.ToString() << "\nlogs: " << s.dir() << "/logs/\n";
+    ExplainStartFailure(s, err);
     StopAll(s, out);
     return 1;
   }

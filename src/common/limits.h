@@ -175,6 +175,11 @@ static_assert(kRouterRequestDeadlineMsMax <= kRpcCallTimeoutMsMax);
 static_assert(kRouterBodyBytesMax + kRouterKeyBytesMax + (64 << 10) <= kRpcFrameBytesMax,
               "a maximal PUT must fit one kv.write frame");
 
+// --- cluster CLI -----------------------------------------------------------
+// `tessera cluster up` that fails names a disk with less free space than
+// this as a likely cause.
+inline constexpr uint64_t kClusterDiskFreeWarnBytes = uint64_t{1} << 30;
+
 // --- meta (docs/formats/meta-keys.md) -------------------------------------
 // Bytes of a table name, and of one split point (a partition start key).
 inline constexpr size_t kMetaTableNameBytesMax = 128;
