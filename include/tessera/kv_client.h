@@ -1,11 +1,12 @@
 // tessera::KvClient: the C++ client of Tessera's native KV API, spoken with
 // a router's `kv_port` (docs/formats/kv-api.md is the wire specification).
 //
-// One KvClient is one authenticated TCP connection to one router. The
-// router routes every operation to the leader of the partition holding its
-// key, follows redirects and retries what is safe to retry; the client
-// itself never retries (a failed write may or may not have happened only
-// when the code is kTimeout).
+// A KvClient holds one authenticated TCP connection at a time, to one of
+// the routers it was given. The router routes every operation to the
+// leader of the partition holding its key, follows redirects and retries
+// what is safe to retry; the client itself never resends a request (a
+// failed write may or may not have happened only when the code is
+// kTimeout or kIOError).
 //
 // Contract:
 //  1. Connect authenticates with an access key and its secret by a
@@ -14,8 +15,12 @@
 //     replayed. A refused key or proof is kPermissionDenied.
 //  2. Every operation ends with exactly one result: the router's answer,
 //     kTimeout after KvClientOptions::request_timeout_ms, or kIOError when
-//     the connection is lost. After a loss every later call fails at once
-//     with kIOError; connect again (no automatic reconnect).
+//     the connection is lost. After a loss the next call connects again, to
+//     the next router of the list, blocking for at most connect_timeout_ms;
+//     when that fails, calls answer kIOError at once for a backoff of 50 ms
+//     doubling up to 2 s, then the next call tries the next router. A
+//     router that refuses the credential (kPermissionDenied) ends it: every
+//     later call answers kPermissionDenied.
 //  3. Many operations may be in flight on the one connection (Submit, or
 //     the synchronous calls from many threads); the router answers them in
 //     any order. Beyond KvClientOptions::inflight_max unanswered requests
@@ -177,6 +182,12 @@ struct KvReply {
   KvScanPage page;               // scan
 };
 
+// A router's native API address (its `kv_port`).
+struct KvEndpoint {
+  std::string host;
+  uint16_t port = 0;
+};
+
 struct KvClientOptions {
   uint32_t connect_timeout_ms = 5'000;   // TCP connect plus handshake
   uint32_t request_timeout_ms = 10'000;  // one operation, from submission to answer
@@ -192,6 +203,12 @@ class KvClient {
   // kPermissionDenied when the router refuses the credential,
   // kInvalidArgument for bad options.
   static KvResult<std::unique_ptr<KvClient>> Connect(const std::string& host, uint16_t port,
+                                                     const std::string& access_key,
+                                                     const std::string& secret_key,
+                                                     KvClientOptions options = {});
+  // The same over several routers (1..64): the first connection goes to the
+  // first router that accepts, tried in order; reconnects go round the list.
+  static KvResult<std::unique_ptr<KvClient>> Connect(std::vector<KvEndpoint> routers,
                                                      const std::string& access_key,
                                                      const std::string& secret_key,
                                                      KvClientOptions options = {});
@@ -225,8 +242,10 @@ class KvClient {
   void Submit(KvRequest request, Callback done);
   std::future<KvResult<KvReply>> Submit(KvRequest request);
 
-  // Whether the connection is still usable (no loss seen yet).
+  // Whether the current connection is usable (no loss seen on it yet).
   bool connected() const;
+  // Connections opened after the first one.
+  uint64_t reconnects() const;
 
  private:
   class Impl;

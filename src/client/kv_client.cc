@@ -1,16 +1,23 @@
 #include "tessera/kv_client.h"
 
-#include "client/kv_connection.h"
+#include "client/kv_session.h"
 #include "common/limits.h"
 
 namespace tessera {
 
-class KvClient::Impl : public kvapi::KvConnection {
+class KvClient::Impl : public kvapi::KvSession {
  public:
-  using KvConnection::KvConnection;
+  using KvSession::KvSession;
 };
 
 KvResult<std::unique_ptr<KvClient>> KvClient::Connect(const std::string& host, uint16_t port,
+                                                      const std::string& access_key,
+                                                      const std::string& secret_key,
+                                                      KvClientOptions options) {
+  return Connect(std::vector<KvEndpoint>{{host, port}}, access_key, secret_key, options);
+}
+
+KvResult<std::unique_ptr<KvClient>> KvClient::Connect(std::vector<KvEndpoint> routers,
                                                       const std::string& access_key,
                                                       const std::string& secret_key,
                                                       KvClientOptions options) {
@@ -19,17 +26,24 @@ KvResult<std::unique_ptr<KvClient>> KvClient::Connect(const std::string& host, u
       options.inflight_max < 1 || options.inflight_max > limits::kNativeInflightRequestsMax) {
     return KvStatus(KvCode::kInvalidArgument, "KvClientOptions out of range");
   }
-  auto impl = std::make_shared<Impl>(options);
-  KvStatus connected = impl->Connect(host, port, access_key, secret_key);
+  if (routers.empty() || routers.size() > limits::kNativeClientEndpointsMax) {
+    return KvStatus(KvCode::kInvalidArgument, "a KvClient takes 1 to " +
+                                                  std::to_string(limits::kNativeClientEndpointsMax) +
+                                                  " routers");
+  }
+  auto impl = std::make_shared<Impl>(std::move(routers), access_key, secret_key, options);
+  KvStatus connected = impl->Open();
   if (!connected.ok()) return connected;
   return std::unique_ptr<KvClient>(new KvClient(std::move(impl)));
 }
 
 KvClient::KvClient(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
-KvClient::~KvClient() { impl_->Shutdown(); }
+KvClient::~KvClient() = default;
 
 bool KvClient::connected() const { return impl_->connected(); }
+
+uint64_t KvClient::reconnects() const { return impl_->reconnects(); }
 
 void KvClient::Submit(KvRequest request, Callback done) { impl_->Submit(std::move(request), std::move(done)); }
 

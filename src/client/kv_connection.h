@@ -50,6 +50,8 @@ class KvConnection {
                    const std::string& secret_key);
   void Submit(KvRequest request, Callback done);
   bool connected() const { return open_.load(); }
+  // Whether the caller runs on this connection's I/O thread (its callbacks).
+  bool OnIoThread() const { return std::this_thread::get_id() == thread_.get_id(); }
   // Closes the connection, fails what is pending with kAborted, joins the
   // I/O thread. Idempotent.
   void Shutdown();

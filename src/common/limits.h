@@ -433,6 +433,12 @@ inline constexpr uint32_t kNativeLingerMs = 1'000;
 inline constexpr size_t kNativeLingerBytesMax = 16 << 20;
 // Client side: the longest request and connect timeout a caller may ask for.
 inline constexpr uint32_t kNativeClientTimeoutMsMax = 600'000;
+// Client side: after a failed reconnect, calls fail at once for a backoff
+// that starts here and doubles up to the max; a KvClient takes at most this
+// many router endpoints.
+inline constexpr uint32_t kNativeClientReconnectBackoffMsInitial = 50;
+inline constexpr uint32_t kNativeClientReconnectBackoffMsMax = 2'000;
+inline constexpr size_t kNativeClientEndpointsMax = 64;
 // Signed HTTP KV requests (docs/formats/credentials.md): how far a request's
 // Timestamp may be from the router's clock, either way. A captured signed
 // request can be replayed within this window (as with SigV4).

@@ -200,10 +200,18 @@ class NativeApiTest : public ::testing::Test {
                             }));
     processes.push_back(Entry(kMetaId, cluster::ProcessRole::kMeta, meta->port()));
     servers_.push_back(std::move(meta));
+    processes_ = processes;
+    router_ = StartRouter(kRouterId, registry_);
+    ASSERT_NE(router_, nullptr);
+    client_ = Connect(kCredential);
+    ASSERT_NE(client_, nullptr);
+  }
 
+  // A router (process id `id`) over the fake cluster, started.
+  std::unique_ptr<RouterService> StartRouter(uint32_t id, metrics::Registry& registry) {
     RouterServiceOptions options;
-    options.self = Entry(kRouterId, cluster::ProcessRole::kRouter, 0);
-    options.processes = processes;
+    options.self = Entry(id, cluster::ProcessRole::kRouter, 0);
+    options.processes = processes_;
     options.cluster_secret = kSecret;
     options.kv.request_deadline_ms = 1'500;
     options.kv.rpc_timeout_ms = 500;
@@ -211,13 +219,13 @@ class NativeApiTest : public ::testing::Test {
     options.kv.backoff_max_ms = 100;
     options.memds_timeout_ms = 500;
     CredentialStore store;
-    ASSERT_TRUE(store.Add(kCredential).ok());
-    router_ = std::make_unique<RouterService>(rpc::RpcContext{io_, registry_, faults_}, std::move(store), options);
-    const Status started = router_->Start();
-    ASSERT_TRUE(started.ok()) << started.ToString();
-    ASSERT_NE(router_->native_port(), 0);
-    client_ = Connect(kCredential);
-    ASSERT_NE(client_, nullptr);
+    EXPECT_TRUE(store.Add(kCredential).ok());
+    auto router = std::make_unique<RouterService>(rpc::RpcContext{io_, registry, faults_}, std::move(store),
+                                                  options);
+    const Status started = router->Start();
+    EXPECT_TRUE(started.ok()) << started.ToString();
+    EXPECT_NE(router->native_port(), 0);
+    return started.ok() ? std::move(router) : nullptr;
   }
 
   void TearDown() override {
@@ -267,6 +275,7 @@ class NativeApiTest : public ::testing::Test {
   asio::executor_work_guard<asio::io_context::executor_type> work_ = asio::make_work_guard(io_);
   std::vector<std::thread> threads_;
   std::vector<std::unique_ptr<rpc::RpcServer>> servers_;
+  std::vector<cluster::ProcessEntry> processes_;  // the fake cluster's nodes and meta
   std::unique_ptr<RouterService> router_;
   std::unique_ptr<KvClient> client_;
 };
@@ -496,7 +505,55 @@ TEST_F(NativeApiTest, ClientSideLimitsAndLostConnections) {
   EXPECT_TRUE(got.status().code() == KvCode::kIOError || got.status().code() == KvCode::kAborted)
       << got.status().ToString();
   EXPECT_FALSE(client_->connected());
-  EXPECT_EQ(client_->Get("kv", "a").status().code(), KvCode::kIOError);
+  // The next call tries to reconnect and fails (no router); calls during
+  // the backoff that follows fail at once, naming the failure.
+  got = client_->Get("kv", "a");
+  EXPECT_EQ(got.status().code(), KvCode::kIOError) << got.status().ToString();
+  const auto start = std::chrono::steady_clock::now();
+  got = client_->Get("kv", "a");
+  EXPECT_EQ(got.status().code(), KvCode::kIOError);
+  EXPECT_NE(got.status().message().find("next attempt in"), std::string::npos) << got.status().ToString();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 1s);
+  EXPECT_EQ(client_->reconnects(), 0u);
+}
+
+TEST_F(NativeApiTest, ClientReconnectsToAnotherRouterWhenItsRouterGoesAway) {
+  metrics::Registry second_registry;
+  std::unique_ptr<RouterService> second = StartRouter(kRouterId + 1, second_registry);
+  ASSERT_NE(second, nullptr);
+  KvResult<std::unique_ptr<KvClient>> connected =
+      KvClient::Connect({{"127.0.0.1", router_->native_port()}, {"127.0.0.1", second->native_port()}},
+                        kCredential.access_key, kCredential.secret_key);
+  ASSERT_TRUE(connected.ok()) << connected.status().ToString();
+  std::unique_ptr<KvClient> client = std::move(*connected);
+  ASSERT_TRUE(client->Put("kv", "before", "1").ok());
+  EXPECT_EQ(KvClient::Connect(std::vector<KvEndpoint>{}, kCredential.access_key, kCredential.secret_key)
+                .status()
+                .code(),
+            KvCode::kInvalidArgument);
+
+  router_->Stop();
+  // In-flight or next call: kIOError for the loss, then the client moves to
+  // the second router; every acknowledged write reads back through it.
+  int failures = 0;
+  KvResult<uint64_t> put = client->Put("kv", "after", "2");
+  for (int attempt = 0; !put.ok() && attempt < 50; ++attempt) {
+    EXPECT_EQ(put.status().code(), KvCode::kIOError) << put.status().ToString();
+    ++failures;
+    std::this_thread::sleep_for(20ms);
+    put = client->Put("kv", "after", "2");
+  }
+  ASSERT_TRUE(put.ok()) << put.status().ToString();
+  EXPECT_LE(failures, 2);
+  EXPECT_TRUE(client->connected());
+  EXPECT_EQ(client->reconnects(), 1u);
+  for (const char* key : {"before", "after"}) {
+    KvResult<std::optional<KvValue>> got = client->Get("kv", key);
+    ASSERT_TRUE(got.ok() && got->has_value()) << key;
+  }
+  EXPECT_GE(testing::SeriesValue(second_registry, "tessera_router_requests_total{code=\"OK\",op=\"put\"}"), 1u);
+  client.reset();
+  second->Stop();
 }
 
 TEST_F(NativeApiTest, SilentClientIsClosedAfterTheHandshakeTimeout) {
