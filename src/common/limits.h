@@ -31,8 +31,9 @@ static_assert(kEntriesPerPromiseMax > kUncommittedSlotsMax,
 static_assert(kCommandBytesMax <= 4 * kAcceptBytesMax);
 
 // --- node ------------------------------------------------------------------
-// A partition snapshot ships in one InstallSnapshot message of at most this
-// many bytes of state (streamed snapshots are future work).
+// The largest whole state a metadata group is designed for: MemDS holds it
+// in memory (snapshots of every group stream in chunks of any total size,
+// see "streamed snapshots" below).
 inline constexpr size_t kSnapshotBytesMax = 64 << 20;
 // Strong reads waiting for the applied index to reach their read index.
 inline constexpr size_t kPendingReadsMax = 16384;
@@ -486,5 +487,34 @@ static_assert(kAdmissionBucketRateDefaultPerS <= kAdmissionRateMaxPerS &&
 inline constexpr size_t kS3RegistryLeaderReadsMax = 64;
 inline constexpr uint32_t kS3RegistryNegativeTtlMsDefault = 1'000;
 inline constexpr size_t kS3RegistryNegativeEntriesMax = 10'000;
+
+// --- streamed snapshots ---
+// A lagging replica catches up from a snapshot streamed in chunks
+// (src/node/snapshot_sender.h, docs/formats/storage.md "Streamed
+// snapshots"), of any total size. One chunk carries pairs until it holds at
+// least node_settings.snapshot_chunk_bytes bytes of keys and values (so at
+// most that plus one maximal pair); the setting is capped at the max.
+inline constexpr size_t kSnapshotChunkBytesDefault = 4 << 20;
+inline constexpr size_t kSnapshotChunkBytesMax = 4 << 20;
+inline constexpr size_t kSnapshotChunkBytesMin = 1 << 10;
+// Chunks sent and not yet acknowledged, per transfer: the leader holds at
+// most this many chunks of one transfer in memory.
+inline constexpr size_t kSnapshotChunksInFlightMax = 4;
+// Outbound transfers one group runs at once (one per lagging replica).
+inline constexpr size_t kSnapshotTransfersPerGroupMax = kGroupReplicasMax;
+// Bytes of keys and values one WriteBatch of a staged-snapshot install
+// carries (the install of any size is a sequence of such batches).
+inline constexpr size_t kSnapshotInstallBatchBytesDefault = 4 << 20;
+
+static_assert(kSnapshotChunkBytesMin <= kSnapshotChunkBytesDefault &&
+              kSnapshotChunkBytesDefault <= kSnapshotChunkBytesMax);
+static_assert(kSnapshotChunkBytesMax + kStateKeyBytesMax + kStateValueBytesMax + (64 << 10) <=
+                  kRpcFrameBytesMax,
+              "a maximal chunk (the limit plus one maximal pair) fits one rpc frame");
+static_assert(kSnapshotChunkBytesMax + kStateKeyBytesMax + kStateValueBytesMax <=
+                  kGroupCommitBatchBytesMax,
+              "a maximal chunk is staged in one WriteBatch");
+static_assert(kSnapshotInstallBatchBytesDefault + kStateKeyBytesMax + kStateValueBytesMax <=
+              kGroupCommitBatchBytesMax);
 
 }  // namespace tessera::limits

@@ -288,6 +288,13 @@ void Replica::SendSnapshot(TimeUs now, ReplicaId to, Slot applied_slot, std::str
   if (it != s.peers.end()) it->second.next = std::max(it->second.next, applied_slot + 1);
 }
 
+void Replica::OnSnapshotRefused(TimeUs now, const pb::SnapshotMeta& meta) {
+  Impl& s = *impl_;
+  s.now = std::max(s.now, now);
+  TESSERA_CHECK(s.installing && s.installing->meta().last_slot() == meta.last_slot());
+  s.installing.reset();
+}
+
 void Replica::OnSnapshotInstalled(TimeUs now, const pb::SnapshotMeta& meta) {
   Impl& s = *impl_;
   s.now = std::max(s.now, now);

@@ -87,6 +87,10 @@ class Replica {
   // The host replaced its applied state with snapshot_to_install (and
   // persisted LogBase{meta.last_slot + 1, meta.membership}).
   void OnSnapshotInstalled(TimeUs now, const pb::SnapshotMeta& meta);
+  // The host could not install snapshot_to_install (its data did not match
+  // what the host holds, e.g. a streamed transfer that another replaced):
+  // nothing changed, and the next InstallSnapshot is handed out again.
+  void OnSnapshotRefused(TimeUs now, const pb::SnapshotMeta& meta);
   // Forgets log slots <= upto (upto <= applied). The host deletes them from
   // storage and persists LogBase{upto + 1, MembershipAt(upto)}.
   void CompactLog(Slot upto);

@@ -75,6 +75,33 @@ TEST(Snapshot, LaggingReplicaIsSentASnapshotInstallsItAndResumesReplication) {
               ElementsAre("3->1 accepted b=1.1 ok promised=1.1 matched=5 seq=1 start=5"));
 }
 
+TEST(Snapshot, ARefusedSnapshotChangesNothingAndTheNextOneIsHandedOut) {
+  auto leader = LeaderWithCompactedLog();
+  leader->Step(kT0 + 3, NackMsg(3, 1, kB11, kB11, /*matched=*/0, 1));
+  leader->TakeReady();
+  leader->SendSnapshot(kT0 + 4, 3, 4, "manifest-a");
+  const pb::Message first = leader->TakeReady().messages.at(0);
+  leader->SendSnapshot(kT0 + 5, 3, 4, "manifest-b");
+  const pb::Message second = leader->TakeReady().messages.at(0);
+
+  auto lagging = NewReplica(3, Recovered(Members({1, 2, 3})));
+  lagging->Step(kT0 + 6, first);
+  Ready lag = TakeAndPersist(*lagging);
+  ASSERT_TRUE(lag.snapshot_to_install.has_value());
+  lagging->Step(kT0 + 7, second);  // busy installing: ignored
+  EXPECT_FALSE(TakeAndPersist(*lagging).snapshot_to_install.has_value());
+
+  lagging->OnSnapshotRefused(kT0 + 8, lag.snapshot_to_install->meta());
+  EXPECT_EQ(lagging->applied_index(), 0u);
+  EXPECT_EQ(lagging->log_start(), 1u);
+  lagging->Step(kT0 + 9, second);
+  lag = TakeAndPersist(*lagging);
+  ASSERT_TRUE(lag.snapshot_to_install.has_value());
+  EXPECT_EQ(lag.snapshot_to_install->data(), "manifest-b");
+  lagging->OnSnapshotInstalled(kT0 + 10, lag.snapshot_to_install->meta());
+  EXPECT_EQ(lagging->applied_index(), 4u);
+}
+
 TEST(Snapshot, SnapshotRequestIsRepeatedOnlyAfterAnElectionTimeout) {
   auto leader = LeaderWithCompactedLog();
   leader->Step(kT0 + 3, NackMsg(3, 1, kB11, kB11, 0, 1));

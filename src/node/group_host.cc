@@ -1,10 +1,14 @@
 #include "node/group_host.h"
 
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
 #include <boost/asio/post.hpp>
 #include <chrono>
 
 #include "common/check.h"
 #include "common/limits.h"
+#include "storage/snapshot_staging.h"
 
 namespace tessera::node {
 namespace asio = boost::asio;
@@ -42,7 +46,11 @@ GroupHost::GroupHost(asio::io_context& io, storage::NodeStore* store, MessageSen
       store_(store),
       sender_(sender),
       options_(std::move(options)),
-      state_(store, options_.consensus.group_id) {}
+      state_(store, options_.consensus.group_id),
+      snapshot_sender_(store, options_.consensus.group_id, options_.consensus.self, sender,
+                       options_.snapshot, options_.snapshot_counters),
+      snapshot_receiver_(store, options_.consensus.group_id, options_.consensus.self, sender,
+                         options_.snapshot_counters) {}
 
 GroupHost::~GroupHost() { *alive_ = false; }
 
@@ -63,6 +71,7 @@ void GroupHost::ScheduleTick() {
 void GroupHost::OnTick() {
   if (stopped_) return;
   replica_->Tick(NowUs());
+  snapshot_sender_.Tick(NowUs());
   ExpireDeadlines();
   Pump();
   ScheduleTick();
@@ -132,34 +141,41 @@ void GroupHost::ApplyCommitted(const std::vector<pb::Entry>& entries) {
   MaybeCompact();
 }
 
+// Streams the state to each replica in chunks (snapshot_sender.h); the
+// core gets the manifest once every chunk is staged (OnSnapshotAck).
 void GroupHost::AnswerSnapshotRequests(const std::vector<consensus::ReplicaId>& to) {
-  auto snapshot = store_->OpenSnapshot(group_id());
-  if (!snapshot.ok()) return;  // the leader asks again after a timeout
-  pb::StateSnapshot data;
-  size_t bytes = 0;
-  for (;;) {
-    auto next = (*snapshot)->Next();
-    if (!next.ok() || !next->has_value()) break;
-    bytes += (*next)->key.size() + (*next)->value.size();
-    if (bytes > limits::kSnapshotBytesMax) return;  // too large to ship in one message
-    pb::StatePair* pair = data.add_pairs();
-    pair->set_key(std::move((*next)->key));
-    pair->set_value(std::move((*next)->value));
-  }
-  const std::string serialized = data.SerializeAsString();
-  for (consensus::ReplicaId id : to) {
-    replica_->SendSnapshot(NowUs(), id, (*snapshot)->applied_index(), serialized);
-  }
+  for (consensus::ReplicaId id : to) snapshot_sender_.Start(NowUs(), id);
+}
+
+void GroupHost::OnSnapshotAck(const pb::Message& message) {
+  auto done = snapshot_sender_.OnAck(NowUs(), message.from(), message.snapshot_transfer().ack());
+  if (!done) return;
+  // Dropped by the core when no longer leader or the log was compacted past
+  // applied_index meanwhile (MaybeCompact prevents that): it asks again.
+  replica_->SendSnapshot(NowUs(), done->to, done->applied_index, std::move(done->manifest));
+  Pump();
 }
 
 void GroupHost::InstallSnapshot(const pb::InstallSnapshot& snapshot) {
-  pb::StateSnapshot data;
-  TESSERA_CHECK(data.ParseFromString(snapshot.data()));
-  std::vector<storage::KeyValue> pairs;
-  pairs.reserve(data.pairs_size());
-  for (const pb::StatePair& p : data.pairs()) pairs.push_back({p.key(), p.value()});
-  Status installed = store_->InstallSnapshot(group_id(), snapshot.meta(), pairs);
-  TESSERA_CHECK(installed.ok());
+  Status installed = snapshot_receiver_.Install(snapshot);
+  if (installed.code() == StatusCode::kInvalidArgument) {
+    // Not exactly the staged snapshot (another transfer replaced it):
+    // nothing changed; the core takes the next snapshot the leader sends.
+    spdlog::warn("node.snapshot_install_refused group={} last_slot={} reason=\"{}\"", group_id(),
+                 snapshot.meta().last_slot(), installed.ToString());
+    replica_->OnSnapshotRefused(NowUs(), snapshot.meta());
+    return;
+  }
+  if (!installed.ok()) {
+    // The install marker stays: this group must serve nothing more; the
+    // store finishes the install when the process restarts.
+    spdlog::error("node.snapshot_install_failed group={} reason=\"{}\"", group_id(),
+                  installed.ToString());
+    FailAll(Status::IOError("snapshot install failed: " + installed.ToString()));
+    stopped_ = true;
+    snapshot_sender_.AbortAll();
+    return;
+  }
   replica_->OnSnapshotInstalled(NowUs(), snapshot.meta());
   if (options_.on_state_replaced) options_.on_state_replaced();
 }
@@ -167,7 +183,12 @@ void GroupHost::InstallSnapshot(const pb::InstallSnapshot& snapshot) {
 void GroupHost::MaybeCompact() {
   const Slot applied = replica_->applied_index();
   if (applied < replica_->log_start() + options_.compaction_trigger_slots) return;
-  const Slot upto = applied - options_.compaction_keep_slots;
+  Slot upto = applied - options_.compaction_keep_slots;
+  // Keep what a snapshot in flight needs: SendSnapshot refuses a snapshot
+  // older than log_start - 1.
+  const std::optional<Slot> pinned = snapshot_sender_.OldestPinnedIndex();
+  if (pinned) upto = std::min(upto, *pinned);
+  if (upto + 1 <= replica_->log_start()) return;
   if (!store_->CompactLog(group_id(), upto, replica_->MembershipAt(upto)).ok()) return;
   replica_->CompactLog(upto);
 }
@@ -206,6 +227,9 @@ void GroupHost::FailAll(const Status& status) {
 void GroupHost::Deliver(pb::Message message) {
   asio::post(strand_, [self = shared_from_this(), m = std::move(message)] {
     if (self->stopped_) return;
+    if (m.to() != self->options_.consensus.self || m.group_id() != self->group_id()) return;
+    if (m.snapshot_transfer().has_chunk()) return self->snapshot_receiver_.OnChunk(m);
+    if (m.snapshot_transfer().has_ack()) return self->OnSnapshotAck(m);
     self->replica_->Step(self->NowUs(), m);
     self->Pump();
   });
@@ -285,7 +309,25 @@ void GroupHost::GetStatus(StatusCallback done) {
   });
 }
 
+void GroupHost::StateDigest(DigestCallback done) {
+  asio::post(strand_, [self = shared_from_this(), done = std::move(done)] {
+    if (self->stopped_) return done(Status::Aborted("group stopped"));
+    auto snapshot = self->store_->OpenSnapshot(self->group_id());
+    if (!snapshot.ok()) return done(snapshot.status());
+    pb::SnapshotManifest digest;
+    digest.set_applied_index((*snapshot)->applied_index());
+    for (;;) {
+      auto next = (*snapshot)->Next();
+      if (!next.ok()) return done(next.status());
+      if (!next->has_value()) break;
+      storage::AddPairToManifest((*next)->key, (*next)->value, &digest);
+    }
+    done(std::move(digest));
+  });
+}
+
 void GroupHost::Stop() {
+  snapshot_sender_.AbortAll();  // synchronous: see the header
   asio::post(strand_, [self = shared_from_this()] {
     if (self->stopped_) return;
     self->stopped_ = true;

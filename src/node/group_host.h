@@ -1,8 +1,10 @@
 // GroupHost: drives one consensus::Replica with real I/O, as ready.h
 // prescribes: ticks from the monotonic clock, log writes through the node's
 // group-commit writer, messages to the node's transport, committed entries
-// applied to the PartitionStateMachine, snapshots built from and installed
-// into the NodeStore, and log compaction.
+// applied to the PartitionStateMachine, snapshots streamed in chunks from
+// and staged/installed into the NodeStore (snapshot_sender.h,
+// snapshot_receiver.h), and log compaction (never past a snapshot in
+// flight).
 //
 // Clients: Write proposes a KvBatch and completes once it is applied on
 // this replica (or fails: NotLeader with a hint, Throttled, Aborted when
@@ -26,19 +28,14 @@
 #include <optional>
 
 #include "consensus/replica.h"
+#include "node/group_host_types.h"
 #include "node/partition_state_machine.h"
+#include "node/snapshot_receiver.h"
+#include "node/snapshot_sender.h"
 #include "storage/node_store.h"
 #include "tessera/kv.pb.h"
 
 namespace tessera::node {
-
-// Where a group's outbound consensus messages go. Thread-safe, non-blocking;
-// may drop (the protocol tolerates loss).
-class MessageSender {
- public:
-  virtual ~MessageSender() = default;
-  virtual void Send(pb::Message message) = 0;
-};
 
 struct GroupHostOptions {
   consensus::Options consensus;  // self, group_id, timings
@@ -55,6 +52,10 @@ struct GroupHostOptions {
   // its in-memory copy (MemDS) current with them.
   std::function<void(const std::vector<pb::Entry>& applied)> on_applied;
   std::function<void()> on_state_replaced;
+  // Streamed snapshot transfer (snapshot_sender.h, snapshot_receiver.h),
+  // and its process-wide counters (may be null; must outlive the host).
+  SnapshotTransferOptions snapshot;
+  SnapshotCounters* snapshot_counters = nullptr;
 };
 
 struct GroupStatus {
@@ -85,6 +86,8 @@ class GroupHost : public std::enable_shared_from_this<GroupHost> {
                                                   GroupHostOptions options);
   ~GroupHost();
 
+  // Consensus messages go to the replica; SnapshotChunk and
+  // SnapshotChunkAck to the snapshot receiver and sender.
   void Deliver(pb::Message message);
   void Write(pb::KvBatch batch, WriteCallback done);
   // Proposes any partition command (a KV batch or an S3 op).
@@ -96,7 +99,16 @@ class GroupHost : public std::enable_shared_from_this<GroupHost> {
   void Read(std::string key, pb::Consistency consistency, ReadCallback done);
   void Scan(pb::KvScanRequest request, ScanCallback done);
   void GetStatus(StatusCallback done);
+  // A digest of this replica's applied state, from a consistent snapshot
+  // read on the strand: applied_index, pair_count, total_bytes and checksum
+  // of a SnapshotManifest (the rest unset). Equal digests mean equal
+  // states. Costs a scan of the whole state (an operator/test tool).
+  using DigestCallback = std::function<void(Result<pb::SnapshotManifest>)>;
+  void StateDigest(DigestCallback done);
   // Stops ticking; pending callbacks fail with Aborted. Idempotent.
+  // Releases the snapshots pinned by outbound transfers before returning,
+  // so the NodeStore may be closed after Stop even if the io_context never
+  // runs again.
   void Stop();
 
   uint64_t group_id() const { return options_.consensus.group_id; }
@@ -123,6 +135,7 @@ class GroupHost : public std::enable_shared_from_this<GroupHost> {
   void Persist(consensus::Ready& ready);
   void ApplyCommitted(const std::vector<pb::Entry>& entries);
   void AnswerSnapshotRequests(const std::vector<consensus::ReplicaId>& to);
+  void OnSnapshotAck(const pb::Message& message);
   void InstallSnapshot(const pb::InstallSnapshot& snapshot);
   void MaybeCompact();
   void ServeReadyReads();
@@ -139,6 +152,8 @@ class GroupHost : public std::enable_shared_from_this<GroupHost> {
   const GroupHostOptions options_;
   std::unique_ptr<consensus::Replica> replica_;
   PartitionStateMachine state_;
+  SnapshotSender snapshot_sender_;
+  SnapshotReceiver snapshot_receiver_;
   bool stopped_ = false;
   uint64_t next_request_id_ = 1;
   std::map<consensus::Slot, PendingWrite> writes_by_slot_;

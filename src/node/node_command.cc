@@ -69,6 +69,16 @@ Result<NodeServerOptions> MakeOptions(const NodeCommandArgs& args) {
                                  settings.blob_min_age_s(), options.sweep.min_age_s);
   options.sweep.orphan_grace_s = pick(args.orphan_grace_s, settings.has_orphan_grace_s(),
                                       settings.orphan_grace_s(), options.sweep.orphan_grace_s);
+  GroupHostOptions& groups = options.group_defaults;
+  if (settings.has_snapshot_chunk_bytes()) groups.snapshot.chunk_bytes = settings.snapshot_chunk_bytes();
+  if (settings.has_compaction_trigger_slots()) {
+    groups.compaction_trigger_slots = settings.compaction_trigger_slots();
+  }
+  if (settings.has_compaction_keep_slots()) groups.compaction_keep_slots = settings.compaction_keep_slots();
+  options.fault_snapshot_install_delay_ms = settings.fault_snapshot_install_delay_ms();
+  if (groups.compaction_keep_slots >= groups.compaction_trigger_slots) {
+    return Status::InvalidArgument("node_settings: compaction_keep_slots must be below compaction_trigger_slots");
+  }
   std::error_code ec;
   std::filesystem::create_directories(args.dir + "/data/" + args.name, ec);
   if (ec) return Status::IOError("cannot create the data directory: " + ec.message());

@@ -7,7 +7,9 @@
 //  * store: D/data/N/rocksdb; log: D/logs/N.log;
 //  * peers: every storage node of the layout;
 //  * blob GC and sweeper (node/blob_gc.h, node/blob_maintenance.h): the
-//    flags given, else the layout's node_settings, else the defaults.
+//    flags given, else the layout's node_settings, else the defaults;
+//  * snapshot chunk size and log compaction of every group: the layout's
+//    node_settings, else the defaults.
 // SIGTERM or SIGINT stops it cleanly (groups stopped, store flushed, exit 0).
 #pragma once
 

@@ -130,6 +130,7 @@ Status NodeServer::Impl::Start() {
   ReplicationHostOptions host_options;
   host_options.self_id = options_.node_id;
   host_options.store.path = options_.store_path;
+  host_options.store.fault_install_delay_ms = options_.fault_snapshot_install_delay_ms;
   host_options.store.group_commit.faults = storage_faults_;
   host_options.group_defaults = options_.group_defaults;
   std::weak_ptr<rpc::ChannelPool> weak_pool = pool_;
@@ -372,6 +373,47 @@ void NodeServer::Impl::OnFaults(const pb::Envelope& request, rpc::Responder resp
   responder.Reply(FaultRulesInForce(peers, faults_, *storage_faults_).SerializeAsString());
 }
 
+namespace {
+
+// GET /state_digest: one line per hosted group, "group=G applied=A
+// pairs=P bytes=B checksum=C" (GroupHost::StateDigest), ascending; replicas
+// with equal lines hold equal states.
+void ServeStateDigests(ReplicationHost& replication, http::Respond respond) {
+  struct Pending {
+    std::mutex mu;  // guards lines, remaining
+    std::map<uint64_t, std::string> lines;
+    size_t remaining = 0;
+    http::Respond respond;
+  };
+  const std::vector<HostedGroup> groups = replication.Groups();
+  if (groups.empty()) return respond(http::Response::Text(200, ""));
+  auto pending = std::make_shared<Pending>();
+  pending->remaining = groups.size();
+  pending->respond = std::move(respond);
+  for (const HostedGroup& g : groups) {
+    const uint64_t id = g.descriptor.group_id();
+    g.host->StateDigest([pending, id](Result<pb::SnapshotManifest> digest) {
+      std::string line = "group=" + std::to_string(id);
+      if (digest.ok()) {
+        line += " applied=" + std::to_string(digest->applied_index()) +
+                " pairs=" + std::to_string(digest->pair_count()) +
+                " bytes=" + std::to_string(digest->total_bytes()) +
+                " checksum=" + std::to_string(digest->checksum());
+      } else {
+        line += " error=\"" + digest.status().ToString() + "\"";
+      }
+      std::lock_guard lock(pending->mu);
+      pending->lines[id] = std::move(line);
+      if (--pending->remaining > 0) return;
+      std::string body;
+      for (const auto& [group, text] : pending->lines) body += text + "\n";
+      pending->respond(http::Response::Text(200, std::move(body)));
+    });
+  }
+}
+
+}  // namespace
+
 void NodeServer::Impl::OnHttp(http::Request request, http::Respond respond) {
   if (request.method != "GET" && request.method != "HEAD") {
     return respond(http::Response::Text(405, "method not allowed\n"));
@@ -384,6 +426,9 @@ void NodeServer::Impl::OnHttp(http::Request request, http::Respond respond) {
   if (request.path == "/health") {
     const bool healthy = serving_.load();
     return respond(http::Response::Json(healthy ? 200 : 503, HealthJson()));
+  }
+  if (request.path == "/state_digest" && replication_) {
+    return ServeStateDigests(*replication_, std::move(respond));
   }
   respond(http::Response::Text(404, "not found\n"));
 }

@@ -28,7 +28,9 @@
 // (BlobGc) and the orphan sweeper/repairer of its blob copies
 // (BlobMaintenance), each on its own thread.
 // HTTP: GET /metrics (Prometheus text), GET /health (200 JSON with the
-// groups while serving, 503 otherwise).
+// groups while serving, 503 otherwise), GET /state_digest (one line per
+// hosted group: applied index and a checksum of its whole applied state,
+// GroupHost::StateDigest; for operators and tests comparing replicas).
 //
 // Lifecycle: Start, then Stop from a thread not running the io_context
 // while it runs; then stop the io threads; then destroy the NodeServer
@@ -70,6 +72,8 @@ struct NodeServerOptions {
   std::string http_host = "127.0.0.1";
   uint16_t http_port = 0;  // 0: any free port
   std::string store_path;  // RocksDB directory
+  // Fault injection (off by default): NodeStoreOptions::fault_install_delay_ms.
+  uint32_t fault_snapshot_install_delay_ms = 0;
   // Blob store directory; empty: "blobs" beside the RocksDB directory.
   std::string blob_path;
   // Processes this node sends consensus messages to (itself is skipped).

@@ -47,7 +47,8 @@ ReplicationHost::ReplicationHost(boost::asio::io_context& io, metrics::Registry&
     : io_(io),
       options_(std::move(options)),
       unknown_group_(metrics.GetCounter("tessera_consensus_unknown_group_total",
-                                        "Consensus messages for groups not hosted here, dropped")) {}
+                                        "Consensus messages for groups not hosted here, dropped")),
+      snapshot_counters_(metrics) {}
 
 Result<std::unique_ptr<ReplicationHost>> ReplicationHost::Open(boost::asio::io_context& io,
                                                                metrics::Registry& metrics,
@@ -58,6 +59,8 @@ Result<std::unique_ptr<ReplicationHost>> ReplicationHost::Open(boost::asio::io_c
   auto store = storage::NodeStore::Open(host->options_.store);
   if (!store.ok()) return store.status();
   host->store_ = std::move(store).value();
+  host->snapshot_counters_.installs_resumed.Increment(
+      host->store_->snapshot_recovery_stats().installs_resumed);
   host->sender_ = std::make_unique<BatchingMessageSender>(io, host->options_.send_batch, &metrics,
                                                           host->options_.sender);
   TESSERA_RETURN_IF_ERROR(host->RestoreGroups());
@@ -67,7 +70,7 @@ Result<std::unique_ptr<ReplicationHost>> ReplicationHost::Open(boost::asio::io_c
 ReplicationHost::~ReplicationHost() {
   Stop();
   // Handlers still queued on the (stopped) io_context may keep GroupHosts
-  // alive past the store; nothing runs them any more (contract 5).
+  // alive past the store; nothing runs them any more (contract 6).
   groups_.clear();
   sender_.reset();
   store_.reset();
@@ -128,6 +131,7 @@ Status ReplicationHost::StartGroupLocked(const pb::PartitionDescriptor& descript
   for (const pb::ReplicaPlacement& r : descriptor.replicas()) {
     group.bootstrap_membership.add_voters(r.node_id());
   }
+  group.snapshot_counters = &snapshot_counters_;
   if (options_.customize_group) options_.customize_group(descriptor, group);
   auto host = GroupHost::Start(io_, store_.get(), sender_.get(), std::move(group));
   if (!host.ok()) return host.status();

@@ -21,7 +21,10 @@
 //  4. DeliverBatch hands each message to its group's GroupHost; messages for
 //     groups not hosted here are counted (tessera_consensus_unknown_group_total)
 //     and dropped.
-//  5. Stop (idempotent) stops the sender and every group; groups' pending
+//  5. Every group reports streamed-snapshot transfers to one process-wide
+//     SnapshotCounters (snapshot_transfer.h); installs the store finished at
+//     open count as resumed.
+//  6. Stop (idempotent) stops the sender and every group; groups' pending
 //     callbacks fail with Aborted. The destructor must run after the
 //     io_context's threads have stopped (handlers may reference the store).
 //
@@ -102,6 +105,7 @@ class ReplicationHost {
   boost::asio::io_context& io_;
   const ReplicationHostOptions options_;
   metrics::Counter& unknown_group_;
+  SnapshotCounters snapshot_counters_;
   std::unique_ptr<storage::NodeStore> store_;
   std::unique_ptr<BatchingMessageSender> sender_;
   mutable std::mutex mu_;  // guards groups_, stopped_, descriptor writes

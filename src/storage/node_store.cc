@@ -7,6 +7,7 @@
 #include "storage/log_recovery.h"
 #include "storage/record_codec.h"
 #include "storage/rocks_status.h"
+#include "storage/snapshot_staging.h"
 #include "tessera/storage.pb.h"
 
 namespace tessera::storage {
@@ -52,12 +53,13 @@ Result<std::unique_ptr<NodeStore>> NodeStore::Open(const NodeStoreOptions& optio
   TESSERA_RETURN_IF_ERROR(FromRocks(s, "opening node store at " + options.path));
   std::unique_ptr<NodeStore> store(new NodeStore(db, std::move(handles), options));
   TESSERA_RETURN_IF_ERROR(store->InitFormat());
+  TESSERA_RETURN_IF_ERROR(store->RecoverSnapshotStaging());
   return store;
 }
 
 NodeStore::NodeStore(rocksdb::DB* db, std::vector<rocksdb::ColumnFamilyHandle*> handles,
                      const NodeStoreOptions& options)
-    : db_(db), handles_(std::move(handles)) {
+    : db_(db), handles_(std::move(handles)), options_(options) {
   TESSERA_CHECK(handles_.size() == 4);
   cfs_ = ColumnFamilies{db_.get(), handles_[1], handles_[2], handles_[3]};
   writer_ = std::make_unique<GroupCommitWriter>(db_.get(), handles_, options.group_commit);
@@ -206,6 +208,10 @@ Status NodeStore::RemoveGroup(GroupId group) {
   rocksdb::WriteBatch batch;
   for (rocksdb::ColumnFamilyHandle* cf : {cfs_.log, cfs_.state}) {
     rocksdb::Status s = batch.DeleteRange(cf, GroupBegin(group), GroupEnd(group));
+    TESSERA_CHECK(s.ok());
+  }
+  for (const std::string& key : {StagingProgressKey(group), InstallMarkerKey(group)}) {
+    rocksdb::Status s = batch.Delete(cfs_.meta, key);
     TESSERA_CHECK(s.ok());
   }
   return SubmitAndWait(std::move(batch));

@@ -26,10 +26,12 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "common/limits.h"
 #include "common/result.h"
 #include "consensus/replica.h"
 #include "storage/applied_state.h"
@@ -49,6 +51,22 @@ struct NodeStoreOptions {
   GroupCommitOptions group_commit;
   // Memtable size of each column family, bytes.
   size_t write_buffer_bytes = 64 << 20;
+  // Bytes of keys and values per WriteBatch of a staged-snapshot install.
+  size_t snapshot_install_batch_bytes = limits::kSnapshotInstallBatchBytesDefault;
+  // Fault injection (tests only, off by default): InstallStagedSnapshot
+  // returns Aborted after writing the marker and this many copy batches, as
+  // if the process died there; reopening the store finishes the install.
+  std::optional<size_t> fault_install_stop_after_batches;
+  // Fault injection (off by default): InstallStagedSnapshot and the install
+  // finished at open sleep this long right after the marker is durable, so
+  // that a test can kill the process in the middle of an install.
+  uint32_t fault_install_delay_ms = 0;
+};
+
+// What NodeStore::Open did about streamed snapshots left by the last run.
+struct SnapshotRecoveryStats {
+  uint64_t installs_resumed = 0;   // install markers found and finished
+  uint64_t stagings_dropped = 0;   // stagings without a marker, deleted
 };
 
 class NodeStore {
@@ -102,8 +120,46 @@ class NodeStore {
   // meta.membership}, atomically and durably; the hard state is kept.
   Status InstallSnapshot(GroupId group, const pb::SnapshotMeta& meta,
                          const std::vector<KeyValue>& data);
-  // Deletes every record of the group (log, hard state, state), durably.
+  // Deletes every record of the group (log, hard state, state, any
+  // snapshot staging or install marker), durably.
   Status RemoveGroup(GroupId group);
+
+  // --- streamed snapshots (snapshot_staging.h) ----------------------------
+  // The group's staging progress; NotFound when nothing is staged.
+  Result<pb::SnapshotManifest> StagedSnapshot(GroupId group) const;
+  // Stages chunk `seq` of transfer `snapshot_id` durably (one synced
+  // WriteBatch; blocks) and returns the staging progress after it:
+  //  * seq 0 of another transfer (or none staged): discards the old staging
+  //    and starts this one;
+  //  * seq == staged chunk_count of the same transfer: appends;
+  //  * seq < staged chunk_count of the same transfer: a duplicate, nothing
+  //    written;
+  //  * otherwise (a gap, or a later chunk of a transfer not staged here):
+  //    Conflict, nothing written.
+  // `pairs` must continue the staged key order (InvalidArgument otherwise),
+  // and respect the state key/value limits.
+  Result<pb::SnapshotManifest> StageSnapshotChunk(GroupId group, uint64_t snapshot_id,
+                                                  uint64_t seq, const std::vector<KeyValue>& pairs);
+  // Replaces the group's applied state with the staged snapshot described by
+  // `manifest`, at applied index meta.last_slot, writes LogBase{last_slot +
+  // 1, meta.membership} (as InstallSnapshot does) and drops the staging;
+  // durable on OK. Blocks. Writes the install marker, copies the staged
+  // pairs in batches of options.snapshot_install_batch_bytes, then one
+  // synced batch with the applied index, log base, marker and staging
+  // deletion. InvalidArgument, nothing changed, when the staging does not
+  // match `manifest` exactly (StagingMatches). Corruption when a staged pair
+  // fails verification or the copied pairs do not match the manifest's
+  // checksum (the marker stays: the group must not start). Any other error
+  // also leaves the marker; reopening the store finishes the install.
+  Status InstallStagedSnapshot(GroupId group, const pb::SnapshotManifest& manifest,
+                               const pb::SnapshotMeta& meta);
+  // Deletes the group's staging (not allowed while an install marker exists:
+  // Conflict). OK when nothing is staged.
+  Status DropStagedSnapshot(GroupId group);
+  // True while the group has an install marker (only after a failed
+  // InstallStagedSnapshot: Open finishes every marked install).
+  Result<bool> InstallPending(GroupId group) const;
+  const SnapshotRecoveryStats& snapshot_recovery_stats() const { return snapshot_recovery_; }
 
   GroupCommitStats group_commit_stats() const { return writer_->stats(); }
 
@@ -111,6 +167,15 @@ class NodeStore {
   NodeStore(rocksdb::DB* db, std::vector<rocksdb::ColumnFamilyHandle*> handles,
             const NodeStoreOptions& options);
   Status InitFormat();
+  // At open: finishes every marked install, drops every unmarked staging.
+  Status RecoverSnapshotStaging();
+  // Copies the staged pairs over the group's user keys and commits the
+  // install described by `marker` (which is durable); idempotent.
+  Status FinishStagedInstall(GroupId group, const pb::SnapshotInstallMarker& marker,
+                             std::optional<size_t> stop_after_batches);
+  // Reads a protobuf record of the meta column family; NotFound when absent.
+  template <typename Proto>
+  Result<Proto> ReadMetaRecord(const std::string& key, std::string_view what) const;
   // Submits `batch` to the writer and waits until it is durable.
   Status SubmitAndWait(rocksdb::WriteBatch batch);
 
@@ -119,6 +184,8 @@ class NodeStore {
   ColumnFamilies cfs_;
   mutable std::atomic<int64_t> open_snapshots_{0};
   std::unique_ptr<GroupCommitWriter> writer_;
+  NodeStoreOptions options_;
+  SnapshotRecoveryStats snapshot_recovery_;
 };
 
 }  // namespace tessera::storage

@@ -1,0 +1,48 @@
+// Knobs and counters shared by both ends of a streamed snapshot transfer
+// (snapshot_sender.h on the leader, snapshot_receiver.h on the lagging
+// replica). Protocol: docs/formats/storage.md, "Streamed snapshots".
+//
+// Thread safety: options are plain values; the counters are atomic.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "common/limits.h"
+#include "common/metrics.h"
+
+namespace tessera::node {
+
+struct SnapshotTransferOptions {
+  // A chunk holds pairs until it has at least this many key+value bytes
+  // (clamped to limits::kSnapshotChunkBytesMin..kSnapshotChunkBytesMax).
+  size_t chunk_bytes = limits::kSnapshotChunkBytesDefault;
+  // Chunks sent and not acknowledged (<= kSnapshotChunksInFlightMax).
+  size_t window_chunks = limits::kSnapshotChunksInFlightMax;
+  // Unacknowledged chunks are sent again after this long without progress.
+  uint64_t retransmit_us = 500'000;
+  // A transfer with no acknowledged progress for this long is abandoned
+  // (its pinned RocksDB snapshot released); the core asks again.
+  uint64_t stall_timeout_us = 10'000'000;
+};
+
+// Process-wide counters (one set per ReplicationHost), exported as
+//   tessera_snapshot_chunks_sent_total, tessera_snapshot_bytes_sent_total,
+//   tessera_snapshot_chunks_received_total, tessera_snapshot_bytes_received_total,
+//   tessera_snapshot_transfers_total{outcome="completed"|"abandoned"},
+//   tessera_snapshot_installs_total{outcome="installed"|"refused"|"resumed"}.
+// Bytes count keys and values.
+struct SnapshotCounters {
+  explicit SnapshotCounters(metrics::Registry& registry);
+  metrics::Counter& chunks_sent;
+  metrics::Counter& bytes_sent;
+  metrics::Counter& chunks_received;
+  metrics::Counter& bytes_received;
+  metrics::Counter& transfers_completed;
+  metrics::Counter& transfers_abandoned;
+  metrics::Counter& installs_done;
+  metrics::Counter& installs_refused;   // manifest did not match the staging
+  metrics::Counter& installs_resumed;   // finished at store open after a crash
+};
+
+}  // namespace tessera::node

@@ -1,0 +1,333 @@
+// Goal: a replica that missed a compacted log whose state is many chunks
+// catches up by a streamed snapshot (state equal on all three replicas);
+// a transfer whose acknowledgements are lost is abandoned and a later one
+// succeeds; the sender keeps at most its window of chunks in flight.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <filesystem>
+#include <future>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "node/group_host.h"
+#include "node/snapshot_receiver.h"
+#include "node/snapshot_sender.h"
+
+namespace tessera::node {
+namespace {
+
+constexpr uint64_t kGroup = 5;
+
+consensus::Options FastOptions(consensus::ReplicaId self) {
+  consensus::Options o;
+  o.self = self;
+  o.group_id = kGroup;
+  o.random_seed = 7;
+  o.tick_interval_us = 2'000;
+  o.heartbeat_interval_us = 20'000;
+  o.lease_duration_us = 200'000;
+  o.election_timeout_min_us = 250'000;
+  o.election_timeout_max_us = 500'000;
+  o.check_quorum_timeout_us = 250'000;
+  return o;
+}
+
+// Routes messages by `to`; a "down" replica neither sends nor receives, a
+// "muted" one receives but everything it sends is lost.
+class FaultySender : public MessageSender {
+ public:
+  void Send(pb::Message m) override {
+    std::shared_ptr<GroupHost> target;
+    {
+      std::lock_guard lock(mu_);
+      if (down_.count(m.to()) || down_.count(m.from()) || muted_.count(m.from())) return;
+      auto it = hosts_.find(m.to());
+      if (it == hosts_.end()) return;
+      target = it->second;
+    }
+    target->Deliver(std::move(m));
+  }
+  void Register(consensus::ReplicaId id, std::shared_ptr<GroupHost> h) {
+    std::lock_guard lock(mu_);
+    hosts_[id] = std::move(h);
+  }
+  void Set(consensus::ReplicaId id, bool down, bool muted) {
+    std::lock_guard lock(mu_);
+    if (down) down_.insert(id); else down_.erase(id);
+    if (muted) muted_.insert(id); else muted_.erase(id);
+  }
+  void Clear() {
+    std::lock_guard lock(mu_);
+    hosts_.clear();
+  }
+
+ private:
+  std::mutex mu_;
+  std::map<consensus::ReplicaId, std::shared_ptr<GroupHost>> hosts_;
+  std::set<consensus::ReplicaId> down_, muted_;
+};
+
+// Records what a SnapshotSender/Receiver sends.
+class CaptureSender : public MessageSender {
+ public:
+  void Send(pb::Message m) override {
+    std::lock_guard lock(mu_);
+    sent.push_back(std::move(m));
+  }
+  std::vector<pb::Message> Take() {
+    std::lock_guard lock(mu_);
+    return std::exchange(sent, {});
+  }
+  std::mutex mu_;
+  std::vector<pb::Message> sent;
+};
+
+bool WaitFor(const std::function<bool()>& done, int timeout_ms = 20'000) {
+  for (int waited = 0; waited < timeout_ms; waited += 10) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return done();
+}
+
+std::vector<storage::KeyValue> StateOf(storage::NodeStore& store) {
+  auto snapshot = store.OpenSnapshot(kGroup);
+  EXPECT_TRUE(snapshot.ok());
+  std::vector<storage::KeyValue> out;
+  for (;;) {
+    auto next = (*snapshot)->Next();
+    EXPECT_TRUE(next.ok());
+    if (!next.ok() || !next->has_value()) return out;
+    out.push_back(**next);
+  }
+}
+
+class SnapshotTransferTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/tessera-snap-XXXXXX";
+    dir_ = ::mkdtemp(pattern);
+    for (int i = 0; i < 2; ++i) threads_.emplace_back([this] { io_.run(); });
+    for (consensus::ReplicaId id = 1; id <= 3; ++id) {
+      storage::NodeStoreOptions so;
+      so.path = dir_ + "/n" + std::to_string(id);
+      so.snapshot_install_batch_bytes = 8 << 10;
+      stores_[id] = std::move(storage::NodeStore::Open(so)).value();
+      StartHost(id);
+    }
+  }
+  void TearDown() override {
+    for (auto& [id, h] : hosts_) h->Stop();
+    work_.reset();
+    io_.stop();
+    for (auto& t : threads_) t.join();
+    sender_.Clear();
+    hosts_.clear();
+    stores_.clear();
+    std::filesystem::remove_all(dir_);
+  }
+  void StartHost(consensus::ReplicaId id) {
+    GroupHostOptions o;
+    o.consensus = FastOptions(id);
+    for (consensus::ReplicaId v = 1; v <= 3; ++v) o.bootstrap_membership.add_voters(v);
+    o.compaction_trigger_slots = 40;
+    o.compaction_keep_slots = 10;
+    o.snapshot.chunk_bytes = 4 << 10;
+    o.snapshot.window_chunks = 2;
+    o.snapshot.retransmit_us = 100'000;
+    o.snapshot.stall_timeout_us = 400'000;
+    o.snapshot_counters = &counters_;
+    auto host = GroupHost::Start(io_, stores_[id].get(), &sender_, o);
+    ASSERT_TRUE(host.ok()) << host.status().ToString();
+    hosts_[id] = *host;
+    sender_.Register(id, *host);
+  }
+  GroupStatus StatusOf(consensus::ReplicaId id) {
+    std::promise<GroupStatus> p;
+    hosts_[id]->GetStatus([&p](GroupStatus s) { p.set_value(s); });
+    return p.get_future().get();
+  }
+  consensus::ReplicaId WaitForLeader(std::set<consensus::ReplicaId> among) {
+    consensus::ReplicaId leader = 0;
+    WaitFor([&] {
+      for (auto id : among) {
+        if (StatusOf(id).holds_lease) leader = id;
+      }
+      return leader != 0;
+    });
+    return leader;
+  }
+  Status Put(consensus::ReplicaId at, const std::string& k, const std::string& v) {
+    pb::KvBatch b;
+    auto* w = b.add_writes();
+    w->set_key(k);
+    w->set_value(v);
+    std::promise<Result<pb::KvApplyResult>> p;
+    hosts_[at]->Write(b, [&p](Result<pb::KvApplyResult> r) { p.set_value(std::move(r)); });
+    return p.get_future().get().status();
+  }
+  // Writes `count` keys of ~500 bytes: the state is many 4 KiB chunks, and
+  // the log is compacted far past a replica that missed it.
+  void WriteState(consensus::ReplicaId leader, int count) {
+    for (int i = 0; i < count; ++i) {
+      const std::string key = "key" + std::to_string(1000 + i);
+      ASSERT_TRUE(Put(leader, key, std::string(500, static_cast<char>('a' + i % 26))).ok()) << i;
+    }
+  }
+  bool CaughtUp(consensus::ReplicaId leader, consensus::ReplicaId lagging) {
+    return WaitFor([&] { return StatusOf(lagging).applied == StatusOf(leader).applied; });
+  }
+
+  std::string dir_;
+  boost::asio::io_context io_;
+  std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_{
+      io_.get_executor()};
+  std::vector<std::thread> threads_;
+  metrics::Registry registry_;
+  SnapshotCounters counters_{registry_};
+  FaultySender sender_;
+  std::map<consensus::ReplicaId, std::unique_ptr<storage::NodeStore>> stores_;
+  std::map<consensus::ReplicaId, std::shared_ptr<GroupHost>> hosts_;
+};
+
+TEST_F(SnapshotTransferTest, LaggingReplicaCatchesUpByStreamedSnapshot) {
+  const auto leader = WaitForLeader({1, 2, 3});
+  ASSERT_NE(leader, 0u);
+  const consensus::ReplicaId lagging = leader % 3 + 1;
+  sender_.Set(lagging, /*down=*/true, /*muted=*/false);
+  WriteState(leader, 150);  // ~75 KB: ~19 chunks
+  ASSERT_GT(StatusOf(leader).log_start, StatusOf(lagging).applied + 1);
+  sender_.Set(lagging, false, false);
+  ASSERT_TRUE(CaughtUp(leader, lagging));
+  EXPECT_GE(counters_.transfers_completed.value(), 1u);
+  EXPECT_GE(counters_.installs_done.value(), 1u);
+  // The state is several chunks (each holds at least chunk_bytes).
+  size_t state_bytes = 0;
+  for (const auto& kv : StateOf(*stores_[leader])) state_bytes += kv.key.size() + kv.value.size();
+  EXPECT_GE(state_bytes, 4u * (4 << 10));
+  EXPECT_GE(counters_.chunks_received.value(), 4u) << state_bytes;
+  EXPECT_EQ(counters_.installs_refused.value(), 0u);
+  // Writes after the install reach the replica through the log again.
+  ASSERT_TRUE(Put(leader, "after", "x").ok());
+  ASSERT_TRUE(CaughtUp(leader, lagging));
+  const auto expected = StateOf(*stores_[leader]);
+  EXPECT_EQ(expected.size(), 151u);
+  for (consensus::ReplicaId id = 1; id <= 3; ++id) EXPECT_EQ(StateOf(*stores_[id]), expected) << id;
+  // Nothing stays staged or pinned.
+  EXPECT_EQ(stores_[lagging]->StagedSnapshot(kGroup).status().code(), StatusCode::kNotFound);
+}
+
+TEST_F(SnapshotTransferTest, InterruptedTransferIsAbandonedThenRetried) {
+  const auto leader = WaitForLeader({1, 2, 3});
+  ASSERT_NE(leader, 0u);
+  const consensus::ReplicaId lagging = leader % 3 + 1;
+  sender_.Set(lagging, true, false);
+  WriteState(leader, 150);
+  // The lagging replica hears the leader but all it says is lost: chunks are
+  // staged, never acknowledged, and the transfer is abandoned.
+  const uint64_t abandoned = counters_.transfers_abandoned.value();
+  sender_.Set(lagging, false, /*muted=*/true);
+  ASSERT_TRUE(WaitFor([&] {
+    return counters_.chunks_received.value() > 0 &&
+           counters_.transfers_abandoned.value() > abandoned;
+  }));
+  EXPECT_EQ(counters_.installs_done.value(), 0u);
+  EXPECT_TRUE(stores_[lagging]->StagedSnapshot(kGroup).ok());
+  sender_.Set(lagging, false, false);
+  ASSERT_TRUE(CaughtUp(leader, lagging));
+  EXPECT_GE(counters_.transfers_completed.value(), 1u);
+  EXPECT_GE(counters_.installs_done.value(), 1u);
+  const auto expected = StateOf(*stores_[leader]);
+  for (consensus::ReplicaId id = 1; id <= 3; ++id) EXPECT_EQ(StateOf(*stores_[id]), expected) << id;
+}
+
+// Goal: the sender holds at most window_chunks unacknowledged chunks,
+// retransmits them, abandons when the receiver loses its staging, and the
+// manifest of a completed transfer matches the receiver's staging.
+TEST(SnapshotSenderTest, WindowAcksAndManifest) {
+  char pattern[] = "/tmp/tessera-snaps-XXXXXX";
+  const std::string dir = ::mkdtemp(pattern);
+  {
+    storage::NodeStoreOptions so;
+    so.path = dir + "/leader";
+    auto leader_store = std::move(storage::NodeStore::Open(so)).value();
+    so.path = dir + "/follower";
+    auto follower_store = std::move(storage::NodeStore::Open(so)).value();
+    std::vector<storage::Mutation> puts;
+    for (int i = 0; i < 40; ++i) puts.push_back(storage::Mutation::Put("k" + std::to_string(100 + i), std::string(1000, 'v')));
+    ASSERT_TRUE(leader_store->Apply(kGroup, 12, puts).ok());
+
+    metrics::Registry registry;
+    SnapshotCounters counters(registry);
+    CaptureSender to_follower, to_leader;
+    SnapshotTransferOptions options;
+    options.chunk_bytes = 4 << 10;
+    options.window_chunks = 3;
+    options.retransmit_us = 1'000;
+    options.stall_timeout_us = 1'000'000;
+    SnapshotSender sender(leader_store.get(), kGroup, 1, &to_follower, options, &counters);
+    SnapshotReceiver receiver(follower_store.get(), kGroup, 2, &to_leader, &counters);
+
+    sender.Start(0, 2);
+    sender.Start(0, 2);  // one transfer per destination
+    EXPECT_EQ(sender.transfers(), 1u);
+    EXPECT_EQ(sender.OldestPinnedIndex(), std::optional<consensus::Slot>(12));
+    auto window = to_follower.Take();
+    ASSERT_EQ(window.size(), 3u);
+    sender.Tick(5'000);  // no progress: the window again
+    EXPECT_EQ(to_follower.Take().size(), 3u);
+
+    std::optional<SnapshotSender::Completed> done;
+    uint64_t now = 10'000;
+    while (!done) {
+      ASSERT_LE(window.size(), 3u);
+      for (const pb::Message& chunk : window) receiver.OnChunk(chunk);
+      for (const pb::Message& ack : to_leader.Take()) {
+        auto completed = sender.OnAck(++now, 2, ack.snapshot_transfer().ack());
+        if (completed) done = completed;
+      }
+      window = to_follower.Take();
+    }
+    EXPECT_EQ(done->to, 2u);
+    EXPECT_EQ(done->applied_index, 12u);
+    EXPECT_EQ(sender.transfers(), 0u);
+    pb::SnapshotManifest manifest;
+    ASSERT_TRUE(manifest.ParseFromString(done->manifest));
+    EXPECT_EQ(manifest.pair_count(), 40u);
+    EXPECT_EQ(manifest.chunk_count(), 8u);  // 5 pairs of ~1 KB reach 4 KiB
+    pb::InstallSnapshot install;
+    install.mutable_meta()->set_last_slot(12);
+    install.mutable_meta()->mutable_membership()->add_voters(1);
+    install.set_data(done->manifest);
+    ASSERT_TRUE(receiver.Install(install).ok());
+    EXPECT_EQ(StateOf(*follower_store), StateOf(*leader_store));
+    EXPECT_EQ(counters.transfers_completed.value(), 1u);
+
+    // A receiver that lost its staging (acks 0 after chunks were acked)
+    // makes the sender abandon at once.
+    sender.Start(now, 3);
+    auto first = to_follower.Take();
+    pb::SnapshotChunkAck ack;
+    ack.set_snapshot_id(first[0].snapshot_transfer().chunk().snapshot_id());
+    ack.set_staged_chunks(2);
+    EXPECT_FALSE(sender.OnAck(++now, 3, ack).has_value());
+    ack.set_staged_chunks(0);
+    EXPECT_FALSE(sender.OnAck(++now, 3, ack).has_value());
+    EXPECT_EQ(sender.transfers(), 0u);
+    EXPECT_EQ(counters.transfers_abandoned.value(), 1u);
+    // A stalled transfer is abandoned by Tick; AbortAll refuses new ones.
+    sender.Start(now, 3);
+    sender.Tick(now + 2'000'000);
+    EXPECT_EQ(sender.transfers(), 0u);
+    sender.AbortAll();
+    sender.Start(now, 3);
+    EXPECT_EQ(sender.transfers(), 0u);
+  }
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace tessera::node
