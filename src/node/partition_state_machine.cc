@@ -195,12 +195,12 @@ Result<std::optional<pb::KvRecord>> PartitionStateMachine::Get(const std::string
 }
 
 Result<pb::KvScanResponse> PartitionStateMachine::Scan(const std::string& start_key,
-                                                       const std::string& end_key,
-                                                       uint32_t limit) const {
+                                                       const std::string& end_key, uint32_t limit,
+                                                       const storage::ValueFilter& wants_value) const {
   if (limit == 0) return Status::InvalidArgument("scan limit must be positive");
   const size_t capped = std::min<size_t>(limit, limits::kScanItemsMax - 1);
   // One item more than asked tells whether the range continues.
-  auto rows = store_->Scan(group_, start_key, end_key, capped + 1);
+  auto rows = store_->Scan(group_, start_key, end_key, capped + 1, wants_value);
   if (!rows.ok()) return rows.status();
   pb::KvScanResponse out;
   for (size_t i = 0; i < rows->size(); ++i) {
@@ -208,6 +208,10 @@ Result<pb::KvScanResponse> PartitionStateMachine::Scan(const std::string& start_
     if (i == capped) {
       out.set_resume_key(kv.key);
       break;
+    }
+    if (wants_value && !wants_value(kv.key)) {
+      out.add_items()->set_key(kv.key);
+      continue;
     }
     pb::KvRecord record;
     if (!record.ParseFromString(kv.value)) {

@@ -47,9 +47,12 @@ class PartitionStateMachine {
   Result<std::optional<pb::KvRecord>> Get(const std::string& key) const;
 
   // Keys in [start_key, end_key) (empty end: to the end), at most `limit`.
-  // resume_key is set when the limit cut the scan short.
+  // resume_key is set when the limit cut the scan short. Items whose key
+  // `wants_value` refuses carry the key only (empty value, version 0): a
+  // listing skips records it does not read without paying for them.
   Result<pb::KvScanResponse> Scan(const std::string& start_key, const std::string& end_key,
-                                  uint32_t limit) const;
+                                  uint32_t limit,
+                                  const storage::ValueFilter& wants_value = {}) const;
 
   GroupId group() const { return group_; }
 

@@ -3,6 +3,7 @@
 #include "common/limits.h"
 #include "node/rpc_handler_util.h"
 #include "s3/model/listing.h"
+#include "s3/model/object_read.h"
 #include "s3/model/s3_keys.h"
 #include "tessera/s3.pb.h"
 
@@ -16,7 +17,11 @@ class StateRecords : public s3::model::RecordSource {
 
   Result<std::vector<s3::model::RecordRow>> Scan(const std::string& start, const std::string& end,
                                                  size_t limit) const override {
-    auto rows = state_.Scan(start, end, static_cast<uint32_t>(limit));
+    // Data records (inline bytes) sit between heads: never read by a listing.
+    auto rows = state_.Scan(start, end, static_cast<uint32_t>(limit), [](std::string_view key) {
+      auto parsed = s3::model::ParseObjectRecordKey(key);
+      return !parsed || parsed->type != s3::model::RecordType::kData;
+    });
     if (!rows.ok()) return rows.status();
     std::vector<s3::model::RecordRow> out;
     out.reserve(rows->items_size());
@@ -29,6 +34,31 @@ class StateRecords : public s3::model::RecordSource {
  private:
   const PartitionStateMachine& state_;
 };
+
+// The object read's view: point reads of the applied state, unwrapped.
+class StatePoints : public s3::model::PointReader {
+ public:
+  explicit StatePoints(const PartitionStateMachine& state) : state_(state) {}
+
+  Result<std::optional<std::string>> Get(const std::string& key) const override {
+    auto record = state_.Get(key);
+    if (!record.ok()) return record.status();
+    if (!record->has_value()) return std::optional<std::string>();
+    return std::optional<std::string>(std::move(*(*record)->mutable_value()));
+  }
+
+ private:
+  const PartitionStateMachine& state_;
+};
+
+void OnGet(ReplicationHost* replication, const pb::Envelope& request, rpc::Responder responder) {
+  pb::S3GetRequest get;
+  if (!ParsePayload(request, responder, &get)) return;
+  ReadS3Object(*replication, get, [responder](Result<pb::S3GetResponse> read) {
+    if (!read.ok()) return responder.Fail(read.status());
+    responder.Reply(read->SerializeAsString());
+  });
+}
 
 void OnList(ReplicationHost* replication, const pb::Envelope& request, rpc::Responder responder) {
   pb::S3ListRequest list;
@@ -68,9 +98,25 @@ void OnUsage(ReplicationHost* replication, const pb::Envelope& request, rpc::Res
 
 }  // namespace
 
+void ReadS3Object(ReplicationHost& replication, const pb::S3GetRequest& request,
+                  std::function<void(Result<pb::S3GetResponse>)> done) {
+  std::shared_ptr<GroupHost> host = replication.Find(request.group_id());
+  if (!host) {
+    return done(Status::NotFound("group " + std::to_string(request.group_id()) +
+                                 " not hosted here"));
+  }
+  const auto consistency = static_cast<pb::Consistency>(request.consistency());
+  host->ReadState(consistency, [request, done = std::move(done)](
+                                   Result<const PartitionStateMachine*> state) {
+    if (!state.ok()) return done(state.status());
+    done(s3::model::ReadObject(StatePoints(**state), request));
+  });
+}
+
 std::vector<std::pair<std::string, rpc::Handler>> S3ReadHandlers(ReplicationHost* replication) {
   return {{"s3.list", ServeWith(replication, OnList)},
-          {"s3.usage", ServeWith(replication, OnUsage)}};
+          {"s3.usage", ServeWith(replication, OnUsage)},
+          {"s3.get", ServeWith(replication, OnGet)}};
 }
 
 }  // namespace tessera::node

@@ -117,7 +117,7 @@ Result<KeyValue> DecodeUserRecord(GroupId group, std::string_view stored_key,
 
 Result<std::vector<KeyValue>> ScanUserKeys(const ColumnFamilies& cfs, GroupId group,
                                            std::string_view start_key, std::string_view end_key,
-                                           size_t limit) {
+                                           size_t limit, const ValueFilter& wants_value) {
   if (limit == 0 || limit > limits::kScanItemsMax) {
     return Status::InvalidArgument("scan limit must be in 1..kScanItemsMax");
   }
@@ -128,6 +128,13 @@ Result<std::vector<KeyValue>> ScanUserKeys(const ColumnFamilies& cfs, GroupId gr
   std::unique_ptr<rocksdb::Iterator> it(cfs.db->NewIterator(read, cfs.state));
   std::vector<KeyValue> out;
   for (it->Seek(UserKey(group, start_key)); it->Valid() && out.size() < limit; it->Next()) {
+    if (wants_value) {
+      std::optional<std::string_view> user_key = DecodeUserKey(group, it->key().ToStringView());
+      if (user_key && !wants_value(*user_key)) {
+        out.push_back({std::string(*user_key), {}});
+        continue;
+      }
+    }
     Result<KeyValue> kv =
         DecodeUserRecord(group, it->key().ToStringView(), it->value().ToStringView());
     if (!kv.ok()) return kv.status();

@@ -10,6 +10,7 @@
 #include <rocksdb/db.h>
 #include <rocksdb/write_batch.h>
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -63,10 +64,15 @@ Result<std::string> ReadUserValue(const ColumnFamilies& cfs, const rocksdb::Read
 // `group`, and returns the user key and value.
 Result<KeyValue> DecodeUserRecord(GroupId group, std::string_view stored_key,
                                   std::string_view stored_value);
+// Which rows of a scan need their values: false leaves a row's value
+// unread, unverified and empty (the row still counts toward the limit).
+using ValueFilter = std::function<bool(std::string_view user_key)>;
+
 // User keys in [start_key, end_key) in byte order, at most `limit` of them
-// (1..kScanItemsMax); an empty end_key means the end of the group.
+// (1..kScanItemsMax); an empty end_key means the end of the group. With
+// `wants_value`, rows it refuses come back with an empty value.
 Result<std::vector<KeyValue>> ScanUserKeys(const ColumnFamilies& cfs, GroupId group,
                                            std::string_view start_key, std::string_view end_key,
-                                           size_t limit);
+                                           size_t limit, const ValueFilter& wants_value = {});
 
 }  // namespace tessera::storage

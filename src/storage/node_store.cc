@@ -180,8 +180,9 @@ Result<std::string> NodeStore::Get(GroupId group, std::string_view key) const {
 }
 
 Result<std::vector<KeyValue>> NodeStore::Scan(GroupId group, std::string_view start_key,
-                                              std::string_view end_key, size_t limit) const {
-  return ScanUserKeys(cfs_, group, start_key, end_key, limit);
+                                              std::string_view end_key, size_t limit,
+                                              const ValueFilter& wants_value) const {
+  return ScanUserKeys(cfs_, group, start_key, end_key, limit, wants_value);
 }
 
 Result<std::unique_ptr<GroupSnapshot>> NodeStore::OpenSnapshot(GroupId group) const {

@@ -111,8 +111,10 @@ class NodeStore {
   Result<std::string> Get(GroupId group, std::string_view key) const;
   // Keys in [start_key, end_key) in byte order (empty end_key: to the end of
   // the group), at most `limit` (1..kScanItemsMax) items.
+  // Rows `wants_value` refuses have empty values (ScanUserKeys).
   Result<std::vector<KeyValue>> Scan(GroupId group, std::string_view start_key,
-                                     std::string_view end_key, size_t limit) const;
+                                     std::string_view end_key, size_t limit,
+                                     const ValueFilter& wants_value = {}) const;
   // A consistent view of the group's whole applied state and applied index.
   Result<std::unique_ptr<GroupSnapshot>> OpenSnapshot(GroupId group) const;
   // Replaces the group's applied state with `data` at applied index

@@ -144,6 +144,23 @@ TEST(NodeStoreState, ScanIsOrderedBoundedAndGroupScoped) {
   EXPECT_EQ(*store->Get(10, "a"), "va");
 }
 
+// Goal: a scan's value filter leaves refused rows' values unread but keeps the rows and the limit.
+TEST(NodeStoreState, ScanValueFilterSkipsValuesNotRows) {
+  TempDir dir;
+  auto store = OpenStore(dir.path());
+  ASSERT_TRUE(store->Apply(10, 1, {Mutation::Put("a", "va"), Mutation::Put("a-data", std::string(4096, 'x')),
+                                   Mutation::Put("b", "vb"), Mutation::Put("b-data", "yy")})
+                  .ok());
+  const ValueFilter no_data = [](std::string_view key) { return !key.ends_with("-data"); };
+  Result<std::vector<KeyValue>> rows = store->Scan(10, "", "", 100, no_data);
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  EXPECT_EQ(*rows, (std::vector<KeyValue>{{"a", "va"}, {"a-data", ""}, {"b", "vb"}, {"b-data", ""}}));
+  rows = store->Scan(10, "", "", 3, no_data);
+  ASSERT_TRUE(rows.ok());
+  EXPECT_EQ(rows->size(), 3u);
+  EXPECT_EQ(rows->back(), (KeyValue{"b", "vb"}));
+}
+
 // Goal: InstallSnapshot replaces state, applied index and log in one step and keeps the hard state.
 TEST(NodeStoreState, InstallSnapshotReplacesStateAndLogAtomically) {
   TempDir dir;

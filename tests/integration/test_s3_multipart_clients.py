@@ -460,6 +460,46 @@ class VersioningTest(ClientTestCase):
                 self.assertEqual((resp.header("x-amz-delete-marker"),
                                   resp.header("x-amz-version-id")), ("true", marker), resp)
 
+    # Small objects keep their bytes in a data record per version: through
+    # unversioned overwrites, the switch to Enabled (the old latest becomes
+    # the null version), Suspended null replacement and version deletes,
+    # every version reads back its own bytes (whole, ranged, HEAD size) and
+    # the bucket's usage counts exactly what is left.
+    def test_inline_versions_through_suspend_and_deletes(self):
+        s3, bucket = self.c.boto3_client(), "mpc-inline"
+        s3.create_bucket(Bucket=bucket)
+        self.addCleanup(self.empty_versioned, s3, bucket)
+
+        def check(key, data, version=None):
+            kw = {"VersionId": version} if version else {}
+            self.assertTrue(s3.get_object(Bucket=bucket, Key=key, **kw)["Body"].read() == data)
+            self.assertEqual(s3.head_object(Bucket=bucket, Key=key, **kw)["ContentLength"],
+                             len(data))
+            if len(data) > 3:
+                r = s3.get_object(Bucket=bucket, Key=key, Range="bytes=1-3", **kw)
+                self.assertEqual(r["Body"].read(), data[1:4])
+
+        s3.put_object(Bucket=bucket, Key="k", Body=b"first unversioned")
+        s3.put_object(Bucket=bucket, Key="k", Body=b"second unversioned")
+        check("k", b"second unversioned")
+        s3.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
+        v1 = s3.put_object(Bucket=bucket, Key="k", Body=b"v1 bytes")["VersionId"]
+        v2 = s3.put_object(Bucket=bucket, Key="k", Body=b"v2 bytes!")["VersionId"]
+        check("k", b"v2 bytes!")
+        check("k", b"second unversioned", "null")
+        check("k", b"v1 bytes", v1)
+        s3.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Suspended"})
+        s3.put_object(Bucket=bucket, Key="k", Body=b"suspended null")
+        check("k", b"suspended null")
+        check("k", b"suspended null", "null")
+        check("k", b"v2 bytes!", v2)
+        s3.delete_object(Bucket=bucket, Key="k", VersionId="null")
+        check("k", b"v2 bytes!")
+        s3.delete_object(Bucket=bucket, Key="k", VersionId=v2)
+        check("k", b"v1 bytes")
+        usage = json.loads(self.c.cli("s3", "usage", bucket, "--json").stdout)
+        self.assertEqual((usage["objects"], usage["bytes"], usage["versions"]), (1, 8, 1), usage)
+
     def listed_keys(self, s3, bucket):
         return [o["Key"] for p in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket)
                 for o in p.get("Contents", [])]

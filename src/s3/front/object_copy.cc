@@ -56,19 +56,20 @@ void ReadSourceVersion(CallPtr call, SourceObject source, SourceCallback next) {
   };
   if (source.target.version_id.empty()) {
     const std::string key = source.target.key;
-    return call->front.index().ReadHead(
-        bucket_id, key, [call, source = std::move(source), finish](
-                            Result<std::optional<pb::ObjectHead>> head) mutable {
-          if (!head.ok()) return call->Fail(head.status());
-          if (!head->has_value() || (*head)->latest().delete_marker()) {
+    return call->front.index().ReadObject(
+        bucket_id, key, /*version_id=*/"", /*with_data=*/true,
+        [call, source = std::move(source), finish](
+            Result<std::optional<pb::ObjectVersion>> latest) mutable {
+          if (!latest.ok()) return call->Fail(latest.status());
+          if (!latest->has_value() || (*latest)->delete_marker()) {
             return call->Fail(S3Error(S3ErrorCode::kNoSuchKey));
           }
-          finish(std::move(source), (*head)->latest());
+          finish(std::move(source), **latest);
         });
   }
   const std::string key = source.target.key;
   const std::string version_id = source.target.version_id;
-  WithVersion(call, bucket_id, key, version_id,
+  WithVersion(call, bucket_id, key, version_id, /*with_data=*/true,
               [call, source = std::move(source), finish](pb::ObjectVersion version) mutable {
                 if (version.delete_marker()) {
                   return call->Fail(S3Error(S3ErrorCode::kInvalidRequest,

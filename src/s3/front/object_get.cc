@@ -1,5 +1,6 @@
-// GetObject / HeadObject (one strong head read, preconditions, Range, then
-// the bytes streamed from inline data or blob by blob, each read from the
+// GetObject / HeadObject (one strong s3.get read of the version and, for
+// GET, its inline bytes; preconditions, Range, then the bytes served from
+// the inline data or streamed blob by blob, each read from the
 // nearest replica with checksum verification), DeleteObject (one op), and
 // the object sub-resources clients probe (?acl, ?tagging).
 #include <algorithm>
@@ -215,12 +216,13 @@ void ServeObject(CallPtr call, const pb::ObjectVersion& v) {
 void GetObject(CallPtr call) {
   if (call->HasParam("versionId")) return GetObjectVersion(call);
   WithOwnedBucket(call, [call] {
-    call->front.index().ReadHead(
-        call->bucket_info.bucket_id(), call->key,
-        [call](Result<std::optional<pb::ObjectHead>> head) {
-          if (!head.ok()) return call->Fail(head.status());
-          if (!head->has_value()) return call->Fail(S3Error(S3ErrorCode::kNoSuchKey));
-          const pb::ObjectVersion& latest = (*head)->latest();
+    // One node read: the latest version and (GET, not HEAD) its inline bytes.
+    call->front.index().ReadObject(
+        call->bucket_info.bucket_id(), call->key, /*version_id=*/"",
+        /*with_data=*/!call->is_head(), [call](Result<std::optional<pb::ObjectVersion>> found) {
+          if (!found.ok()) return call->Fail(found.status());
+          if (!found->has_value()) return call->Fail(S3Error(S3ErrorCode::kNoSuchKey));
+          const pb::ObjectVersion& latest = **found;
           if (latest.delete_marker()) {
             // S3 says which delete marker hides the key.
             return call->Fail(S3Error(S3ErrorCode::kNoSuchKey),

@@ -75,38 +75,33 @@ void ObjectIndex::Apply(pb::S3Op op, Callback<pb::S3OpResult> done) {
            });
 }
 
-void ObjectIndex::ReadVersion(uint64_t bucket_id, const std::string& key,
-                              const std::string& version_id,
-                              Callback<std::optional<pb::ObjectVersion>> done) {
-  auto read_record = [this, bucket_id, key, version_id, done](uint64_t seq) {
-    kv_.Get(kS3Table, model::VersionKey(bucket_id, key, seq), pb::CONSISTENCY_STRONG,
-            [version_id, done](Result<pb::KvGetResponse> r) {
-              if (!r.ok()) return done(r.status());
-              if (!r->found()) return done(std::optional<pb::ObjectVersion>());
-              pb::VersionRecord record;
-              if (!record.ParseFromString(r->value())) {
-                return done(Status::Corruption("unparseable version record"));
-              }
-              if (record.version().version_id() != version_id) {
-                return done(std::optional<pb::ObjectVersion>());
-              }
-              done(std::optional<pb::ObjectVersion>(std::move(*record.mutable_version())));
-            });
-  };
-  if (version_id != "null") {
-    auto seq = model::ParseVersionSeq(version_id);
-    if (!seq) return done(Status::InvalidArgument("Invalid version id specified"));
-    return read_record(*seq);
+void ObjectIndex::ReadObject(uint64_t bucket_id, const std::string& key,
+                             const std::string& version_id, bool with_data,
+                             Callback<std::optional<pb::ObjectVersion>> done) {
+  if (!version_id.empty() && version_id != "null" && !model::ParseVersionSeq(version_id)) {
+    return done(Status::InvalidArgument("Invalid version id specified"));
   }
-  ReadHead(bucket_id, key, [read_record, done](Result<std::optional<pb::ObjectHead>> head) {
-    if (!head.ok()) return done(head.status());
-    if (!head->has_value()) return done(std::optional<pb::ObjectVersion>());
-    if ((*head)->latest_seq() == 0) {
-      return done(std::optional<pb::ObjectVersion>((*head)->latest()));
-    }
-    if ((*head)->null_seq() == 0) return done(std::optional<pb::ObjectVersion>());
-    read_record((*head)->null_seq());
-  });
+  pb::S3GetRequest request;
+  request.set_bucket_id(bucket_id);
+  request.set_key(key);
+  request.set_version_id(version_id);
+  request.set_consistency(pb::CONSISTENCY_STRONG);
+  request.set_with_data(with_data);
+  auto build = [request = std::move(request)](const pb::PartitionDescriptor& p) mutable {
+    request.set_group_id(p.group_id());
+    return request.SerializeAsString();
+  };
+  kv_.Call(kS3Table, model::HeadKey(bucket_id, key), "s3.get", /*idempotent=*/true, "s3_read",
+           std::move(build),
+           [done = std::move(done)](Result<std::string> reply, const pb::PartitionDescriptor&) {
+             if (!reply.ok()) return done(reply.status());
+             pb::S3GetResponse response;
+             if (!response.ParseFromString(*reply)) {
+               return done(Status::Corruption("unparseable s3.get response"));
+             }
+             if (!response.found()) return done(std::optional<pb::ObjectVersion>());
+             done(std::optional<pb::ObjectVersion>(std::move(*response.mutable_version())));
+           });
 }
 
 void ObjectIndex::ReadUpload(uint64_t bucket_id, const std::string& key,

@@ -4,7 +4,12 @@
 // partitions in key order, and per-bucket usage summed over partitions.
 //
 // Contract:
-//  - ReadHead is a strong (leader lease) read.
+//  - ReadHead and ReadObject are strong (leader lease) reads.
+//  - ReadObject is one node round trip ("s3.get"): the version and, with
+//    `with_data`, its inline bytes (in ObjectVersion.inline_data) from one
+//    applied state of the partition. ReadHead's latest carries no inline
+//    bytes (bytes_in_data_record says they exist): serve bytes from
+//    ReadObject only.
 //  - Apply sends the op to the partition holding the object's head key; a
 //    failure whose outcome is unknown is Timeout (KvRouter's rule).
 //  - List returns at most max_items items in key order, starting in the
@@ -61,12 +66,15 @@ class ObjectIndex {
 
   void ReadHead(uint64_t bucket_id, const std::string& key,
                 Callback<std::optional<pb::ObjectHead>> done);
+  // One version of a key: the latest (version_id empty; possibly a delete
+  // marker) or the one named ("null" included); nullopt when the key or
+  // the version does not exist. with_data: inline bytes included (GET,
+  // copy); false: metadata only, no data record read (HEAD).
+  // InvalidArgument for a version id that cannot be ours.
+  void ReadObject(uint64_t bucket_id, const std::string& key, const std::string& version_id,
+                  bool with_data, Callback<std::optional<pb::ObjectVersion>> done);
   void Apply(pb::S3Op op, Callback<pb::S3OpResult> done);
   void List(ListQuery query, Callback<ListPage> done);
-  // One version of a key by id ("null" included), nullopt when the key has
-  // no such version. InvalidArgument for an id that cannot be ours.
-  void ReadVersion(uint64_t bucket_id, const std::string& key, const std::string& version_id,
-                   Callback<std::optional<pb::ObjectVersion>> done);
   // The upload record (strong read), nullopt when there is no such upload.
   void ReadUpload(uint64_t bucket_id, const std::string& key, const std::string& upload_id,
                   Callback<std::optional<pb::UploadRecord>> done);

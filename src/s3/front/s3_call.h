@@ -92,11 +92,13 @@ void DeleteObject(CallPtr call);
 void GetObjectSubresource(CallPtr call);  // ?acl, ?tagging
 // Answers GET/HEAD with version `v` (preconditions, Range, headers, body).
 void ServeObject(CallPtr call, const pb::ObjectVersion& v);
-// Reads version `version_id` of `key` and calls `found` with it (it may be
-// a delete marker); answers the call itself otherwise: InvalidArgument for
-// a malformed id, NoSuchVersion when absent, or the read's error.
+// Reads version `version_id` of `key` (with its inline bytes when
+// `with_data`) and calls `found` with it (it may be a delete marker);
+// answers the call itself otherwise: InvalidArgument for a malformed id,
+// NoSuchVersion when absent, or the read's error.
 void WithVersion(CallPtr call, uint64_t bucket_id, const std::string& key,
-                 const std::string& version_id, std::function<void(pb::ObjectVersion)> found);
+                 const std::string& version_id, bool with_data,
+                 std::function<void(pb::ObjectVersion)> found);
 // Versioning (versioning.cc).
 void GetObjectVersion(CallPtr call);       // GET/HEAD ?versionId=
 void PutBucketVersioning(CallPtr call);    // PUT ?versioning

@@ -61,7 +61,7 @@ void GetObjectVersion(CallPtr call) {
   }
   WithOwnedBucket(call, [call, version_id] {
     WithVersion(call, call->bucket_info.bucket_id(), call->key, version_id,
-                [call](pb::ObjectVersion version) {
+                /*with_data=*/!call->is_head(), [call](pb::ObjectVersion version) {
                   if (version.delete_marker()) {
                     // S3: a delete marker cannot be read: 405 with its headers.
                     return call->Fail(
@@ -76,9 +76,10 @@ void GetObjectVersion(CallPtr call) {
 }
 
 void WithVersion(CallPtr call, uint64_t bucket_id, const std::string& key,
-                 const std::string& version_id, std::function<void(pb::ObjectVersion)> found) {
-  call->front.index().ReadVersion(
-      bucket_id, key, version_id,
+                 const std::string& version_id, bool with_data,
+                 std::function<void(pb::ObjectVersion)> found) {
+  call->front.index().ReadObject(
+      bucket_id, key, version_id, with_data,
       [call, found = std::move(found)](Result<std::optional<pb::ObjectVersion>> version) {
         if (!version.ok()) {
           if (version.status().code() == StatusCode::kInvalidArgument) {

@@ -49,7 +49,8 @@ Status AppendRecordBlobs(std::string_view table_key, std::string_view value,
       AppendRefs(part->blobs(), blob_ids);
       return Status::Ok();
     }
-    case RecordType::kUpload: return Status::Ok();
+    case RecordType::kUpload:
+    case RecordType::kData: return Status::Ok();  // inline bytes are no blobs
   }
   return Status::Ok();
 }

@@ -56,6 +56,9 @@ class ListingTest : public ::testing::Test {
     op.mutable_put_object()->set_bucket_id(kBucket);
     op.mutable_put_object()->set_key(key);
     op.mutable_put_object()->mutable_object()->set_etag("e");
+    // Inline bytes: every version has a data record the listings must skip.
+    op.mutable_put_object()->mutable_object()->set_size(1);
+    op.mutable_put_object()->mutable_object()->set_inline_data("x");
     op.mutable_put_object()->set_versioning(versioning);
     ASSERT_TRUE(ApplyS3Op(op, ++slot_, state_).ok());
   }

@@ -14,12 +14,32 @@
 namespace tessera::s3::model {
 namespace {
 
+// Moves the inline bytes of a key's version-less latest (data record at
+// seq 0, or inside a record written before data records existed) to the
+// data record of `seq`, the version record it becomes.
+Status MoveLatestBytes(OpContext& ctx, uint64_t seq) {
+  pb::ObjectVersion& latest = *ctx.head()->mutable_latest();
+  if (latest.bytes_in_data_record()) {
+    auto data = ctx.ReadData(0);
+    if (!data.ok()) return data.status();
+    if (!data->has_value()) return Status::Corruption("data record missing");
+    ctx.DropData(0, latest);
+    ctx.WriteData(seq, std::move(*(*data)->mutable_data()));
+  } else if (!latest.inline_data().empty()) {
+    ctx.WriteData(seq, std::move(*latest.mutable_inline_data()));
+    latest.clear_inline_data();
+    latest.set_bytes_in_data_record(true);
+  }
+  return Status::Ok();
+}
+
 // A key written only while unversioned has no version records; before its
 // first versioned write its latest becomes the "null" version record.
 Status EnsureVersionChain(OpContext& ctx) {
   auto& head = ctx.head();
   if (!head || head->latest_seq() != 0) return Status::Ok();
   const uint64_t seq = std::max<uint64_t>(head->next_seq(), 1);
+  TESSERA_RETURN_IF_ERROR(MoveLatestBytes(ctx, seq));
   pb::VersionRecord record;
   *record.mutable_version() = head->latest();
   record.mutable_version()->set_version_id(kNullVersionId);
@@ -54,6 +74,7 @@ Status UnlinkVersion(OpContext& ctx, uint64_t seq, const pb::VersionRecord& reco
     ctx.WriteVersion(record.newer_seq(), **newer);
   }
   ctx.DeleteVersion(seq);
+  ctx.DropData(seq, record.version());
   if (head->null_seq() == seq) head->set_null_seq(0);
   if (record.older_seq() == 0 && record.newer_seq() == 0) head.reset();
   AddVersions(ctx.usage(), -1);
@@ -133,6 +154,7 @@ Result<pb::S3OpResult> DeleteVersionById(const pb::DeleteObjectOp& op, OpContext
   if (op.version_id() == kNullVersionId) {
     if (head && head->latest_seq() == 0) {  // an unversioned-only key
       ctx.Collect(head->latest());
+      ctx.DropData(0, head->latest());
       AddBytes(ctx.usage(), -static_cast<int64_t>(head->latest().size()));
       pb::S3OpResult result = Outcome(pb::S3_OK);
       result.set_version_id(kNullVersionId);
@@ -198,6 +220,7 @@ Result<pb::S3OpResult> ApplyDelete(const pb::DeleteObjectOp& op, uint64_t slot,
         return Outcome(pb::S3_INVALID_REQUEST, "bucket has versions but the op is unversioned");
       }
       ctx.Collect(ctx.head()->latest());
+      ctx.DropData(0, ctx.head()->latest());
       AddBytes(ctx.usage(), -static_cast<int64_t>(ctx.head()->latest().size()));
       ctx.head().reset();
   }
@@ -222,6 +245,11 @@ Result<pb::S3OpResult> WriteNewObject(OpContext& ctx, pb::ObjectVersion object,
                                       pb::BucketVersioning versioning, bool live_before) {
   const pb::ObjectVersion* current = ctx.LiveLatest();
   object.set_delete_marker(false);
+  // The bytes go to the new version's data record, never into the head or
+  // version record.
+  std::string bytes = std::move(*object.mutable_inline_data());
+  object.clear_inline_data();
+  object.set_bytes_in_data_record(!bytes.empty());
   AddBytes(ctx.usage(), static_cast<int64_t>(object.size()));
   std::string version_id;
   if (versioning == pb::VERSIONING_ENABLED || versioning == pb::VERSIONING_SUSPENDED) {
@@ -231,6 +259,7 @@ Result<pb::S3OpResult> WriteNewObject(OpContext& ctx, pb::ObjectVersion object,
     auto id = AppendVersion(ctx, std::move(object), null_version);
     if (!id.ok()) return id.status();
     version_id = std::move(id).value();
+    if (!bytes.empty()) ctx.WriteData(ctx.head()->latest_seq(), std::move(bytes));
   } else {
     if (ctx.head() && ctx.head()->latest_seq() != 0) {
       return Outcome(pb::S3_INVALID_REQUEST, "bucket has versions but the op is unversioned");
@@ -238,7 +267,9 @@ Result<pb::S3OpResult> WriteNewObject(OpContext& ctx, pb::ObjectVersion object,
     if (current) {
       AddBytes(ctx.usage(), -static_cast<int64_t>(current->size()));
       ctx.Collect(*current);
+      if (bytes.empty()) ctx.DropData(0, *current);  // else overwritten below
     }
+    if (!bytes.empty()) ctx.WriteData(0, std::move(bytes));
     object.set_version_id(kNullVersionId);
     version_id = kNullVersionId;
     ctx.head().emplace();

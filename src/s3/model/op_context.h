@@ -108,6 +108,21 @@ class OpContext {
   }
   void DeleteVersion(uint64_t seq) { state_.Delete(VersionKey(bucket_id_, key_, seq)); }
 
+  // Data records (the inline bytes of version `seq`; 0: the latest of a key
+  // without version records).
+  Result<std::optional<pb::ObjectData>> ReadData(uint64_t seq) {
+    return ReadRecord<pb::ObjectData>(state_, DataKey(bucket_id_, key_, seq), "data");
+  }
+  void WriteData(uint64_t seq, std::string bytes) {
+    pb::ObjectData data;
+    data.set_data(std::move(bytes));
+    state_.Put(DataKey(bucket_id_, key_, seq), data.SerializeAsString());
+  }
+  // Removes the data record of `dropped` (stored at `seq`), if it has one.
+  void DropData(uint64_t seq, const pb::ObjectVersion& dropped) {
+    if (dropped.bytes_in_data_record()) state_.Delete(DataKey(bucket_id_, key_, seq));
+  }
+
   // Writes head (or deletes it when absent), usage and the GC record.
   void Commit(bool live_before) {
     const bool live_after = LiveLatest() != nullptr;

@@ -59,6 +59,12 @@ std::string VersionKey(uint64_t bucket_id, std::string_view key, uint64_t seq) {
   return out;
 }
 
+std::string DataKey(uint64_t bucket_id, std::string_view key, uint64_t seq) {
+  std::string out = RecordKey(bucket_id, key, RecordType::kData);
+  AppendBigEndian64(&out, ~seq);
+  return out;
+}
+
 std::string UploadKey(uint64_t bucket_id, std::string_view key, std::string_view upload_id) {
   std::string out = RecordKey(bucket_id, key, RecordType::kUpload);
   out.append(upload_id);
@@ -132,7 +138,7 @@ std::optional<ParsedKey> ParseObjectRecordKey(std::string_view table_key) {
   if (sep == std::string_view::npos || sep == 0 || sep + 1 >= rest.size()) return std::nullopt;
   parsed.object_key = rest.substr(0, sep);
   auto type = static_cast<uint8_t>(rest[sep + 1]);
-  if (type < 0x01 || type > 0x04) return std::nullopt;
+  if (type < 0x01 || type > 0x05) return std::nullopt;
   parsed.type = static_cast<RecordType>(type);
   parsed.suffix = rest.substr(sep + 2);
   return parsed;

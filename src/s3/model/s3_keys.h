@@ -5,6 +5,8 @@
 //     type 0x02  version           suffix: ~seq (8, BE: newest first)
 //     type 0x03  multipart upload  suffix: upload id
 //     type 0x04  part              suffix: upload id | 0x00 | part number (4, BE)
+//     type 0x05  data              suffix: ~seq (8, BE), seq 0 = the latest of a
+//                                  key without version records
 //   partition-internal records (bucket id 0, never a real bucket)
 //     0(8) | 'u' | bucket_id(8)    BucketUsage of this partition
 //     0(8) | 'g' | slot(8, BE)     GcRecord written at that slot
@@ -29,6 +31,7 @@ enum class RecordType : uint8_t {
   kVersion = 0x02,
   kUpload = 0x03,
   kPart = 0x04,
+  kData = 0x05,  // ObjectData: the inline bytes of one version
 };
 
 inline constexpr uint64_t kInternalBucketId = 0;
@@ -39,6 +42,9 @@ std::string BucketPrefix(uint64_t bucket_id);
 std::string ObjectPrefix(uint64_t bucket_id, std::string_view key);
 std::string HeadKey(uint64_t bucket_id, std::string_view key);
 std::string VersionKey(uint64_t bucket_id, std::string_view key, uint64_t seq);
+// The data record of version `seq` (0: the latest of a key that has no
+// version records, i.e. head.latest_seq == 0).
+std::string DataKey(uint64_t bucket_id, std::string_view key, uint64_t seq);
 std::string UploadKey(uint64_t bucket_id, std::string_view key, std::string_view upload_id);
 std::string PartKey(uint64_t bucket_id, std::string_view key, std::string_view upload_id,
                     uint32_t part_number);

@@ -20,6 +20,19 @@ TEST(S3KeysTest, RecordsOfAKeySortBeforeKeysExtendingIt) {
   EXPECT_LT(ab, BucketPrefix(8));
 }
 
+TEST(S3KeysTest, DataRecordsSortAfterTheKeysOtherRecords) {
+  EXPECT_LT(PartKey(7, "a", "u", 10'000), DataKey(7, "a", 9));
+  EXPECT_LT(DataKey(7, "a", 9), DataKey(7, "a", 2));
+  EXPECT_LT(DataKey(7, "a", 2), DataKey(7, "a", 0)) << "seq 0 (no versions) sorts last";
+  EXPECT_LT(DataKey(7, "a", 0), ObjectEnd(7, "a"));
+  const std::string data_key = DataKey(7, "a", 0);  // parsed views into it
+  auto parsed = ParseObjectRecordKey(data_key);
+  ASSERT_TRUE(parsed.has_value());
+  EXPECT_EQ(parsed->type, RecordType::kData);
+  EXPECT_EQ(parsed->object_key, "a");
+  EXPECT_EQ(~ReadBigEndian64(parsed->suffix), 0u);
+}
+
 TEST(S3KeysTest, NewerVersionsSortFirst) {
   EXPECT_LT(VersionKey(1, "k", 9), VersionKey(1, "k", 2));
 }

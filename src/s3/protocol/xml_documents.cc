@@ -18,8 +18,20 @@ namespace {
 // raw in XML 1.0; they are written as character references (CR as &#13; so
 // it survives end-of-line normalization). Clients that need such keys
 // intact ask for encoding-type=url.
+bool NeedsEscape(char c) {
+  switch (c) {
+    case '&': case '<': case '>': case '"': case '\'': return true;
+    default: return static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n';
+  }
+}
+
 void AppendEscaped(std::string* out, std::string_view text) {
-  for (char c : text) {
+  // Runs of characters that need no escape (nearly all of a listing) are
+  // appended whole.
+  size_t run = 0;
+  while (run < text.size() && !NeedsEscape(text[run])) ++run;
+  out->append(text.substr(0, run));
+  for (char c : text.substr(run)) {
     switch (c) {
       case '&': *out += "&amp;"; break;
       case '<': *out += "&lt;"; break;
