@@ -3,6 +3,8 @@
 // eventual reads, survive the leader's loss, and recover from disk.
 #include "node/group_host.h"
 
+#include "node/group_host_test_util.h"
+
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -16,49 +18,6 @@
 
 namespace tessera::node {
 namespace {
-
-consensus::Options FastOptions(consensus::ReplicaId self) {
-  consensus::Options o;
-  o.self = self;
-  o.group_id = 5;
-  o.random_seed = 99;
-  o.tick_interval_us = 2'000;
-  o.heartbeat_interval_us = 20'000;
-  o.lease_duration_us = 200'000;
-  o.election_timeout_min_us = 250'000;
-  o.election_timeout_max_us = 500'000;
-  o.check_quorum_timeout_us = 250'000;
-  return o;
-}
-
-// Routes messages to the host named by `to`, unless that host is cut off.
-class LoopbackSender : public MessageSender {
- public:
-  void Send(pb::Message m) override {
-    std::shared_ptr<GroupHost> target;
-    {
-      std::lock_guard lock(mu_);
-      if (down_.count(m.to()) || down_.count(m.from())) return;
-      auto it = hosts_.find(m.to());
-      if (it == hosts_.end()) return;
-      target = it->second;
-    }
-    target->Deliver(std::move(m));
-  }
-  void Register(consensus::ReplicaId id, std::shared_ptr<GroupHost> h) {
-    std::lock_guard lock(mu_);
-    hosts_[id] = std::move(h);
-  }
-  void SetDown(consensus::ReplicaId id, bool down) {
-    std::lock_guard lock(mu_);
-    if (down) down_.insert(id); else down_.erase(id);
-  }
-
- private:
-  std::mutex mu_;
-  std::map<consensus::ReplicaId, std::shared_ptr<GroupHost>> hosts_;
-  std::set<consensus::ReplicaId> down_;
-};
 
 class GroupHostTest : public ::testing::Test {
  protected:
@@ -84,7 +43,7 @@ class GroupHostTest : public ::testing::Test {
   }
   void StartHost(consensus::ReplicaId id) {
     GroupHostOptions o;
-    o.consensus = FastOptions(id);
+    o.consensus = testing::FastOptions(id, 5, 99);
     for (consensus::ReplicaId v = 1; v <= 3; ++v) o.bootstrap_membership.add_voters(v);
     auto host = GroupHost::Start(io_, stores_[id].get(), &sender_, o);
     ASSERT_TRUE(host.ok()) << host.status().ToString();
@@ -132,7 +91,7 @@ class GroupHostTest : public ::testing::Test {
   std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_{
       io_.get_executor()};
   std::vector<std::thread> threads_;
-  LoopbackSender sender_;
+  testing::LoopbackSender sender_;
   std::map<consensus::ReplicaId, std::unique_ptr<storage::NodeStore>> stores_;
   std::map<consensus::ReplicaId, std::shared_ptr<GroupHost>> hosts_;
 };

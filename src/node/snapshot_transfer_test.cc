@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "node/group_host.h"
+#include "node/group_host_test_util.h"
 #include "node/snapshot_receiver.h"
 #include "node/snapshot_sender.h"
 
@@ -20,55 +21,6 @@ namespace tessera::node {
 namespace {
 
 constexpr uint64_t kGroup = 5;
-
-consensus::Options FastOptions(consensus::ReplicaId self) {
-  consensus::Options o;
-  o.self = self;
-  o.group_id = kGroup;
-  o.random_seed = 7;
-  o.tick_interval_us = 2'000;
-  o.heartbeat_interval_us = 20'000;
-  o.lease_duration_us = 200'000;
-  o.election_timeout_min_us = 250'000;
-  o.election_timeout_max_us = 500'000;
-  o.check_quorum_timeout_us = 250'000;
-  return o;
-}
-
-// Routes messages by `to`; a "down" replica neither sends nor receives, a
-// "muted" one receives but everything it sends is lost.
-class FaultySender : public MessageSender {
- public:
-  void Send(pb::Message m) override {
-    std::shared_ptr<GroupHost> target;
-    {
-      std::lock_guard lock(mu_);
-      if (down_.count(m.to()) || down_.count(m.from()) || muted_.count(m.from())) return;
-      auto it = hosts_.find(m.to());
-      if (it == hosts_.end()) return;
-      target = it->second;
-    }
-    target->Deliver(std::move(m));
-  }
-  void Register(consensus::ReplicaId id, std::shared_ptr<GroupHost> h) {
-    std::lock_guard lock(mu_);
-    hosts_[id] = std::move(h);
-  }
-  void Set(consensus::ReplicaId id, bool down, bool muted) {
-    std::lock_guard lock(mu_);
-    if (down) down_.insert(id); else down_.erase(id);
-    if (muted) muted_.insert(id); else muted_.erase(id);
-  }
-  void Clear() {
-    std::lock_guard lock(mu_);
-    hosts_.clear();
-  }
-
- private:
-  std::mutex mu_;
-  std::map<consensus::ReplicaId, std::shared_ptr<GroupHost>> hosts_;
-  std::set<consensus::ReplicaId> down_, muted_;
-};
 
 // Records what a SnapshotSender/Receiver sends.
 class CaptureSender : public MessageSender {
@@ -131,7 +83,7 @@ class SnapshotTransferTest : public ::testing::Test {
   }
   void StartHost(consensus::ReplicaId id) {
     GroupHostOptions o;
-    o.consensus = FastOptions(id);
+    o.consensus = testing::FastOptions(id, kGroup, 7);
     for (consensus::ReplicaId v = 1; v <= 3; ++v) o.bootstrap_membership.add_voters(v);
     o.compaction_trigger_slots = 40;
     o.compaction_keep_slots = 10;
@@ -188,7 +140,7 @@ class SnapshotTransferTest : public ::testing::Test {
   std::vector<std::thread> threads_;
   metrics::Registry registry_;
   SnapshotCounters counters_{registry_};
-  FaultySender sender_;
+  testing::LoopbackSender sender_;
   std::map<consensus::ReplicaId, std::unique_ptr<storage::NodeStore>> stores_;
   std::map<consensus::ReplicaId, std::shared_ptr<GroupHost>> hosts_;
 };
@@ -197,10 +149,11 @@ TEST_F(SnapshotTransferTest, LaggingReplicaCatchesUpByStreamedSnapshot) {
   const auto leader = WaitForLeader({1, 2, 3});
   ASSERT_NE(leader, 0u);
   const consensus::ReplicaId lagging = leader % 3 + 1;
-  sender_.Set(lagging, /*down=*/true, /*muted=*/false);
+  sender_.SetDown(lagging, true);
   WriteState(leader, 150);  // ~75 KB: ~19 chunks
   ASSERT_GT(StatusOf(leader).log_start, StatusOf(lagging).applied + 1);
-  sender_.Set(lagging, false, false);
+  sender_.SetDown(lagging, false);
+  sender_.SetMuted(lagging, false);
   ASSERT_TRUE(CaughtUp(leader, lagging));
   EXPECT_GE(counters_.transfers_completed.value(), 1u);
   EXPECT_GE(counters_.installs_done.value(), 1u);
@@ -224,19 +177,21 @@ TEST_F(SnapshotTransferTest, InterruptedTransferIsAbandonedThenRetried) {
   const auto leader = WaitForLeader({1, 2, 3});
   ASSERT_NE(leader, 0u);
   const consensus::ReplicaId lagging = leader % 3 + 1;
-  sender_.Set(lagging, true, false);
+  sender_.SetDown(lagging, true);
   WriteState(leader, 150);
   // The lagging replica hears the leader but all it says is lost: chunks are
   // staged, never acknowledged, and the transfer is abandoned.
   const uint64_t abandoned = counters_.transfers_abandoned.value();
-  sender_.Set(lagging, false, /*muted=*/true);
+  sender_.SetDown(lagging, false);
+  sender_.SetMuted(lagging, true);
   ASSERT_TRUE(WaitFor([&] {
     return counters_.chunks_received.value() > 0 &&
            counters_.transfers_abandoned.value() > abandoned;
   }));
   EXPECT_EQ(counters_.installs_done.value(), 0u);
   EXPECT_TRUE(stores_[lagging]->StagedSnapshot(kGroup).ok());
-  sender_.Set(lagging, false, false);
+  sender_.SetDown(lagging, false);
+  sender_.SetMuted(lagging, false);
   ASSERT_TRUE(CaughtUp(leader, lagging));
   EXPECT_GE(counters_.transfers_completed.value(), 1u);
   EXPECT_GE(counters_.installs_done.value(), 1u);

@@ -1,25 +1,12 @@
 #include "s3/model/object_read.h"
 
+#include "s3/model/op_context.h"
+
 #include "s3/model/s3_keys.h"
 #include "s3/model/version_id.h"
 
 namespace tessera::s3::model {
 namespace {
-
-constexpr const char* kNullVersionId = "null";
-
-template <typename Message>
-Result<std::optional<Message>> ReadParsed(const PointReader& records, const std::string& key,
-                                          const char* kind) {
-  auto raw = records.Get(key);
-  if (!raw.ok()) return raw.status();
-  if (!raw->has_value()) return std::optional<Message>();
-  Message message;
-  if (!message.ParseFromString(**raw)) {
-    return Status::Corruption(std::string("unparseable ") + kind + " record");
-  }
-  return std::optional<Message>(std::move(message));
-}
 
 // A version found at `seq` (0: the head's latest of a key without version
 // records), with its bytes filled in or stripped as asked.
@@ -30,7 +17,7 @@ Result<pb::S3GetResponse> Found(const PointReader& records, const pb::S3GetReque
   if (!request.with_data()) {
     version.clear_inline_data();  // an old-style record's bytes
   } else if (version.bytes_in_data_record()) {
-    auto data = ReadParsed<pb::ObjectData>(
+    auto data = ReadRecord<pb::ObjectData>(
         records, DataKey(request.bucket_id(), request.key(), seq), "data");
     if (!data.ok()) return data.status();
     if (!data->has_value()) return Status::Corruption("data record missing");
@@ -46,7 +33,7 @@ Result<pb::S3GetResponse> Found(const PointReader& records, const pb::S3GetReque
 
 Result<pb::S3GetResponse> FoundVersionRecord(const PointReader& records,
                                              const pb::S3GetRequest& request, uint64_t seq) {
-  auto record = ReadParsed<pb::VersionRecord>(
+  auto record = ReadRecord<pb::VersionRecord>(
       records, VersionKey(request.bucket_id(), request.key(), seq), "version");
   if (!record.ok()) return record.status();
   if (!record->has_value() || (*record)->version().version_id() != request.version_id()) {
@@ -66,7 +53,7 @@ Result<pb::S3GetResponse> ReadObject(const PointReader& records, const pb::S3Get
     // A version by id is its record: no head read needed.
     return FoundVersionRecord(records, request, *seq);
   }
-  auto head = ReadParsed<pb::ObjectHead>(records, HeadKey(request.bucket_id(), request.key()),
+  auto head = ReadRecord<pb::ObjectHead>(records, HeadKey(request.bucket_id(), request.key()),
                                          "head");
   if (!head.ok()) return head.status();
   if (!head->has_value()) return pb::S3GetResponse();

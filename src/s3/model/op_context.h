@@ -20,11 +20,13 @@ namespace tessera::s3::model {
 
 inline constexpr const char* kNullVersionId = "null";
 
-// Parses a stored record; Corruption names the key's kind when it fails.
-template <typename Message>
-Result<std::optional<Message>> ReadRecord(StateAccess& state, const std::string& key,
+// Parses a stored record read from `reader` (a StateAccess, a PointReader:
+// anything whose Get(key) answers Result<std::optional<std::string>>);
+// Corruption names the key's kind when it fails.
+template <typename Message, typename Reader>
+Result<std::optional<Message>> ReadRecord(Reader& reader, const std::string& key,
                                           const char* kind) {
-  auto raw = state.Get(key);
+  auto raw = reader.Get(key);
   if (!raw.ok()) return raw.status();
   if (!raw->has_value()) return std::optional<Message>();
   Message message;
