@@ -209,7 +209,9 @@ Result<pb::KvScanResponse> PartitionStateMachine::Scan(const std::string& start_
       out.set_resume_key(kv.key);
       break;
     }
-    if (wants_value && !wants_value(kv.key)) {
+    // A stored KvRecord always carries its version (a slot >= 1), so an
+    // empty value is one the filter left unread: no second filter call.
+    if (kv.value.empty()) {
       out.add_items()->set_key(kv.key);
       continue;
     }
