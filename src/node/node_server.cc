@@ -96,6 +96,8 @@ class NodeServer::Impl {
   std::mutex mu_;  // guards last_status_ and last_commit_stats_
   std::vector<pb::GroupStatusProto> last_status_;
   storage::GroupCommitStats last_commit_stats_;
+  uint64_t last_scan_flushes_ = 0;         // under mu_, as last_commit_stats_
+  uint64_t last_scan_flush_failures_ = 0;
 
  private:
   Status RegisterHandlers();
@@ -472,6 +474,16 @@ void NodeServer::Impl::RefreshStats() {
     advance("tessera_storage_synced_bytes_total", "Bytes in synced group commits",
             now.bytes_synced, last_commit_stats_.bytes_synced);
     last_commit_stats_ = now;
+    const uint64_t flushes = replication_->store().scan_flushes_requested();
+    const uint64_t flush_failures = replication_->store().scan_flush_failures();
+    advance("tessera_storage_scan_flushes_total",
+            "Flushes of the applied state requested because scans stepped over obsolete versions",
+            flushes, last_scan_flushes_);
+    advance("tessera_storage_scan_flush_failures_total",
+            "Requested applied-state flushes that RocksDB refused", flush_failures,
+            last_scan_flush_failures_);
+    last_scan_flushes_ = flushes;
+    last_scan_flush_failures_ = flush_failures;
   }
   CollectStatus([this](std::vector<pb::GroupStatusProto> statuses) {
     for (const pb::GroupStatusProto& g : statuses) {

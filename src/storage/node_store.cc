@@ -1,5 +1,11 @@
 #include "storage/node_store.h"
 
+#include <rocksdb/cache.h>
+#include <rocksdb/perf_context.h>
+#include <rocksdb/table.h>
+#include <rocksdb/perf_level.h>
+
+#include <chrono>
 #include <future>
 #include <utility>
 
@@ -34,6 +40,11 @@ rocksdb::DBOptions MakeDbOptions() {
 std::vector<rocksdb::ColumnFamilyDescriptor> MakeDescriptors(const NodeStoreOptions& options) {
   rocksdb::ColumnFamilyOptions cf_options;
   cf_options.write_buffer_size = options.write_buffer_bytes;
+  // One block cache for every column family (RocksDB's default is a
+  // private 8 MiB cache per table factory).
+  rocksdb::BlockBasedTableOptions table;
+  table.block_cache = rocksdb::NewLRUCache(options.block_cache_bytes);
+  cf_options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
   return {
       {rocksdb::kDefaultColumnFamilyName, cf_options},
       {std::string(kLogColumnFamily), cf_options},
@@ -59,7 +70,10 @@ Result<std::unique_ptr<NodeStore>> NodeStore::Open(const NodeStoreOptions& optio
 
 NodeStore::NodeStore(rocksdb::DB* db, std::vector<rocksdb::ColumnFamilyHandle*> handles,
                      const NodeStoreOptions& options)
-    : db_(db), handles_(std::move(handles)), options_(options) {
+    : db_(db),
+      handles_(std::move(handles)),
+      options_(options),
+      obsolete_version_flush_(options.obsolete_version_flush) {
   TESSERA_CHECK(handles_.size() == 4);
   cfs_ = ColumnFamilies{db_.get(), handles_[1], handles_[2], handles_[3]};
   writer_ = std::make_unique<GroupCommitWriter>(db_.get(), handles_, options.group_commit);
@@ -182,7 +196,36 @@ Result<std::string> NodeStore::Get(GroupId group, std::string_view key) const {
 Result<std::vector<KeyValue>> NodeStore::Scan(GroupId group, std::string_view start_key,
                                               std::string_view end_key, size_t limit,
                                               const ValueFilter& wants_value) const {
-  return ScanUserKeys(cfs_, group, start_key, end_key, limit, wants_value);
+  // RocksDB's perf context is per thread: counting is switched on for this
+  // scan only and the previous level restored.
+  const rocksdb::PerfLevel previous_level = rocksdb::GetPerfLevel();
+  rocksdb::SetPerfLevel(rocksdb::PerfLevel::kEnableCount);
+  rocksdb::PerfContext* perf = rocksdb::get_perf_context();
+  perf->Reset();
+  Result<std::vector<KeyValue>> rows =
+      ScanUserKeys(cfs_, group, start_key, end_key, limit, wants_value);
+  const MemtableScanWork work{perf->next_on_memtable_count + perf->seek_on_memtable_count,
+                              rows.ok() ? rows->size() : 0};
+  rocksdb::SetPerfLevel(previous_level);
+  if (obsolete_version_flush_.Observe(work, std::chrono::steady_clock::now())) {
+    RequestStateFlush();
+  }
+  return rows;
+}
+
+void NodeStore::RequestStateFlush() const {
+  rocksdb::FlushOptions flush;
+  flush.wait = false;              // the scan's caller does not wait for it
+  flush.allow_write_stall = true;  // never delays writers beyond the memtable switch
+  if (!db_->Flush(flush, cfs_.state).ok()) {
+    scan_flush_failures_.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+uint64_t NodeStore::state_memtable_entries() const {
+  uint64_t entries = 0;
+  if (!db_->GetIntProperty(cfs_.state, "rocksdb.num-entries-active-mem-table", &entries)) return 0;
+  return entries;
 }
 
 Result<std::unique_ptr<GroupSnapshot>> NodeStore::OpenSnapshot(GroupId group) const {

@@ -40,6 +40,7 @@
 #include "storage/group_snapshot.h"
 #include "storage/key_codec.h"
 #include "storage/log_write.h"
+#include "storage/obsolete_version_flush.h"
 #include "tessera/consensus.pb.h"
 
 namespace tessera::storage {
@@ -51,8 +52,13 @@ struct NodeStoreOptions {
   GroupCommitOptions group_commit;
   // Memtable size of each column family, bytes.
   size_t write_buffer_bytes = 64 << 20;
+  // The block cache shared by every column family, bytes.
+  size_t block_cache_bytes = 256 << 20;
   // Bytes of keys and values per WriteBatch of a staged-snapshot install.
   size_t snapshot_install_batch_bytes = limits::kSnapshotInstallBatchBytesDefault;
+  // When a scan's memtable work asks for a flush of the applied state
+  // (obsolete_version_flush.h).
+  ObsoleteVersionFlushOptions obsolete_version_flush;
   // Fault injection (tests only, off by default): InstallStagedSnapshot
   // returns Aborted after writing the marker and this many copy batches, as
   // if the process died there; reopening the store finishes the install.
@@ -111,7 +117,9 @@ class NodeStore {
   Result<std::string> Get(GroupId group, std::string_view key) const;
   // Keys in [start_key, end_key) in byte order (empty end_key: to the end of
   // the group), at most `limit` (1..kScanItemsMax) items.
-  // Rows `wants_value` refuses have empty values (ScanUserKeys).
+  // Rows `wants_value` refuses have empty values (ScanUserKeys). A scan
+  // that mostly stepped over obsolete versions in the memtable requests a
+  // flush of the applied state (ObsoleteVersionFlush; not waited for).
   Result<std::vector<KeyValue>> Scan(GroupId group, std::string_view start_key,
                                      std::string_view end_key, size_t limit,
                                      const ValueFilter& wants_value = {}) const;
@@ -164,6 +172,12 @@ class NodeStore {
   const SnapshotRecoveryStats& snapshot_recovery_stats() const { return snapshot_recovery_; }
 
   GroupCommitStats group_commit_stats() const { return writer_->stats(); }
+  // Flushes of the applied state that scans requested (ObsoleteVersionFlush).
+  uint64_t scan_flushes_requested() const { return obsolete_version_flush_.flushes_requested(); }
+  uint64_t scan_flush_failures() const { return scan_flush_failures_.load(); }
+  // Entries in the applied state's active memtable (RocksDB property
+  // rocksdb.num-entries-active-mem-table); 0 when unavailable.
+  uint64_t state_memtable_entries() const;
 
  private:
   NodeStore(rocksdb::DB* db, std::vector<rocksdb::ColumnFamilyHandle*> handles,
@@ -178,6 +192,9 @@ class NodeStore {
   // Reads a protobuf record of the meta column family; NotFound when absent.
   template <typename Proto>
   Result<Proto> ReadMetaRecord(const std::string& key, std::string_view what) const;
+  // Asks RocksDB to flush the applied state's memtable, without waiting
+  // (a refused request is counted in scan_flush_failures_).
+  void RequestStateFlush() const;
   // Submits `batch` to the writer and waits until it is durable.
   Status SubmitAndWait(rocksdb::WriteBatch batch);
 
@@ -188,6 +205,8 @@ class NodeStore {
   std::unique_ptr<GroupCommitWriter> writer_;
   NodeStoreOptions options_;
   SnapshotRecoveryStats snapshot_recovery_;
+  mutable ObsoleteVersionFlush obsolete_version_flush_;
+  mutable std::atomic<uint64_t> scan_flush_failures_{0};
 };
 
 }  // namespace tessera::storage
