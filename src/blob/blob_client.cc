@@ -10,6 +10,7 @@
 
 #include "common/check.h"
 #include "common/crc32c.h"
+#include "rpc/frame.h"
 #include "tessera/blob.pb.h"
 
 namespace tessera::blob {
@@ -92,7 +93,7 @@ class BlobClient::PutOp : public std::enable_shared_from_this<PutOp> {
         bytes_(bytes),
         done_(std::move(done)) {}
 
-  void Start(std::string payload) {
+  void Start(rpc::SplitPayload payload) {
     const auto timeout = std::chrono::milliseconds(client_.options_.put_timeout_ms);
     for (size_t i = 0; i < replicas_.size(); ++i) {
       auto channel = client_.nodes_.Get(replicas_[i]);
@@ -100,7 +101,7 @@ class BlobClient::PutOp : public std::enable_shared_from_this<PutOp> {
         OnReply(i, channel.status());
         continue;
       }
-      // Each channel needs its own copy; the last one takes the original.
+      // Every frame shares the data (payload.tail); the last takes the head.
       const Status accepted = (*channel)->Call(
           "blob.put", i + 1 == replicas_.size() ? std::move(payload) : payload, timeout,
           [self = shared_from_this(), i](Result<std::string> reply) { self->OnReply(i, reply.status()); });
@@ -363,7 +364,8 @@ std::vector<uint32_t> BlobClient::ReadOrder(uint32_t slot) const {
   return local;
 }
 
-void BlobClient::Put(const BlobId& id, std::string owner, std::string data, StatusCallback done) {
+void BlobClient::Put(const BlobId& id, std::string owner, std::string data, StatusCallback done,
+                     std::optional<uint32_t> data_crc32c) {
   if (id.slot >= limits::kBlobSlots) return done(Status::InvalidArgument("blob slot out of range"));
   if (data.size() > limits::kBlobBytesMax) {
     return done(Status::InvalidArgument("blob of " + std::to_string(data.size()) + " bytes exceeds " +
@@ -375,13 +377,20 @@ void BlobClient::Put(const BlobId& id, std::string owner, std::string data, Stat
     metrics_->requests[kPut][static_cast<size_t>(admitted.code())]->Increment();
     return done(admitted);
   }
+  // One copy of the data for every replica's frame: the request's other
+  // fields, then the data field as the frames' shared tail.
+  rpc::SplitPayload payload;
+  payload.tail_crc32c = data_crc32c ? *data_crc32c : Crc32c(data);
   pb::BlobPutRequest request;
   request.set_blob_id(id.ToString());
-  request.set_crc32c(Crc32c(data));
-  request.set_data(std::move(data));
+  request.set_crc32c(payload.tail_crc32c);
   request.set_owner(std::move(owner));
+  payload.head = request.SerializeAsString();
+  rpc::AppendLengthDelimitedFieldHeader(&payload.head, pb::BlobPutRequest::kDataFieldNumber,
+                                        data.size());
+  payload.tail = std::make_shared<const std::string>(std::move(data));
   auto op = std::make_shared<PutOp>(*this, id, slot_map_.ReplicasOf(id.slot), bytes, std::move(done));
-  op->Start(request.SerializeAsString());
+  op->Start(std::move(payload));
 }
 
 void BlobClient::Read(const BlobId& id, uint64_t offset, uint64_t length, ReadCallback done) {

@@ -101,7 +101,11 @@ class BlobClient {
   // (s3::model::ObjectPrefix(bucket_id, key)); stored with the blob so the
   // GC and the orphan sweeper can ask who references it. Empty: unknown
   // (such blobs are never swept).
-  void Put(const BlobId& id, std::string owner, std::string data, StatusCallback done);
+  // `data_crc32c`: Crc32c(data) when the caller has it (trusted, not
+  // recomputed); computed here otherwise. The replicas' requests share one
+  // copy of `data`.
+  void Put(const BlobId& id, std::string owner, std::string data, StatusCallback done,
+           std::optional<uint32_t> data_crc32c = std::nullopt);
   void Read(const BlobId& id, uint64_t offset, uint64_t length, ReadCallback done);
   // OK only when every replica of the slot confirmed the blob deleted or
   // absent (a GC record stays until then).

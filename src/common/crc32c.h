@@ -10,4 +10,9 @@ namespace tessera {
 // Extends `crc` (0 to start) with `data`.
 uint32_t Crc32c(std::string_view data, uint32_t crc = 0);
 
+// The CRC-32C of A || B from crc_a = Crc32c(A), crc_b = Crc32c(B) and
+// length_b = |B|, without reading either (O(log length_b)). Lets a sender
+// that knows a large block's CRC checksum a small header in front of it.
+uint32_t Crc32cCombine(uint32_t crc_a, uint32_t crc_b, uint64_t length_b);
+
 }  // namespace tessera

@@ -55,4 +55,23 @@ TEST(Crc32c, MatchesDefinitionAtEveryLengthAndAlignment) {
 }
 
 }  // namespace
+// Goal: combining the CRCs of two pieces equals the CRC of their
+// concatenation, for empty, short and long second pieces.
+TEST(Crc32c, CombineEqualsCrcOfConcatenation) {
+  std::string data(300'000, '\0');
+  uint32_t state = 12345;
+  for (char& c : data) {
+    state = state * 1103515245u + 12345u;
+    c = static_cast<char>(state >> 16);
+  }
+  const std::string_view all(data);
+  for (size_t split : {size_t{0}, size_t{1}, size_t{7}, size_t{8}, size_t{100}, size_t{4096},
+                       size_t{65'537}, data.size() - 1, data.size()}) {
+    const std::string_view a = all.substr(0, split);
+    const std::string_view b = all.substr(split);
+    EXPECT_EQ(Crc32cCombine(Crc32c(a), Crc32c(b), b.size()), Crc32c(all)) << "split " << split;
+  }
+  EXPECT_EQ(Crc32cCombine(Crc32c("1234"), Crc32c("56789"), 5), Crc32c("123456789"));
+}
+
 }  // namespace tessera

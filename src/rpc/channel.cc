@@ -47,6 +47,11 @@ Status Channel::Call(std::string_view method, std::string payload,
   return core_->Call(method, std::move(payload), timeout, std::move(done));
 }
 
+Status Channel::Call(std::string_view method, SplitPayload payload,
+                     std::chrono::milliseconds timeout, CallCallback done) {
+  return core_->Call(method, std::move(payload), timeout, std::move(done));
+}
+
 void Channel::Close() { core_->Close(); }
 
 ChannelStats Channel::stats() const { return core_->stats(); }

@@ -106,6 +106,11 @@ class Channel {
   // limits::kRpcCallTimeoutMsMax, counted from now.
   Status Call(std::string_view method, std::string payload, std::chrono::milliseconds timeout,
               CallCallback done);
+  // The same request with a payload whose large part is shared with other
+  // calls and never copied (frame.h, EncodeFrameSplit): e.g. one blob sent
+  // to three replicas.
+  Status Call(std::string_view method, SplitPayload payload, std::chrono::milliseconds timeout,
+              CallCallback done);
 
   // See contract 5. Idempotent.
   void Close();

@@ -73,6 +73,28 @@ Status ChannelCore::Send(std::string_view method, std::string payload) {
 
 Status ChannelCore::Call(std::string_view method, std::string payload,
                          std::chrono::milliseconds timeout, CallCallback done) {
+  return StartCallWith(timeout, std::move(done), [&](uint64_t call_id) -> Result<OutFrame> {
+    Result<std::string> frame = EncodeRequest(call_id, method, std::move(payload));
+    if (!frame.ok()) return frame.status();
+    return OutFrame{std::move(frame).value()};
+  });
+}
+
+Status ChannelCore::Call(std::string_view method, SplitPayload payload,
+                         std::chrono::milliseconds timeout, CallCallback done) {
+  return StartCallWith(timeout, std::move(done), [&](uint64_t call_id) -> Result<OutFrame> {
+    TESSERA_RETURN_IF_ERROR(ValidateMethod(method));
+    Result<std::string> frame =
+        EncodeFrameSplit(MakeRequest(call_id, method, {}), payload, limits::kRpcFrameBytesMax);
+    if (!frame.ok()) return frame.status();
+    OutFrame out{std::move(frame).value()};
+    out.tail = payload.tail;
+    return out;
+  });
+}
+
+Status ChannelCore::StartCallWith(std::chrono::milliseconds timeout, CallCallback done,
+                                  const std::function<Result<OutFrame>(uint64_t)>& encode) {
   if (!done) return Status::InvalidArgument("rpc call without a callback");
   if (timeout.count() < 1 || timeout.count() > limits::kRpcCallTimeoutMsMax) {
     return Status::InvalidArgument("rpc call timeout out of range");
@@ -82,7 +104,7 @@ Status ChannelCore::Call(std::string_view method, std::string payload,
     return Status::Unavailable("rpc channel to " + address_ + " is waiting to reconnect");
   }
   const uint64_t call_id = next_call_id_.fetch_add(1);
-  Result<std::string> frame = EncodeRequest(call_id, method, std::move(payload));
+  Result<OutFrame> frame = encode(call_id);
   if (!frame.ok()) return frame.status();
   if (pending_calls_.fetch_add(1) >= options_.pending_calls_max) {
     pending_calls_.fetch_sub(1);
@@ -98,7 +120,7 @@ Status ChannelCore::Call(std::string_view method, std::string payload,
   }
   const Clock::time_point start = Clock::now();
   asio::post(strand_, [self = shared_from_this(), call_id, start, deadline = start + timeout,
-                       done = std::move(done), out = OutFrame{std::move(frame).value()}]() mutable {
+                       done = std::move(done), out = std::move(frame).value()]() mutable {
     self->StartCall(call_id, start, deadline, std::move(done), std::move(out));
   });
   return Status::Ok();
@@ -132,7 +154,7 @@ ChannelStats ChannelCore::stats() const {
 void ChannelCore::StartCall(uint64_t call_id, Clock::time_point start, Clock::time_point deadline,
                             CallCallback done, OutFrame frame) {
   if (state_ == State::kClosed || state_ == State::kBackoff) {
-    budget_->Release(1, frame.bytes.size());
+    budget_->Release(1, frame.size());
     const Status status =
         state_ == State::kClosed
             ? Status::Aborted("rpc channel to " + address_ + " is closed")
@@ -160,13 +182,13 @@ void ChannelCore::StartCall(uint64_t call_id, Clock::time_point start, Clock::ti
 
 void ChannelCore::Submit(OutFrame frame) {
   if (state_ == State::kClosed || state_ == State::kBackoff) {
-    budget_->Release(1, frame.bytes.size());
+    budget_->Release(1, frame.size());
     metrics_->discarded_frames.Increment();
     return;
   }
   const FaultDecision fault = context_.faults.Decide(options_.remote_peer_id);
   if (fault.drop) {
-    budget_->Release(1, frame.bytes.size());
+    budget_->Release(1, frame.size());
     fault_dropped_.fetch_add(1, std::memory_order_relaxed);
     metrics_->fault_dropped_frames.Increment();
     return;

@@ -38,12 +38,18 @@ class ChannelCore : public std::enable_shared_from_this<ChannelCore> {
   Status Send(std::string_view method, std::string payload);
   Status Call(std::string_view method, std::string payload, std::chrono::milliseconds timeout,
               CallCallback done);
+  Status Call(std::string_view method, SplitPayload payload, std::chrono::milliseconds timeout,
+              CallCallback done);
   void Close();
   ChannelStats stats() const;
   const ChannelOptions& options() const { return options_; }
 
  private:
   enum class State { kIdle, kConnecting, kAwaitChallenge, kAwaitWelcome, kReady, kBackoff, kClosed };
+  // Call's checks, bounds and start, for a frame `encode` makes from the
+  // call id.
+  Status StartCallWith(std::chrono::milliseconds timeout, CallCallback done,
+                       const std::function<Result<OutFrame>(uint64_t)>& encode);
   struct PendingCall {
     CallCallback done;
     Clock::time_point start;

@@ -45,6 +45,43 @@ Result<std::string> EncodeFrame(const pb::Envelope& envelope, size_t frame_bytes
   return frame;
 }
 
+void AppendLengthDelimitedFieldHeader(std::string* out, int field_number, uint64_t length) {
+  TESSERA_CHECK(field_number >= 1 && field_number <= 15);
+  out->push_back(static_cast<char>((field_number << 3) | 2));  // wire type 2
+  for (;; length >>= 7) {
+    const bool last = length < 0x80;
+    out->push_back(static_cast<char>((length & 0x7F) | (last ? 0 : 0x80)));
+    if (last) return;
+  }
+}
+
+Result<std::string> EncodeFrameSplit(const pb::Envelope& envelope, const SplitPayload& payload,
+                                     size_t frame_bytes_max) {
+  TESSERA_CHECK(frame_bytes_max <= UINT32_MAX);
+  TESSERA_CHECK(envelope.payload().empty() && payload.tail != nullptr);
+  const size_t envelope_bytes = envelope.ByteSizeLong();
+  const uint64_t payload_length = payload.head.size() + payload.tail->size();
+  std::string field_header;
+  AppendLengthDelimitedFieldHeader(&field_header, pb::Envelope::kPayloadFieldNumber,
+                                   payload_length);
+  const uint64_t frame_payload_bytes = envelope_bytes + field_header.size() + payload_length;
+  if (frame_payload_bytes > frame_bytes_max) {
+    return Status::InvalidArgument("rpc frame of " + std::to_string(frame_payload_bytes) +
+                                   " bytes exceeds the maximum of " +
+                                   std::to_string(frame_bytes_max));
+  }
+  std::string frame(kFrameHeaderBytes + envelope_bytes, '\0');
+  envelope.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(frame.data() + kFrameHeaderBytes));
+  frame.append(field_header);
+  frame.append(payload.head);
+  const uint32_t crc =
+      Crc32cCombine(Crc32c(std::string_view(frame).substr(kFrameHeaderBytes)),
+                    payload.tail_crc32c, payload.tail->size());
+  PutBigEndian32(frame.data(), static_cast<uint32_t>(frame_payload_bytes));
+  PutBigEndian32(frame.data() + 4, crc);
+  return frame;
+}
+
 FrameDecoder::FrameDecoder(size_t frame_bytes_max) : frame_bytes_max_(frame_bytes_max) {}
 
 std::span<char> FrameDecoder::Prepare(size_t min_bytes) {

@@ -8,12 +8,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "common/result.h"
+#include "rpc/types.h"
 #include "tessera/rpc.pb.h"
 
 namespace tessera::rpc {
@@ -23,6 +25,21 @@ inline constexpr size_t kFrameHeaderBytes = 8;
 // `envelope` as one frame (header + payload). InvalidArgument when the
 // payload would exceed `frame_bytes_max`.
 Result<std::string> EncodeFrame(const pb::Envelope& envelope, size_t frame_bytes_max);
+
+// Appends the protobuf wire header of a length-delimited field (bytes,
+// string, message): its tag and `length` as a varint. What follows it must
+// be exactly `length` bytes. field_number must be 1..15 (one-byte tag).
+void AppendLengthDelimitedFieldHeader(std::string* out, int field_number, uint64_t length);
+
+// `envelope` (its payload field empty: CHECKed) carrying `payload`, as one
+// frame of which this returns every byte before *payload.tail; the frame
+// is the returned bytes followed by the tail. The payload field is written
+// after the envelope's other fields, which protobuf parses like any other
+// order, so the receiver decodes it as EncodeFrame's frame of the same
+// envelope. The frame's CRC comes from Crc32cCombine: the tail is never
+// read. InvalidArgument as EncodeFrame.
+Result<std::string> EncodeFrameSplit(const pb::Envelope& envelope, const SplitPayload& payload,
+                                     size_t frame_bytes_max);
 
 // Reassembles frames from the bytes of a stream, verifying each header's
 // length bound (before buffering the payload) and checksum.

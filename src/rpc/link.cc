@@ -96,7 +96,7 @@ void Link::DeliverFrames() {
 
 void Link::Enqueue(OutFrame frame) {
   if (closed_) {
-    if (frame.budgeted) budget_->Release(1, frame.bytes.size());
+    if (frame.budgeted) budget_->Release(1, frame.size());
     metrics_->discarded_frames.Increment();
     return;
   }
@@ -122,7 +122,10 @@ void Link::MaybeWrite() {
     return;
   }
   write_buffers_.clear();
-  for (const OutFrame& frame : writing_) write_buffers_.push_back(asio::buffer(frame.bytes));
+  for (const OutFrame& frame : writing_) {
+    write_buffers_.push_back(asio::buffer(frame.bytes));
+    if (frame.tail) write_buffers_.push_back(asio::buffer(*frame.tail));
+  }
   write_in_flight_ = true;
   asio::async_write(socket_, write_buffers_,
                     [self = shared_from_this()](const boost::system::error_code& error,

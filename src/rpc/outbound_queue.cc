@@ -28,8 +28,8 @@ size_t OutboundQueue::TakeBatch(Clock::time_point now, size_t frames_max, size_t
   while (!frames_.empty() && taken < frames_max) {
     OutFrame& head = frames_.front();
     if (head.release > now) break;
-    if (taken > 0 && bytes + head.bytes.size() > bytes_max) break;
-    bytes += head.bytes.size();
+    if (taken > 0 && bytes + head.size() > bytes_max) break;
+    bytes += head.size();
     batch->push_back(std::move(head));
     frames_.pop_front();
     ++taken;

@@ -18,7 +18,9 @@
 #include <chrono>
 #include <cstddef>
 #include <deque>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tessera::rpc::internal {
@@ -26,9 +28,18 @@ namespace tessera::rpc::internal {
 using Clock = std::chrono::steady_clock;
 
 struct OutFrame {
-  std::string bytes;           // header + payload
+  explicit OutFrame(std::string frame_bytes, Clock::time_point release_at = {},
+                    bool is_budgeted = true)
+      : bytes(std::move(frame_bytes)), release(release_at), budgeted(is_budgeted) {}
+
+  std::string bytes;           // header + payload (all of it, or all but `tail`)
   Clock::time_point release{}; // not written before this
   bool budgeted = true;        // false for handshake frames
+  // The frame's last bytes, shared with other frames and never copied
+  // (EncodeFrameSplit); null for a frame that is all in `bytes`.
+  std::shared_ptr<const std::string> tail;
+
+  size_t size() const { return bytes.size() + (tail ? tail->size() : 0); }
 };
 
 class QueueBudget {
@@ -81,7 +92,7 @@ size_t ReleaseBudget(QueueBudget& budget, const Frames& frames) {
   for (const OutFrame& frame : frames) {
     if (!frame.budgeted) continue;
     ++count;
-    bytes += frame.bytes.size();
+    bytes += frame.size();
   }
   if (count > 0) budget.Release(count, bytes);
   return count;

@@ -77,8 +77,9 @@ inline bool WaitFor(const std::function<bool()>& condition, std::chrono::millise
 }
 
 // Call and wait for the callback. A refused call returns its status.
-inline Result<std::string> CallSync(Channel& channel, std::string_view method, std::string payload,
-                                    std::chrono::milliseconds timeout = 2s) {
+template <typename Payload = std::string>
+Result<std::string> CallSync(Channel& channel, std::string_view method, Payload payload,
+                             std::chrono::milliseconds timeout = 2s) {
   auto promise = std::make_shared<std::promise<Result<std::string>>>();
   std::future<Result<std::string>> future = promise->get_future();
   const Status accepted = channel.Call(method, std::move(payload), timeout,

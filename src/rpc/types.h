@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "common/status.h"
@@ -47,5 +48,14 @@ struct RpcContext {
 
 // InvalidArgument unless `identity` is complete and within limits.
 Status ValidateIdentity(const Identity& identity);
+
+// A payload whose large part is shared, not copied: the envelope's payload
+// is head || *tail. tail_crc32c must equal Crc32c(*tail): the caller
+// computed it already (trusted here; the receiver verifies the frame).
+struct SplitPayload {
+  std::string head;
+  std::shared_ptr<const std::string> tail;  // not null
+  uint32_t tail_crc32c = 0;
+};
 
 }  // namespace tessera::rpc

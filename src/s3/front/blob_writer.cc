@@ -132,9 +132,11 @@ std::vector<std::function<void()>> BlobWriter::StartPending() {
     ref.set_crc32c(Crc32c(data));
     ++in_flight_;
     max_in_flight_seen_ = std::max(max_in_flight_seen_, in_flight_);
-    starts.push_back([self = shared_from_this(), id, index = index, data = std::move(data)]() mutable {
-      self->blobs_.Put(id, self->owner_, std::move(data),
-                       [self, index](Status st) { self->OnBlobDone(index, std::move(st)); });
+    starts.push_back([self = shared_from_this(), id, index = index, crc = ref.crc32c(),
+                      data = std::move(data)]() mutable {
+      self->blobs_.Put(
+          id, self->owner_, std::move(data),
+          [self, index](Status st) { self->OnBlobDone(index, std::move(st)); }, crc);
     });
   }
   pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(taken));
