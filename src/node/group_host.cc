@@ -89,6 +89,15 @@ void GroupHost::Pump() {
   ServeReadyReads();
 }
 
+void GroupHost::SchedulePump() {
+  if (pump_scheduled_) return;
+  pump_scheduled_ = true;
+  asio::post(strand_, [self = shared_from_this()] {
+    self->pump_scheduled_ = false;
+    if (!self->stopped_) self->Pump();
+  });
+}
+
 void GroupHost::Persist(consensus::Ready& ready) {
   if (ready.persist_seq == 0) return;
   storage::LogWrite write;
@@ -113,7 +122,7 @@ void GroupHost::Persist(consensus::Ready& ready) {
       }
       for (pb::Message& m : *after) self->sender_->Send(std::move(m));
       self->replica_->OnPersisted(seq);
-      self->Pump();
+      self->SchedulePump();
     });
   });
   if (!submitted.ok()) {
@@ -231,7 +240,7 @@ void GroupHost::Deliver(pb::Message message) {
     if (m.snapshot_transfer().has_chunk()) return self->snapshot_receiver_.OnChunk(m);
     if (m.snapshot_transfer().has_ack()) return self->OnSnapshotAck(m);
     self->replica_->Step(self->NowUs(), m);
-    self->Pump();
+    self->SchedulePump();
   });
 }
 
@@ -252,7 +261,7 @@ void GroupHost::Write(pb::KvCommand command, WriteCallback done) {
     if (!slot.ok()) return done(slot.status());
     const uint64_t deadline = self->NowUs() + self->options_.write_timeout_ms * 1000;
     self->writes_by_slot_[*slot] = PendingWrite{request_id, std::move(done), deadline};
-    self->Pump();
+    self->SchedulePump();
   });
 }
 

@@ -132,6 +132,12 @@ class GroupHost : public std::enable_shared_from_this<GroupHost> {
   void OnTick();
   // Drains every Ready the replica has, doing what ready.h says.
   void Pump();
+  // Pumps once, after the handlers already queued on the strand, however
+  // many ask: writes, messages and persist completions that arrive together
+  // leave as one Ready (one Accept per peer carrying all their entries, one
+  // log write, one apply batch) instead of one each. Writes, delivered
+  // messages and persist completions use it; ticks pump at once.
+  void SchedulePump();
   void Persist(consensus::Ready& ready);
   void ApplyCommitted(const std::vector<pb::Entry>& entries);
   void AnswerSnapshotRequests(const std::vector<consensus::ReplicaId>& to);
@@ -155,6 +161,7 @@ class GroupHost : public std::enable_shared_from_this<GroupHost> {
   SnapshotSender snapshot_sender_;
   SnapshotReceiver snapshot_receiver_;
   bool stopped_ = false;
+  bool pump_scheduled_ = false;  // a SchedulePump handler is queued
   uint64_t next_request_id_ = 1;
   std::map<consensus::Slot, PendingWrite> writes_by_slot_;
   std::deque<PendingRead> reads_;

@@ -38,15 +38,16 @@ MemdsClient::MemdsClient(rpc::ChannelPool& pool, std::vector<uint32_t> meta_ids,
   TESSERA_CHECK(timeout_ms_ >= 1 && timeout_ms_ <= limits::kRpcCallTimeoutMsMax);
 }
 
-void MemdsClient::Lookup(const std::string& table, const std::string& key, PartitionCallback done) {
+void MemdsClient::Lookup(const std::string& table, const std::string& key, LookupPriority priority,
+                         PartitionCallback done) {
   std::shared_ptr<Batch> batch;
   {
     std::unique_lock lock(mu_);
-    if (waiting_.size() >= limits::kRouterMemdsQueuedLookupsMax) {
+    if (WaitingCountLocked() >= limits::kRouterMemdsQueuedLookupsMax) {
       lock.unlock();
       return done(Status::Throttled("too many MemDS lookups waiting"));
     }
-    Waiting& w = waiting_.emplace_back();
+    Waiting& w = (priority == LookupPriority::kRefresh ? refreshes_ : waiting_).emplace_back();
     w.request.set_table(table);
     w.request.set_key(key);
     w.done = std::move(done);
@@ -56,16 +57,19 @@ void MemdsClient::Lookup(const std::string& table, const std::string& key, Parti
 }
 
 std::shared_ptr<MemdsClient::Batch> MemdsClient::TakeBatchLocked() {
-  if (waiting_.empty() || in_flight_ >= limits::kRouterMemdsBatchesInFlightMax) return nullptr;
+  if (in_flight_ >= limits::kRouterMemdsBatchesInFlightMax) return nullptr;
+  // Refreshes alone wait for the batch in flight (see the header).
+  if (waiting_.empty() && (refreshes_.empty() || in_flight_ > 0)) return nullptr;
   auto batch = std::make_shared<Batch>();
   pb::LookupBatchRequest request;
-  const size_t count = std::min(waiting_.size(), limits::kRouterMemdsBatchLookupsMax);
+  const size_t count = std::min(WaitingCountLocked(), limits::kRouterMemdsBatchLookupsMax);
   batch->done.reserve(count);
   for (size_t i = 0; i < count; ++i) {
-    Waiting& w = waiting_.front();
+    std::deque<Waiting>& from = waiting_.empty() ? refreshes_ : waiting_;
+    Waiting& w = from.front();
     *request.add_lookups() = std::move(w.request);
     batch->done.push_back(std::move(w.done));
-    waiting_.pop_front();
+    from.pop_front();
   }
   batch->request = request.SerializeAsString();
   // The next replica in rotation that did not fail lately (any, if all did).

@@ -7,7 +7,11 @@
 // otherwise it waits for the next batch, which leaves as soon as one in
 // flight answers. The batching is self-clocked (no timer): an idle router
 // sends each lookup alone, with no added latency, and a busy one sends a few
-// large batches instead of one call per lookup. The metadata service serves
+// large batches instead of one call per lookup. Refresh lookups (a cache
+// hit's, LookupPriority::kRefresh: nobody waits for them) leave on their
+// own only when no batch is in flight; otherwise they ride with the next
+// batch, behind every lookup a request waits for. Under load the refreshes
+// of many hits thus share one call. The metadata service serves
 // the same number of lookups either way (the MemDS rule of RouteResolver is
 // about lookups, not calls); only its per-call overhead shrinks. At most
 // limits::kRouterMemdsQueuedLookupsMax lookups wait; beyond that a lookup
@@ -48,13 +52,15 @@ class MemdsClient : public PartitionLookup {
   MemdsClient(rpc::ChannelPool& pool, std::vector<uint32_t> meta_ids, uint32_t timeout_ms,
               metrics::Registry& metrics);
 
-  void Lookup(const std::string& table, const std::string& key, PartitionCallback done) override;
+  void Lookup(const std::string& table, const std::string& key, LookupPriority priority,
+              PartitionCallback done) override;
 
  private:
   struct Waiting {
     pb::LookupRequest request;
     PartitionCallback done;
   };
+  size_t WaitingCountLocked() const { return waiting_.size() + refreshes_.size(); }
   struct Batch;
 
   // The next batch to send when the window has room (mu_ held), else null.
@@ -69,7 +75,10 @@ class MemdsClient : public PartitionLookup {
   metrics::Counter& batches_;
 
   std::mutex mu_;
-  std::deque<Waiting> waiting_;  // at most limits::kRouterMemdsQueuedLookupsMax
+  // Lookups not sent yet, at most limits::kRouterMemdsQueuedLookupsMax in
+  // all: those a request waits for, and refreshes.
+  std::deque<Waiting> waiting_;
+  std::deque<Waiting> refreshes_;
   size_t in_flight_ = 0;         // batches; at most limits::kRouterMemdsBatchesInFlightMax
   uint64_t next_replica_ = 0;
   std::vector<int64_t> suspect_until_ms_;  // per replica: steady clock, ms

@@ -86,7 +86,8 @@ class MemdsClientTest : public ::testing::Test {
 
   Result<pb::PartitionDescriptor> LookupNow(const std::string& table, const std::string& key) {
     std::promise<Result<pb::PartitionDescriptor>> answer;
-    client_->Lookup(table, key, [&answer](Result<pb::PartitionDescriptor> r) { answer.set_value(std::move(r)); });
+    client_->Lookup(table, key, LookupPriority::kRequestWaits,
+                    [&answer](Result<pb::PartitionDescriptor> r) { answer.set_value(std::move(r)); });
     return answer.get_future().get();
   }
 
@@ -112,7 +113,7 @@ TEST_F(MemdsClientTest, LookupsBatchUnderLoadAndEachGetsItsOwnAnswer) {
   for (int i = 0; i < kLookups; ++i) {
     const std::string table = i % 100 == 7 ? "missing" : "kv";
     const std::string key(1, static_cast<char>('a' + i % 26));
-    client_->Lookup(table, key, [&answers, i](Result<pb::PartitionDescriptor> r) {
+    client_->Lookup(table, key, LookupPriority::kRequestWaits, [&answers, i](Result<pb::PartitionDescriptor> r) {
       answers[static_cast<size_t>(i)].set_value(std::move(r));
     });
   }
@@ -130,6 +131,32 @@ TEST_F(MemdsClientTest, LookupsBatchUnderLoadAndEachGetsItsOwnAnswer) {
   EXPECT_EQ(served_.load(), kLookups);
   EXPECT_GE(Batches(), static_cast<uint64_t>(kLookups) / limits::kRouterMemdsBatchLookupsMax);
   EXPECT_LE(Batches(), 64u);
+}
+
+// Goal: refreshes (nobody waits for them) never leave on their own while a
+// batch is in flight; a lookup a request waits for leaves at once and takes
+// the waiting refreshes along. Every lookup is still answered.
+TEST_F(MemdsClientTest, RefreshesRideWithTheNextBatch) {
+  StartMeta(101, 200ms);
+  MakeClient({101});
+  std::vector<std::promise<Result<pb::PartitionDescriptor>>> answers(12);
+  auto lookup = [&](size_t i, LookupPriority priority) {
+    client_->Lookup("kv", "k", priority, [&answers, i](Result<pb::PartitionDescriptor> r) {
+      answers[i].set_value(std::move(r));
+    });
+  };
+  lookup(0, LookupPriority::kRefresh);  // nothing in flight: leaves at once
+  EXPECT_EQ(Batches(), 1u);
+  for (size_t i = 1; i <= 10; ++i) lookup(i, LookupPriority::kRefresh);
+  EXPECT_EQ(Batches(), 1u) << "refreshes wait for the batch in flight";
+  lookup(11, LookupPriority::kRequestWaits);
+  EXPECT_EQ(Batches(), 2u) << "a waited-for lookup leaves at once, with the refreshes";
+  for (auto& answer : answers) {
+    Result<pb::PartitionDescriptor> r = answer.get_future().get();
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+  }
+  EXPECT_EQ(Batches(), 2u);
+  EXPECT_EQ(served_.load(), 12);
 }
 
 TEST_F(MemdsClientTest, AnIdleClientSendsEachLookupAlone) {

@@ -106,7 +106,8 @@ TEST(RouteCacheTest, FullCacheStartsOver) {
 // A PartitionLookup whose answers the test releases by hand.
 class FakeLookup : public PartitionLookup {
  public:
-  void Lookup(const std::string& table, const std::string& key, PartitionCallback done) override {
+  void Lookup(const std::string& table, const std::string& key, LookupPriority,
+              PartitionCallback done) override {
     ++lookups;
     pending.push_back({table, key, std::move(done)});
   }

@@ -37,8 +37,8 @@ void RouteResolver::Resolve(const std::string& table, const std::string& key,
   }
   misses_.Increment();
   memds_requests_.Increment();
-  lookup_.Lookup(table, key, [this, table, key, done = std::move(done)](
-                                 Result<pb::PartitionDescriptor> answer) {
+  lookup_.Lookup(table, key, LookupPriority::kRequestWaits,
+                 [this, table, key, done = std::move(done)](Result<pb::PartitionDescriptor> answer) {
     const Status absorbed = Absorb(table, key, answer);
     if (!absorbed.ok()) {
       done(absorbed);
@@ -58,7 +58,8 @@ void RouteResolver::Refresh(const std::string& table, const std::string& key) {
   } while (!async_inflight_.compare_exchange_weak(inflight, inflight + 1));
   memds_requests_.Increment();
   async_requests_.Increment();
-  lookup_.Lookup(table, key, [this, table, key](Result<pb::PartitionDescriptor> answer) {
+  lookup_.Lookup(table, key, LookupPriority::kRefresh,
+                 [this, table, key](Result<pb::PartitionDescriptor> answer) {
     if (answer.status().code() == StatusCode::kNotFound) cache_.Invalidate(table, key);
     (void)Absorb(table, key, answer);
     async_inflight_.fetch_sub(1);

@@ -34,13 +34,19 @@ namespace tessera::router {
 
 using PartitionCallback = std::function<void(Result<pb::PartitionDescriptor>)>;
 
+// Who waits for a lookup: a request (a cache miss), or nobody (the
+// refresh a cache hit sends, whose answer only updates the cache).
+enum class LookupPriority { kRequestWaits, kRefresh };
+
 // Where partitions are looked up (production: MemdsClient).
 class PartitionLookup {
  public:
   virtual ~PartitionLookup() = default;
   // Calls `done` exactly once, possibly before returning: the partition of
   // `table` holding `key`, NotFound for an unknown table, or the failure.
-  virtual void Lookup(const std::string& table, const std::string& key, PartitionCallback done) = 0;
+  // A kRefresh lookup may be delayed to travel with others.
+  virtual void Lookup(const std::string& table, const std::string& key, LookupPriority priority,
+                      PartitionCallback done) = 0;
 };
 
 class RouteResolver {
