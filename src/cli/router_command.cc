@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <future>
 #include <iostream>
+#include <algorithm>
 #include <thread>
 #include <vector>
 
@@ -17,6 +18,7 @@
 #include "cluster/cluster_client.h"
 #include "cluster/layout.h"
 #include "cluster/process_table.h"
+#include "common/limits.h"
 #include "common/metrics.h"
 #include "router/router_service.h"
 #include "s3/front/s3_service.h"
@@ -26,7 +28,15 @@ namespace tessera::router {
 namespace {
 
 namespace asio = boost::asio;
-constexpr int kIoThreads = 4;
+
+// RouterSettings.io_threads (proto/tessera/cluster.proto): 0 means half the
+// cores, clamped to 1..kRouterIoThreadsMax.
+unsigned IoThreads(const pb::RouterSettings& settings) {
+  if (settings.io_threads() != 0) {
+    return std::min<unsigned>(settings.io_threads(), limits::kRouterIoThreadsMax);
+  }
+  return std::clamp(std::thread::hardware_concurrency() / 2, 1u, limits::kRouterIoThreadsMax);
+}
 
 int Fail(const std::string& what) {
   std::cerr << "tessera router: " << what << "\n";
@@ -130,7 +140,9 @@ int RunRouterCommand(const RouterCommandArgs& args) {
   asio::io_context io;
   auto work = asio::make_work_guard(io);
   std::vector<std::thread> threads;
-  for (int i = 0; i < kIoThreads; ++i) threads.emplace_back([&io] { io.run(); });
+  const unsigned io_threads = IoThreads(settings);
+  spdlog::info("router.io_threads count={}", io_threads);
+  for (unsigned i = 0; i < io_threads; ++i) threads.emplace_back([&io] { io.run(); });
 
   int code = 0;
   {

@@ -140,6 +140,8 @@ inline constexpr size_t kRouterRouteCacheEntriesMax = 100'000;
 // Asynchronous refresh lookups to MemDS in flight at once; a cache hit beyond
 // it skips its refresh (counted as skipped).
 inline constexpr size_t kRouterAsyncLookupsMax = 1024;
+// Threads of a router process (RouterSettings.io_threads).
+inline constexpr unsigned kRouterIoThreadsMax = 8;
 // MemDS lookups travel in meta.lookup_batch calls of at most this many; at
 // most kRouterMemdsBatchesInFlightMax batches are in flight, and at most
 // kRouterMemdsQueuedLookupsMax lookups wait for the next one (beyond it a
