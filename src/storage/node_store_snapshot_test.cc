@@ -30,9 +30,7 @@ std::unique_ptr<NodeStore> Open(const std::string& path,
   options.write_buffer_bytes = 4 << 20;
   options.snapshot_install_batch_bytes = 1 << 10;  // many batches
   options.fault_install_stop_after_batches = stop_after_batches;
-  auto store = NodeStore::Open(options);
-  EXPECT_TRUE(store.ok()) << store.status().ToString();
-  return store.ok() ? std::move(store).value() : nullptr;
+  return testing::OpenStoreWith(options);
 }
 
 std::string Key(int i) {

@@ -85,9 +85,7 @@ std::unique_ptr<NodeStore> OpenWithPolicy(const std::string& path) {
   options.write_buffer_bytes = 64 << 20;  // large: no flush by size here
   options.obsolete_version_flush = SmallOptions();
   options.obsolete_version_flush.interval_min = std::chrono::hours(1);
-  Result<std::unique_ptr<NodeStore>> store = NodeStore::Open(options);
-  EXPECT_TRUE(store.ok()) << store.status().ToString();
-  return store.ok() ? std::move(store).value() : nullptr;
+  return testing::OpenStoreWith(options);
 }
 
 std::string KeyOf(int i) {

@@ -85,15 +85,20 @@ class RawDb {
   std::vector<rocksdb::ColumnFamilyHandle*> handles_;
 };
 
+// Opens a store with `options`; null (and a test failure) when it fails.
+inline std::unique_ptr<NodeStore> OpenStoreWith(const NodeStoreOptions& options) {
+  Result<std::unique_ptr<NodeStore>> store = NodeStore::Open(options);
+  EXPECT_TRUE(store.ok()) << store.status().ToString();
+  return store.ok() ? std::move(store).value() : nullptr;
+}
+
 inline std::unique_ptr<NodeStore> OpenStore(const std::string& path,
                                             GroupCommitOptions group_commit = {}) {
   NodeStoreOptions options;
   options.path = path;
   options.group_commit = group_commit;
   options.write_buffer_bytes = 4 << 20;
-  Result<std::unique_ptr<NodeStore>> store = NodeStore::Open(options);
-  EXPECT_TRUE(store.ok()) << store.status().ToString();
-  return store.ok() ? std::move(store).value() : nullptr;
+  return OpenStoreWith(options);
 }
 
 // Builds a LogWrite fluently: LogWriteFor(7).HardState(hs).Entries(entries).
