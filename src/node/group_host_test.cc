@@ -19,42 +19,8 @@
 namespace tessera::node {
 namespace {
 
-class GroupHostTest : public ::testing::Test {
+class GroupHostTest : public testing::ThreeReplicaGroupTest {
  protected:
-  void SetUp() override {
-    char pattern[] = "/tmp/tessera-gh-XXXXXX";
-    dir_ = ::mkdtemp(pattern);
-    for (int i = 0; i < 2; ++i) threads_.emplace_back([this] { io_.run(); });
-    for (consensus::ReplicaId id = 1; id <= 3; ++id) {
-      storage::NodeStoreOptions so;
-      so.path = dir_ + "/n" + std::to_string(id);
-      stores_[id] = std::move(storage::NodeStore::Open(so)).value();
-      StartHost(id);
-    }
-  }
-  void TearDown() override {
-    for (auto& [id, h] : hosts_) h->Stop();
-    work_.reset();
-    io_.stop();
-    for (auto& t : threads_) t.join();
-    hosts_.clear();
-    stores_.clear();
-    std::filesystem::remove_all(dir_);
-  }
-  void StartHost(consensus::ReplicaId id) {
-    GroupHostOptions o;
-    o.consensus = testing::FastOptions(id, 5, 99);
-    for (consensus::ReplicaId v = 1; v <= 3; ++v) o.bootstrap_membership.add_voters(v);
-    auto host = GroupHost::Start(io_, stores_[id].get(), &sender_, o);
-    ASSERT_TRUE(host.ok()) << host.status().ToString();
-    hosts_[id] = *host;
-    sender_.Register(id, *host);
-  }
-  GroupStatus StatusOf(consensus::ReplicaId id) {
-    std::promise<GroupStatus> p;
-    hosts_[id]->GetStatus([&p](GroupStatus s) { p.set_value(s); });
-    return p.get_future().get();
-  }
   consensus::ReplicaId WaitForLeader(std::set<consensus::ReplicaId> among, int timeout_ms = 10'000) {
     for (int waited = 0; waited < timeout_ms; waited += 20) {
       for (auto id : among) {
@@ -64,36 +30,12 @@ class GroupHostTest : public ::testing::Test {
     }
     return 0;
   }
-  Result<pb::KvApplyResult> Put(consensus::ReplicaId at, const std::string& k, const std::string& v,
-                                std::optional<uint64_t> expected_version = std::nullopt) {
-    pb::KvBatch b;
-    auto* w = b.add_writes();
-    w->set_key(k);
-    w->set_value(v);
-    if (expected_version) {
-      auto* c = b.add_conditions();
-      c->set_key(k);
-      c->set_version(*expected_version);
-    }
-    std::promise<Result<pb::KvApplyResult>> p;
-    hosts_[at]->Write(b, [&p](Result<pb::KvApplyResult> r) { p.set_value(std::move(r)); });
-    return p.get_future().get();
-  }
   Result<std::optional<pb::KvRecord>> Get(consensus::ReplicaId at, const std::string& k,
                                           pb::Consistency c = pb::CONSISTENCY_STRONG) {
     std::promise<Result<std::optional<pb::KvRecord>>> p;
     hosts_[at]->Read(k, c, [&p](Result<std::optional<pb::KvRecord>> r) { p.set_value(std::move(r)); });
     return p.get_future().get();
   }
-
-  std::string dir_;
-  boost::asio::io_context io_;
-  std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_{
-      io_.get_executor()};
-  std::vector<std::thread> threads_;
-  testing::LoopbackSender sender_;
-  std::map<consensus::ReplicaId, std::unique_ptr<storage::NodeStore>> stores_;
-  std::map<consensus::ReplicaId, std::shared_ptr<GroupHost>> hosts_;
 };
 
 TEST_F(GroupHostTest, WritesReadsAndConditions) {

@@ -1,14 +1,26 @@
 // Test helpers for GroupHost-level tests (group_host_test.cc,
-// snapshot_transfer_test.cc): consensus timings fast enough for tests and
-// an in-process message router with per-replica faults.
+// snapshot_transfer_test.cc): consensus timings fast enough for tests, an
+// in-process message router with per-replica faults, and the three-replica
+// fixture both use.
 #pragma once
 
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <filesystem>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
+#include <string>
+#include <thread>
+#include <vector>
 
 #include "node/group_host.h"
+#include "storage/node_store.h"
 
 namespace tessera::node::testing {
 
@@ -72,6 +84,81 @@ class LoopbackSender : public MessageSender {
   std::mutex mu_;
   std::map<consensus::ReplicaId, std::shared_ptr<GroupHost>> hosts_;
   std::set<consensus::ReplicaId> down_, muted_;
+};
+
+// Three GroupHosts of group kGroupId, each on its own NodeStore under a
+// temporary directory, wired by a LoopbackSender and run by two io threads.
+// Subclasses adjust the options in the hooks, which SetUp calls before any
+// host starts.
+class ThreeReplicaGroupTest : public ::testing::Test {
+ protected:
+  static constexpr uint64_t kGroupId = 5;
+
+  virtual void AdjustStoreOptions(storage::NodeStoreOptions&) {}
+  virtual void AdjustHostOptions(GroupHostOptions&) {}
+
+  void SetUp() override {
+    char pattern[] = "/tmp/tessera-gh-XXXXXX";
+    dir_ = ::mkdtemp(pattern);
+    for (int i = 0; i < 2; ++i) threads_.emplace_back([this] { io_.run(); });
+    for (consensus::ReplicaId id = 1; id <= 3; ++id) {
+      storage::NodeStoreOptions so;
+      so.path = dir_ + "/n" + std::to_string(id);
+      AdjustStoreOptions(so);
+      stores_[id] = std::move(storage::NodeStore::Open(so)).value();
+      StartHost(id);
+    }
+  }
+  void TearDown() override {
+    for (auto& [id, h] : hosts_) h->Stop();
+    work_.reset();
+    io_.stop();
+    for (auto& t : threads_) t.join();
+    sender_.Clear();
+    hosts_.clear();
+    stores_.clear();
+    std::filesystem::remove_all(dir_);
+  }
+  void StartHost(consensus::ReplicaId id) {
+    GroupHostOptions o;
+    o.consensus = FastOptions(id, kGroupId, 99);
+    for (consensus::ReplicaId v = 1; v <= 3; ++v) o.bootstrap_membership.add_voters(v);
+    AdjustHostOptions(o);
+    auto host = GroupHost::Start(io_, stores_[id].get(), &sender_, o);
+    ASSERT_TRUE(host.ok()) << host.status().ToString();
+    hosts_[id] = *host;
+    sender_.Register(id, *host);
+  }
+  GroupStatus StatusOf(consensus::ReplicaId id) {
+    std::promise<GroupStatus> p;
+    hosts_[id]->GetStatus([&p](GroupStatus s) { p.set_value(s); });
+    return p.get_future().get();
+  }
+  // One write of `k` = `v`, with an expected version when given.
+  Result<pb::KvApplyResult> Put(consensus::ReplicaId at, const std::string& k, const std::string& v,
+                                std::optional<uint64_t> expected_version = std::nullopt) {
+    pb::KvBatch b;
+    auto* w = b.add_writes();
+    w->set_key(k);
+    w->set_value(v);
+    if (expected_version) {
+      auto* c = b.add_conditions();
+      c->set_key(k);
+      c->set_version(*expected_version);
+    }
+    std::promise<Result<pb::KvApplyResult>> p;
+    hosts_[at]->Write(b, [&p](Result<pb::KvApplyResult> r) { p.set_value(std::move(r)); });
+    return p.get_future().get();
+  }
+
+  std::string dir_;
+  boost::asio::io_context io_;
+  std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_{
+      io_.get_executor()};
+  std::vector<std::thread> threads_;
+  LoopbackSender sender_;
+  std::map<consensus::ReplicaId, std::unique_ptr<storage::NodeStore>> stores_;
+  std::map<consensus::ReplicaId, std::shared_ptr<GroupHost>> hosts_;
 };
 
 }  // namespace tessera::node::testing

@@ -57,34 +57,13 @@ std::vector<storage::KeyValue> StateOf(storage::NodeStore& store) {
   }
 }
 
-class SnapshotTransferTest : public ::testing::Test {
+class SnapshotTransferTest : public testing::ThreeReplicaGroupTest {
  protected:
-  void SetUp() override {
-    char pattern[] = "/tmp/tessera-snap-XXXXXX";
-    dir_ = ::mkdtemp(pattern);
-    for (int i = 0; i < 2; ++i) threads_.emplace_back([this] { io_.run(); });
-    for (consensus::ReplicaId id = 1; id <= 3; ++id) {
-      storage::NodeStoreOptions so;
-      so.path = dir_ + "/n" + std::to_string(id);
-      so.snapshot_install_batch_bytes = 8 << 10;
-      stores_[id] = std::move(storage::NodeStore::Open(so)).value();
-      StartHost(id);
-    }
+  void AdjustStoreOptions(storage::NodeStoreOptions& so) override {
+    so.snapshot_install_batch_bytes = 8 << 10;
   }
-  void TearDown() override {
-    for (auto& [id, h] : hosts_) h->Stop();
-    work_.reset();
-    io_.stop();
-    for (auto& t : threads_) t.join();
-    sender_.Clear();
-    hosts_.clear();
-    stores_.clear();
-    std::filesystem::remove_all(dir_);
-  }
-  void StartHost(consensus::ReplicaId id) {
-    GroupHostOptions o;
-    o.consensus = testing::FastOptions(id, kGroup, 7);
-    for (consensus::ReplicaId v = 1; v <= 3; ++v) o.bootstrap_membership.add_voters(v);
+  void AdjustHostOptions(GroupHostOptions& o) override {
+    o.consensus.random_seed = 7;
     o.compaction_trigger_slots = 40;
     o.compaction_keep_slots = 10;
     o.snapshot.chunk_bytes = 4 << 10;
@@ -92,15 +71,6 @@ class SnapshotTransferTest : public ::testing::Test {
     o.snapshot.retransmit_us = 100'000;
     o.snapshot.stall_timeout_us = 400'000;
     o.snapshot_counters = &counters_;
-    auto host = GroupHost::Start(io_, stores_[id].get(), &sender_, o);
-    ASSERT_TRUE(host.ok()) << host.status().ToString();
-    hosts_[id] = *host;
-    sender_.Register(id, *host);
-  }
-  GroupStatus StatusOf(consensus::ReplicaId id) {
-    std::promise<GroupStatus> p;
-    hosts_[id]->GetStatus([&p](GroupStatus s) { p.set_value(s); });
-    return p.get_future().get();
   }
   consensus::ReplicaId WaitForLeader(std::set<consensus::ReplicaId> among) {
     consensus::ReplicaId leader = 0;
@@ -111,15 +81,6 @@ class SnapshotTransferTest : public ::testing::Test {
       return leader != 0;
     });
     return leader;
-  }
-  Status Put(consensus::ReplicaId at, const std::string& k, const std::string& v) {
-    pb::KvBatch b;
-    auto* w = b.add_writes();
-    w->set_key(k);
-    w->set_value(v);
-    std::promise<Result<pb::KvApplyResult>> p;
-    hosts_[at]->Write(b, [&p](Result<pb::KvApplyResult> r) { p.set_value(std::move(r)); });
-    return p.get_future().get().status();
   }
   // Writes `count` keys of ~500 bytes: the state is many 4 KiB chunks, and
   // the log is compacted far past a replica that missed it.
@@ -133,16 +94,8 @@ class SnapshotTransferTest : public ::testing::Test {
     return WaitFor([&] { return StatusOf(lagging).applied == StatusOf(leader).applied; });
   }
 
-  std::string dir_;
-  boost::asio::io_context io_;
-  std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_{
-      io_.get_executor()};
-  std::vector<std::thread> threads_;
   metrics::Registry registry_;
   SnapshotCounters counters_{registry_};
-  testing::LoopbackSender sender_;
-  std::map<consensus::ReplicaId, std::unique_ptr<storage::NodeStore>> stores_;
-  std::map<consensus::ReplicaId, std::shared_ptr<GroupHost>> hosts_;
 };
 
 TEST_F(SnapshotTransferTest, LaggingReplicaCatchesUpByStreamedSnapshot) {
