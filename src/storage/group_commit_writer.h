@@ -2,9 +2,12 @@
 // groups. Submitters (the executors of many replication groups) queue
 // WriteBatches; the thread takes everything queued (FIFO, up to
 // batch_bytes_max bytes per group commit; a larger single request goes
-// alone), concatenates it into one WriteBatch, writes it with
-// WriteOptions.sync = true, and then fires each request's callback with the
-// outcome. One fsync thus covers many groups' log writes.
+// alone), concatenates it into one WriteBatch, writes it unsynced and then
+// syncs the WAL (DB::SyncWAL), and then fires each request's callback with
+// the outcome. One fsync thus covers many groups' log writes, and it runs
+// outside RocksDB's write queue: unsynced writes of other threads (applies)
+// do not wait for it. The price: a request's mutations are visible to
+// readers before its callback reports them durable.
 //
 // Contract:
 //  1. Submit either refuses the request (Throttled when queue_max requests
