@@ -44,12 +44,64 @@ uint32_t Crc32cPortable(const unsigned char* p, size_t n, uint32_t crc) {
 }
 
 #if defined(__x86_64__)
+uint32_t MultiplyModP(uint32_t a, uint32_t b);
+uint32_t ShiftForBytes(uint64_t bytes);
+
+// Long inputs are checksummed as three interleaved stripes of this many
+// bytes: the CRC32 instruction has a latency of three cycles and a
+// throughput of one per cycle, so three independent streams run about three
+// times as fast as one. The stripes' CRCs are joined with ShiftStripe.
+constexpr size_t kStripeBytes = 8 << 10;
+
+// The linear map "append kStripeBytes zero bytes" on a CRC register,
+// tabulated per register byte.
+struct StripeShiftTable {
+  std::array<std::array<uint32_t, 256>, 4> by_byte{};
+};
+
+const StripeShiftTable& StripeShift() {
+  static const StripeShiftTable table = [] {
+    StripeShiftTable t;
+    const uint32_t shift = ShiftForBytes(kStripeBytes);
+    for (uint32_t k = 0; k < 4; ++k) {
+      for (uint32_t b = 0; b < 256; ++b) t.by_byte[k][b] = MultiplyModP(shift, b << (8 * k));
+    }
+    return t;
+  }();
+  return table;
+}
+
+uint32_t ShiftStripe(uint32_t crc) {
+  const auto& t = StripeShift().by_byte;
+  return t[0][crc & 0xFF] ^ t[1][(crc >> 8) & 0xFF] ^ t[2][(crc >> 16) & 0xFF] ^ t[3][crc >> 24];
+}
+
 // The SSE 4.2 CRC32 instruction computes exactly this CRC (Castagnoli,
-// reflected), 8 bytes per instruction: about 10x the table's speed. Same
-// pre/post-inversion contract as Crc32cPortable (`crc` is already inverted).
+// reflected), 8 bytes per instruction: about 10x the table's speed, 30x
+// with three stripes. Same pre/post-inversion contract as Crc32cPortable
+// (`crc` is already inverted).
 __attribute__((target("sse4.2"))) uint32_t Crc32cSse42(const unsigned char* p, size_t n,
                                                         uint32_t crc) {
   uint64_t c = crc;
+  // The register after A || B is shift_|B|(register after A) ^ (register
+  // after B from zero): the CRC is linear.
+  while (n >= 3 * kStripeBytes) {
+    uint64_t c1 = 0;
+    uint64_t c2 = 0;
+    for (size_t i = 0; i < kStripeBytes; i += 8) {
+      uint64_t w0, w1, w2;
+      std::memcpy(&w0, p + i, 8);
+      std::memcpy(&w1, p + kStripeBytes + i, 8);
+      std::memcpy(&w2, p + 2 * kStripeBytes + i, 8);
+      c = _mm_crc32_u64(c, w0);
+      c1 = _mm_crc32_u64(c1, w1);
+      c2 = _mm_crc32_u64(c2, w2);
+    }
+    c = ShiftStripe(ShiftStripe(static_cast<uint32_t>(c)) ^ static_cast<uint32_t>(c1)) ^
+        static_cast<uint32_t>(c2);
+    p += 3 * kStripeBytes;
+    n -= 3 * kStripeBytes;
+  }
   while (n >= 8) {
     uint64_t word;
     std::memcpy(&word, p, 8);

@@ -54,6 +54,30 @@ TEST(Crc32c, MatchesDefinitionAtEveryLengthAndAlignment) {
   }
 }
 
+// Goal: inputs long enough for the striped path (three 8 KiB stripes at a
+// time, joined by a shift) agree with the definition, around every stripe
+// boundary, at odd alignments, and when extending a non-zero CRC.
+TEST(Crc32c, StripedLongInputsMatchDefinition) {
+  std::string data(100'000, '\0');
+  uint32_t x = 777;
+  for (char& c : data) {
+    x = x * 1103515245u + 12345u;
+    c = static_cast<char>(x >> 16);
+  }
+  const std::string_view all(data);
+  constexpr size_t kStripes = 3 * (8 << 10);
+  for (size_t length : {kStripes - 1, kStripes, kStripes + 1, kStripes + 8, 2 * kStripes - 3,
+                        2 * kStripes, 3 * kStripes + 4095, all.size() - 3}) {
+    for (size_t offset : {size_t{0}, size_t{3}}) {
+      const std::string_view piece = all.substr(offset, length);
+      ASSERT_EQ(Crc32c(piece), ReferenceCrc32c(piece)) << offset << " " << length;
+    }
+  }
+  const std::string_view head = all.substr(0, 1000);
+  const std::string_view tail = all.substr(1000);
+  EXPECT_EQ(Crc32c(tail, Crc32c(head)), ReferenceCrc32c(all));
+}
+
 }  // namespace
 // Goal: combining the CRCs of two pieces equals the CRC of their
 // concatenation, for empty, short and long second pieces.
