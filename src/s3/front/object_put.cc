@@ -102,11 +102,24 @@ class PutUpload : public std::enable_shared_from_this<PutUpload> {
                                ? S3ErrorCode::kRequestTimeout
                                : S3ErrorCode::kIncompleteBody));
     }
+    if (piece->size() <= front_.options().digest_inline_bytes_max) {
+      return Digest(std::move(piece).value(), end);
+    }
+    // The chain stays sequential: the next piece is read only after this
+    // one was digested and handed to the writer.
+    front_.digests().Post([self = shared_from_this(), piece = std::move(piece).value(), end]() mutable {
+      self->Digest(std::move(piece), end);
+    });
+  }
+
+  // Decodes and hashes one piece, then hands it on (any thread; one piece
+  // at a time).
+  void Digest(std::string piece, bool end) {
     std::string decoded;
     if (decoder_) {
-      if (auto st = decoder_->Feed(*piece, &decoded); !st.ok()) return Abort(st.error());
+      if (auto st = decoder_->Feed(piece, &decoded); !st.ok()) return Abort(st.error());
     } else {
-      decoded = std::move(piece).value();
+      decoded = std::move(piece);
     }
     md5_.Update(decoded);
     if (sha256_) sha256_->Update(decoded);

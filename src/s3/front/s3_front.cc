@@ -2,10 +2,12 @@
 
 #include <openssl/rand.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cinttypes>
 #include <cstdio>
 #include <ctime>
+#include <thread>
 
 #include "common/check.h"
 #include "s3/auth/authenticate.h"
@@ -15,6 +17,14 @@
 
 namespace tessera::s3::front {
 namespace {
+
+// S3FrontOptions.digest_threads: 0 means the cores beside one io thread,
+// clamped to 1..4.
+size_t DigestThreads(size_t configured) {
+  if (configured != 0) return std::min(configured, kDigestThreadsMax);
+  const size_t cores = std::thread::hardware_concurrency();
+  return std::clamp<size_t>(cores > 1 ? cores - 1 : 1, 1, 4);
+}
 
 uint64_t RandomSalt() {
   uint64_t salt = 0;
@@ -146,7 +156,8 @@ S3Front::S3Front(ObjectIndex& index, router::RegistryClient& registry, blob::Blo
       blobs_(blobs),
       options_(std::move(options)),
       admission_(options_.admission, metrics),
-      request_id_salt_(RandomSalt()) {
+      request_id_salt_(RandomSalt()),
+      digests_(DigestThreads(options_.digest_threads)) {
   requests_ = &metrics.GetCounter("tessera_s3_requests_total", "S3 requests received", {});
 }
 

@@ -35,6 +35,7 @@
 #include "common/metrics.h"
 #include "http/stream_server.h"
 #include "router/registry_client.h"
+#include "s3/front/digest_pool.h"
 #include "s3/front/object_index.h"
 
 namespace tessera::s3::front {
@@ -52,6 +53,13 @@ struct S3FrontOptions {
   // Per-bucket and per-user request budgets, charged once per authenticated
   // request before any partition or blob work; empty -> 503 SlowDown.
   admission::S3AdmissionOptions admission;
+  // Threads digesting large request bodies (digest_pool.h), 1..
+  // kDigestThreadsMax; 0: the cores left beside one io thread (at least 1,
+  // at most 4).
+  size_t digest_threads = 0;
+  // Body pieces up to this size are digested on the io thread: a hop to the
+  // pool and back costs more than hashing a small body.
+  size_t digest_inline_bytes_max = 64 << 10;
 };
 
 class S3Front {
@@ -73,6 +81,7 @@ class S3Front {
   admission::S3Admission& admission() { return admission_; }
   blob::BlobClient& blobs() { return blobs_; }
   const S3FrontOptions& options() const { return options_; }
+  DigestPool& digests() { return digests_; }
   std::string NextRequestId();
 
  private:
@@ -84,6 +93,9 @@ class S3Front {
   metrics::Counter* requests_ = nullptr;
   std::atomic<uint64_t> request_counter_{0};
   const uint64_t request_id_salt_;
+  // Last: destroyed first, so its queued digests finish while everything
+  // they use still exists.
+  DigestPool digests_;
 };
 
 }  // namespace tessera::s3::front
