@@ -37,15 +37,21 @@ uint32_t ReferenceCrc32c(std::string_view data) {
   return ~crc;
 }
 
+// `size` bytes from a linear congruential generator seeded with `seed`:
+// arbitrary data, the same on every run.
+std::string PseudoRandomBytes(size_t size, uint32_t seed) {
+  std::string data(size, '\0');
+  for (char& c : data) {
+    seed = seed * 1103515245u + 12345u;
+    c = static_cast<char>(seed >> 16);
+  }
+  return data;
+}
+
 // Goal: the dispatched implementation (SSE 4.2 where the CPU has it) agrees
 // with the definition for every length 0..300 and every start alignment.
 TEST(Crc32c, MatchesDefinitionAtEveryLengthAndAlignment) {
-  std::string data(320, '\0');
-  uint32_t x = 12345;
-  for (char& c : data) {
-    x = x * 1103515245u + 12345u;
-    c = static_cast<char>(x >> 16);
-  }
+  const std::string data = PseudoRandomBytes(320, 12345);
   for (size_t offset = 0; offset < 8; ++offset) {
     for (size_t length = 0; length <= 300; ++length) {
       const std::string_view piece = std::string_view(data).substr(offset, length);
@@ -58,12 +64,7 @@ TEST(Crc32c, MatchesDefinitionAtEveryLengthAndAlignment) {
 // time, joined by a shift) agree with the definition, around every stripe
 // boundary, at odd alignments, and when extending a non-zero CRC.
 TEST(Crc32c, StripedLongInputsMatchDefinition) {
-  std::string data(100'000, '\0');
-  uint32_t x = 777;
-  for (char& c : data) {
-    x = x * 1103515245u + 12345u;
-    c = static_cast<char>(x >> 16);
-  }
+  const std::string data = PseudoRandomBytes(100'000, 777);
   const std::string_view all(data);
   constexpr size_t kStripes = 3 * (8 << 10);
   for (size_t length : {kStripes - 1, kStripes, kStripes + 1, kStripes + 8, 2 * kStripes - 3,
@@ -82,12 +83,7 @@ TEST(Crc32c, StripedLongInputsMatchDefinition) {
 // Goal: combining the CRCs of two pieces equals the CRC of their
 // concatenation, for empty, short and long second pieces.
 TEST(Crc32c, CombineEqualsCrcOfConcatenation) {
-  std::string data(300'000, '\0');
-  uint32_t state = 12345;
-  for (char& c : data) {
-    state = state * 1103515245u + 12345u;
-    c = static_cast<char>(state >> 16);
-  }
+  const std::string data = PseudoRandomBytes(300'000, 12345);
   const std::string_view all(data);
   for (size_t split : {size_t{0}, size_t{1}, size_t{7}, size_t{8}, size_t{100}, size_t{4096},
                        size_t{65'537}, data.size() - 1, data.size()}) {
