@@ -7,10 +7,10 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <csignal>
+#include <algorithm>
 #include <filesystem>
 #include <future>
 #include <iostream>
-#include <algorithm>
 #include <thread>
 #include <vector>
 

@@ -158,22 +158,20 @@ rocksdb::Status GroupCommitWriter::WriteSynced(std::vector<Request>& group, uint
   // write queue, so unsynced writes of other threads (applies) are not held
   // behind it. Callbacks fire only after SyncWAL, so "durable" holds; see
   // docs/formats/storage.md for why earlier visibility is harmless.
-  rocksdb::WriteOptions write_options;
-  write_options.sync = false;
-  rocksdb::Status written;
-  if (group.size() == 1) {
-    *bytes = group.front().batch.GetDataSize();
-    written = db_->Write(write_options, &group.front().batch);
-  } else {
-    rocksdb::WriteBatch merged;
+  rocksdb::WriteBatch merged;
+  rocksdb::WriteBatch* batch = &group.front().batch;
+  if (group.size() > 1) {
     BatchAppender appender(column_families_, &merged);
     for (Request& request : group) {
       rocksdb::Status s = request.batch.Iterate(&appender);
       TESSERA_CHECK(s.ok() && "group-commit request holds an unsupported operation");
     }
-    *bytes = merged.GetDataSize();
-    written = db_->Write(write_options, &merged);
+    batch = &merged;
   }
+  *bytes = batch->GetDataSize();
+  rocksdb::WriteOptions write_options;
+  write_options.sync = false;
+  const rocksdb::Status written = db_->Write(write_options, batch);
   if (!written.ok()) return written;
   return db_->SyncWAL();
 }

@@ -277,15 +277,15 @@ namespace {
 // test can hold a group commit inside its fsync.
 class WalSyncGate {
  public:
-  // Blocks the caller until Open(); reports the first entry.
-  rocksdb::IOStatus Pass() {
+  // Blocks the caller until the gate is open; WaitUntilHeld sees it waiting.
+  void Pass() {
     std::unique_lock lock(mu_);
     ++waiting_;
     changed_.notify_all();
     changed_.wait(lock, [this] { return open_; });
     --waiting_;
-    return rocksdb::IOStatus::OK();
   }
+  // Returns once a sync is blocked in Pass.
   void WaitUntilHeld() {
     std::unique_lock lock(mu_);
     changed_.wait(lock, [this] { return waiting_ > 0; });
