@@ -49,6 +49,14 @@ std::string LogEntryKey(GroupId group, Slot slot) {
 std::string LogEntriesBegin(GroupId group) { return TaggedKey(group, TagOf(LogKeyTag::kEntry)); }
 std::string LogEntriesEnd(GroupId group) { return TaggedKey(group, TagOf(LogKeyTag::kEntry) + 1); }
 
+std::string LogEntriesFrom(GroupId group, Slot slot) {
+  if (slot == 0) return LogEntriesBegin(group);
+  // The successor of entry slot-1's key: nothing sorts between it and entry slot.
+  std::string key = LogEntryKey(group, slot - 1);
+  key.push_back('\0');
+  return key;
+}
+
 std::string AppliedKey(GroupId group) { return TaggedKey(group, TagOf(StateKeyTag::kApplied)); }
 
 std::string UserKey(GroupId group, std::string_view user_key) {

@@ -39,6 +39,10 @@ std::string LogEntryKey(GroupId group, Slot slot);
 // [LogEntriesBegin, LogEntriesEnd) holds exactly the group's entries.
 std::string LogEntriesBegin(GroupId group);
 std::string LogEntriesEnd(GroupId group);
+// [LogEntriesFrom(slot), LogEntriesEnd) holds exactly the group's entries at
+// `slot` and above. Never itself an entry key: the start of a range deletion
+// must stay outside the memtable insert hints (memtable_insert_hints.h).
+std::string LogEntriesFrom(GroupId group, Slot slot);
 
 // --- state column family ----------------------------------------------------
 std::string AppliedKey(GroupId group);

@@ -36,6 +36,18 @@ TEST(KeyCodec, LogKeysSortByGroupThenTagThenSlot) {
   EXPECT_LT(GroupEnd(255), HardStateKey(256));
 }
 
+// Goal: LogEntriesFrom(slot) bounds exactly the entries at slot and above,
+// without being an entry key itself.
+TEST(KeyCodec, LogEntriesFromSitsJustBelowItsSlot) {
+  for (Slot slot : {Slot{1}, Slot{2}, Slot{256}, Slot{0x1'0000'0000}, Slot{UINT64_MAX}}) {
+    const std::string from = LogEntriesFrom(7, slot);
+    EXPECT_LT(LogEntryKey(7, slot - 1), from) << slot;
+    EXPECT_LE(from, LogEntryKey(7, slot)) << slot;
+    EXPECT_NE(from.size(), kLogEntryKeyBytes) << slot;
+  }
+  EXPECT_EQ(LogEntriesFrom(7, 0), LogEntriesBegin(7));
+}
+
 // Goal: Any user key, even all 0xFF, sorts inside its group's user-key range.
 TEST(KeyCodec, UserKeysStayInsideTheirGroupRange) {
   const std::string high = "\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff"s;

@@ -34,8 +34,8 @@ void AppendLogWrite(const LogWrite& write, rocksdb::ColumnFamilyHandle* log_cf,
     CheckOk(batch->Put(log_cf, HardStateKey(group), EncodeProtoRecord(*write.hard_state)));
   }
   if (write.truncate_from) {
-    CheckOk(
-        batch->DeleteRange(log_cf, LogEntryKey(group, *write.truncate_from), LogEntriesEnd(group)));
+    CheckOk(batch->DeleteRange(log_cf, LogEntriesFrom(group, *write.truncate_from),
+                               LogEntriesEnd(group)));
   }
   for (const pb::Entry& entry : write.entries) {
     CheckOk(batch->Put(log_cf, LogEntryKey(group, entry.slot()), EncodeProtoRecord(entry)));

@@ -11,6 +11,7 @@
 
 #include "common/check.h"
 #include "storage/log_recovery.h"
+#include "storage/memtable_insert_hints.h"
 #include "storage/record_codec.h"
 #include "storage/rocks_status.h"
 #include "storage/snapshot_staging.h"
@@ -45,10 +46,14 @@ std::vector<rocksdb::ColumnFamilyDescriptor> MakeDescriptors(const NodeStoreOpti
   rocksdb::BlockBasedTableOptions table;
   table.block_cache = rocksdb::NewLRUCache(options.block_cache_bytes);
   cf_options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
+  rocksdb::ColumnFamilyOptions log_options = cf_options;
+  log_options.memtable_insert_with_hint_prefix_extractor = LogFamilyInsertHintPrefix();
+  rocksdb::ColumnFamilyOptions state_options = cf_options;
+  state_options.memtable_insert_with_hint_prefix_extractor = StateFamilyInsertHintPrefix();
   return {
       {rocksdb::kDefaultColumnFamilyName, cf_options},
-      {std::string(kLogColumnFamily), cf_options},
-      {std::string(kStateColumnFamily), cf_options},
+      {std::string(kLogColumnFamily), log_options},
+      {std::string(kStateColumnFamily), state_options},
       {std::string(kMetaColumnFamily), cf_options},
   };
 }
