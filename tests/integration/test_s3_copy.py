@@ -15,7 +15,8 @@ Goal: prove that
      parts, CRC32 by default) is byte-identical; upload_part_copy honours
      ranges and refuses ranges outside the source;
   3. list_multipart_uploads pages over many uploads with prefix, delimiter,
-     key/upload-id markers and max-uploads, each upload exactly once;
+     key/upload-id markers and max-uploads, each upload exactly once, one
+     key's uploads in the order they were created;
   4. an upload created with ChecksumAlgorithm=CRC32 completes with the
      composite checksum base64(crc32(raw part crc32s))-N, shown by
      head_object(ChecksumMode=ENABLED); a wrong or missing part checksum is
@@ -255,10 +256,12 @@ class ListUploadsTest(CopyTestCase):
         b = self.bucket("list-uploads")
         self.s3.put_object(Bucket=b, Key="plain/object", Body=b"x")  # not an upload
         expected = []
-        for key in ["a", "a", "b/1", "b/2", "b/2", "c+d ü", "z/deep/1"] + [f"m{i:02d}" for i in range(20)]:
+        for key in ["a"] * 5 + ["b/1", "b/2", "b/2", "c+d ü", "z/deep/1"] + [f"m{i:02d}" for i in range(20)]:
             up = self.s3.create_multipart_upload(Bucket=b, Key=key)["UploadId"]
             expected.append((key, up))
-        expected.sort()
+        # S3's order: by key, then one key's uploads oldest first (stable sort
+        # keeps the creation order within a key).
+        expected.sort(key=lambda e: e[0])
         seen = []
         pages = 0
         for page in self.s3.get_paginator("list_multipart_uploads").paginate(
@@ -272,7 +275,9 @@ class ListUploadsTest(CopyTestCase):
         self.assertNotIn("plain/", [p["Prefix"] for p in r["CommonPrefixes"]])
         r = self.s3.list_multipart_uploads(Bucket=b, Prefix="b/")
         self.assertEqual([u["Key"] for u in r["Uploads"]], ["b/1", "b/2", "b/2"])
-        two = sorted(u for k, u in expected if k == "b/2")
+        two = [u for k, u in expected if k == "b/2"]
+        listed = self.s3.list_multipart_uploads(Bucket=b, Prefix="b/2")["Uploads"]
+        self.assertLessEqual(listed[0]["Initiated"], listed[1]["Initiated"])
         r = self.s3.list_multipart_uploads(Bucket=b, Prefix="b/", KeyMarker="b/2",
                                            UploadIdMarker=two[0])
         self.assertEqual([(u["Key"], u["UploadId"]) for u in r["Uploads"]], [("b/2", two[1])])

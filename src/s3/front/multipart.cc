@@ -13,6 +13,8 @@
 #include <cctype>
 #include <charconv>
 #include <chrono>
+#include <cinttypes>
+#include <cstdio>
 
 #include "common/limits.h"
 #include "s3/auth/checksum.h"
@@ -27,10 +29,17 @@
 namespace tessera::s3::front {
 namespace {
 
-std::string NewUploadId() {
-  unsigned char raw[16];
+// 32 lowercase hex digits: the initiation time in microseconds since the
+// epoch (16), then 8 random bytes (16). Upload records sort by upload id
+// under their object key, so the listing shows one key's uploads oldest
+// first, as S3 does. Empty when the random source fails.
+std::string NewUploadId(int64_t initiated_us) {
+  unsigned char raw[8];
   if (RAND_bytes(raw, sizeof(raw)) != 1) return {};
-  return auth::HexEncode(std::string_view(reinterpret_cast<const char*>(raw), sizeof(raw)));
+  char time_hex[17];
+  std::snprintf(time_hex, sizeof(time_hex), "%016" PRIx64, static_cast<uint64_t>(initiated_us));
+  return time_hex +
+         auth::HexEncode(std::string_view(reinterpret_cast<const char*>(raw), sizeof(raw)));
 }
 
 // The raw 16 bytes of a hex md5 ETag, or nullopt.
@@ -180,10 +189,13 @@ void CreateMultipartUpload(CallPtr call) {
   if (!algorithm.ok()) return call->Fail(algorithm.error());
   upload.set_checksum_algorithm(*algorithm);
   WithOwnedBucket(call, [call, upload = std::move(upload)]() mutable {
-    const std::string upload_id = NewUploadId();
+    const int64_t initiated_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                                     std::chrono::system_clock::now().time_since_epoch())
+                                     .count();
+    const std::string upload_id = NewUploadId(initiated_us);
     if (upload_id.empty()) return call->Fail(S3Error(S3ErrorCode::kInternalError));
     upload.set_upload_id(upload_id);
-    upload.set_initiated_ms(NowMs());
+    upload.set_initiated_ms(initiated_us / 1000);
     const std::string upload_algorithm = upload.checksum_algorithm();
     pb::S3Op op;
     pb::CreateUploadOp* create = op.mutable_create_upload();
