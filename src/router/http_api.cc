@@ -175,14 +175,15 @@ bool KvHttpApi::Authenticate(const http::Request& request, const http::Respond& 
     respond(std::move(r));
     return false;
   }
-  Result<std::string> access_key =
-      bearer ? VerifyToken(credentials_, Trim(value.substr(7)), now_unix_())
+  const Status verdict =
+      bearer ? verified_tokens_.Verify(credentials_, Trim(value.substr(7)), now_unix_()).status()
              : VerifySignedRequest(credentials_, value,
                                    SignedParts{request.method, request.path, request.query, request.body},
-                                   now_unix_());
-  if (!access_key.ok()) {
+                                   now_unix_())
+                   .status();
+  if (!verdict.ok()) {
     auth_refused_.Increment();
-    respond(Error(403, std::string(bearer ? "token" : "signature") + " refused: " + access_key.status().message(),
+    respond(Error(403, std::string(bearer ? "token" : "signature") + " refused: " + verdict.message(),
                   "Forbidden"));
     return false;
   }

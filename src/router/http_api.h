@@ -27,6 +27,7 @@
 #include "http/http_server.h"
 #include "router/kv_router.h"
 #include "router/token.h"
+#include "router/verified_token_cache.h"
 
 namespace tessera::router {
 
@@ -59,6 +60,7 @@ class KvHttpApi {
 
   KvRouter& router_;
   const CredentialStore& credentials_;
+  VerifiedTokenCache verified_tokens_;
   metrics::Registry& metrics_;
   const NowUnix now_unix_;
   metrics::Counter& auth_missing_;

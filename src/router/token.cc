@@ -189,8 +189,8 @@ std::string IssueToken(const Credential& credential, int64_t expiry_unix) {
   return std::string(kTokenPrefix) + signed_text + "." + Signature(credential.secret_key, signed_text);
 }
 
-Result<std::string> VerifyToken(const CredentialStore& store, std::string_view token,
-                                int64_t now_unix) {
+Result<VerifiedToken> VerifyToken(const CredentialStore& store, std::string_view token,
+                                  int64_t now_unix) {
   if (token.size() > limits::kRouterTokenBytesMax || token.substr(0, kTokenPrefix.size()) != kTokenPrefix) {
     return Status::InvalidArgument("malformed token");
   }
@@ -216,7 +216,7 @@ Result<std::string> VerifyToken(const CredentialStore& store, std::string_view t
     return Status::Conflict("bad token signature");
   }
   if (expiry_unix <= now_unix) return Status::Timeout("token expired");
-  return std::string(access_key);
+  return VerifiedToken{std::string(access_key), expiry_unix};
 }
 
 std::string StringToSign(const SignedParts& request, int64_t timestamp_unix) {

@@ -66,12 +66,16 @@ Result<std::string> IssueTokenFromDir(const std::string& dir, int64_t ttl_second
 // The token for `credential`, valid until `expiry_unix` (seconds).
 std::string IssueToken(const Credential& credential, int64_t expiry_unix);
 
+struct VerifiedToken {
+  std::string access_key;
+  int64_t expiry_unix = 0;  // the token is valid while now_unix < expiry_unix
+};
+
 // Why a token was refused; the HTTP layer answers 403 for all of them.
 // InvalidArgument: malformed; NotFound: unknown access key; Conflict: bad
-// signature; Timeout: expired (expiry_unix <= now_unix). On success returns
-// the access key.
-Result<std::string> VerifyToken(const CredentialStore& store, std::string_view token,
-                                int64_t now_unix);
+// signature; Timeout: expired (expiry_unix <= now_unix).
+Result<VerifiedToken> VerifyToken(const CredentialStore& store, std::string_view token,
+                                  int64_t now_unix);
 
 // --- signed HTTP requests (docs/formats/credentials.md, "Signed requests") ---
 //

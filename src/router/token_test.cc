@@ -27,9 +27,10 @@ CredentialStore Store() {
 TEST(TokenTest, GoodTokenVerifies) {
   const std::string token = IssueToken(kAlice, 2000);
   EXPECT_EQ(token.rfind("tk1.alice.2000.", 0), 0u);
-  Result<std::string> who = VerifyToken(Store(), token, 1999);
+  Result<VerifiedToken> who = VerifyToken(Store(), token, 1999);
   ASSERT_TRUE(who.ok()) << who.status().ToString();
-  EXPECT_EQ(*who, "alice");
+  EXPECT_EQ(who->access_key, "alice");
+  EXPECT_EQ(who->expiry_unix, 2000);
 }
 
 TEST(TokenTest, KnownAnswer) {
@@ -106,7 +107,7 @@ TEST(CredentialsTest, CreatesRandomKeysOnceWithMode0600) {
   EXPECT_EQ(*loaded->SecretOf(created->access_key), created->secret_key);
   Result<std::string> token = IssueTokenFromDir(dir, 60, 1000);
   ASSERT_TRUE(token.ok());
-  EXPECT_EQ(*VerifyToken(*loaded, *token, 1059), created->access_key);
+  EXPECT_EQ(VerifyToken(*loaded, *token, 1059)->access_key, created->access_key);
   EXPECT_FALSE(VerifyToken(*loaded, *token, 1060).ok());
   Result<Credential> other = GenerateCredential();
   ASSERT_TRUE(other.ok());
