@@ -7,11 +7,13 @@
 #include <nmmintrin.h>
 #endif
 
+#include "common/crc_combine.h"
+
 namespace tessera {
 namespace {
 
 // Reflected polynomial of CRC-32C.
-constexpr uint32_t kPolynomial = 0x82F63B78u;
+constexpr uint32_t kPolynomial = kCrc32cPolynomial;
 
 // Slicing-by-8 tables, built at compile time.
 constexpr std::array<std::array<uint32_t, 256>, 8> MakeTables() {
@@ -43,39 +45,6 @@ uint32_t Crc32cPortable(const unsigned char* p, size_t n, uint32_t crc) {
   return crc;
 }
 
-// Arithmetic on polynomials over GF(2) modulo the CRC polynomial, in the
-// reflected bit order of the CRC (bit 31 is x^0).
-uint32_t MultiplyModP(uint32_t a, uint32_t b) {
-  uint32_t product = 0;
-  for (uint32_t m = 1u << 31; m != 0; m >>= 1) {
-    if (a & m) product ^= b;
-    b = (b & 1) ? (b >> 1) ^ kPolynomial : b >> 1;
-  }
-  return product;
-}
-
-// kPowers[k] = x^(2^k) mod P.
-constexpr size_t kPowerCount = 64;
-const std::array<uint32_t, kPowerCount>& Powers() {
-  static const std::array<uint32_t, kPowerCount> powers = [] {
-    std::array<uint32_t, kPowerCount> p{};
-    p[0] = 1u << 30;  // x^1
-    for (size_t k = 1; k < kPowerCount; ++k) p[k] = MultiplyModP(p[k - 1], p[k - 1]);
-    return p;
-  }();
-  return powers;
-}
-
-// x^(8 * bytes) mod P.
-uint32_t ShiftForBytes(uint64_t bytes) {
-  uint32_t result = 1u << 31;  // x^0
-  size_t k = 3;                // 8 * bytes = bytes * 2^3
-  for (; bytes != 0 && k < kPowerCount; bytes >>= 1, ++k) {
-    if (bytes & 1) result = MultiplyModP(Powers()[k], result);
-  }
-  return result;
-}
-
 #if defined(__x86_64__)
 // Long inputs are checksummed as three interleaved stripes of this many
 // bytes: the CRC32 instruction has a latency of three cycles and a
@@ -92,9 +61,9 @@ struct StripeShiftTable {
 const StripeShiftTable& StripeShift() {
   static const StripeShiftTable table = [] {
     StripeShiftTable t;
-    const uint32_t shift = ShiftForBytes(kStripeBytes);
+    const uint32_t shift = CrcShiftForBytes(kPolynomial, kStripeBytes);
     for (uint32_t k = 0; k < 4; ++k) {
-      for (uint32_t b = 0; b < 256; ++b) t.by_byte[k][b] = MultiplyModP(shift, b << (8 * k));
+      for (uint32_t b = 0; b < 256; ++b) t.by_byte[k][b] = CrcMultiplyModP(kPolynomial, shift, b << (8 * k));
     }
     return t;
   }();
@@ -158,10 +127,7 @@ uint32_t Crc32c(std::string_view data, uint32_t crc) {
 }
 
 uint32_t Crc32cCombine(uint32_t crc_a, uint32_t crc_b, uint64_t length_b) {
-  // With the CRC's initial and final inversion, crc(A || B) =
-  // crc(A) * x^(8|B|) + crc(B) (mod P): the inversions of A's end and
-  // B's start cancel.
-  return MultiplyModP(ShiftForBytes(length_b), crc_a) ^ crc_b;
+  return CrcCombine(kPolynomial, crc_a, crc_b, length_b);
 }
 
 }  // namespace tessera

@@ -16,6 +16,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/base64.h"
 #include "common/result.h"
 #include "s3/auth/auth_context.h"
 #include "s3/auth/s3_result.h"
@@ -64,11 +65,9 @@ class Checksummer {
 // One-shot form of Checksummer.
 std::string ComputeChecksum(ChecksumAlgorithm algorithm, std::string_view data);
 
-// Standard base64 (RFC 4648, '+' '/', '=' padding).
-std::string Base64Encode(std::string_view raw);
-// Strict: length a multiple of 4, the standard alphabet, correct padding,
-// zero unused bits. Anything else -> InvalidArgument.
-Result<std::string> Base64Decode(std::string_view text);
+// Standard base64 (common/base64.h).
+using tessera::Base64Decode;
+using tessera::Base64Encode;
 // Lowercase hex.
 std::string HexEncode(std::string_view raw);
 // Lowercase hex of SHA-256(data).
