@@ -20,7 +20,10 @@ Goal: prove that
   4. an upload created with ChecksumAlgorithm=CRC32 completes with the
      composite checksum base64(crc32(raw part crc32s))-N, shown by
      head_object(ChecksumMode=ENABLED); a wrong or missing part checksum is
-     refused;
+     refused; with ChecksumType=FULL_OBJECT (CRC32; CRC64NVME by default) it
+     completes with the CRC of the whole body, checked against a declared
+     one (BadDigest), and botocore verifies it on GET; SHA256 full-object
+     and CRC64NVME composite uploads are refused;
   5. a 64 MiB PutObject (pipelined blob writes) round-trips byte-identical,
      and a body cut off mid-way leaves the router serving.
 One cluster for the whole file (small parts allowed: s3_min_part_bytes 1024).
@@ -30,6 +33,7 @@ import base64
 import hashlib
 import os
 import random
+import re
 import shutil
 import struct
 import sys
@@ -64,6 +68,16 @@ def setUpModule():
 
 def crc32_raw(data):
     return struct.pack(">I", zlib.crc32(data) & 0xFFFFFFFF)
+
+
+def crc64nvme_b64(data):
+    """CRC64NVME by its definition (botocore needs awscrt for it)."""
+    crc = 0xFFFFFFFFFFFFFFFF
+    for byte in data:
+        crc ^= byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ 0x9A6C9329AC4BC9B5 if crc & 1 else crc >> 1
+    return base64.b64encode(struct.pack(">Q", crc ^ 0xFFFFFFFFFFFFFFFF)).decode()
 
 
 class CopyTestCase(h.ClusterTestCase):
@@ -323,6 +337,71 @@ class ChecksumTest(CopyTestCase):
         head = self.s3.head_object(Bucket=b, Key="k", ChecksumMode="ENABLED")
         self.assertEqual(head["ChecksumCRC32"], expected)
         self.assertEqual(self.body(b, "k"), b"".join(parts_data))
+
+
+    def test_full_object_crc32(self):
+        """x-amz-checksum-type FULL_OBJECT: the object's CRC32 is that of the
+        whole body (combined from the parts' CRCs); a wrong declared value
+        is BadDigest and leaves the upload completable."""
+        b = self.bucket("full-object")
+        parts_data = [random.Random(10 + i).randbytes(n) for i, n in enumerate((6000, 5000, 100))]
+        whole = base64.b64encode(crc32_raw(b"".join(parts_data))).decode()
+        r = self.s3.create_multipart_upload(Bucket=b, Key="k", ChecksumAlgorithm="CRC32",
+                                            ChecksumType="FULL_OBJECT")
+        self.assertEqual((r["ChecksumAlgorithm"], r["ChecksumType"]), ("CRC32", "FULL_OBJECT"))
+        up = r["UploadId"]
+        parts = []
+        for n, data in enumerate(parts_data, 1):
+            r = self.s3.upload_part(Bucket=b, Key="k", UploadId=up, PartNumber=n, Body=data,
+                                    ChecksumAlgorithm="CRC32")
+            parts.append({"PartNumber": n, "ETag": r["ETag"], "ChecksumCRC32": r["ChecksumCRC32"]})
+        wrong = base64.b64encode(b"\1\2\3\4").decode()
+        self.assert_client_error(self.s3.complete_multipart_upload, "BadDigest", 400, Bucket=b,
+                                 Key="k", UploadId=up, MultipartUpload={"Parts": parts},
+                                 ChecksumCRC32=wrong, ChecksumType="FULL_OBJECT")
+        r = self.s3.complete_multipart_upload(Bucket=b, Key="k", UploadId=up,
+                                              MultipartUpload={"Parts": parts},
+                                              ChecksumCRC32=whole, ChecksumType="FULL_OBJECT")
+        self.assertEqual((r["ChecksumCRC32"], r["ChecksumType"]), (whole, "FULL_OBJECT"))
+        head = self.s3.head_object(Bucket=b, Key="k", ChecksumMode="ENABLED")
+        self.assertEqual((head["ChecksumCRC32"], head["ChecksumType"]), (whole, "FULL_OBJECT"))
+        # botocore checks a full-object checksum against the body it reads.
+        got = self.s3.get_object(Bucket=b, Key="k", ChecksumMode="ENABLED")
+        self.assertEqual(got["Body"].read(), b"".join(parts_data))
+
+    def test_full_object_crc64nvme_and_refused_types(self):
+        """CRC64NVME uploads are full-object by default; SHA256 cannot be
+        full-object and CRC64NVME cannot be composite."""
+        b = self.bucket("crc64")
+        raw = h.S3Raw(self.c)
+        path = h.key_path(b, "k")
+        r = raw.request("POST", path, query=[("uploads", "")],
+                        headers={"x-amz-checksum-algorithm": "CRC64NVME"})
+        self.assertEqual(r.status, 200, r)
+        self.assertEqual(r.header("x-amz-checksum-type"), "FULL_OBJECT")
+        up = re.search(rb"<UploadId>([^<]+)</UploadId>", r.body).group(1).decode()
+        parts_data = [random.Random(20 + i).randbytes(n) for i, n in enumerate((1500, 700))]
+        etags = []
+        for n, data in enumerate(parts_data, 1):
+            r = raw.request("PUT", path, query=[("partNumber", str(n)), ("uploadId", up)],
+                            headers={"x-amz-checksum-crc64nvme": crc64nvme_b64(data)}, body=data)
+            self.assertEqual(r.status, 200, r)
+            etags.append(r.header("etag"))
+        xml = "<CompleteMultipartUpload>" + "".join(
+            f"<Part><PartNumber>{n}</PartNumber><ETag>{e}</ETag></Part>"
+            for n, e in enumerate(etags, 1)) + "</CompleteMultipartUpload>"
+        r = raw.request("POST", path, query=[("uploadId", up)], body=xml.encode())
+        self.assertEqual(r.status, 200, r)
+        whole = crc64nvme_b64(b"".join(parts_data))
+        self.assertIn(f"<ChecksumCRC64NVME>{whole}</ChecksumCRC64NVME>", r.body.decode())
+        r = raw.request("HEAD", path, headers={"x-amz-checksum-mode": "ENABLED"})
+        self.assertEqual((r.header("x-amz-checksum-crc64nvme"), r.header("x-amz-checksum-type")),
+                         (whole, "FULL_OBJECT"))
+        for headers in ({"x-amz-checksum-algorithm": "SHA256", "x-amz-checksum-type": "FULL_OBJECT"},
+                        {"x-amz-checksum-algorithm": "CRC64NVME", "x-amz-checksum-type": "COMPOSITE"},
+                        {"x-amz-checksum-type": "FULL_OBJECT"}):
+            r = raw.request("POST", path, query=[("uploads", "")], headers=headers)
+            self.assertEqual((r.status, r.error()["Code"]), (400, "InvalidRequest"), headers)
 
 
 class PipelinedWriterTest(CopyTestCase):

@@ -52,7 +52,11 @@ std::string AddChecksumElements(
   for (const pb::ObjectChecksum& c : checksums) {
     const std::string name = "Checksum" + c.algorithm();
     elements += "<" + name + ">" + c.value() + "</" + name + ">";
-    if (IsCompositeChecksum(c.value())) elements += "<ChecksumType>COMPOSITE</ChecksumType>";
+    if (IsCompositeChecksum(c.value())) {
+      elements += "<ChecksumType>COMPOSITE</ChecksumType>";
+    } else if (root == "CompleteMultipartUploadResult") {
+      elements += "<ChecksumType>FULL_OBJECT</ChecksumType>";
+    }
   }
   xml.insert(at, elements);
   return xml;

@@ -31,7 +31,8 @@ S3Result<std::string> CompositeChecksum(auth::ChecksumAlgorithm algorithm,
 bool IsCompositeChecksum(std::string_view value);
 
 // Adds <ChecksumXXX>value</ChecksumXXX> per checksum (and
-// <ChecksumType>COMPOSITE</ChecksumType> after a composite one) just
+// <ChecksumType>COMPOSITE</ChecksumType> after a composite one, or
+// FULL_OBJECT after a whole-object one of a completed upload) just
 // before the closing tag of `root` in a result document the protocol's
 // writers produce without them (CopyObjectResult, CopyPartResult,
 // CompleteMultipartUploadResult). Values are base64 (no escaping needed).

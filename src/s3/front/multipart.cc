@@ -23,6 +23,7 @@
 #include "s3/front/s3_call.h"
 #include "s3/front/s3_front.h"
 #include "s3/front/small_body.h"
+#include "s3/model/full_object_checksum.h"
 #include "s3/model/s3_keys.h"
 #include "s3/protocol/xml_documents.h"
 
@@ -71,6 +72,7 @@ S3Error OutcomeError(const pb::S3OpResult& r) {
     case pb::S3_INVALID_PART: return S3Error(S3ErrorCode::kInvalidPart);
     case pb::S3_INVALID_PART_ORDER: return S3Error(S3ErrorCode::kInvalidPartOrder);
     case pb::S3_ENTITY_TOO_SMALL: return S3Error(S3ErrorCode::kEntityTooSmall);
+    case pb::S3_BAD_DIGEST: return S3Error(S3ErrorCode::kBadDigest, r.message());
     case pb::S3_PRECONDITION_FAILED: return S3Error(S3ErrorCode::kPreconditionFailed);
     case pb::S3_NO_SUCH_KEY: return S3Error(S3ErrorCode::kNoSuchKey);
     default: return S3Error(S3ErrorCode::kInvalidRequest, r.message());
@@ -83,13 +85,31 @@ const std::string& ListedChecksum(const CompletedPart& part, auth::ChecksumAlgor
     case auth::ChecksumAlgorithm::kCrc32c: return part.checksum_crc32c;
     case auth::ChecksumAlgorithm::kSha1: return part.checksum_sha1;
     case auth::ChecksumAlgorithm::kSha256: return part.checksum_sha256;
+    case auth::ChecksumAlgorithm::kCrc64Nvme: return part.checksum_crc64nvme;
     default: return part.checksum_crc32;
   }
 }
 
-// Uploads with a checksum algorithm: each listed part's checksum into the
-// op, and the composite checksum over them. InvalidRequest when one is
-// missing.
+// Full-object uploads: the listed parts' checksums (optional; the op checks
+// the given ones) and the whole-object checksum the request declares
+// (x-amz-checksum-<alg>; optional), which the op compares with the one it
+// combines from the stored parts.
+S3Status AddFullObjectChecksums(const S3Call& call, const std::vector<CompletedPart>& parts,
+                                const std::string& name, pb::CompleteUploadOp* complete) {
+  auto algorithm = auth::ChecksumFromAlgorithmValue(name);
+  if (!algorithm) return S3Error(S3ErrorCode::kInternalError, "unknown upload checksum");
+  for (size_t i = 0; i < parts.size(); ++i) {
+    complete->mutable_parts(static_cast<int>(i))->set_checksum(ListedChecksum(parts[i], *algorithm));
+  }
+  complete->set_checksum_algorithm(name);
+  if (auto declared = call.Header(auth::ChecksumHeaderName(*algorithm))) {
+    complete->set_declared_full_object_checksum(std::string(*declared));
+  }
+  return S3Status::Ok();
+}
+
+// Composite uploads: each listed part's checksum into the op, and the
+// composite checksum over them. InvalidRequest when one is missing.
 S3Status AddListedChecksums(const std::vector<CompletedPart>& parts, const std::string& name,
                             pb::CompleteUploadOp* complete) {
   auto algorithm = CompositeAlgorithm(name);
@@ -116,22 +136,49 @@ S3Status AddListedChecksums(const std::vector<CompletedPart>& parts, const std::
   return S3Status::Ok();
 }
 
-// The upload's checksum algorithm from x-amz-checksum-algorithm (canonical
-// name; empty: none). Composite algorithms only: CRC64NVME and
-// x-amz-checksum-type FULL_OBJECT (full-object multipart checksums) are not
-// supported, so the upload keeps no algorithm (parts still carry their own
-// checksums).
-S3Result<std::string> UploadChecksumAlgorithm(const S3Call& call) {
+struct UploadChecksum {
+  std::string algorithm;  // canonical name; empty: none
+  bool full_object = false;
+};
+
+// The upload's checksum from x-amz-checksum-algorithm and
+// x-amz-checksum-type, as S3 allows them: COMPOSITE (the default for
+// CRC32, CRC32C, SHA1, SHA256) or FULL_OBJECT (CRC32, CRC32C, CRC64NVME;
+// the only type of CRC64NVME).
+S3Result<UploadChecksum> UploadChecksumOf(const S3Call& call) {
+  const std::string type(call.Header("x-amz-checksum-type").value_or(""));
   auto value = call.Header("x-amz-checksum-algorithm");
-  if (!value) return std::string();
-  if (call.Header("x-amz-checksum-type").value_or("") == "FULL_OBJECT") return std::string();
-  if (auto composite = CompositeAlgorithm(*value)) {
-    return std::string(auth::ChecksumName(*composite));
+  if (!value) {
+    if (type.empty()) return UploadChecksum{};
+    return S3Error(S3ErrorCode::kInvalidRequest,
+                   "The x-amz-checksum-type header can only be used with the "
+                   "x-amz-checksum-algorithm header.");
   }
-  if (auth::ChecksumFromAlgorithmValue(*value)) return std::string();
+  auto algorithm = auth::ChecksumFromAlgorithmValue(*value);
+  if (!algorithm || *algorithm == auth::ChecksumAlgorithm::kMd5) {
+    return S3Error(S3ErrorCode::kInvalidRequest,
+                   "Checksum algorithm provided is unsupported. Please try again with any of the "
+                   "valid types: [CRC32, CRC32C, CRC64NVME, SHA1, SHA256]");
+  }
+  const std::string name(auth::ChecksumName(*algorithm));
+  const bool crc64 = *algorithm == auth::ChecksumAlgorithm::kCrc64Nvme;
+  if (type == "FULL_OBJECT" || (type.empty() && crc64)) {
+    if (CompositeAlgorithm(name) && !model::IsFullObjectAlgorithm(name)) {
+      return S3Error(S3ErrorCode::kInvalidRequest, "The FULL_OBJECT checksum type cannot be used "
+                                                   "with the " + name + " checksum algorithm.");
+    }
+    return UploadChecksum{name, true};
+  }
+  if (type.empty() || type == "COMPOSITE") {
+    if (crc64) {
+      return S3Error(S3ErrorCode::kInvalidRequest,
+                     "The COMPOSITE checksum type cannot be used with the CRC64NVME checksum "
+                     "algorithm.");
+    }
+    return UploadChecksum{name, false};
+  }
   return S3Error(S3ErrorCode::kInvalidRequest,
-                 "Checksum algorithm provided is unsupported. Please try again with any of the "
-                 "valid types: [CRC32, CRC32C, SHA1, SHA256]");
+                 "Value for x-amz-checksum-type header is invalid.");
 }
 
 // Commits a completed upload (the op with its listed parts and checksums)
@@ -185,9 +232,10 @@ void CreateMultipartUpload(CallPtr call) {
     if (!tags.ok()) return call->Fail(tags.error());
     for (pb::MetadataPair& t : *tags) *upload.mutable_template_()->add_tags() = std::move(t);
   }
-  auto algorithm = UploadChecksumAlgorithm(*call);
-  if (!algorithm.ok()) return call->Fail(algorithm.error());
-  upload.set_checksum_algorithm(*algorithm);
+  auto checksum = UploadChecksumOf(*call);
+  if (!checksum.ok()) return call->Fail(checksum.error());
+  upload.set_checksum_algorithm(checksum->algorithm);
+  upload.set_checksum_full_object(checksum->full_object);
   WithOwnedBucket(call, [call, upload = std::move(upload)]() mutable {
     const int64_t initiated_us = std::chrono::duration_cast<std::chrono::microseconds>(
                                      std::chrono::system_clock::now().time_since_epoch())
@@ -197,19 +245,20 @@ void CreateMultipartUpload(CallPtr call) {
     upload.set_upload_id(upload_id);
     upload.set_initiated_ms(initiated_us / 1000);
     const std::string upload_algorithm = upload.checksum_algorithm();
+    const bool full_object = upload.checksum_full_object();
     pb::S3Op op;
     pb::CreateUploadOp* create = op.mutable_create_upload();
     create->set_bucket_id(call->bucket_info.bucket_id());
     create->set_key(call->key);
     *create->mutable_upload() = std::move(upload);
-    call->front.index().Apply(std::move(op), [call, upload_id, upload_algorithm](
+    call->front.index().Apply(std::move(op), [call, upload_id, upload_algorithm, full_object](
                                                   Result<pb::S3OpResult> r) {
       if (!r.ok()) return call->Fail(r.status());
       if (r->outcome() != pb::S3_OK) return call->Fail(OutcomeError(*r));
       http::Headers headers;
       if (!upload_algorithm.empty()) {
         headers.emplace_back("x-amz-checksum-algorithm", upload_algorithm);
-        headers.emplace_back("x-amz-checksum-type", "COMPOSITE");
+        headers.emplace_back("x-amz-checksum-type", full_object ? "FULL_OBJECT" : "COMPOSITE");
       }
       call->RespondXml(200, InitiateMultipartUploadXml(call->bucket, call->key, upload_id),
                        std::move(headers));
@@ -252,13 +301,16 @@ void CompleteMultipartUpload(CallPtr call) {
             if (!upload->has_value()) return call->Fail(S3Error(S3ErrorCode::kNoSuchUpload));
             const std::string& algorithm = (*upload)->checksum_algorithm();
             if (!algorithm.empty()) {
-              auto st = AddListedChecksums(parts, algorithm, op.mutable_complete_upload());
+              auto st = (*upload)->checksum_full_object()
+                            ? AddFullObjectChecksums(*call, parts, algorithm,
+                                                     op.mutable_complete_upload())
+                            : AddListedChecksums(parts, algorithm, op.mutable_complete_upload());
               if (!st.ok()) return call->Fail(st.error());
             }
             CommitComplete(call, id, etag, std::move(op));
           });
     });
-  });
+  }, DeclaredChecksums::kObject);
 }
 
 

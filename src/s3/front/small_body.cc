@@ -14,8 +14,9 @@ constexpr size_t kPieceBytes = 64 << 10;
 
 class SmallBodyReader : public std::enable_shared_from_this<SmallBodyReader> {
  public:
-  SmallBodyReader(CallPtr call, size_t bytes_max, std::function<void(S3Result<std::string>)> done)
-      : call_(std::move(call)), bytes_max_(bytes_max), done_(std::move(done)) {}
+  SmallBodyReader(CallPtr call, size_t bytes_max, std::function<void(S3Result<std::string>)> done,
+                  DeclaredChecksums declared)
+      : call_(std::move(call)), bytes_max_(bytes_max), done_(std::move(done)), declared_of_(declared) {}
 
   void Start() {
     const http::RequestHead& head = call_->head();
@@ -24,7 +25,7 @@ class SmallBodyReader : public std::enable_shared_from_this<SmallBodyReader> {
       auto options = auth::AwsChunkedOptionsFor(auth_head, call_->auth);
       if (!options.ok()) return done_(options.error());
       decoder_.emplace(std::move(options).value());
-    } else {
+    } else if (declared_of_ == DeclaredChecksums::kBody) {
       auto declared = auth::FindDeclaredChecksum(auth_head.headers);
       if (!declared.ok()) return done_(declared.error());
       declared_ = *declared;
@@ -78,6 +79,7 @@ class SmallBodyReader : public std::enable_shared_from_this<SmallBodyReader> {
   CallPtr call_;
   const size_t bytes_max_;
   const std::function<void(S3Result<std::string>)> done_;
+  const DeclaredChecksums declared_of_;
   std::optional<auth::AwsChunkedDecoder> decoder_;
   std::optional<auth::DeclaredChecksum> declared_;
   std::string body_;
@@ -86,8 +88,8 @@ class SmallBodyReader : public std::enable_shared_from_this<SmallBodyReader> {
 }  // namespace
 
 void ReadSmallBody(CallPtr call, size_t bytes_max,
-                   std::function<void(S3Result<std::string>)> done) {
-  std::make_shared<SmallBodyReader>(std::move(call), bytes_max, std::move(done))->Start();
+                   std::function<void(S3Result<std::string>)> done, DeclaredChecksums declared) {
+  std::make_shared<SmallBodyReader>(std::move(call), bytes_max, std::move(done), declared)->Start();
 }
 
 }  // namespace tessera::s3::front

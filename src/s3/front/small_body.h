@@ -14,7 +14,15 @@
 
 namespace tessera::s3::front {
 
+// What x-amz-checksum-<alg> headers of the request describe.
+enum class DeclaredChecksums {
+  kBody,    // the document itself: verified against the body
+  kObject,  // the object the request completes (CompleteMultipartUpload):
+            // the operation checks them, the body reader ignores them
+};
+
 void ReadSmallBody(CallPtr call, size_t bytes_max,
-                   std::function<void(S3Result<std::string>)> done);
+                   std::function<void(S3Result<std::string>)> done,
+                   DeclaredChecksums declared = DeclaredChecksums::kBody);
 
 }  // namespace tessera::s3::front

@@ -2,8 +2,10 @@
 
 #include <map>
 #include <optional>
+#include <vector>
 
 #include "common/limits.h"
+#include "s3/model/full_object_checksum.h"
 #include "s3/model/op_context.h"
 #include "s3/model/s3_keys.h"
 
@@ -52,12 +54,14 @@ const pb::ObjectChecksum* FindChecksum(const pb::PartRecord& part, const std::st
 }
 
 // Uploads created with a checksum algorithm: the op must name the same
-// algorithm (the router read it from the upload record) and carry the
-// composite checksum; each listed part's checksum is checked later.
+// algorithm (the router read it from the upload record) and, for a
+// composite checksum, carry it; each listed part's checksum is checked
+// later.
 std::optional<pb::S3OpResult> CheckCompleteChecksums(const pb::CompleteUploadOp& op,
                                                      const pb::UploadRecord& upload) {
   if (op.checksum_algorithm() == upload.checksum_algorithm()) {
-    if (!op.checksum_algorithm().empty() && op.composite_checksum().empty()) {
+    if (!op.checksum_algorithm().empty() && !upload.checksum_full_object() &&
+        op.composite_checksum().empty()) {
       return Outcome(pb::S3_INVALID_REQUEST, "missing composite checksum");
     }
     return std::nullopt;
@@ -92,6 +96,10 @@ Result<pb::S3OpResult> ApplyCreateUpload(const pb::CreateUploadOp& op, uint64_t 
                                          StateAccess& state) {
   if (auto bad = ValidateUpload(op.bucket_id(), op.key(), op.upload().upload_id()); !bad.empty()) {
     return Outcome(pb::S3_INVALID_REQUEST, std::string(bad));
+  }
+  if (op.upload().checksum_full_object() &&
+      !IsFullObjectAlgorithm(op.upload().checksum_algorithm())) {
+    return Outcome(pb::S3_INVALID_REQUEST, "full-object checksums need a CRC algorithm");
   }
   OpContext ctx(state, op.bucket_id(), op.key(), slot);
   TESSERA_RETURN_IF_ERROR(ctx.Load());
@@ -166,6 +174,8 @@ Result<pb::S3OpResult> ApplyCompleteUpload(const pb::CompleteUploadOp& op, uint6
     if (listed.part_number() <= previous_number) return Outcome(pb::S3_INVALID_PART_ORDER);
     previous_number = listed.part_number();
   }
+  const bool full_object = (*upload)->checksum_full_object();
+  std::vector<PartCrc> part_crcs;
   std::map<uint32_t, bool> kept;
   uint64_t size = 0;
   for (int i = 0; i < op.parts_size(); ++i) {
@@ -176,11 +186,15 @@ Result<pb::S3OpResult> ApplyCompleteUpload(const pb::CompleteUploadOp& op, uint6
     }
     const pb::PartRecord& part = it->second;
     if (!op.checksum_algorithm().empty()) {
+      // Composite: every listed part names its checksum. Full object: a
+      // listed checksum is optional but must match when given.
       const pb::ObjectChecksum* stored = FindChecksum(part, op.checksum_algorithm());
-      if (!stored || stored->value() != listed.checksum()) {
+      const bool listed_checked = !full_object || !listed.checksum().empty();
+      if (!stored || (listed_checked && stored->value() != listed.checksum())) {
         return Outcome(pb::S3_INVALID_PART,
                        "part " + std::to_string(listed.part_number()) + ": checksum differs");
       }
+      if (full_object) part_crcs.push_back({stored->value(), part.size()});
     }
     if (i + 1 < op.parts_size() && part.size() < op.min_part_bytes()) {
       return Outcome(pb::S3_ENTITY_TOO_SMALL, "part " + std::to_string(listed.part_number()));
@@ -196,7 +210,18 @@ Result<pb::S3OpResult> ApplyCompleteUpload(const pb::CompleteUploadOp& op, uint6
   object.set_size(size);
   object.set_etag(op.etag());
   object.clear_checksums();
-  if (!op.checksum_algorithm().empty()) {
+  if (full_object) {
+    Result<std::string> whole = CombineFullObjectChecksum(op.checksum_algorithm(), part_crcs);
+    if (!whole.ok()) return Outcome(pb::S3_INVALID_REQUEST, whole.status().message());
+    if (!op.declared_full_object_checksum().empty() &&
+        op.declared_full_object_checksum() != *whole) {
+      return Outcome(pb::S3_BAD_DIGEST, "The " + op.checksum_algorithm() +
+                                            " you specified did not match the calculated checksum.");
+    }
+    pb::ObjectChecksum* checksum = object.add_checksums();
+    checksum->set_algorithm(op.checksum_algorithm());
+    checksum->set_value(*whole);
+  } else if (!op.checksum_algorithm().empty()) {
     pb::ObjectChecksum* composite = object.add_checksums();
     composite->set_algorithm(op.checksum_algorithm());
     composite->set_value(op.composite_checksum());

@@ -239,6 +239,67 @@ TEST_F(ChecksumUploadTest, CompleteChecksListedChecksumsAndStoresTheComposite) {
   EXPECT_EQ(done.object().checksums(0).value(), "wpn7tg==-2");
 }
 
+// Full-object uploads: parts of 100 bytes "a..." and "b...", whose CRC32s
+// are r3B6ZA== and JQFi2w==; the whole 200 bytes has 0+vo5w==.
+class FullObjectUploadTest : public ChecksumUploadTest {
+ protected:
+  void CreateFullObject(const std::string& algorithm) {
+    pb::S3Op op;
+    auto* c = op.mutable_create_upload();
+    c->set_bucket_id(kBucket);
+    c->set_key("big");
+    c->mutable_upload()->set_upload_id("u");
+    c->mutable_upload()->set_checksum_algorithm(algorithm);
+    c->mutable_upload()->set_checksum_full_object(true);
+    ASSERT_EQ(Apply(op).outcome(), pb::S3_OK);
+  }
+  pb::S3Op FullCompleteOp(const std::vector<std::string>& listed, const std::string& declared) {
+    pb::S3Op op = CompleteOp(listed);
+    op.mutable_complete_upload()->clear_composite_checksum();
+    op.mutable_complete_upload()->set_declared_full_object_checksum(declared);
+    return op;
+  }
+};
+
+// Goal: completion stores the CRC of the whole body, combined from the
+// parts' stored CRCs; listed part checksums are optional.
+TEST_F(FullObjectUploadTest, CompleteStoresTheWholeObjectCrc) {
+  CreateFullObject("CRC32");
+  ASSERT_EQ(PartWith(1, "r3B6ZA==", "b1").outcome(), pb::S3_OK);
+  ASSERT_EQ(PartWith(2, "JQFi2w==", "b2").outcome(), pb::S3_OK);
+  EXPECT_EQ(Apply(FullCompleteOp({"r3B6ZA==", "AAAAAA=="}, "")).outcome(), pb::S3_INVALID_PART);
+  auto done = Apply(FullCompleteOp({"", ""}, ""));
+  ASSERT_EQ(done.outcome(), pb::S3_OK);
+  ASSERT_EQ(done.object().checksums_size(), 1);
+  EXPECT_EQ(done.object().checksums(0).algorithm(), "CRC32");
+  EXPECT_EQ(done.object().checksums(0).value(), "0+vo5w==");
+}
+
+// Goal: a declared whole-object checksum is checked: a wrong one is
+// BadDigest and leaves the upload in place; the right one completes.
+TEST_F(FullObjectUploadTest, DeclaredChecksumMustMatch) {
+  CreateFullObject("CRC32");
+  ASSERT_EQ(PartWith(1, "r3B6ZA==", "b1").outcome(), pb::S3_OK);
+  ASSERT_EQ(PartWith(2, "JQFi2w==", "b2").outcome(), pb::S3_OK);
+  EXPECT_EQ(Apply(FullCompleteOp({"r3B6ZA==", "JQFi2w=="}, "AAAAAA==")).outcome(),
+            pb::S3_BAD_DIGEST);
+  auto done = Apply(FullCompleteOp({"r3B6ZA==", "JQFi2w=="}, "0+vo5w=="));
+  ASSERT_EQ(done.outcome(), pb::S3_OK);
+  EXPECT_EQ(done.object().checksums(0).value(), "0+vo5w==");
+}
+
+// Goal: only CRC algorithms can make a full-object upload.
+TEST_F(FullObjectUploadTest, ShaAlgorithmsAreRefused) {
+  pb::S3Op op;
+  auto* c = op.mutable_create_upload();
+  c->set_bucket_id(kBucket);
+  c->set_key("big");
+  c->mutable_upload()->set_upload_id("u");
+  c->mutable_upload()->set_checksum_algorithm("SHA256");
+  c->mutable_upload()->set_checksum_full_object(true);
+  EXPECT_EQ(Apply(op).outcome(), pb::S3_INVALID_REQUEST);
+}
+
 TEST_F(ChecksumUploadTest, UploadsWithoutAlgorithmRefuseOneInTheOp) {
   Create("u");
   Part("u", 1, kMin, "e1", "b1");

@@ -546,6 +546,7 @@ S3Result<std::vector<CompletedPart>> ParseCompleteMultipartUpload(std::string_vi
     part.checksum_crc32c = TrimmedTextOf(FirstChild(node, "ChecksumCRC32C"));
     part.checksum_sha1 = TrimmedTextOf(FirstChild(node, "ChecksumSHA1"));
     part.checksum_sha256 = TrimmedTextOf(FirstChild(node, "ChecksumSHA256"));
+    part.checksum_crc64nvme = TrimmedTextOf(FirstChild(node, "ChecksumCRC64NVME"));
     if (!parts.empty() && part.part_number <= parts.back().part_number) {
       failure = S3Error(S3ErrorCode::kInvalidPartOrder);
       return;

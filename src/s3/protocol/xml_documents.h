@@ -249,6 +249,7 @@ struct CompletedPart {
   std::string checksum_crc32c;
   std::string checksum_sha1;
   std::string checksum_sha256;
+  std::string checksum_crc64nvme;
 };
 // <CompleteMultipartUpload><Part><PartNumber/><ETag/>...</Part>...: at least
 // one Part (else MalformedXML) and at most limits::kS3MultipartPartsMax;
