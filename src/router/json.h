@@ -20,8 +20,6 @@ bool IsValidUtf8(std::string_view bytes);
 // characters escaped.
 std::string JsonQuote(std::string_view text);
 
-std::string Base64Encode(std::string_view bytes);
-
 // A byte string as one JSON member: `"name":"<text>"` when the bytes are
 // valid UTF-8, else `"name_base64":"<base64>"`.
 std::string JsonBytesMember(std::string_view name, std::string_view bytes);

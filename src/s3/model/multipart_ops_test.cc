@@ -171,15 +171,18 @@ TEST_F(MultipartOpsTest, CompletingTenThousandPartsIsOneOp) {
 // Uploads created with a checksum algorithm (composite checksums).
 class ChecksumUploadTest : public MultipartOpsTest {
  protected:
-  void CreateWithCrc32(const std::string& upload_id) {
+  // Creates upload "u" of "big" with a checksum algorithm.
+  pb::S3OpResult CreateWithChecksum(const std::string& algorithm, bool full_object) {
     pb::S3Op op;
     auto* c = op.mutable_create_upload();
     c->set_bucket_id(kBucket);
     c->set_key("big");
-    c->mutable_upload()->set_upload_id(upload_id);
-    c->mutable_upload()->set_checksum_algorithm("CRC32");
-    ASSERT_EQ(Apply(op).outcome(), pb::S3_OK);
+    c->mutable_upload()->set_upload_id("u");
+    c->mutable_upload()->set_checksum_algorithm(algorithm);
+    c->mutable_upload()->set_checksum_full_object(full_object);
+    return Apply(op);
   }
+  void CreateWithCrc32() { ASSERT_EQ(CreateWithChecksum("CRC32", false).outcome(), pb::S3_OK); }
   pb::S3OpResult PartWith(uint32_t number, const std::string& crc32, const std::string& blob) {
     pb::S3Op op;
     auto* p = op.mutable_upload_part();
@@ -218,14 +221,14 @@ class ChecksumUploadTest : public MultipartOpsTest {
 };
 
 TEST_F(ChecksumUploadTest, PartsMustCarryTheUploadsChecksum) {
-  CreateWithCrc32("u");
+  CreateWithCrc32();
   EXPECT_EQ(PartWith(1, "", "b1").outcome(), pb::S3_INVALID_REQUEST);
   EXPECT_EQ(GcAt(slot_), std::vector<std::string>{"b1"});  // the refused part's blob
   EXPECT_EQ(PartWith(1, "NhCmhg==", "b2").outcome(), pb::S3_OK);
 }
 
 TEST_F(ChecksumUploadTest, CompleteChecksListedChecksumsAndStoresTheComposite) {
-  CreateWithCrc32("u");
+  CreateWithCrc32();
   ASSERT_EQ(PartWith(1, "NhCmhg==", "b1").outcome(), pb::S3_OK);
   ASSERT_EQ(PartWith(2, "OncRQw==", "b2").outcome(), pb::S3_OK);
   EXPECT_EQ(Apply(CompleteOp({"NhCmhg==", "AAAAAA=="})).outcome(), pb::S3_INVALID_PART);
@@ -244,14 +247,7 @@ TEST_F(ChecksumUploadTest, CompleteChecksListedChecksumsAndStoresTheComposite) {
 class FullObjectUploadTest : public ChecksumUploadTest {
  protected:
   void CreateFullObject(const std::string& algorithm) {
-    pb::S3Op op;
-    auto* c = op.mutable_create_upload();
-    c->set_bucket_id(kBucket);
-    c->set_key("big");
-    c->mutable_upload()->set_upload_id("u");
-    c->mutable_upload()->set_checksum_algorithm(algorithm);
-    c->mutable_upload()->set_checksum_full_object(true);
-    ASSERT_EQ(Apply(op).outcome(), pb::S3_OK);
+    ASSERT_EQ(CreateWithChecksum(algorithm, true).outcome(), pb::S3_OK);
   }
   pb::S3Op FullCompleteOp(const std::vector<std::string>& listed, const std::string& declared) {
     pb::S3Op op = CompleteOp(listed);
@@ -290,14 +286,8 @@ TEST_F(FullObjectUploadTest, DeclaredChecksumMustMatch) {
 
 // Goal: only CRC algorithms can make a full-object upload.
 TEST_F(FullObjectUploadTest, ShaAlgorithmsAreRefused) {
-  pb::S3Op op;
-  auto* c = op.mutable_create_upload();
-  c->set_bucket_id(kBucket);
-  c->set_key("big");
-  c->mutable_upload()->set_upload_id("u");
-  c->mutable_upload()->set_checksum_algorithm("SHA256");
-  c->mutable_upload()->set_checksum_full_object(true);
-  EXPECT_EQ(Apply(op).outcome(), pb::S3_INVALID_REQUEST);
+  EXPECT_EQ(CreateWithChecksum("SHA256", true).outcome(), pb::S3_INVALID_REQUEST);
+  EXPECT_EQ(CreateWithChecksum("SHA1", true).outcome(), pb::S3_INVALID_REQUEST);
 }
 
 TEST_F(ChecksumUploadTest, UploadsWithoutAlgorithmRefuseOneInTheOp) {
