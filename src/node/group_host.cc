@@ -189,7 +189,14 @@ void GroupHost::InstallSnapshot(const pb::InstallSnapshot& snapshot) {
   if (options_.on_state_replaced) options_.on_state_replaced();
 }
 
+// The store's compaction is queued without waiting (a synced write: the
+// strand would otherwise stall for an fsync, every group of the node with
+// it when the disk is slow). The replica drops its entries first, so no log
+// write queued after the compaction can bring back a slot below the new
+// log start; a compaction that then fails leaves the store with more log
+// than the replica, which recovery reads as usual.
 void GroupHost::MaybeCompact() {
+  if (compaction_in_flight_) return;
   const Slot applied = replica_->applied_index();
   if (applied < replica_->log_start() + options_.compaction_trigger_slots) return;
   Slot upto = applied - options_.compaction_keep_slots;
@@ -198,7 +205,20 @@ void GroupHost::MaybeCompact() {
   const std::optional<Slot> pinned = snapshot_sender_.OldestPinnedIndex();
   if (pinned) upto = std::min(upto, *pinned);
   if (upto + 1 <= replica_->log_start()) return;
-  if (!store_->CompactLog(group_id(), upto, replica_->MembershipAt(upto)).ok()) return;
+  std::weak_ptr<GroupHost> weak = weak_from_this();
+  const uint64_t group = group_id();
+  Result<bool> queued = store_->SubmitCompactLog(
+      group, upto, replica_->MembershipAt(upto), [weak, group, upto](const Status& s) {
+        if (!s.ok()) {
+          spdlog::warn("node.compaction_failed group={} upto={} reason=\"{}\"", group, upto,
+                       s.ToString());
+        }
+        auto self = weak.lock();
+        if (!self) return;
+        asio::post(self->strand_, [self] { self->compaction_in_flight_ = false; });
+      });
+  if (!queued.ok()) return;  // not covered yet, or the writer is full: next time
+  compaction_in_flight_ = *queued;
   replica_->CompactLog(upto);
 }
 

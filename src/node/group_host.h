@@ -162,6 +162,7 @@ class GroupHost : public std::enable_shared_from_this<GroupHost> {
   SnapshotReceiver snapshot_receiver_;
   bool stopped_ = false;
   bool pump_scheduled_ = false;  // a SchedulePump handler is queued
+  bool compaction_in_flight_ = false;  // a queued store compaction is not durable yet
   uint64_t next_request_id_ = 1;
   std::map<consensus::Slot, PendingWrite> writes_by_slot_;
   std::deque<PendingRead> reads_;

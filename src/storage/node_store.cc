@@ -141,7 +141,8 @@ Status NodeStore::WriteLog(LogWrite write) {
   return SubmitAndWait(std::move(batch));
 }
 
-Status NodeStore::CompactLog(GroupId group, Slot upto, const pb::Membership& membership) {
+Result<std::optional<rocksdb::WriteBatch>> NodeStore::CompactionBatch(
+    GroupId group, Slot upto, const pb::Membership& membership) const {
   if (upto == UINT64_MAX) return Status::InvalidArgument("compaction upto the last slot id");
   Result<Slot> applied = AppliedIndex(group);
   if (!applied.ok()) return applied.status();
@@ -153,7 +154,7 @@ Status NodeStore::CompactLog(GroupId group, Slot upto, const pb::Membership& mem
   }
   Result<pb::LogBase> base = ReadLogBase(cfs_, rocksdb::ReadOptions(), group);
   if (!base.ok()) return base.status();
-  if (upto + 1 == base->log_start()) return Status::Ok();
+  if (upto + 1 == base->log_start()) return std::optional<rocksdb::WriteBatch>();
   if (upto + 1 < base->log_start()) {
     return Status::InvalidArgument("compaction " + GroupName(group) +
                                    " upto=" + std::to_string(upto) +
@@ -164,8 +165,25 @@ Status NodeStore::CompactLog(GroupId group, Slot upto, const pb::Membership& mem
   *next.mutable_base_membership() = membership;
   rocksdb::WriteBatch batch;
   AppendLogBase(group, next, cfs_.log, &batch);
-  // Synced: also makes durable the unsynced Apply that reached `upto`.
-  return SubmitAndWait(std::move(batch));
+  return std::optional<rocksdb::WriteBatch>(std::move(batch));
+}
+
+// The batch is written synced, which also makes durable the unsynced Apply
+// that reached `upto` (WAL order).
+Status NodeStore::CompactLog(GroupId group, Slot upto, const pb::Membership& membership) {
+  Result<std::optional<rocksdb::WriteBatch>> batch = CompactionBatch(group, upto, membership);
+  if (!batch.ok()) return batch.status();
+  if (!batch->has_value()) return Status::Ok();
+  return SubmitAndWait(std::move(**batch));
+}
+
+Result<bool> NodeStore::SubmitCompactLog(GroupId group, Slot upto, const pb::Membership& membership,
+                                         CommitCallback done) {
+  Result<std::optional<rocksdb::WriteBatch>> batch = CompactionBatch(group, upto, membership);
+  if (!batch.ok()) return batch.status();
+  if (!batch->has_value()) return false;
+  TESSERA_RETURN_IF_ERROR(writer_->Submit(std::move(**batch), std::move(done)));
+  return true;
 }
 
 Result<std::vector<GroupId>> NodeStore::ListGroups() const { return ListStoredGroups(cfs_); }

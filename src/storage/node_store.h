@@ -99,6 +99,13 @@ class NodeStore {
   // are not covered by applied state yet) or lies below log_start - 1; OK
   // without writing when upto == log_start - 1. Blocks until durable.
   Status CompactLog(GroupId group, Slot upto, const pb::Membership& membership);
+  // CompactLog without waiting, checked the same way when called: true when
+  // queued (`done` fires once on the writer thread, as for SubmitLogWrite),
+  // false when the log already starts at upto + 1 (nothing queued, `done`
+  // never fires). The compaction takes effect after the log writes queued
+  // before it.
+  Result<bool> SubmitCompactLog(GroupId group, Slot upto, const pb::Membership& membership,
+                                CommitCallback done);
   // Every group with a stored record, ascending.
   Result<std::vector<GroupId>> ListGroups() const;
   // What the group's replica restarts from (hard state, log base, entries
@@ -197,6 +204,10 @@ class NodeStore {
   void RequestStateFlush() const;
   // Submits `batch` to the writer and waits until it is durable.
   Status SubmitAndWait(rocksdb::WriteBatch batch);
+  // The checked compaction batch of CompactLog; nullopt when there is
+  // nothing to do.
+  Result<std::optional<rocksdb::WriteBatch>> CompactionBatch(GroupId group, Slot upto,
+                                                             const pb::Membership& membership) const;
 
   std::unique_ptr<rocksdb::DB> db_;
   std::vector<rocksdb::ColumnFamilyHandle*> handles_;  // default, log, state, meta

@@ -318,6 +318,36 @@ TEST(NodeStoreLog, CompactionIsOrderedAfterQueuedLogWrites) {
   EXPECT_TRUE(EntriesEq(Recover(*store, 1).entries, MakeEntries(5, 8, 1)));
 }
 
+// Goal: SubmitCompactLog queues the compaction without waiting, after the
+// group's earlier queued writes, checks it like CompactLog when called, and
+// says when there is nothing to do.
+TEST(NodeStoreLog, SubmittedCompactionIsCheckedQueuedAndOrdered) {
+  TempDir dir;
+  auto store = OpenStore(dir.path());
+  const pb::Membership members = MakeMembership({1});
+  ASSERT_TRUE(store->WriteLog(LogWriteFor(1).Entries(MakeEntries(1, 4, 1))).ok());
+  ASSERT_TRUE(store->Apply(1, 4, {}).ok());
+  auto ignore = [](const Status&) {};
+  EXPECT_EQ(store->SubmitCompactLog(1, 5, members, ignore).status().code(),
+            StatusCode::kInvalidArgument);  // beyond the applied index
+  std::promise<Status> write_done;
+  std::promise<Status> compaction_done;
+  ASSERT_TRUE(store
+                  ->SubmitLogWrite(LogWriteFor(1).Entries(MakeEntries(3, 8, 1)),
+                                   [&](const Status& s) { write_done.set_value(s); })
+                  .ok());
+  Result<bool> queued = store->SubmitCompactLog(
+      1, 4, members, [&](const Status& s) { compaction_done.set_value(s); });
+  ASSERT_TRUE(queued.ok()) << queued.status().ToString();
+  EXPECT_TRUE(*queued);
+  EXPECT_TRUE(compaction_done.get_future().get().ok());
+  EXPECT_TRUE(write_done.get_future().get().ok());
+  EXPECT_TRUE(EntriesEq(Recover(*store, 1).entries, MakeEntries(5, 8, 1)));
+  Result<bool> again = store->SubmitCompactLog(1, 4, members, ignore);
+  ASSERT_TRUE(again.ok());
+  EXPECT_FALSE(*again);  // the log already starts at 5
+}
+
 // Goal: RemoveGroup deletes one group's log and state and nothing else.
 TEST(NodeStoreLog, RemoveGroupDeletesEverythingOfThatGroupOnly) {
   TempDir dir;
