@@ -163,7 +163,7 @@ S3Result<UploadChecksum> UploadChecksumOf(const S3Call& call) {
   const std::string name(auth::ChecksumName(*algorithm));
   const bool crc64 = *algorithm == auth::ChecksumAlgorithm::kCrc64Nvme;
   if (type == "FULL_OBJECT" || (type.empty() && crc64)) {
-    if (CompositeAlgorithm(name) && !model::IsFullObjectAlgorithm(name)) {
+    if (!model::IsFullObjectAlgorithm(name)) {
       return S3Error(S3ErrorCode::kInvalidRequest, "The FULL_OBJECT checksum type cannot be used "
                                                    "with the " + name + " checksum algorithm.");
     }
