@@ -1,6 +1,7 @@
 #include "storage/node_store.h"
 
 #include <rocksdb/cache.h>
+#include <rocksdb/filter_policy.h>
 #include <rocksdb/perf_context.h>
 #include <rocksdb/table.h>
 #include <rocksdb/perf_level.h>
@@ -21,6 +22,8 @@ namespace tessera::storage {
 namespace {
 
 constexpr std::string_view kFormatVersionKey = "format_version";
+// RocksDB's usual choice: about 1% false positives.
+constexpr double kStateBloomBitsPerKey = 10;
 
 std::string GroupName(GroupId group) { return "group=" + std::to_string(group); }
 
@@ -50,6 +53,12 @@ std::vector<rocksdb::ColumnFamilyDescriptor> MakeDescriptors(const NodeStoreOpti
   log_options.memtable_insert_with_hint_prefix_extractor = LogFamilyInsertHintPrefix();
   rocksdb::ColumnFamilyOptions state_options = cf_options;
   state_options.memtable_insert_with_hint_prefix_extractor = StateFamilyInsertHintPrefix();
+  state_options.write_buffer_size = options.state_write_buffer_bytes;
+  // Point reads of the applied state skip the SST files without their key
+  // (the small memtable above makes more level-0 files).
+  rocksdb::BlockBasedTableOptions state_table = table;
+  state_table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(kStateBloomBitsPerKey));
+  state_options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(state_table));
   return {
       {rocksdb::kDefaultColumnFamilyName, cf_options},
       {std::string(kLogColumnFamily), log_options},

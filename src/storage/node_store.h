@@ -50,8 +50,12 @@ inline constexpr uint32_t kStorageFormatVersion = 1;
 struct NodeStoreOptions {
   std::string path;  // RocksDB directory, created when missing
   GroupCommitOptions group_commit;
-  // Memtable size of each column family, bytes.
+  // Memtable size of the log, meta and default column families, bytes.
   size_t write_buffer_bytes = 64 << 20;
+  // Memtable size of the applied state, bytes. Small on purpose (D34): its
+  // keys arrive in random order, and an insert into a large skiplist is a
+  // chain of cache misses on every replica of every write.
+  size_t state_write_buffer_bytes = 8 << 20;
   // The block cache shared by every column family, bytes.
   size_t block_cache_bytes = 256 << 20;
   // Bytes of keys and values per WriteBatch of a staged-snapshot install.

@@ -3,11 +3,16 @@
 // key order, snapshots are consistent while writes go on, and snapshot
 // install replaces state, applied index and log in one step.
 #include <gtest/gtest.h>
+#include <rocksdb/env.h>
+#include <rocksdb/filter_policy.h>
+#include <rocksdb/table.h>
+#include <rocksdb/utilities/options_util.h>
 
 #include <atomic>
 #include <thread>
 #include <vector>
 
+#include "storage/column_families.h"
 #include "storage/node_store.h"
 #include "storage/storage_test_util.h"
 
@@ -212,6 +217,41 @@ TEST(NodeStoreState, InstallSnapshotKeepsEntriesAboveIt) {
   EXPECT_EQ(state->log_base.log_start(), 11u);
   EXPECT_TRUE(EntriesEq(state->entries, MakeEntries(11, 12, 8)));
   EXPECT_EQ(state->applied_index, 10u);
+}
+
+// Goal: the applied state's column family is opened with its own small
+// memtable and a Bloom filter (D34), the log's keeps the large one; read
+// back from the OPTIONS file RocksDB persisted, i.e. what it really used.
+TEST(NodeStoreState, StateFamilyHasASmallMemtableAndABloomFilter) {
+  TempDir dir;
+  NodeStoreOptions options;
+  options.path = dir.path();
+  options.write_buffer_bytes = 32 << 20;
+  options.state_write_buffer_bytes = 3 << 20;
+  { ASSERT_NE(testing::OpenStoreWith(options), nullptr); }
+  rocksdb::DBOptions db_options;
+  std::vector<rocksdb::ColumnFamilyDescriptor> families;
+  rocksdb::ConfigOptions config;
+  config.env = rocksdb::Env::Default();
+  ASSERT_TRUE(rocksdb::LoadLatestOptions(config, dir.path(), &db_options, &families).ok());
+  bool saw_state = false;
+  bool saw_log = false;
+  for (const rocksdb::ColumnFamilyDescriptor& family : families) {
+    const auto* table = family.options.table_factory->GetOptions<rocksdb::BlockBasedTableOptions>();
+    ASSERT_NE(table, nullptr) << family.name;
+    if (family.name == kStateColumnFamily) {
+      saw_state = true;
+      EXPECT_EQ(family.options.write_buffer_size, size_t{3} << 20);
+      ASSERT_NE(table->filter_policy, nullptr);
+      std::unique_ptr<const rocksdb::FilterPolicy> bloom(rocksdb::NewBloomFilterPolicy(10));
+      EXPECT_STREQ(table->filter_policy->Name(), bloom->Name());
+    } else if (family.name == kLogColumnFamily) {
+      saw_log = true;
+      EXPECT_EQ(family.options.write_buffer_size, size_t{32} << 20);
+    }
+  }
+  EXPECT_TRUE(saw_state);
+  EXPECT_TRUE(saw_log);
 }
 
 }  // namespace

@@ -82,7 +82,7 @@ TEST(ObsoleteVersionFlush, ConcurrentScansClaimOneRequest) {
 std::unique_ptr<NodeStore> OpenWithPolicy(const std::string& path) {
   NodeStoreOptions options;
   options.path = path;
-  options.write_buffer_bytes = 64 << 20;  // large: no flush by size here
+  options.state_write_buffer_bytes = 64 << 20;  // large: no flush by size here
   options.obsolete_version_flush = SmallOptions();
   options.obsolete_version_flush.interval_min = std::chrono::hours(1);
   return testing::OpenStoreWith(options);
