@@ -16,6 +16,7 @@
 
 #include "cluster/process_logging.h"
 #include "cluster/cluster_client.h"
+#include "cluster/io_threads.h"
 #include "cluster/layout.h"
 #include "cluster/process_table.h"
 #include "common/limits.h"
@@ -28,15 +29,6 @@ namespace tessera::router {
 namespace {
 
 namespace asio = boost::asio;
-
-// RouterSettings.io_threads (proto/tessera/cluster.proto): 0 means half the
-// cores, clamped to 1..kRouterIoThreadsMax.
-unsigned IoThreads(const pb::RouterSettings& settings) {
-  if (settings.io_threads() != 0) {
-    return std::min<unsigned>(settings.io_threads(), limits::kRouterIoThreadsMax);
-  }
-  return std::clamp(std::thread::hardware_concurrency() / 2, 1u, limits::kRouterIoThreadsMax);
-}
 
 int Fail(const std::string& what) {
   std::cerr << "tessera router: " << what << "\n";
@@ -140,7 +132,7 @@ int RunRouterCommand(const RouterCommandArgs& args) {
   asio::io_context io;
   auto work = asio::make_work_guard(io);
   std::vector<std::thread> threads;
-  const unsigned io_threads = IoThreads(settings);
+  const unsigned io_threads = cluster::IoThreadsFor(settings.io_threads());
   spdlog::info("router.io_threads count={}", io_threads);
   for (unsigned i = 0; i < io_threads; ++i) threads.emplace_back([&io] { io.run(); });
 

@@ -140,8 +140,8 @@ inline constexpr size_t kRouterRouteCacheEntriesMax = 100'000;
 // Asynchronous refresh lookups to MemDS in flight at once; a cache hit beyond
 // it skips its refresh (counted as skipped).
 inline constexpr size_t kRouterAsyncLookupsMax = 1024;
-// Threads of a router process (RouterSettings.io_threads).
-inline constexpr unsigned kRouterIoThreadsMax = 8;
+// io threads of a router or node process (cluster/io_threads.h).
+inline constexpr unsigned kProcessIoThreadsMax = 8;
 // MemDS lookups travel in meta.lookup_batch calls of at most this many; at
 // most kRouterMemdsBatchesInFlightMax batches are in flight, and at most
 // kRouterMemdsQueuedLookupsMax lookups wait for the next one (beyond it a
@@ -502,6 +502,9 @@ inline constexpr size_t kSnapshotChunkBytesMin = 1 << 10;
 // Chunks sent and not yet acknowledged, per transfer: the leader holds at
 // most this many chunks of one transfer in memory.
 inline constexpr size_t kSnapshotChunksInFlightMax = 4;
+// Snapshot jobs (a chunk to stage, an install) waiting for a node's
+// snapshot thread: at most this many chunks are held in memory there.
+inline constexpr size_t kSnapshotJobsQueuedMax = 32;
 // Outbound transfers one group runs at once (one per lagging replica).
 inline constexpr size_t kSnapshotTransfersPerGroupMax = kGroupReplicasMax;
 // Bytes of keys and values one WriteBatch of a staged-snapshot install

@@ -49,7 +49,7 @@ GroupHost::GroupHost(asio::io_context& io, storage::NodeStore* store, MessageSen
       state_(store, options_.consensus.group_id),
       snapshot_sender_(store, options_.consensus.group_id, options_.consensus.self, sender,
                        options_.snapshot, options_.snapshot_counters),
-      snapshot_receiver_(store, options_.consensus.group_id, options_.consensus.self, sender,
+      snapshot_receiver_(store, options_.consensus.group_id, options_.consensus.self,
                          options_.snapshot_counters) {}
 
 GroupHost::~GroupHost() { *alive_ = false; }
@@ -70,7 +70,7 @@ void GroupHost::ScheduleTick() {
 
 void GroupHost::OnTick() {
   if (stopped_) return;
-  replica_->Tick(NowUs());
+  if (!installing_) replica_->Tick(NowUs());  // frozen: no election while installing
   snapshot_sender_.Tick(NowUs());
   ExpireDeadlines();
   Pump();
@@ -78,13 +78,13 @@ void GroupHost::OnTick() {
 }
 
 void GroupHost::Pump() {
-  while (!stopped_ && replica_->HasReady()) {
+  while (!stopped_ && !installing_ && replica_->HasReady()) {
     consensus::Ready ready = replica_->TakeReady();
     for (pb::Message& m : ready.messages) sender_->Send(std::move(m));
     Persist(ready);
     if (!ready.committed.empty()) ApplyCommitted(ready.committed);
     if (!ready.snapshot_requests.empty()) AnswerSnapshotRequests(ready.snapshot_requests);
-    if (ready.snapshot_to_install) InstallSnapshot(*ready.snapshot_to_install);
+    if (ready.snapshot_to_install) StartInstall(std::move(*ready.snapshot_to_install));
   }
   ServeReadyReads();
 }
@@ -113,22 +113,33 @@ void GroupHost::Persist(consensus::Ready& ready) {
     if (!self) return;
     asio::post(self->strand_, [self, after, seq, s] {
       if (self->stopped_) return;
-      if (!s.ok()) {
-        // The log could not be made durable: this replica must not promise
-        // or acknowledge anything more. Stop the group loudly.
-        self->FailAll(Status::IOError("log write failed: " + s.ToString()));
-        self->stopped_ = true;
+      if (self->installing_) {
+        // Queued before the install, so durable before it; reported after
+        // it, as when the install held the strand.
+        self->persisted_during_install_.push_back(PersistDone{after, seq, s});
         return;
       }
-      for (pb::Message& m : *after) self->sender_->Send(std::move(m));
-      self->replica_->OnPersisted(seq);
-      self->SchedulePump();
+      self->OnPersistDone(PersistDone{after, seq, s});
     });
   });
   if (!submitted.ok()) {
     FailAll(Status::IOError("log write refused: " + submitted.ToString()));
     stopped_ = true;
   }
+}
+
+void GroupHost::OnPersistDone(const PersistDone& done) {
+  if (stopped_) return;
+  if (!done.status.ok()) {
+    // The log could not be made durable: this replica must not promise or
+    // acknowledge anything more. Stop the group loudly.
+    FailAll(Status::IOError("log write failed: " + done.status.ToString()));
+    stopped_ = true;
+    return;
+  }
+  for (pb::Message& m : *done.messages_after) sender_->Send(std::move(m));
+  replica_->OnPersisted(done.seq);
+  SchedulePump();
 }
 
 void GroupHost::ApplyCommitted(const std::vector<pb::Entry>& entries) {
@@ -165,8 +176,41 @@ void GroupHost::OnSnapshotAck(const pb::Message& message) {
   Pump();
 }
 
-void GroupHost::InstallSnapshot(const pb::InstallSnapshot& snapshot) {
-  Status installed = snapshot_receiver_.Install(snapshot);
+// The install waits for several synced writes: it runs on the store's
+// snapshot thread while the group stays frozen (installing_: no ticks, no
+// pumps, consensus messages dropped, reads refused), then FinishInstall
+// resumes the group on its strand. Writes the group queued before the
+// install become durable before it (the writer's FIFO).
+void GroupHost::StartInstall(pb::InstallSnapshot snapshot) {
+  TESSERA_CHECK(!installing_);
+  installing_ = true;
+  auto shared = std::make_shared<const pb::InstallSnapshot>(std::move(snapshot));
+  std::weak_ptr<GroupHost> weak = weak_from_this();
+  Status queued = store_->SubmitSnapshotWork([weak, shared] {
+    auto self = weak.lock();
+    if (!self) return;
+    Status installed = self->snapshot_receiver_.Install(*shared);
+    asio::post(self->strand_, [self, shared, installed] { self->FinishInstall(*shared, installed); });
+  });
+  if (!queued.ok()) {
+    // Nothing changed: refused like a snapshot that does not match, so the
+    // core takes the next one the leader sends.
+    FinishInstall(*shared, Status::InvalidArgument("snapshot install not queued: " + queued.ToString()));
+  }
+}
+
+void GroupHost::FinishInstall(const pb::InstallSnapshot& snapshot, const Status& installed) {
+  TESSERA_CHECK(installing_);
+  installing_ = false;
+  std::vector<PersistDone> persisted = std::move(persisted_during_install_);
+  persisted_during_install_.clear();
+  if (stopped_) return;
+  ReportInstall(snapshot, installed);
+  for (const PersistDone& done : persisted) OnPersistDone(done);
+  SchedulePump();
+}
+
+void GroupHost::ReportInstall(const pb::InstallSnapshot& snapshot, const Status& installed) {
   if (installed.code() == StatusCode::kInvalidArgument) {
     // Not exactly the staged snapshot (another transfer replaced it):
     // nothing changed; the core takes the next snapshot the leader sends.
@@ -257,11 +301,33 @@ void GroupHost::Deliver(pb::Message message) {
   asio::post(strand_, [self = shared_from_this(), m = std::move(message)] {
     if (self->stopped_) return;
     if (m.to() != self->options_.consensus.self || m.group_id() != self->group_id()) return;
-    if (m.snapshot_transfer().has_chunk()) return self->snapshot_receiver_.OnChunk(m);
+    if (m.snapshot_transfer().has_chunk()) return self->StageChunk(m);
+    // Frozen while installing: dropped; the leader sends again.
+    if (self->installing_) return;
     if (m.snapshot_transfer().has_ack()) return self->OnSnapshotAck(m);
     self->replica_->Step(self->NowUs(), m);
     self->SchedulePump();
   });
+}
+
+// Staging waits for a synced write: it runs on the store's snapshot thread,
+// whose FIFO keeps a group's chunks in arrival order; the ack is sent from
+// the strand. A chunk the full queue refuses is dropped (no ack): the
+// sender retransmits it.
+void GroupHost::StageChunk(const pb::Message& chunk) {
+  std::weak_ptr<GroupHost> weak = weak_from_this();
+  Status queued = store_->SubmitSnapshotWork([weak, chunk] {
+    auto self = weak.lock();
+    if (!self) return;
+    pb::Message ack = self->snapshot_receiver_.StageChunk(chunk);
+    asio::post(self->strand_, [self, ack = std::move(ack)]() mutable {
+      if (!self->stopped_) self->sender_->Send(std::move(ack));
+    });
+  });
+  if (!queued.ok()) {
+    spdlog::warn("node.snapshot_chunk_dropped group={} seq={} reason=\"{}\"", group_id(),
+                 chunk.snapshot_transfer().chunk().seq(), queued.ToString());
+  }
 }
 
 void GroupHost::Write(pb::KvBatch batch, WriteCallback done) {
@@ -296,6 +362,7 @@ void GroupHost::WhenReadable(std::function<void(Status)> serve, uint64_t timeout
 void GroupHost::ReadState(pb::Consistency consistency, StateReader read) {
   asio::post(strand_, [self = shared_from_this(), consistency, read = std::move(read)]() mutable {
     if (self->stopped_) return read(Status::Aborted("group stopped"));
+    if (self->installing_) return read(Status::Unavailable("replica is installing a snapshot"));
     auto serve = [self, read = std::move(read)](Status st) {
       if (!st.ok()) return read(st);
       read(&self->state_);
@@ -341,6 +408,7 @@ void GroupHost::GetStatus(StatusCallback done) {
 void GroupHost::StateDigest(DigestCallback done) {
   asio::post(strand_, [self = shared_from_this(), done = std::move(done)] {
     if (self->stopped_) return done(Status::Aborted("group stopped"));
+    if (self->installing_) return done(Status::Unavailable("replica is installing a snapshot"));
     auto snapshot = self->store_->OpenSnapshot(self->group_id());
     if (!snapshot.ok()) return done(snapshot.status());
     pb::SnapshotManifest digest;

@@ -4,7 +4,11 @@
 // applied to the PartitionStateMachine, snapshots streamed in chunks from
 // and staged/installed into the NodeStore (snapshot_sender.h,
 // snapshot_receiver.h), and log compaction (never past a snapshot in
-// flight).
+// flight). Nothing waits for a synced write on the strand: log writes and
+// compactions are queued to the group-commit writer, snapshot staging and
+// installs run on the store's snapshot thread; while an install runs the
+// group is frozen (no ticks or pumps, consensus messages dropped, reads
+// refused with Unavailable).
 //
 // Clients: Write proposes a KvBatch and completes once it is applied on
 // this replica (or fails: NotLeader with a hint, Throttled, Aborted when
@@ -26,6 +30,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "consensus/replica.h"
 #include "node/group_host_types.h"
@@ -139,10 +144,20 @@ class GroupHost : public std::enable_shared_from_this<GroupHost> {
   // messages and persist completions use it; ticks pump at once.
   void SchedulePump();
   void Persist(consensus::Ready& ready);
+  // A log write's outcome, reported to the replica on the strand.
+  struct PersistDone {
+    std::shared_ptr<std::vector<pb::Message>> messages_after;
+    uint64_t seq;
+    Status status;
+  };
+  void OnPersistDone(const PersistDone& done);
   void ApplyCommitted(const std::vector<pb::Entry>& entries);
   void AnswerSnapshotRequests(const std::vector<consensus::ReplicaId>& to);
   void OnSnapshotAck(const pb::Message& message);
-  void InstallSnapshot(const pb::InstallSnapshot& snapshot);
+  void StageChunk(const pb::Message& chunk);
+  void StartInstall(pb::InstallSnapshot snapshot);
+  void FinishInstall(const pb::InstallSnapshot& snapshot, const Status& installed);
+  void ReportInstall(const pb::InstallSnapshot& snapshot, const Status& installed);
   void MaybeCompact();
   void ServeReadyReads();
   void ExpireDeadlines();
@@ -163,6 +178,9 @@ class GroupHost : public std::enable_shared_from_this<GroupHost> {
   bool stopped_ = false;
   bool pump_scheduled_ = false;  // a SchedulePump handler is queued
   bool compaction_in_flight_ = false;  // a queued store compaction is not durable yet
+  bool installing_ = false;  // a snapshot install runs on the snapshot thread
+  // Log writes that became durable while installing_, reported after it.
+  std::vector<PersistDone> persisted_during_install_;
   uint64_t next_request_id_ = 1;
   std::map<consensus::Slot, PendingWrite> writes_by_slot_;
   std::deque<PendingRead> reads_;

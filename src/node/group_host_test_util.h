@@ -87,7 +87,8 @@ class LoopbackSender : public MessageSender {
 };
 
 // Three GroupHosts of group kGroupId, each on its own NodeStore under a
-// temporary directory, wired by a LoopbackSender and run by two io threads.
+// temporary directory, wired by a LoopbackSender and run by two io threads
+// (IoThreads).
 // Subclasses adjust the options in the hooks, which SetUp calls before any
 // host starts.
 class ThreeReplicaGroupTest : public ::testing::Test {
@@ -96,11 +97,12 @@ class ThreeReplicaGroupTest : public ::testing::Test {
 
   virtual void AdjustStoreOptions(storage::NodeStoreOptions&) {}
   virtual void AdjustHostOptions(GroupHostOptions&) {}
+  virtual int IoThreads() const { return 2; }
 
   void SetUp() override {
     char pattern[] = "/tmp/tessera-gh-XXXXXX";
     dir_ = ::mkdtemp(pattern);
-    for (int i = 0; i < 2; ++i) threads_.emplace_back([this] { io_.run(); });
+    for (int i = 0; i < IoThreads(); ++i) threads_.emplace_back([this] { io_.run(); });
     for (consensus::ReplicaId id = 1; id <= 3; ++id) {
       storage::NodeStoreOptions so;
       so.path = dir_ + "/n" + std::to_string(id);

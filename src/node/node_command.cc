@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "cluster/cluster_client.h"
+#include "cluster/io_threads.h"
 #include "cluster/process_logging.h"
 #include "cluster/layout.h"
 #include "cluster/process_table.h"
@@ -76,6 +77,7 @@ Result<NodeServerOptions> MakeOptions(const NodeCommandArgs& args) {
   }
   if (settings.has_compaction_keep_slots()) groups.compaction_keep_slots = settings.compaction_keep_slots();
   options.fault_snapshot_install_delay_ms = settings.fault_snapshot_install_delay_ms();
+  options.io_threads = settings.io_threads();
   if (groups.compaction_keep_slots >= groups.compaction_trigger_slots) {
     return Status::InvalidArgument("node_settings: compaction_keep_slots must be below compaction_trigger_slots");
   }
@@ -109,7 +111,8 @@ int RunNodeCommand(const NodeCommandArgs& args) {
   signals.async_wait([&signalled](const boost::system::error_code& ec, int signal) {
     if (!ec) signalled.set_value(signal);
   });
-  const unsigned thread_count = std::clamp(std::thread::hardware_concurrency(), 2u, 8u);
+  const unsigned thread_count = cluster::IoThreadsFor(options->io_threads);
+  spdlog::info("node.io_threads count={}", thread_count);
   std::vector<std::thread> threads;
   for (unsigned i = 0; i < thread_count; ++i) threads.emplace_back([&io] { io.run(); });
 

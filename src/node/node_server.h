@@ -74,6 +74,10 @@ struct NodeServerOptions {
   std::string store_path;  // RocksDB directory
   // Fault injection (off by default): NodeStoreOptions::fault_install_delay_ms.
   uint32_t fault_snapshot_install_delay_ms = 0;
+  // Threads the process runs the io_context on (cluster::IoThreadsFor; 0:
+  // the default). Read by `tessera node`, not by NodeServer, which runs on
+  // whatever io_context it is given.
+  uint32_t io_threads = 0;
   // Blob store directory; empty: "blobs" beside the RocksDB directory.
   std::string blob_path;
   // Processes this node sends consensus messages to (itself is skipped).

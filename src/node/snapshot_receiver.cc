@@ -7,11 +7,10 @@
 namespace tessera::node {
 
 SnapshotReceiver::SnapshotReceiver(storage::NodeStore* store, uint64_t group_id,
-                                   consensus::ReplicaId self, MessageSender* out,
-                                   SnapshotCounters* counters)
-    : store_(store), group_id_(group_id), self_(self), out_(out), counters_(counters) {}
+                                   consensus::ReplicaId self, SnapshotCounters* counters)
+    : store_(store), group_id_(group_id), self_(self), counters_(counters) {}
 
-void SnapshotReceiver::OnChunk(const pb::Message& message) {
+pb::Message SnapshotReceiver::StageChunk(const pb::Message& message) const {
   const pb::SnapshotChunk& chunk = message.snapshot_transfer().chunk();
   std::vector<storage::KeyValue> pairs;
   pairs.reserve(chunk.pairs_size());
@@ -46,10 +45,10 @@ void SnapshotReceiver::OnChunk(const pb::Message& message) {
   ack.set_to(message.from());
   ack.mutable_snapshot_transfer()->mutable_ack()->set_snapshot_id(chunk.snapshot_id());
   ack.mutable_snapshot_transfer()->mutable_ack()->set_staged_chunks(staged_chunks);
-  out_->Send(std::move(ack));
+  return ack;
 }
 
-Status SnapshotReceiver::Install(const pb::InstallSnapshot& snapshot) {
+Status SnapshotReceiver::Install(const pb::InstallSnapshot& snapshot) const {
   pb::SnapshotManifest manifest;
   if (!manifest.ParseFromString(snapshot.data()) || manifest.snapshot_id() == 0) {
     if (counters_) counters_->installs_refused.Increment();

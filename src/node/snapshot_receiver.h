@@ -1,19 +1,23 @@
 // SnapshotReceiver: the lagging replica's side of streamed snapshot
 // transfer for one replication group. It stages every SnapshotChunk durably
-// (NodeStore::StageSnapshotChunk) before acknowledging it, and installs a
-// snapshot the core hands over (snapshot_to_install, whose data is a
-// SnapshotManifest) only when exactly that staging is complete.
+// (NodeStore::StageSnapshotChunk) and answers it with an acknowledgement,
+// and installs a snapshot the core hands over (snapshot_to_install, whose
+// data is a SnapshotManifest) only when exactly that staging is complete.
 //
 // Contract:
-//  1. Every chunk is answered with a cumulative SnapshotChunkAck for its
-//     transfer (staged_chunks = 0 when that transfer is not staged here),
-//     sent only once the staging it reports is durable.
+//  1. StageChunk returns the cumulative SnapshotChunkAck for the chunk's
+//     transfer (staged_chunks = 0 when that transfer is not staged here);
+//     the staging it reports is durable when it returns.
 //  2. Install returns InvalidArgument (nothing changed) when the manifest
 //     does not parse or does not match the staging; OK once the state is
 //     replaced durably; any other error leaves an install marker (the
 //     group must stop; the store finishes the install when reopened).
+//  3. Both wait for synced writes: GroupHost calls them on the store's
+//     snapshot thread (NodeStore::SubmitSnapshotWork), never on an io
+//     thread.
 //
-// Thread safety: none; the group's strand calls it.
+// Thread safety: the receiver holds no mutable state (the store and the
+// counters are thread-safe); calls may come from any one thread at a time.
 #pragma once
 
 #include <cstdint>
@@ -27,19 +31,19 @@ namespace tessera::node {
 
 class SnapshotReceiver {
  public:
-  // `store`, `out` and `counters` (may be null) must outlive the receiver.
+  // `store` and `counters` (may be null) must outlive the receiver.
   SnapshotReceiver(storage::NodeStore* store, uint64_t group_id, consensus::ReplicaId self,
-                   MessageSender* out, SnapshotCounters* counters);
+                   SnapshotCounters* counters);
 
-  // Stages the chunk carried by `message` and sends the acknowledgement.
-  void OnChunk(const pb::Message& message);
-  Status Install(const pb::InstallSnapshot& snapshot);
+  // Stages the chunk carried by `message`; returns the acknowledgement to
+  // send back to its sender.
+  pb::Message StageChunk(const pb::Message& message) const;
+  Status Install(const pb::InstallSnapshot& snapshot) const;
 
  private:
   storage::NodeStore* const store_;
   const uint64_t group_id_;
   const consensus::ReplicaId self_;
-  MessageSender* const out_;
   SnapshotCounters* const counters_;
 };
 

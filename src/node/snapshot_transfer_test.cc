@@ -1,7 +1,8 @@
 // Goal: a replica that missed a compacted log whose state is many chunks
 // catches up by a streamed snapshot (state equal on all three replicas);
 // a transfer whose acknowledgements are lost is abandoned and a later one
-// succeeds; the sender keeps at most its window of chunks in flight.
+// succeeds; the sender keeps at most its window of chunks in flight; an
+// install does not hold the io thread.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -152,6 +153,49 @@ TEST_F(SnapshotTransferTest, InterruptedTransferIsAbandonedThenRetried) {
   for (consensus::ReplicaId id = 1; id <= 3; ++id) EXPECT_EQ(StateOf(*stores_[id]), expected) << id;
 }
 
+// Goal: an install does not hold the io thread. With one io thread for all
+// three replicas and every install slowed by 1.5 s after its marker is
+// durable, the lagging replica refuses reads as "installing" while the
+// leader and the other follower still commit writes, i.e. before the
+// install is done; afterwards all three states are equal.
+class SlowInstallOnOneIoThreadTest : public SnapshotTransferTest {
+ protected:
+  void AdjustStoreOptions(storage::NodeStoreOptions& so) override {
+    SnapshotTransferTest::AdjustStoreOptions(so);
+    so.fault_install_delay_ms = 1'500;
+  }
+  int IoThreads() const override { return 1; }
+
+  Status EventualRead(consensus::ReplicaId at) {
+    std::promise<Status> p;
+    hosts_[at]->Read("key1000", pb::CONSISTENCY_EVENTUAL,
+                     [&p](Result<std::optional<pb::KvRecord>> r) { p.set_value(r.status()); });
+    return p.get_future().get();
+  }
+};
+
+TEST_F(SlowInstallOnOneIoThreadTest, WritesCommitWhileAReplicaInstalls) {
+  const auto leader = WaitForLeader({1, 2, 3});
+  ASSERT_NE(leader, 0u);
+  const consensus::ReplicaId lagging = leader % 3 + 1;
+  sender_.SetDown(lagging, true);
+  WriteState(leader, 150);
+  ASSERT_GT(StatusOf(leader).log_start, StatusOf(lagging).applied + 1);
+  sender_.SetDown(lagging, false);
+  ASSERT_TRUE(WaitFor([&] { return EventualRead(lagging).code() == StatusCode::kUnavailable; }));
+  ASSERT_EQ(counters_.installs_done.value(), 0u);
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(Put(leader, "during" + std::to_string(i), "x").ok()) << i;
+  }
+  EXPECT_EQ(counters_.installs_done.value(), 0u) << "the writes waited for the install";
+  ASSERT_TRUE(CaughtUp(leader, lagging));
+  EXPECT_EQ(counters_.installs_done.value(), 1u);
+  EXPECT_TRUE(EventualRead(lagging).ok());
+  const auto expected = StateOf(*stores_[leader]);
+  EXPECT_EQ(expected.size(), 155u);
+  for (consensus::ReplicaId id = 1; id <= 3; ++id) EXPECT_EQ(StateOf(*stores_[id]), expected) << id;
+}
+
 // Goal: the sender holds at most window_chunks unacknowledged chunks,
 // retransmits them, abandons when the receiver loses its staging, and the
 // manifest of a completed transfer matches the receiver's staging.
@@ -170,14 +214,14 @@ TEST(SnapshotSenderTest, WindowAcksAndManifest) {
 
     metrics::Registry registry;
     SnapshotCounters counters(registry);
-    CaptureSender to_follower, to_leader;
+    CaptureSender to_follower;
     SnapshotTransferOptions options;
     options.chunk_bytes = 4 << 10;
     options.window_chunks = 3;
     options.retransmit_us = 1'000;
     options.stall_timeout_us = 1'000'000;
     SnapshotSender sender(leader_store.get(), kGroup, 1, &to_follower, options, &counters);
-    SnapshotReceiver receiver(follower_store.get(), kGroup, 2, &to_leader, &counters);
+    SnapshotReceiver receiver(follower_store.get(), kGroup, 2, &counters);
 
     sender.Start(0, 2);
     sender.Start(0, 2);  // one transfer per destination
@@ -192,8 +236,9 @@ TEST(SnapshotSenderTest, WindowAcksAndManifest) {
     uint64_t now = 10'000;
     while (!done) {
       ASSERT_LE(window.size(), 3u);
-      for (const pb::Message& chunk : window) receiver.OnChunk(chunk);
-      for (const pb::Message& ack : to_leader.Take()) {
+      std::vector<pb::Message> acks;
+      for (const pb::Message& chunk : window) acks.push_back(receiver.StageChunk(chunk));
+      for (const pb::Message& ack : acks) {
         auto completed = sender.OnAck(++now, 2, ack.snapshot_transfer().ack());
         if (completed) done = completed;
       }

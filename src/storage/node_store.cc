@@ -91,11 +91,14 @@ NodeStore::NodeStore(rocksdb::DB* db, std::vector<rocksdb::ColumnFamilyHandle*> 
   TESSERA_CHECK(handles_.size() == 4);
   cfs_ = ColumnFamilies{db_.get(), handles_[1], handles_[2], handles_[3]};
   writer_ = std::make_unique<GroupCommitWriter>(db_.get(), handles_, options.group_commit);
+  snapshot_jobs_ = std::make_unique<JobThread>(limits::kSnapshotJobsQueuedMax);
 }
 
 NodeStore::~NodeStore() {
-  // Drains the queue (callbacks fire; a callback's Submit gets Aborted), then
-  // joins the writer thread.
+  // A running snapshot job may still wait for the writer: stop the jobs
+  // first. Then drain the writer (callbacks fire; a callback's Submit gets
+  // Aborted) and join its thread.
+  snapshot_jobs_->Stop();
   writer_->Shutdown();
   writer_.reset();
   TESSERA_CHECK(open_snapshots_.load() == 0 && "a GroupSnapshot outlives its NodeStore");
@@ -125,6 +128,10 @@ Status NodeStore::InitFormat() {
                                    std::to_string(format.format_version()));
   }
   return Status::Ok();
+}
+
+Status NodeStore::SubmitSnapshotWork(std::function<void()> work) {
+  return snapshot_jobs_->Submit(std::move(work));
 }
 
 Status NodeStore::SubmitAndWait(rocksdb::WriteBatch batch) {

@@ -25,12 +25,14 @@
 #include <rocksdb/db.h>
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "common/job_thread.h"
 #include "common/limits.h"
 #include "common/result.h"
 #include "consensus/replica.h"
@@ -174,6 +176,15 @@ class NodeStore {
   // also leaves the marker; reopening the store finishes the install.
   Status InstallStagedSnapshot(GroupId group, const pb::SnapshotManifest& manifest,
                                const pb::SnapshotMeta& meta);
+  // Runs `work` on the store's snapshot thread (common/job_thread.h):
+  // staging chunks and installing snapshots wait for synced writes, which
+  // must not hold an io thread that every group of the node shares. Jobs
+  // run one at a time in submission order, so a group's chunks stage in the
+  // order they were submitted. Throttled when limits::kSnapshotJobsQueuedMax
+  // jobs wait, Aborted while closing; `work` is then destroyed unrun. Jobs
+  // still waiting when the store closes are dropped unrun; the running one
+  // finishes first.
+  Status SubmitSnapshotWork(std::function<void()> work);
   // Deletes the group's staging (not allowed while an install marker exists:
   // Conflict). OK when nothing is staged.
   Status DropStagedSnapshot(GroupId group);
@@ -218,6 +229,8 @@ class NodeStore {
   ColumnFamilies cfs_;
   mutable std::atomic<int64_t> open_snapshots_{0};
   std::unique_ptr<GroupCommitWriter> writer_;
+  // After writer_: its jobs wait for the writer, so it stops first.
+  std::unique_ptr<JobThread> snapshot_jobs_;
   NodeStoreOptions options_;
   SnapshotRecoveryStats snapshot_recovery_;
   mutable ObsoleteVersionFlush obsolete_version_flush_;

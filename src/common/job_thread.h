@@ -1,0 +1,52 @@
+// JobThread: one thread that runs submitted jobs one at a time, in the
+// order Submit accepted them. For work that waits (synced writes, fsync)
+// and so must not hold an io thread.
+//
+// Contract:
+//  1. Submit accepts a job (OK) or refuses it (Throttled when queue_max
+//     jobs are waiting, Aborted once Stop began); a refused job is
+//     destroyed unrun.
+//  2. Accepted jobs run exactly once each, in acceptance order, unless Stop
+//     finds them still waiting: those are destroyed unrun.
+//  3. Stop (idempotent; also the destructor) refuses new jobs, lets the job
+//     in progress finish, drops the waiting ones and joins the thread.
+//
+// Thread safety: Submit and waiting() from any thread, also from a job;
+// Stop from the owner, never from a job.
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
+
+#include "common/status.h"
+
+namespace tessera {
+
+class JobThread {
+ public:
+  explicit JobThread(size_t queue_max);
+  ~JobThread();
+  JobThread(const JobThread&) = delete;
+  JobThread& operator=(const JobThread&) = delete;
+
+  Status Submit(std::function<void()> job);
+  void Stop();
+  // Jobs accepted and not started yet.
+  size_t waiting() const;
+
+ private:
+  void Loop();
+
+  const size_t queue_max_;
+  mutable std::mutex mu_;
+  std::condition_variable wake_;
+  std::deque<std::function<void()>> queue_;
+  bool stopping_ = false;
+  std::thread thread_;  // last: starts after the members above exist
+};
+
+}  // namespace tessera
