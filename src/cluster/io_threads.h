@@ -1,6 +1,6 @@
-// How many threads a router or node process runs its io_context on
+// How many threads a router, node or meta process runs its io_context on
 // (RouterSettings.io_threads, NodeSettings.io_threads in
-// proto/tessera/cluster.proto).
+// proto/tessera/cluster.proto; meta replicas always take the default).
 #pragma once
 
 #include <cstdint>

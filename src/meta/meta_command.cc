@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "cluster/cluster_client.h"
+#include "cluster/io_threads.h"
 #include "cluster/process_logging.h"
 #include "cluster/layout.h"
 #include "cluster/process_table.h"
@@ -28,7 +29,6 @@ namespace tessera::meta {
 namespace {
 
 namespace asio = boost::asio;
-constexpr int kIoThreads = 3;
 
 http::Response ServeHttp(const http::Request& request, const metrics::Registry& registry) {
   if (request.path == "/metrics") {
@@ -122,7 +122,9 @@ int RunMetaCommand(const MetaCommandArgs& args) {
   asio::io_context io;
   auto work = asio::make_work_guard(io);
   std::vector<std::thread> threads;
-  for (int i = 0; i < kIoThreads; ++i) threads.emplace_back([&io] { io.run(); });
+  const unsigned io_threads = cluster::IoThreadsFor(0);
+  spdlog::info("meta.io_threads count={}", io_threads);
+  for (unsigned i = 0; i < io_threads; ++i) threads.emplace_back([&io] { io.run(); });
 
   const int code = Serve(io, rpc::RpcContext{io, registry, faults}, registry, std::move(*options), *self);
   work.reset();
