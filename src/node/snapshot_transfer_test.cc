@@ -91,6 +91,17 @@ class SnapshotTransferTest : public testing::ThreeReplicaGroupTest {
       ASSERT_TRUE(Put(leader, key, std::string(500, static_cast<char>('a' + i % 26))).ok()) << i;
     }
   }
+  // Elects a leader and writes 150 keys (~75 KB: ~19 chunks) while one
+  // replica is down, so the log is compacted past it. Sets *leader and
+  // *lagging (left down); call through ASSERT_NO_FATAL_FAILURE.
+  void LeaveOneBehind(consensus::ReplicaId* leader, consensus::ReplicaId* lagging) {
+    *leader = WaitForLeader({1, 2, 3});
+    ASSERT_NE(*leader, 0u);
+    *lagging = *leader % 3 + 1;
+    sender_.SetDown(*lagging, true);
+    WriteState(*leader, 150);
+    ASSERT_GT(StatusOf(*leader).log_start, StatusOf(*lagging).applied + 1);
+  }
   bool CaughtUp(consensus::ReplicaId leader, consensus::ReplicaId lagging) {
     return WaitFor([&] { return StatusOf(lagging).applied == StatusOf(leader).applied; });
   }
@@ -100,12 +111,8 @@ class SnapshotTransferTest : public testing::ThreeReplicaGroupTest {
 };
 
 TEST_F(SnapshotTransferTest, LaggingReplicaCatchesUpByStreamedSnapshot) {
-  const auto leader = WaitForLeader({1, 2, 3});
-  ASSERT_NE(leader, 0u);
-  const consensus::ReplicaId lagging = leader % 3 + 1;
-  sender_.SetDown(lagging, true);
-  WriteState(leader, 150);  // ~75 KB: ~19 chunks
-  ASSERT_GT(StatusOf(leader).log_start, StatusOf(lagging).applied + 1);
+  consensus::ReplicaId leader = 0, lagging = 0;
+  ASSERT_NO_FATAL_FAILURE(LeaveOneBehind(&leader, &lagging));
   sender_.SetDown(lagging, false);
   sender_.SetMuted(lagging, false);
   ASSERT_TRUE(CaughtUp(leader, lagging));
@@ -128,11 +135,8 @@ TEST_F(SnapshotTransferTest, LaggingReplicaCatchesUpByStreamedSnapshot) {
 }
 
 TEST_F(SnapshotTransferTest, InterruptedTransferIsAbandonedThenRetried) {
-  const auto leader = WaitForLeader({1, 2, 3});
-  ASSERT_NE(leader, 0u);
-  const consensus::ReplicaId lagging = leader % 3 + 1;
-  sender_.SetDown(lagging, true);
-  WriteState(leader, 150);
+  consensus::ReplicaId leader = 0, lagging = 0;
+  ASSERT_NO_FATAL_FAILURE(LeaveOneBehind(&leader, &lagging));
   // The lagging replica hears the leader but all it says is lost: chunks are
   // staged, never acknowledged, and the transfer is abandoned.
   const uint64_t abandoned = counters_.transfers_abandoned.value();
@@ -175,12 +179,8 @@ class SlowInstallOnOneIoThreadTest : public SnapshotTransferTest {
 };
 
 TEST_F(SlowInstallOnOneIoThreadTest, WritesCommitWhileAReplicaInstalls) {
-  const auto leader = WaitForLeader({1, 2, 3});
-  ASSERT_NE(leader, 0u);
-  const consensus::ReplicaId lagging = leader % 3 + 1;
-  sender_.SetDown(lagging, true);
-  WriteState(leader, 150);
-  ASSERT_GT(StatusOf(leader).log_start, StatusOf(lagging).applied + 1);
+  consensus::ReplicaId leader = 0, lagging = 0;
+  ASSERT_NO_FATAL_FAILURE(LeaveOneBehind(&leader, &lagging));
   sender_.SetDown(lagging, false);
   ASSERT_TRUE(WaitFor([&] { return EventualRead(lagging).code() == StatusCode::kUnavailable; }));
   ASSERT_EQ(counters_.installs_done.value(), 0u);
