@@ -24,6 +24,10 @@ namespace {
 constexpr std::string_view kFormatVersionKey = "format_version";
 // RocksDB's usual choice: about 1% false positives.
 constexpr double kStateBloomBitsPerKey = 10;
+// Immutable state memtables merged by one flush (D34), and the share of a
+// memtable's bytes its Bloom filter takes.
+constexpr int kStateMemtablesPerFlush = 4;
+constexpr double kStateMemtableBloomRatio = 0.1;
 
 std::string GroupName(GroupId group) { return "group=" + std::to_string(group); }
 
@@ -54,8 +58,14 @@ std::vector<rocksdb::ColumnFamilyDescriptor> MakeDescriptors(const NodeStoreOpti
   rocksdb::ColumnFamilyOptions state_options = cf_options;
   state_options.memtable_insert_with_hint_prefix_extractor = StateFamilyInsertHintPrefix();
   state_options.write_buffer_size = options.state_write_buffer_bytes;
-  // Point reads of the applied state skip the SST files without their key
-  // (the small memtable above makes more level-0 files).
+  // Flushes merge several small memtables into one level-0 file, so files
+  // and compactions stay as few as with one large memtable; a whole-key
+  // Bloom filter per memtable lets point reads skip the immutable ones.
+  state_options.min_write_buffer_number_to_merge = kStateMemtablesPerFlush;
+  state_options.max_write_buffer_number = 2 * kStateMemtablesPerFlush;
+  state_options.memtable_whole_key_filtering = true;
+  state_options.memtable_prefix_bloom_size_ratio = kStateMemtableBloomRatio;
+  // Point reads of the applied state skip the SST files without their key.
   rocksdb::BlockBasedTableOptions state_table = table;
   state_table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(kStateBloomBitsPerKey));
   state_options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(state_table));

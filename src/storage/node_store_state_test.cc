@@ -220,9 +220,10 @@ TEST(NodeStoreState, InstallSnapshotKeepsEntriesAboveIt) {
 }
 
 // Goal: the applied state's column family is opened with its own small
-// memtable and a Bloom filter (D34), the log's keeps the large one; read
+// memtables, merged four per flush, with Bloom filters in memtables and
+// tables (D34), the log's keeps the large one; read
 // back from the OPTIONS file RocksDB persisted, i.e. what it really used.
-TEST(NodeStoreState, StateFamilyHasASmallMemtableAndABloomFilter) {
+TEST(NodeStoreState, StateFamilyHasSmallMergedMemtablesAndBloomFilters) {
   TempDir dir;
   NodeStoreOptions options;
   options.path = dir.path();
@@ -242,6 +243,10 @@ TEST(NodeStoreState, StateFamilyHasASmallMemtableAndABloomFilter) {
     if (family.name == kStateColumnFamily) {
       saw_state = true;
       EXPECT_EQ(family.options.write_buffer_size, size_t{3} << 20);
+      EXPECT_EQ(family.options.min_write_buffer_number_to_merge, 4);
+      EXPECT_EQ(family.options.max_write_buffer_number, 8);
+      EXPECT_TRUE(family.options.memtable_whole_key_filtering);
+      EXPECT_GT(family.options.memtable_prefix_bloom_size_ratio, 0.0);
       ASSERT_NE(table->filter_policy, nullptr);
       std::unique_ptr<const rocksdb::FilterPolicy> bloom(rocksdb::NewBloomFilterPolicy(10));
       EXPECT_STREQ(table->filter_policy->Name(), bloom->Name());
