@@ -298,10 +298,10 @@ void GroupHost::FailAll(const Status& status) {
 }
 
 void GroupHost::Deliver(pb::Message message) {
-  asio::post(strand_, [self = shared_from_this(), m = std::move(message)] {
+  asio::post(strand_, [self = shared_from_this(), m = std::move(message)]() mutable {
     if (self->stopped_) return;
     if (m.to() != self->options_.consensus.self || m.group_id() != self->group_id()) return;
-    if (m.snapshot_transfer().has_chunk()) return self->StageChunk(m);
+    if (m.snapshot_transfer().has_chunk()) return self->StageChunk(std::move(m));
     // Frozen while installing: dropped; the leader sends again.
     if (self->installing_) return;
     if (m.snapshot_transfer().has_ack()) return self->OnSnapshotAck(m);
@@ -314,9 +314,10 @@ void GroupHost::Deliver(pb::Message message) {
 // whose FIFO keeps a group's chunks in arrival order; the ack is sent from
 // the strand. A chunk the full queue refuses is dropped (no ack): the
 // sender retransmits it.
-void GroupHost::StageChunk(const pb::Message& chunk) {
+void GroupHost::StageChunk(pb::Message chunk) {
+  const uint64_t seq = chunk.snapshot_transfer().chunk().seq();
   std::weak_ptr<GroupHost> weak = weak_from_this();
-  Status queued = store_->SubmitSnapshotWork([weak, chunk] {
+  Status queued = store_->SubmitSnapshotWork([weak, chunk = std::move(chunk)] {
     auto self = weak.lock();
     if (!self) return;
     pb::Message ack = self->snapshot_receiver_.StageChunk(chunk);
@@ -325,8 +326,8 @@ void GroupHost::StageChunk(const pb::Message& chunk) {
     });
   });
   if (!queued.ok()) {
-    spdlog::warn("node.snapshot_chunk_dropped group={} seq={} reason=\"{}\"", group_id(),
-                 chunk.snapshot_transfer().chunk().seq(), queued.ToString());
+    spdlog::warn("node.snapshot_chunk_dropped group={} seq={} reason=\"{}\"", group_id(), seq,
+                 queued.ToString());
   }
 }
 

@@ -154,7 +154,7 @@ class GroupHost : public std::enable_shared_from_this<GroupHost> {
   void ApplyCommitted(const std::vector<pb::Entry>& entries);
   void AnswerSnapshotRequests(const std::vector<consensus::ReplicaId>& to);
   void OnSnapshotAck(const pb::Message& message);
-  void StageChunk(const pb::Message& chunk);
+  void StageChunk(pb::Message chunk);
   void StartInstall(pb::InstallSnapshot snapshot);
   void FinishInstall(const pb::InstallSnapshot& snapshot, const Status& installed);
   void ReportInstall(const pb::InstallSnapshot& snapshot, const Status& installed);

@@ -56,7 +56,8 @@ struct NodeStoreOptions {
   size_t write_buffer_bytes = 64 << 20;
   // Memtable size of the applied state, bytes. Small on purpose (D34): its
   // keys arrive in random order, and an insert into a large skiplist is a
-  // chain of cache misses on every replica of every write.
+  // chain of cache misses on every replica of every write. A flush merges
+  // four of them into one level-0 file.
   size_t state_write_buffer_bytes = 8 << 20;
   // The block cache shared by every column family, bytes.
   size_t block_cache_bytes = 256 << 20;
