@@ -134,6 +134,8 @@ int RunRouterCommand(const RouterCommandArgs& args) {
   std::vector<std::thread> threads;
   const unsigned io_threads = cluster::IoThreadsFor(settings.io_threads());
   spdlog::info("router.io_threads count={}", io_threads);
+  options.io_threads = io_threads;
+  s3_options.io_threads = io_threads;
   for (unsigned i = 0; i < io_threads; ++i) threads.emplace_back([&io] { io.run(); });
 
   int code = 0;

@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "common/check.h"
+#include "http/connection_executor.h"
 
 namespace tessera::http {
 
@@ -373,7 +374,7 @@ Status HttpServerCore::Listen() {
 }
 
 void HttpServerCore::Accept() {
-  acceptor_.async_accept(asio::make_strand(io_), [self = shared_from_this()](
+  acceptor_.async_accept(ConnectionExecutor(io_, options_.io_threads), [self = shared_from_this()](
                                                      const boost::system::error_code& ec, tcp::socket socket) {
     std::unique_lock lock(self->mu_);
     if (self->stopped_ || ec == asio::error::operation_aborted || !self->acceptor_.is_open()) {

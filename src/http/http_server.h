@@ -92,6 +92,9 @@ struct HttpServerOptions {
   uint32_t idle_timeout_ms = 60'000;   // waiting for (the rest of) a request
   uint32_t write_timeout_ms = 30'000;  // writing one response
   std::string server_name = "tessera";  // the Server header
+  // How many threads run the io_context: exactly 1 lets connections use its
+  // executor instead of a strand each (ConnectionExecutor); 0: unknown.
+  unsigned io_threads = 0;
 };
 
 // Monotonic counters since Start, and current levels.

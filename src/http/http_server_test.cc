@@ -1,6 +1,7 @@
 // Goal: HttpServer answers over real sockets with keep-alive, lets handlers
 // answer later from other threads, enforces its header/body/parse bounds
-// with 431/413/400 while staying up, and stops cleanly.
+// with 431/413/400 while staying up, and stops cleanly; all of it with one
+// io thread (no strands) and with two.
 #include "http/http_server.h"
 
 #include <gtest/gtest.h>
@@ -10,6 +11,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/read.hpp>
+#include <boost/asio/strand.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -18,7 +20,10 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <typeinfo>
 #include <vector>
+
+#include "http/connection_executor.h"
 
 namespace tessera::http {
 namespace {
@@ -90,10 +95,13 @@ class Client {
   boost::beast::flat_buffer buffer_;
 };
 
-class HttpServerTest : public ::testing::Test {
+// Parameter: how many threads run the io_context. One thread lets each
+// connection use the io_context's executor (HttpServerOptions::io_threads);
+// two need a strand per connection.
+class HttpServerTest : public ::testing::TestWithParam<unsigned> {
  protected:
   HttpServerTest() : guard_(asio::make_work_guard(io_)) {
-    for (int i = 0; i < 2; ++i) threads_.emplace_back([this] { io_.run(); });
+    for (unsigned i = 0; i < GetParam(); ++i) threads_.emplace_back([this] { io_.run(); });
   }
   ~HttpServerTest() override {
     server_.reset();
@@ -103,6 +111,7 @@ class HttpServerTest : public ::testing::Test {
   }
 
   void StartServer(Handler handler, HttpServerOptions options = {}) {
+    options.io_threads = GetParam();
     server_ = std::make_unique<HttpServer>(io_, options, std::move(handler));
     const Status started = server_->Start();
     ASSERT_TRUE(started.ok()) << started.ToString();
@@ -123,7 +132,7 @@ class HttpServerTest : public ::testing::Test {
   std::unique_ptr<HttpServer> server_;
 };
 
-TEST_F(HttpServerTest, AnswersManyRequestsOnOneKeepAliveConnection) {
+TEST_P(HttpServerTest, AnswersManyRequestsOnOneKeepAliveConnection) {
   StartServer(Echo());
   Client client(server_->port());
   for (int i = 0; i < 3; ++i) {
@@ -141,7 +150,7 @@ TEST_F(HttpServerTest, AnswersManyRequestsOnOneKeepAliveConnection) {
   EXPECT_EQ(server_->stats().requests, 4u);
 }
 
-TEST_F(HttpServerTest, HandlerMayAnswerLaterFromAnotherThread) {
+TEST_P(HttpServerTest, HandlerMayAnswerLaterFromAnotherThread) {
   std::mutex mu;
   std::vector<std::thread> answerers;
   StartServer([&](Request request, Respond respond) {
@@ -164,7 +173,7 @@ TEST_F(HttpServerTest, HandlerMayAnswerLaterFromAnotherThread) {
   for (auto& t : answerers) t.join();
 }
 
-TEST_F(HttpServerTest, DroppedRespondAnswers500) {
+TEST_P(HttpServerTest, DroppedRespondAnswers500) {
   StartServer([](Request, Respond) {});
   Client client(server_->port());
   auto response = client.Get("/");
@@ -172,7 +181,7 @@ TEST_F(HttpServerTest, DroppedRespondAnswers500) {
   EXPECT_EQ(response->result_int(), 500u);
 }
 
-TEST_F(HttpServerTest, OversizedHeaderGets431AndServerKeepsServing) {
+TEST_P(HttpServerTest, OversizedHeaderGets431AndServerKeepsServing) {
   HttpServerOptions options;
   options.header_bytes_max = 1024;
   StartServer(Echo(), options);
@@ -189,7 +198,7 @@ TEST_F(HttpServerTest, OversizedHeaderGets431AndServerKeepsServing) {
   EXPECT_EQ(server_->stats().rejected, 1u);
 }
 
-TEST_F(HttpServerTest, OversizedBodyGets413ByLengthAndByChunks) {
+TEST_P(HttpServerTest, OversizedBodyGets413ByLengthAndByChunks) {
   HttpServerOptions options;
   options.body_bytes_max = 100;
   StartServer(Echo(), options);
@@ -217,7 +226,7 @@ TEST_F(HttpServerTest, OversizedBodyGets413ByLengthAndByChunks) {
   EXPECT_EQ(ok->result_int(), 200u);
 }
 
-TEST_F(HttpServerTest, GarbageGets400) {
+TEST_P(HttpServerTest, GarbageGets400) {
   StartServer(Echo());
   Client client(server_->port());
   client.Write("THIS IS NOT HTTP\r\n\r\n");
@@ -227,7 +236,7 @@ TEST_F(HttpServerTest, GarbageGets400) {
   EXPECT_TRUE(client.WaitClosed());
 }
 
-TEST_F(HttpServerTest, ExpectContinueAndHead) {
+TEST_P(HttpServerTest, ExpectContinueAndHead) {
   StartServer(Echo());
   Client client(server_->port());
   client.Write("PUT /k HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nExpect: 100-continue\r\n\r\n");
@@ -250,7 +259,7 @@ TEST_F(HttpServerTest, ExpectContinueAndHead) {
   EXPECT_EQ(after->body(), "GET /after  ");
 }
 
-TEST_F(HttpServerTest, ConnectionCloseIsHonoured) {
+TEST_P(HttpServerTest, ConnectionCloseIsHonoured) {
   StartServer(Echo());
   Client client(server_->port());
   client.Write("GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
@@ -258,7 +267,7 @@ TEST_F(HttpServerTest, ConnectionCloseIsHonoured) {
   EXPECT_TRUE(client.WaitClosed());
 }
 
-TEST_F(HttpServerTest, StopClosesConnectionsFreesPortAndMakesRespondANoOp) {
+TEST_P(HttpServerTest, StopClosesConnectionsFreesPortAndMakesRespondANoOp) {
   std::mutex mu;
   std::optional<Respond> held;
   StartServer([&](Request, Respond respond) {
@@ -291,7 +300,7 @@ TEST_F(HttpServerTest, StopClosesConnectionsFreesPortAndMakesRespondANoOp) {
   EXPECT_EQ(response->result_int(), 200u);
 }
 
-TEST_F(HttpServerTest, RefusesBadOptionsAndBusyPort) {
+TEST_P(HttpServerTest, RefusesBadOptionsAndBusyPort) {
   HttpServerOptions options;
   options.body_bytes_max = limits::kHttpBodyBytesMax + 1;
   HttpServer bad(io_, options, Echo());
@@ -302,6 +311,21 @@ TEST_F(HttpServerTest, RefusesBadOptionsAndBusyPort) {
   same.port = server_->port();
   HttpServer busy(io_, same, Echo());
   EXPECT_EQ(busy.Start().code(), StatusCode::kIOError);
+}
+
+INSTANTIATE_TEST_SUITE_P(IoThreads, HttpServerTest, ::testing::Values(1u, 2u),
+                         [](const ::testing::TestParamInfo<unsigned>& param) {
+                           return std::to_string(param.param) + "Threads";
+                         });
+
+TEST(ConnectionExecutorTest, StrandUnlessExactlyOneThreadRunsTheContext) {
+  asio::io_context io;
+  using Strand = asio::strand<asio::io_context::executor_type>;
+  EXPECT_EQ(ConnectionExecutor(io, 0).target_type(), typeid(Strand));
+  EXPECT_EQ(ConnectionExecutor(io, 2).target_type(), typeid(Strand));
+  const asio::any_io_executor single = ConnectionExecutor(io, 1);
+  ASSERT_EQ(single.target_type(), typeid(asio::io_context::executor_type));
+  EXPECT_EQ(*single.target<asio::io_context::executor_type>(), io.get_executor());
 }
 
 }  // namespace

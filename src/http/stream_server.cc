@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/check.h"
+#include "http/connection_executor.h"
 #include "http/stream_connection.h"
 
 namespace tessera::http {
@@ -125,7 +126,7 @@ Status StreamServerCore::Listen() {
 
 void StreamServerCore::Accept(Listener* listener) {
   listener->acceptor.async_accept(
-      asio::make_strand(io_),
+      ConnectionExecutor(io_, options_.io_threads),
       [self = shared_from_this(), listener](const boost::system::error_code& ec, tcp::socket socket) {
         const bool done = self->stopping() || ec == asio::error::operation_aborted ||
                           !listener->acceptor.is_open();

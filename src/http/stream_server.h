@@ -213,6 +213,9 @@ struct StreamServerOptions {
   std::string server_name = "tessera";  // the Server header
   // Renders contract 6's answers; empty: a text/plain reason.
   ProtocolErrorRenderer on_protocol_error;
+  // How many threads run the io_context: exactly 1 lets connections use its
+  // executor instead of a strand each (ConnectionExecutor); 0: unknown.
+  unsigned io_threads = 0;
 };
 
 // Monotonic counters since Start, and current levels.

@@ -4,7 +4,8 @@
 // never parses an unread body as a request (drain or close), answers HEAD,
 // keeps connections alive, enforces its bounds with the caller's error
 // renderer, and survives clients vanishing mid-body / mid-response and Stop
-// with requests in flight (callbacks end with errors, nothing leaks).
+// with requests in flight (callbacks end with errors, nothing leaks); all
+// of it with one io thread (no strands) and with two.
 #include "http/stream_server.h"
 
 #include <gtest/gtest.h>
@@ -98,7 +99,9 @@ bool Eventually(F condition) {
   return condition();
 }
 
-class StreamServerTest : public ::testing::Test {
+// Parameter: how many threads run the io_context (StreamServerOptions::io_threads:
+// one thread lets connections skip their strands).
+class StreamServerTest : public ::testing::TestWithParam<unsigned> {
  protected:
   static void SetUpTestSuite() {
     dir_ = new std::filesystem::path(std::filesystem::temp_directory_path() /
@@ -116,7 +119,7 @@ class StreamServerTest : public ::testing::Test {
   static std::string key() { return (*dir_ / "key.pem").string(); }
 
   void SetUp() override {
-    for (int i = 0; i < 2; ++i) threads_.emplace_back([this] { io_.run(); });
+    for (unsigned i = 0; i < GetParam(); ++i) threads_.emplace_back([this] { io_.run(); });
   }
   void TearDown() override {
     if (server_) server_->Stop();
@@ -131,6 +134,7 @@ class StreamServerTest : public ::testing::Test {
     options.https_port = 0;
     options.tls = {cert(), key()};
     options.idle_timeout_ms = 5'000;
+    options.io_threads = GetParam();
     return options;
   }
 
@@ -222,17 +226,17 @@ void UploadInBoundedMemory(TestClient client, uint64_t size) {
   EXPECT_LT(peak, static_cast<int64_t>(4 * kMiB)) << "peak live heap bytes during the upload";
 }
 
-TEST_F(StreamServerTest, Upload64MiBIsReadInBoundedPieces) {
+TEST_P(StreamServerTest, Upload64MiBIsReadInBoundedPieces) {
   StartServer([](std::shared_ptr<Exchange> exchange) { ReadPieces(std::move(exchange), kMiB); });
   UploadInBoundedMemory(Client(false), 64 * kMiB);
 }
 
-TEST_F(StreamServerTest, Upload64MiBOverTlsIsReadInBoundedPieces) {
+TEST_P(StreamServerTest, Upload64MiBOverTlsIsReadInBoundedPieces) {
   StartServer([](std::shared_ptr<Exchange> exchange) { ReadPieces(std::move(exchange), kMiB); });
   UploadInBoundedMemory(Client(true), 64 * kMiB);
 }
 
-TEST_F(StreamServerTest, PiecesAreCappedByBodyReadChunkBytes) {
+TEST_P(StreamServerTest, PiecesAreCappedByBodyReadChunkBytes) {
   StreamServerOptions options = DefaultOptions();
   options.body_read_chunk_bytes = 64 << 10;
   StartServer([](std::shared_ptr<Exchange> exchange) { ReadPieces(std::move(exchange), 16 * kMiB); },
@@ -246,7 +250,7 @@ TEST_F(StreamServerTest, PiecesAreCappedByBodyReadChunkBytes) {
   EXPECT_EQ(response->body(), "16 " + std::to_string(PatternCrc(kMiB)) + " 15");
 }
 
-TEST_F(StreamServerTest, ChunkedRequestBodyIsDecoded) {
+TEST_P(StreamServerTest, ChunkedRequestBodyIsDecoded) {
   StartServer([](std::shared_ptr<Exchange> exchange) {
     EXPECT_TRUE(exchange->head().chunked);
     EXPECT_FALSE(exchange->head().content_length);
@@ -276,7 +280,7 @@ TEST_F(StreamServerTest, ChunkedRequestBodyIsDecoded) {
   EXPECT_EQ(response->body(), "got:" + std::string(300'000, 'z'));
 }
 
-TEST_F(StreamServerTest, ChunkedBodyAboveTheBoundFailsReadBody) {
+TEST_P(StreamServerTest, ChunkedBodyAboveTheBoundFailsReadBody) {
   StreamServerOptions options = DefaultOptions();
   options.body_bytes_max = 1000;
   std::atomic<int> errors{0};
@@ -302,7 +306,7 @@ TEST_F(StreamServerTest, ChunkedBodyAboveTheBoundFailsReadBody) {
   EXPECT_EQ(response->result_int(), 413u);
 }
 
-TEST_F(StreamServerTest, ContinueIsSentOnlyAtTheFirstReadBody) {
+TEST_P(StreamServerTest, ContinueIsSentOnlyAtTheFirstReadBody) {
   std::promise<std::shared_ptr<Exchange>> handed;
   StartServer([&](std::shared_ptr<Exchange> exchange) {
     EXPECT_TRUE(exchange->head().expect_continue);
@@ -331,7 +335,7 @@ TEST_F(StreamServerTest, ContinueIsSentOnlyAtTheFirstReadBody) {
   EXPECT_TRUE(response->keep_alive());
 }
 
-TEST_F(StreamServerTest, RejectionWithoutReadingNeverParsesTheBodyAsARequest) {
+TEST_P(StreamServerTest, RejectionWithoutReadingNeverParsesTheBodyAsARequest) {
   std::atomic<int> handled{0};
   StartServer([&](std::shared_ptr<Exchange> exchange) {
     handled++;
@@ -389,7 +393,7 @@ TEST_F(StreamServerTest, RejectionWithoutReadingNeverParsesTheBodyAsARequest) {
   }
 }
 
-TEST_F(StreamServerTest, StreamsA64MiBResponseWithBackpressure) {
+TEST_P(StreamServerTest, StreamsA64MiBResponseWithBackpressure) {
   constexpr uint64_t kSize = 64 * kMiB;
   std::atomic<uint64_t> written{0};
   std::atomic<int> outstanding{0}, overlaps{0};
@@ -447,7 +451,7 @@ TEST_F(StreamServerTest, StreamsA64MiBResponseWithBackpressure) {
 }
 
 // A chunked streamed response (no length), over TLS, then keep-alive.
-TEST_F(StreamServerTest, StreamsAChunkedResponseOverTls) {
+TEST_P(StreamServerTest, StreamsAChunkedResponseOverTls) {
   StartServer([](std::shared_ptr<Exchange> exchange) {
     exchange->StartResponse(200, {}, std::nullopt, [exchange](Status status) {
       ASSERT_TRUE(status.ok());
@@ -474,7 +478,7 @@ TEST_F(StreamServerTest, StreamsAChunkedResponseOverTls) {
   }
 }
 
-TEST_F(StreamServerTest, HeadCarriesTheGivenLengthAndNoBody) {
+TEST_P(StreamServerTest, HeadCarriesTheGivenLengthAndNoBody) {
   StartServer([](std::shared_ptr<Exchange> exchange) {
     EXPECT_EQ(exchange->head().method, "HEAD");
     if (exchange->head().path == "/small") {
@@ -506,7 +510,7 @@ TEST_F(StreamServerTest, HeadCarriesTheGivenLengthAndNoBody) {
   EXPECT_EQ(response->result_int(), 200u);
 }
 
-TEST_F(StreamServerTest, KeepAliveServesManyRequestsOnOneConnection) {
+TEST_P(StreamServerTest, KeepAliveServesManyRequestsOnOneConnection) {
   StartServer([](std::shared_ptr<Exchange> exchange) {
     ReadWholeBody(exchange, kMiB, [exchange](Result<std::string> body) {
       ASSERT_TRUE(body.ok());
@@ -529,7 +533,7 @@ TEST_F(StreamServerTest, KeepAliveServesManyRequestsOnOneConnection) {
   EXPECT_EQ(server_->stats().requests, 5u);
 }
 
-TEST_F(StreamServerTest, RequestHeadIsReportedAsSent) {
+TEST_P(StreamServerTest, RequestHeadIsReportedAsSent) {
   std::promise<RequestHead> seen;
   StartServer([&](std::shared_ptr<Exchange> exchange) {
     seen.set_value(exchange->head());
@@ -556,7 +560,7 @@ TEST_F(StreamServerTest, RequestHeadIsReportedAsSent) {
   EXPECT_EQ(head.remote_address.rfind("127.0.0.1:", 0), 0u);
 }
 
-TEST_F(StreamServerTest, ProtocolErrorsUseTheCallersRenderer) {
+TEST_P(StreamServerTest, ProtocolErrorsUseTheCallersRenderer) {
   StreamServerOptions options = DefaultOptions();
   options.on_protocol_error = [](unsigned status, std::string_view reason) {
     ProtocolErrorResponse r;
@@ -594,7 +598,7 @@ TEST_F(StreamServerTest, ProtocolErrorsUseTheCallersRenderer) {
   EXPECT_EQ(server_->stats().protocol_errors, 4u);
 }
 
-TEST_F(StreamServerTest, DroppedExchangeAnswers500) {
+TEST_P(StreamServerTest, DroppedExchangeAnswers500) {
   StartServer([](std::shared_ptr<Exchange>) {});
   TestClient client = Client();
   ASSERT_FALSE(client.Connect());
@@ -604,7 +608,7 @@ TEST_F(StreamServerTest, DroppedExchangeAnswers500) {
   EXPECT_EQ(response->result_int(), 500u);
 }
 
-TEST_F(StreamServerTest, ClientVanishingMidBodyFailsReadBodyAndLeaksNothing) {
+TEST_P(StreamServerTest, ClientVanishingMidBodyFailsReadBodyAndLeaksNothing) {
   std::promise<Status> failure;
   std::weak_ptr<Exchange> weak;
   StartServer([&](std::shared_ptr<Exchange> exchange) {
@@ -642,7 +646,7 @@ TEST_F(StreamServerTest, ClientVanishingMidBodyFailsReadBodyAndLeaksNothing) {
   EXPECT_TRUE(Eventually([&] { return server_->stats().connections_open == 0 && weak.expired(); }));
 }
 
-TEST_F(StreamServerTest, ClientVanishingMidResponseFailsWriteBody) {
+TEST_P(StreamServerTest, ClientVanishingMidResponseFailsWriteBody) {
   std::promise<Status> failure;
   std::promise<Status> after;
   std::weak_ptr<Exchange> weak;
@@ -685,7 +689,7 @@ TEST_F(StreamServerTest, ClientVanishingMidResponseFailsWriteBody) {
   EXPECT_TRUE(Eventually([&] { return server_->stats().connections_open == 0 && weak.expired(); }));
 }
 
-TEST_F(StreamServerTest, IdleClientsAreCut) {
+TEST_P(StreamServerTest, IdleClientsAreCut) {
   StreamServerOptions options = DefaultOptions();
   options.idle_timeout_ms = 300;
   std::promise<Status> write_failure;
@@ -724,7 +728,7 @@ TEST_F(StreamServerTest, IdleClientsAreCut) {
   EXPECT_EQ(future.get().code(), StatusCode::kTimeout);
 }
 
-TEST_F(StreamServerTest, ConnectionsBeyondTheBoundAreClosed) {
+TEST_P(StreamServerTest, ConnectionsBeyondTheBoundAreClosed) {
   StreamServerOptions options = DefaultOptions();
   options.connections_max = 2;
   StartServer([](std::shared_ptr<Exchange> exchange) { exchange->Respond(200, {}, "ok", nullptr); },
@@ -740,7 +744,7 @@ TEST_F(StreamServerTest, ConnectionsBeyondTheBoundAreClosed) {
   EXPECT_TRUE(a.Read());
 }
 
-TEST_F(StreamServerTest, StopFailsPendingCallbacksAndStartsNoHandler) {
+TEST_P(StreamServerTest, StopFailsPendingCallbacksAndStartsNoHandler) {
   std::promise<void> both_pending;
   std::atomic<int> pending{0};
   std::atomic<int> failed{0};
@@ -794,7 +798,7 @@ TEST_F(StreamServerTest, StopFailsPendingCallbacksAndStartsNoHandler) {
   writing.reset();
 }
 
-TEST_F(StreamServerTest, RefusesBadOptions) {
+TEST_P(StreamServerTest, RefusesBadOptions) {
   const auto start = [&](StreamServerOptions options) {
     StreamServer server(io_, std::move(options), [](std::shared_ptr<Exchange>) {});
     return server.Start();
@@ -817,7 +821,7 @@ TEST_F(StreamServerTest, RefusesBadOptions) {
   EXPECT_EQ(start(big).code(), StatusCode::kInvalidArgument);
 }
 
-TEST_F(StreamServerTest, TlsClientRejectsAnUntrustedOrMisnamedServer) {
+TEST_P(StreamServerTest, TlsClientRejectsAnUntrustedOrMisnamedServer) {
   StartServer([](std::shared_ptr<Exchange> exchange) { exchange->Respond(200, {}, "ok", nullptr); });
   TestClient untrusted(server_->https_port(), true, "", "localhost");
   EXPECT_TRUE(untrusted.Connect());
@@ -831,7 +835,7 @@ TEST_F(StreamServerTest, TlsClientRejectsAnUntrustedOrMisnamedServer) {
 // Python's ssl + http.client (what urllib3 / the aws CLI build on) trusts
 // the generated certificate as its CA file, for a DNS name and an IP, also
 // with VERIFY_X509_STRICT; without the CA file it refuses.
-TEST_F(StreamServerTest, PythonClientTrustsTheGeneratedCertificate) {
+TEST_P(StreamServerTest, PythonClientTrustsTheGeneratedCertificate) {
   if (std::system("python3 -c 'import ssl' >/dev/null 2>&1") != 0) GTEST_SKIP() << "no python3";
   StartServer([](std::shared_ptr<Exchange> exchange) {
     exchange->Respond(200, {}, "hello " + exchange->head().path, nullptr);
@@ -877,6 +881,11 @@ print("PYTHON OK")
   EXPECT_EQ(rc, 0) << output;
   EXPECT_NE(output.find("PYTHON OK"), std::string::npos) << output;
 }
+
+INSTANTIATE_TEST_SUITE_P(IoThreads, StreamServerTest, ::testing::Values(1u, 2u),
+                         [](const ::testing::TestParamInfo<unsigned>& param) {
+                           return std::to_string(param.param) + "Threads";
+                         });
 
 }  // namespace
 }  // namespace tessera::http

@@ -44,6 +44,7 @@ Status RouterService::Start() {
   http_options.host = options_.http_host;
   http_options.port = options_.http_port;
   http_options.body_bytes_max = limits::kRouterBodyBytesMax;
+  http_options.io_threads = options_.io_threads;
   http_ = std::make_unique<http::HttpServer>(
       context_.io, http_options,
       [api = api_.get()](http::Request request, http::Respond respond) {

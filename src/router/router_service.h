@@ -39,6 +39,7 @@ struct RouterServiceOptions {
   KvRouterOptions kv;
   uint32_t memds_timeout_ms = 1'000;               // one meta.lookup attempt
   size_t async_lookups_max = 256;                  // <= limits::kRouterAsyncLookupsMax
+  unsigned io_threads = 0;  // threads running the io_context (HttpServerOptions); 0: unknown
 };
 
 class RouterService {

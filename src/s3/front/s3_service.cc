@@ -35,6 +35,7 @@ Status S3Service::Start() {
   server_options.http_port = options_.http_port;
   server_options.https_port = options_.https_port;
   server_options.tls = options_.tls;
+  server_options.io_threads = options_.io_threads;
   server_options.on_protocol_error = [front = front_.get()](unsigned status,
                                                             std::string_view reason) {
     return front->RenderProtocolError(status, reason);

@@ -30,6 +30,7 @@ struct S3ServiceOptions {
   std::optional<uint16_t> https_port;            // nullopt: no TLS listener
   http::TlsFiles tls;
   S3FrontOptions front;
+  unsigned io_threads = 0;  // threads running the io_context (StreamServerOptions); 0: unknown
 };
 
 class S3Service {
