@@ -47,7 +47,7 @@ soak: build
 # docs/benchmarks.md). A peer that cannot start is reported and skipped.
 bench: deps
 	@cmake -S . -B $(BENCH_BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS) >/dev/null
-	@cmake --build $(BENCH_BUILD) -j $(JOBS) --target tessera_consensus_bench tessera
+	@cmake --build $(BENCH_BUILD) -j $(JOBS) --target tessera_consensus_bench tessera_s3_sink tessera
 	@rc=0; for b in $(or $(BENCHES),consensus s3 kv multipart); do case $$b in \
 	  consensus) $(BENCH_BUILD)/bench/tessera_consensus_bench $(ARGS) || rc=1 ;; \
 	  s3) TESSERA=$(abspath $(BENCH_BUILD))/src/cli/tessera bench/s3_vs_rgw.sh || rc=1 ;; \

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Side-by-side tables (markdown) from the raw logs of the peer benchmarks.
 
-  compare.py s3 RGW_LOG TESSERA_LOG     logs written by bench/s3_vs_rgw.sh
+  compare.py s3 RGW_LOG TESSERA_LOG [SINK_LOG]
+                                        logs written by bench/s3_vs_rgw.sh
   compare.py kv RAW_LINES               lines written by bench/kv_vs_etcd.sh
 
 A missing or empty log (peer skipped) leaves its column as "-" and its
@@ -86,9 +87,10 @@ def cell_s3(r):
     return s
 
 
-def s3(rgw_log, tessera_log):
+def s3(rgw_log, tessera_log, sink_log=None):
     rgw, rgw_big = parse_s3(rgw_log)
     tes, tes_big = parse_s3(tessera_log)
+    _, sink_big = parse_s3(sink_log)
     print("| 4 KiB op | conc | RGW ops/s (p50 / p99 ms) | Tessera ops/s (p50 / p99 ms) "
           "| Tessera / RGW | target |")
     print("|---|---|---|---|---|---|")
@@ -113,6 +115,12 @@ def s3(rgw_log, tessera_log):
         r = ratio(b, a)
         print(f"| {os.environ.get('BIG_MB', '256')} MiB {name} | - | {fmt(a, 1)} MiB/s "
               f"| {fmt(b, 1)} MiB/s | {fmt(r, 2)}× | ≥ 1.5×: {verdict(r, 1.5)} |")
+    if sink_big:
+        # The same aws CLI against tessera_s3_sink (stores nothing, answers
+        # zeros): the most any server can get from this client here.
+        print("\nClient ceiling (aws CLI against bench/s3_sink, a server that stores nothing): "
+              + ", ".join(f"{d} {fmt(sink_big.get(d), 1)} MiB/s = {fmt(ratio(sink_big.get(d), rgw_big.get(d)), 2)}× RGW"
+                          for d in ("up", "down")))
     for name, big in (("RGW", rgw_big), ("Tessera", tes_big)):
         if big.get("roundtrip"):
             print(f"\n{name} large object round trip: {big['roundtrip']}")
@@ -187,7 +195,7 @@ def kv(raw):
 
 if __name__ == "__main__":
     if len(sys.argv) >= 2 and sys.argv[1] == "s3":
-        s3(*(sys.argv[2:4] + [None] * (4 - len(sys.argv))))
+        s3(*(sys.argv[2:5] + [None] * (5 - len(sys.argv))))
     elif len(sys.argv) == 3 and sys.argv[1] == "kv":
         kv(sys.argv[2])
     else:

@@ -26,6 +26,11 @@ unset AWS_CA_BUNDLE AWS_PROFILE AWS_CONFIG_FILE AWS_SHARED_CREDENTIALS_FILE \
       ALL_PROXY all_proxy
 
 log() { echo "[$(date -u +%H:%M:%S)] $*" >&2; }
+
+# A TCP port on 127.0.0.1 that nothing listens on right now.
+free_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
 load1() { cut -d' ' -f1 /proc/loadavg; }
 
 # Waits until the 1-minute load average is at most LOAD_MAX, spending at most

@@ -4,7 +4,9 @@
 # measured with the anchor's baseline.sh (its bench user), stopped; then a
 # fresh Tessera cluster is started and measured the same way (its first
 # credentials), stopped. HEAD is not in baseline.sh, so both halves add
-# `s3bench -o head` at concurrency 1 and 32 over the same 1,000 keys.
+# `s3bench -o head` at concurrency 1 and 32 over the same 1,000 keys. Last,
+# the aws CLI's large-object steps against tessera_s3_sink give the client's
+# own ceiling on this machine.
 #
 #   bench/s3_vs_rgw.sh                 # prints the comparison table (markdown)
 #   DUR=10 BIG_MB=256 SKIP_RGW=1 RGW_KEEP=1 KEEP=1 bench/s3_vs_rgw.sh
@@ -123,7 +125,26 @@ else
   echo "ERROR tessera: cluster up failed (see $OUT/tessera-up.log)" | tee -a "$SUMMARY"; TESSERA_FAILED=1
 fi
 
+# ---- The client's ceiling: the same aws CLI steps for large objects against
+# tessera_s3_sink (bench/s3_sink.cc: stores nothing, objects read back as
+# zeros), the most any server can get from this client on this machine.
+SINK=${S3SINK:-$(dirname "$TESSERA")/../../bench/tessera_s3_sink}
+if [[ -x $SINK ]] && [[ ${SKIP_SINK:-0} != 1 ]]; then
+  sink_port=$(free_port)
+  "$SINK" --port "$sink_port" --object-bytes $((BIG_MB * 1048576)) > "$OUT/sink-up.log" 2>&1 &
+  sink_pid=$!
+  sleep 0.5
+  wait_quiet
+  echo "LOAD sink big: $LOAD_NOTE" | tee -a "$SUMMARY" > "$OUT/sink.log"
+  SKIP_SMALL=1 AWS_ACCESS_KEY_ID=SINKACCESSKEY AWS_SECRET_ACCESS_KEY=sinksecret \
+    AWS_DEFAULT_REGION=us-east-1 "$ANCHORS/s3bench/baseline.sh" "http://127.0.0.1:$sink_port" \
+    >> "$OUT/sink.log" 2>&1
+  kill "$sink_pid" 2>/dev/null; wait "$sink_pid" 2>/dev/null
+else
+  echo "SKIP sink: no $SINK (cmake --build ... --target tessera_s3_sink) or SKIP_SINK=1" | tee -a "$SUMMARY"
+fi
+
 echo | tee -a "$SUMMARY"
-python3 "$HERE/compare.py" s3 "$OUT/rgw.log" "$OUT/tessera.log" | tee -a "$SUMMARY"
+python3 "$HERE/compare.py" s3 "$OUT/rgw.log" "$OUT/tessera.log" "$OUT/sink.log" | tee -a "$SUMMARY"
 log "raw logs in $OUT"
 exit "$TESSERA_FAILED"
