@@ -12,6 +12,9 @@ namespace tessera::http {
 // io_context's own executor is returned: a strand would only add a mutex and
 // shared-pointer traffic to every operation (8% of the router's CPU per KV
 // write, D36). 0 means the count is unknown: a strand.
+// Other components enter a connection with post, never dispatch: on the
+// io_context's executor a dispatch from any handler of the io thread would
+// run inline, inside the caller (a strand would have queued it).
 boost::asio::any_io_executor ConnectionExecutor(boost::asio::io_context& io, unsigned io_threads);
 
 }  // namespace tessera::http
