@@ -8,6 +8,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -19,6 +20,7 @@
 
 #include "common/check.h"
 #include "http/connection_executor.h"
+#include "http/response_wire.h"
 
 namespace tessera::http {
 
@@ -129,8 +131,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void Dispatch();
   void WriteResponse(Response response);
   void Reject(unsigned status, std::string body);
-  template <class Message>
-  void WriteMessage(std::shared_ptr<Message> message, bool keep_alive);
+  // Sends a serialized response (SerializeResponse), then reads the next
+  // request or closes.
+  void WriteWire(std::shared_ptr<const std::string> wire, bool keep_alive);
   void OnWritten(const boost::system::error_code& ec, bool keep_alive);
   void LingerAndClose();
   void Drain();
@@ -262,46 +265,30 @@ void Connection::WriteResponse(Response response) {
     std::lock_guard lock(server_->mu_);
     if (server_->stopped_) keep_alive = false;
   }
-  const auto fill = [&](auto& message) {
-    message.set(bhttp::field::server, server_->options_.server_name);
-    if (!response.content_type.empty()) message.set(bhttp::field::content_type, response.content_type);
-    for (const auto& [name, value] : response.headers) message.insert(name, value);
-    message.keep_alive(keep_alive);
-  };
-  const auto status = static_cast<bhttp::status>(response.status);
-  if (head_) {
-    auto message = std::make_shared<bhttp::response<bhttp::empty_body>>(status, version_);
-    fill(*message);
-    message->content_length(response.body.size());
-    return WriteMessage(std::move(message), keep_alive);
+  const ResponseFraming framing{version_, keep_alive, head_, server_->options_.server_name};
+  size_t dropped = 0;
+  auto wire = std::make_shared<std::string>(SerializeResponse(response, framing, &dropped));
+  if (dropped > 0) {
+    spdlog::error("http.response_headers_dropped peer={} status={} count={} (CR, LF or NUL in a header)",
+                  remote_address_, response.status, dropped);
   }
-  auto message = std::make_shared<bhttp::response<bhttp::string_body>>(status, version_);
-  fill(*message);
-  message->body() = std::move(response.body);
-  message->prepare_payload();
-  WriteMessage(std::move(message), keep_alive);
+  WriteWire(std::move(wire), keep_alive);
 }
 
 void Connection::Reject(unsigned status, std::string body) {
   server_->rejected_.fetch_add(1, std::memory_order_relaxed);
   spdlog::warn("http.request_rejected peer={} status={}", remote_address_, status);
-  auto message = std::make_shared<bhttp::response<bhttp::string_body>>(
-      static_cast<bhttp::status>(status), 11);
-  message->set(bhttp::field::server, server_->options_.server_name);
-  message->set(bhttp::field::content_type, "text/plain; charset=utf-8");
-  message->keep_alive(false);
-  message->body() = std::move(body);
-  message->prepare_payload();
-  WriteMessage(std::move(message), false);
+  Response response = Response::Text(status, std::move(body));
+  const ResponseFraming framing{11, false, false, server_->options_.server_name};
+  WriteWire(std::make_shared<std::string>(SerializeResponse(response, framing)), false);
 }
 
-template <class Message>
-void Connection::WriteMessage(std::shared_ptr<Message> message, bool keep_alive) {
+void Connection::WriteWire(std::shared_ptr<const std::string> wire, bool keep_alive) {
   if (closed_) return;
   stream_.expires_after(std::chrono::milliseconds(server_->options_.write_timeout_ms));
-  bhttp::async_write(stream_, *message,
-                     [self = shared_from_this(), message, keep_alive](
-                         const boost::system::error_code& ec, size_t) { self->OnWritten(ec, keep_alive); });
+  asio::async_write(stream_, asio::buffer(*wire),
+                    [self = shared_from_this(), wire, keep_alive](const boost::system::error_code& ec,
+                                                                  size_t) { self->OnWritten(ec, keep_alive); });
 }
 
 void Connection::OnWritten(const boost::system::error_code& ec, bool keep_alive) {
