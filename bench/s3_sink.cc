@@ -14,8 +14,11 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
+
+#include "s3/protocol/http_rules.h"
 
 namespace {
 
@@ -26,40 +29,11 @@ using tcp = asio::ip::tcp;
 
 constexpr size_t kPieceBytes = 1 << 20;  // bound on one body read or write
 
-struct Range {
-  uint64_t first = 0;
-  uint64_t last = 0;  // inclusive
-};
-
-// "bytes=a-b", "bytes=a-" or "bytes=-n" within `size`; nullopt otherwise.
-std::optional<Range> ParseRange(const std::string& header, uint64_t size) {
-  if (header.rfind("bytes=", 0) != 0 || size == 0) return std::nullopt;
-  const std::string spec = header.substr(6);
-  const size_t dash = spec.find('-');
-  if (dash == std::string::npos) return std::nullopt;
-  const std::string a = spec.substr(0, dash), b = spec.substr(dash + 1);
-  Range r;
-  if (a.empty()) {
-    if (b.empty()) return std::nullopt;
-    const uint64_t n = std::min<uint64_t>(std::stoull(b), size);
-    r.first = size - n;
-    r.last = size - 1;
-  } else {
-    r.first = std::stoull(a);
-    r.last = b.empty() ? size - 1 : std::min<uint64_t>(std::stoull(b), size - 1);
-  }
-  if (r.first > r.last) return std::nullopt;
-  return r;
-}
-
-bool HasQuery(const std::string& target, const std::string& name) {
+bool HasQuery(const std::string& target, std::string_view name) {
   const size_t q = target.find('?');
   if (q == std::string::npos) return false;
-  const std::string query = "&" + target.substr(q + 1);
-  return query.find("&" + name + "=") != std::string::npos ||
-         query.find("&" + name + "&") != std::string::npos ||
-         (query.size() >= name.size() + 1 &&
-          query.compare(query.size() - name.size() - 1, std::string::npos, "&" + name) == 0);
+  const auto params = tessera::s3::ParseQuery(std::string_view(target).substr(q + 1));
+  return params.ok() && tessera::s3::FindQueryParam(params.value(), name) != nullptr;
 }
 
 std::string KeyOf(const std::string& target) {
@@ -82,10 +56,9 @@ void WriteSimple(tcp::socket& socket, unsigned status, const std::string& body,
 }
 
 // Streams `range` of a zero-filled object in kPieceBytes writes.
-void WriteZeros(tcp::socket& socket, uint64_t object_bytes, std::optional<Range> range,
+void WriteZeros(tcp::socket& socket, uint64_t object_bytes, std::optional<tessera::s3::ByteRange> range,
                 bool head, bool keep_alive) {
-  const uint64_t first = range ? range->first : 0;
-  const uint64_t length = range ? range->last - range->first + 1 : object_bytes;
+  const uint64_t length = range ? range->length() : object_bytes;
   http::response<http::empty_body> response{range ? http::status::partial_content : http::status::ok,
                                             11};
   response.set(http::field::server, "tessera-s3-sink");
@@ -94,9 +67,7 @@ void WriteZeros(tcp::socket& socket, uint64_t object_bytes, std::optional<Range>
   response.set(http::field::content_type, "application/octet-stream");
   response.set(http::field::accept_ranges, "bytes");
   if (range) {
-    response.set(http::field::content_range, "bytes " + std::to_string(first) + "-" +
-                                                 std::to_string(range->last) + "/" +
-                                                 std::to_string(object_bytes));
+    response.set(http::field::content_range, tessera::s3::ContentRange(*range, object_bytes));
   }
   response.content_length(length);
   response.keep_alive(keep_alive);
@@ -150,9 +121,13 @@ void Serve(tcp::socket socket, uint64_t object_bytes) {
                       {}, keep_alive);
           continue;
         }
-        std::optional<Range> range;
+        // A Range that selects nothing is served whole: the sink only
+        // measures clients that ask for ranges inside the object.
+        std::optional<tessera::s3::ByteRange> range;
         if (const auto it = head.find(http::field::range); it != head.end()) {
-          range = ParseRange(std::string(it->value()), object_bytes);
+          auto resolved = tessera::s3::ResolveRange(std::string_view(it->value().data(), it->value().size()),
+                                                    object_bytes);
+          if (resolved.ok()) range = resolved.value();
         }
         WriteZeros(socket, object_bytes, range, head.method() == http::verb::head, keep_alive);
       } else if (head.method() == http::verb::post && HasQuery(target, "uploads")) {

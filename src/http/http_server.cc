@@ -269,7 +269,7 @@ void Connection::WriteResponse(Response response) {
   size_t dropped = 0;
   auto wire = std::make_shared<std::string>(SerializeResponse(response, framing, &dropped));
   if (dropped > 0) {
-    spdlog::error("http.response_headers_dropped peer={} status={} count={} (CR, LF or NUL in a header)",
+    spdlog::error("http.response_headers_dropped peer={} status={} count={} (could split the response)",
                   remote_address_, response.status, dropped);
   }
   WriteWire(std::move(wire), keep_alive);
