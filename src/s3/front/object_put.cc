@@ -12,6 +12,7 @@
 
 #include "s3/auth/aws_chunked.h"
 #include "s3/auth/checksum.h"
+#include "s3/auth/md5.h"
 #include "s3/auth/sigv4.h"
 #include "s3/front/blob_writer.h"
 #include "s3/front/object_metadata.h"
@@ -32,8 +33,7 @@ class PutUpload : public std::enable_shared_from_this<PutUpload> {
   PutUpload(CallPtr call, std::optional<PartTarget> part)
       : call_(std::move(call)),
         front_(call_->front),
-        part_(std::move(part)),
-        md5_(auth::ChecksumAlgorithm::kMd5) {}
+        part_(std::move(part)) {}
 
   void Start() {
     if (auto st = Prepare(); !st.ok()) return call_->Fail(st.error());
@@ -103,36 +103,53 @@ class PutUpload : public std::enable_shared_from_this<PutUpload> {
                                : S3ErrorCode::kIncompleteBody));
     }
     if (piece->size() <= front_.options().digest_inline_bytes_max) {
-      return Digest(std::move(piece).value(), end);
+      if (auto decoded = Decode(std::move(piece).value())) md5_.Update(*decoded);
+      return HandOn(end);
     }
     // The chain stays sequential: the next piece is read only after this
     // one was digested and handed to the writer.
-    front_.digests().Post([self = shared_from_this(), piece = std::move(piece).value(), end]() mutable {
-      self->Digest(std::move(piece), end);
-    });
+    front_.digests().Post(DigestJob{
+        .prepare = [self = shared_from_this(), piece = std::move(piece).value()]() mutable {
+          return self->Decode(std::move(piece));
+        },
+        .md5 = &md5_,
+        .then = [self = shared_from_this(), end] { self->HandOn(end); }});
   }
 
-  // Decodes and hashes one piece, then hands it on (any thread; one piece
-  // at a time).
-  void Digest(std::string piece, bool end) {
-    std::string decoded;
+  // Decodes one piece into decoded_ and runs every digest but MD5 over it;
+  // returns the decoded bytes for MD5, or nullopt after a failure (kept in
+  // failure_ for HandOn). Any thread; one piece at a time.
+  std::optional<std::string_view> Decode(std::string piece) {
+    decoded_.clear();
     if (decoder_) {
-      if (auto st = decoder_->Feed(piece, &decoded); !st.ok()) return Abort(st.error());
+      if (auto st = decoder_->Feed(piece, &decoded_); !st.ok()) {
+        failure_ = st.error();
+        return std::nullopt;
+      }
     } else {
-      decoded = std::move(piece);
+      decoded_ = std::move(piece);
     }
-    md5_.Update(decoded);
-    if (sha256_) sha256_->Update(decoded);
-    if (checksum_) checksum_->Update(decoded);
-    size_ += decoded.size();
-    if (size_ > expected_size_) return Abort(S3Error(S3ErrorCode::kIncompleteBody));
+    if (sha256_) sha256_->Update(decoded_);
+    if (checksum_) checksum_->Update(decoded_);
+    size_ += decoded_.size();
+    if (size_ > expected_size_) {
+      failure_ = S3Error(S3ErrorCode::kIncompleteBody);
+      return std::nullopt;
+    }
+    return decoded_;
+  }
+
+  // Hands the decoded piece to the writer (or the inline bytes) and reads
+  // the next one, or finishes.
+  void HandOn(bool end) {
+    if (failure_) return Abort(*failure_);
     if (!writer_) {
-      inline_data_.append(decoded);
+      inline_data_.append(decoded_);
       if (end) return Finish();
       return ReadNext();
     }
     // Backpressure: the next piece is read only when the writer has room.
-    writer_->Write(std::move(decoded), [self = shared_from_this(), end](Status st) {
+    writer_->Write(std::move(decoded_), [self = shared_from_this(), end](Status st) {
       if (!st.ok()) return self->Abort(FromBlobStatus(st));
       if (end) return self->Finish();
       self->ReadNext();
@@ -259,7 +276,7 @@ class PutUpload : public std::enable_shared_from_this<PutUpload> {
   uint64_t size_ = 0;
   std::optional<auth::AwsChunkedDecoder> decoder_;
   std::optional<auth::ChecksumAlgorithm> stream_checksum_;  // computed by the decoder
-  auth::Checksummer md5_;
+  auth::Md5 md5_;
   std::optional<auth::Checksummer> sha256_;
   std::optional<auth::Checksummer> checksum_;
   std::optional<auth::DeclaredChecksum> declared_;
@@ -268,6 +285,8 @@ class PutUpload : public std::enable_shared_from_this<PutUpload> {
   std::string if_match_;
   std::shared_ptr<BlobWriter> writer_;  // null: the object stays inline
   std::string inline_data_;
+  std::string decoded_;  // the piece being handed on
+  std::optional<S3Error> failure_;  // set by Decode
   std::string etag_;
   pb::ObjectVersion object_;
 };
