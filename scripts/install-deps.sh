@@ -9,7 +9,7 @@ packages=(
   libprotobuf-dev protobuf-compiler
   libspdlog-dev libfmt-dev libcli11-dev
   libgtest-dev libgmock-dev
-  libssl-dev libpugixml-dev zlib1g-dev libjemalloc-dev
+  libssl-dev libpugixml-dev libjemalloc-dev libisal-dev
   curl s3cmd rclone
 )
 

@@ -1,4 +1,5 @@
-// CRC-32C (Castagnoli), the checksum of every durable record and blob chunk.
+// CRC-32C (Castagnoli), the checksum of every durable record and blob chunk,
+// computed by isa-l (D40).
 #pragma once
 
 #include <cstddef>

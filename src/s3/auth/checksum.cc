@@ -1,7 +1,7 @@
 #include "s3/auth/checksum.h"
 
 #include <openssl/evp.h>
-#include <zlib.h>
+#include <isa-l/crc.h>
 
 #include <algorithm>
 #include <array>
@@ -148,13 +148,10 @@ void Checksummer::Update(std::string_view data) {
   TESSERA_CHECK(impl_ && !impl_->finished);
   switch (algorithm_) {
     case ChecksumAlgorithm::kCrc32:
-      // zlib takes uInt lengths: feed in slices that fit.
-      while (!data.empty()) {
-        const size_t n = std::min<size_t>(data.size(), UINT_MAX / 2);
-        impl_->crc = crc32(static_cast<uLong>(impl_->crc),
-                           reinterpret_cast<const Bytef*>(data.data()), static_cast<uInt>(n));
-        data.remove_prefix(n);
-      }
+      // isa-l's CRC-32 with the reflected polynomial is zlib's crc32():
+      // the same running value in and out, ~20x faster (PCLMULQDQ).
+      impl_->crc = crc32_gzip_refl(static_cast<uint32_t>(impl_->crc),
+                                   reinterpret_cast<const unsigned char*>(data.data()), data.size());
       break;
     case ChecksumAlgorithm::kCrc32c:
       impl_->crc = Crc32c(data, static_cast<uint32_t>(impl_->crc));

@@ -2,7 +2,7 @@
 // they travel in. An x-amz-checksum-* value is the base64 of the raw digest;
 // a CRC's raw digest is its value in big-endian bytes (CRC32: 4 bytes).
 //
-// Algorithms: CRC32 (zlib, ISO-HDLC), CRC32C (Castagnoli, common/crc32c.h),
+// Algorithms: CRC32 (ISO-HDLC, zlib's; computed by isa-l), CRC32C (Castagnoli, common/crc32c.h),
 // CRC64NVME (reflected poly 0xad93d23594c93659, the AWS CLI's default),
 // SHA1, SHA256 (OpenSSL EVP), and MD5 for Content-MD5.
 //
