@@ -11,12 +11,16 @@
 namespace tessera::s3::front {
 
 std::shared_ptr<BlobWriter> BlobWriter::Create(blob::BlobClient& blobs, size_t blob_bytes,
-                                               std::string owner) {
-  return std::make_shared<BlobWriter>(blobs, blob_bytes, std::move(owner));
+                                               std::string owner, uint64_t expected_bytes) {
+  return std::make_shared<BlobWriter>(blobs, blob_bytes, std::move(owner), expected_bytes);
 }
 
-BlobWriter::BlobWriter(blob::BlobClient& blobs, size_t blob_bytes, std::string owner)
-    : blobs_(blobs), blob_bytes_(blob_bytes), owner_(std::move(owner)) {
+BlobWriter::BlobWriter(blob::BlobClient& blobs, size_t blob_bytes, std::string owner,
+                       uint64_t expected_bytes)
+    : blobs_(blobs),
+      blob_bytes_(blob_bytes),
+      owner_(std::move(owner)),
+      expected_bytes_(expected_bytes) {
   TESSERA_CHECK(blob_bytes_ >= 1 && blob_bytes_ <= limits::kBlobBytesMax);
 }
 
@@ -29,13 +33,7 @@ void BlobWriter::Write(std::string data, ReadyCallback ready) {
       const Status error = error_.ok() ? Status::Aborted("blob writer abandoned") : error_;
       calls.push_back([ready = std::move(ready), error] { ready(error); });
     } else {
-      bytes_ += data.size();
-      if (buffer_.empty() && data.size() >= blob_bytes_) {
-        buffer_ = std::move(data);
-      } else {
-        buffer_.append(data);
-      }
-      CutFullBlobs();
+      Buffer(std::move(data));
       calls = StartPending();
       if (pending_.empty()) {
         calls.push_back([ready = std::move(ready)] { ready(Status::Ok()); });
@@ -54,11 +52,7 @@ void BlobWriter::Finish(DoneCallback done) {
     TESSERA_CHECK(!finishing_ && !ready_);
     finishing_ = true;
     done_ = std::move(done);
-    if (!buffer_.empty() && error_.ok() && !abandoned_) {
-      pending_.emplace_back(slots_.size(), std::move(buffer_));
-      slots_.emplace_back();
-      buffer_.clear();
-    }
+    if (!buffer_.empty() && error_.ok() && !abandoned_) CutBlob();
     calls = StartPending();
     if (auto due = Completion()) calls.push_back(std::move(due));
   }
@@ -104,19 +98,37 @@ size_t BlobWriter::max_in_flight_seen() const {
   return max_in_flight_seen_;
 }
 
-void BlobWriter::CutFullBlobs() {
-  while (buffer_.size() >= blob_bytes_) {
-    std::string blob;
-    if (buffer_.size() == blob_bytes_) {
-      blob = std::move(buffer_);
-      buffer_.clear();
-    } else {
-      blob = buffer_.substr(0, blob_bytes_);
-      buffer_.erase(0, blob_bytes_);
+void BlobWriter::Buffer(std::string data) {
+  // The bytes still to come when the caller's count holds.
+  auto expected_rest = [this] { return expected_bytes_ > bytes_ ? expected_bytes_ - bytes_ : 0; };
+  if (buffer_.empty() && data.size() <= blob_bytes_ &&
+      (data.size() == blob_bytes_ || (expected_bytes_ != 0 && data.size() >= expected_rest()))) {
+    // A whole blob, or the object's last bytes: kept without a copy.
+    bytes_ += data.size();
+    buffer_ = std::move(data);
+  } else {
+    std::string_view rest = data;
+    while (!rest.empty()) {
+      // Each blob's buffer is sized once: the rest of the object, at most
+      // blob_bytes_.
+      if (buffer_.empty()) {
+        buffer_.reserve(static_cast<size_t>(
+            std::min<uint64_t>(blob_bytes_, std::max<uint64_t>(expected_rest(), rest.size()))));
+      }
+      const size_t take = std::min(rest.size(), blob_bytes_ - buffer_.size());
+      buffer_.append(rest.substr(0, take));
+      rest.remove_prefix(take);
+      bytes_ += take;
+      if (buffer_.size() == blob_bytes_) CutBlob();
     }
-    pending_.emplace_back(slots_.size(), std::move(blob));
-    slots_.emplace_back();
   }
+  if (buffer_.size() == blob_bytes_) CutBlob();
+}
+
+void BlobWriter::CutBlob() {
+  pending_.emplace_back(slots_.size(), std::move(buffer_));
+  slots_.emplace_back();
+  buffer_ = std::string();
 }
 
 std::vector<std::function<void()>> BlobWriter::StartPending() {

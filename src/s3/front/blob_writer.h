@@ -52,9 +52,11 @@ class BlobWriter : public std::enable_shared_from_this<BlobWriter> {
   using DoneCallback = std::function<void(Result<std::vector<pb::BlobRef>>)>;
 
   // `blob_bytes` in 1..limits::kBlobBytesMax (CHECKed); `owner`: the owning
-  // object's `_s3` key prefix (model::ObjectPrefix(bucket_id, key)).
+  // object's `_s3` key prefix (model::ObjectPrefix(bucket_id, key));
+  // `expected_bytes`: how many bytes the caller means to write (sizes each
+  // blob's buffer once, so appends never reallocate; 0 when unknown).
   static std::shared_ptr<BlobWriter> Create(blob::BlobClient& blobs, size_t blob_bytes,
-                                            std::string owner);
+                                            std::string owner, uint64_t expected_bytes);
 
   void Write(std::string data, ReadyCallback ready);
   void Finish(DoneCallback done);
@@ -68,15 +70,19 @@ class BlobWriter : public std::enable_shared_from_this<BlobWriter> {
   // window is used and respected).
   size_t max_in_flight_seen() const;
 
-  BlobWriter(blob::BlobClient& blobs, size_t blob_bytes, std::string owner);
+  BlobWriter(blob::BlobClient& blobs, size_t blob_bytes, std::string owner,
+             uint64_t expected_bytes);
 
  private:
   struct Slot {
     pb::BlobRef ref;
     bool done = false;
   };
-  // Cuts full blobs out of buffer_ into pending_ (mu_ held).
-  void CutFullBlobs();
+  // Appends `data` to buffer_, cutting each blob into pending_ as it
+  // fills (mu_ held).
+  void Buffer(std::string data);
+  // Moves buffer_ (not empty) into pending_ as the next blob (mu_ held).
+  void CutBlob();
   // Starts pending blobs while the window has room; returns the starts to
   // run after the lock is released (mu_ held).
   std::vector<std::function<void()>> StartPending();
@@ -87,13 +93,14 @@ class BlobWriter : public std::enable_shared_from_this<BlobWriter> {
   blob::BlobClient& blobs_;
   const size_t blob_bytes_;
   const std::string owner_;
+  const uint64_t expected_bytes_;
   mutable std::mutex mu_;  // guards everything below
   std::string buffer_;                              // bytes not yet cut (< blob_bytes_)
   std::vector<std::pair<size_t, std::string>> pending_;  // cut, not started: slot index, data
   std::vector<Slot> slots_;                         // every blob, in object order
   size_t in_flight_ = 0;
   size_t max_in_flight_seen_ = 0;
-  uint64_t bytes_ = 0;
+  uint64_t bytes_ = 0;  // accepted by Write
   Status error_;
   bool abandoned_ = false;
   bool finishing_ = false;

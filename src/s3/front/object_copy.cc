@@ -120,9 +120,10 @@ S3Error OpOutcomeError(const pb::S3OpResult& r) {
   }
 }
 
-std::shared_ptr<BlobWriter> WriterFor(const CallPtr& call) {
+// `bytes`: how many bytes the copy writes.
+std::shared_ptr<BlobWriter> WriterFor(const CallPtr& call, uint64_t bytes) {
   return BlobWriter::Create(call->front.blobs(), call->front.options().blob_bytes,
-                            model::ObjectPrefix(call->bucket_info.bucket_id(), call->key));
+                            model::ObjectPrefix(call->bucket_info.bucket_id(), call->key), bytes);
 }
 
 // ---- CopyObject ----------------------------------------------------------
@@ -260,8 +261,8 @@ void CopyResolved(CallPtr call, const CopyPlan& plan, SourceObject source) {
   if (!object.ok()) return call->Fail(object.error());
   // Inline sources stay inline; others are copied into new blobs.
   std::shared_ptr<BlobWriter> writer;
-  if (source.version.blobs_size() > 0) writer = WriterFor(call);
   const uint64_t size = source.version.size();
+  if (source.version.blobs_size() > 0) writer = WriterFor(call, size);
   auto copier = std::make_shared<ByteCopier>(call->front, source.version, 0, size, writer,
                                              ChecksumsToCompute(source, plan));
   copier->Run([call, source = std::move(source), object = std::move(object).value()](
@@ -325,7 +326,8 @@ void CopyPartResolved(CallPtr call, PartTarget part, const std::string& algorith
   std::vector<auth::ChecksumAlgorithm> checksums;
   if (auto composite = CompositeAlgorithm(algorithm)) checksums.push_back(*composite);
   auto copier = std::make_shared<ByteCopier>(call->front, source.version, first, length,
-                                             WriterFor(call), std::move(checksums));
+                                             WriterFor(call, range->has_value() ? length : source.version.size()),
+                                             std::move(checksums));
   copier->Run([call, part = std::move(part), source = std::move(source)](
                   S3Result<CopiedBytes> bytes) mutable {
     if (!bytes.ok()) return call->Fail(bytes.error());

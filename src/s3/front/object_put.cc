@@ -79,7 +79,7 @@ class PutUpload : public std::enable_shared_from_this<PutUpload> {
     if (part_ || expected_size_ > front_.options().inline_bytes_max) {
       writer_ = BlobWriter::Create(
           front_.blobs(), front_.options().blob_bytes,
-          model::ObjectPrefix(call_->bucket_info.bucket_id(), call_->key));
+          model::ObjectPrefix(call_->bucket_info.bucket_id(), call_->key), expected_size_);
     }
     if (auto none_match = call_->Header("if-none-match")) {
       if (*none_match != "*") return S3Error(S3ErrorCode::kNotImplemented);
