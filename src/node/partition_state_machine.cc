@@ -203,16 +203,17 @@ Result<pb::KvScanResponse> PartitionStateMachine::Scan(const std::string& start_
   auto rows = store_->Scan(group_, start_key, end_key, capped + 1, wants_value);
   if (!rows.ok()) return rows.status();
   pb::KvScanResponse out;
+  out.mutable_items()->Reserve(static_cast<int>(std::min(rows->size(), capped)));
   for (size_t i = 0; i < rows->size(); ++i) {
-    const storage::KeyValue& kv = (*rows)[i];
+    storage::KeyValue& kv = (*rows)[i];
     if (i == capped) {
-      out.set_resume_key(kv.key);
+      out.set_resume_key(std::move(kv.key));
       break;
     }
     // A stored KvRecord always carries its version (a slot >= 1), so an
     // empty value is one the filter left unread: no second filter call.
     if (kv.value.empty()) {
-      out.add_items()->set_key(kv.key);
+      out.add_items()->set_key(std::move(kv.key));
       continue;
     }
     pb::KvRecord record;
@@ -220,8 +221,8 @@ Result<pb::KvScanResponse> PartitionStateMachine::Scan(const std::string& start_
       return Status::Corruption("unparseable KvRecord in group " + std::to_string(group_));
     }
     pb::KvItem* item = out.add_items();
-    item->set_key(kv.key);
-    item->set_value(record.value());
+    item->set_key(std::move(kv.key));
+    item->set_value(std::move(*record.mutable_value()));
     item->set_version(record.version());
   }
   return out;

@@ -127,6 +127,7 @@ Result<std::vector<KeyValue>> ScanUserKeys(const ColumnFamilies& cfs, GroupId gr
   read.iterate_upper_bound = &upper_slice;
   std::unique_ptr<rocksdb::Iterator> it(cfs.db->NewIterator(read, cfs.state));
   std::vector<KeyValue> out;
+  out.reserve(std::min<size_t>(limit, 1024));
   for (it->Seek(UserKey(group, start_key)); it->Valid() && out.size() < limit; it->Next()) {
     if (wants_value) {
       std::optional<std::string_view> user_key = DecodeUserKey(group, it->key().ToStringView());

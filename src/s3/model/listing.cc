@@ -94,14 +94,14 @@ class Lister {
       current_key_ = std::string(parsed.object_key);
       current_latest_seq_ = head.latest_seq();
       if (head.latest_seq() != 0) return row.key + '\0';
-      AddEntry(parsed.object_key, head.latest(), /*is_latest=*/true);
+      AddEntry(parsed.object_key, std::move(*head.mutable_latest()), /*is_latest=*/true);
       return ObjectEnd(bucket, parsed.object_key);
     }
     if (parsed.type == RecordType::kVersion) {
       pb::VersionRecord record;
       if (!record.ParseFromString(row.value)) return Status::Corruption("unparseable version");
       const uint64_t seq = ~ReadBigEndian64(parsed.suffix);
-      AddEntry(parsed.object_key, record.version(),
+      AddEntry(parsed.object_key, std::move(*record.mutable_version()),
                parsed.object_key == current_key_ && seq == current_latest_seq_);
       return row.key + '\0';
     }
@@ -166,21 +166,25 @@ class Lister {
     if (parsed->type == RecordType::kHead) {
       pb::ObjectHead head;
       if (!head.ParseFromString(row.value)) return Status::Corruption("unparseable head record");
-      if (!head.latest().delete_marker()) AddEntry(key, head.latest(), /*is_latest=*/true);
+      if (!head.latest().delete_marker()) {
+        AddEntry(key, std::move(*head.mutable_latest()), /*is_latest=*/true);
+      }
     }
     return ObjectEnd(bucket, key);
   }
 
-  void AddEntry(std::string_view key, const pb::ObjectVersion& v, bool is_latest) {
+  // Takes the version's strings (the caller's parsed record, not used
+  // after).
+  void AddEntry(std::string_view key, pb::ObjectVersion&& v, bool is_latest) {
     pb::S3ListEntry* e = out_.add_items()->mutable_entry();
     e->set_key(std::string(key));
-    e->set_etag(v.etag());
+    e->set_etag(std::move(*v.mutable_etag()));
     e->set_size(v.size());
     e->set_last_modified_ms(v.last_modified_ms());
-    e->set_owner(v.owner());
-    e->set_storage_class(v.storage_class());
+    e->set_owner(std::move(*v.mutable_owner()));
+    e->set_storage_class(std::move(*v.mutable_storage_class()));
     if (req_.versions()) {
-      e->set_version_id(v.version_id());
+      e->set_version_id(std::move(*v.mutable_version_id()));
       e->set_is_latest(is_latest);
       e->set_delete_marker(v.delete_marker());
     }
