@@ -40,20 +40,22 @@ soak: build
 	@$(BUILD)/src/cli/tessera sim --replicas $(REPLICAS) --seed-start $(SEED_START) \
 		--seeds $(if $(filter-out 0,$(DURATION)),1000000000,$(SEEDS)) --duration $(DURATION)
 
-# make bench [BENCHES="consensus s3 kv multipart"] [ARGS=...]: the replication
-# benchmark (ARGS go to it), then S3 side by side with Ceph RGW, KV side by side
+# make bench [BENCHES="consensus md5 s3 kv multipart"] [ARGS=...]: the replication
+# benchmark (ARGS go to it), MD5 one stream and side by side (D39), then S3 side
+# by side with Ceph RGW, KV side by side
 # with etcd and multipart uploads side by side with RGW (bench/s3_vs_rgw.sh,
 # bench/kv_vs_etcd.sh, bench/s3_multipart_vs_rgw.sh; each also runs alone, see
 # docs/benchmarks.md). A peer that cannot start is reported and skipped.
 bench: deps
 	@cmake -S . -B $(BENCH_BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS) >/dev/null
-	@cmake --build $(BENCH_BUILD) -j $(JOBS) --target tessera_consensus_bench tessera_s3_sink tessera
-	@rc=0; for b in $(or $(BENCHES),consensus s3 kv multipart); do case $$b in \
+	@cmake --build $(BENCH_BUILD) -j $(JOBS) --target tessera_consensus_bench tessera_md5_bench tessera_s3_sink tessera
+	@rc=0; for b in $(or $(BENCHES),consensus md5 s3 kv multipart); do case $$b in \
 	  consensus) $(BENCH_BUILD)/bench/tessera_consensus_bench $(ARGS) || rc=1 ;; \
+	  md5) $(BENCH_BUILD)/bench/tessera_md5_bench || rc=1 ;; \
 	  s3) TESSERA=$(abspath $(BENCH_BUILD))/src/cli/tessera bench/s3_vs_rgw.sh || rc=1 ;; \
 	  kv) TESSERA=$(abspath $(BENCH_BUILD))/src/cli/tessera bench/kv_vs_etcd.sh || rc=1 ;; \
 	  multipart) TESSERA=$(abspath $(BENCH_BUILD))/src/cli/tessera bench/s3_multipart_vs_rgw.sh || rc=1 ;; \
-	  *) echo "unknown benchmark $$b (consensus, s3, kv, multipart)"; rc=2 ;; esac; done; exit $$rc
+	  *) echo "unknown benchmark $$b (consensus, md5, s3, kv, multipart)"; rc=2 ;; esac; done; exit $$rc
 
 clean:
 	rm -rf build
