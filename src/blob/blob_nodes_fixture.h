@@ -19,6 +19,7 @@
 #include "blob/blob_service.h"
 #include "blob/blob_test_util.h"
 #include "common/metrics.h"
+#include "common/metrics_test_util.h"
 #include "rpc/channel_pool.h"
 #include "rpc/fault_injector.h"
 #include "rpc/server.h"
@@ -32,18 +33,7 @@ inline const std::string kSecret = "blob-client-test-secret-0123456789";
 constexpr uint32_t kRouterId = 201;
 constexpr uint32_t kNodes = 3;
 
-// The value of one rendered series, e.g. `name{result="ok"}`; 0 if absent.
-inline uint64_t SeriesValue(const metrics::Registry& registry, const std::string& series) {
-  std::istringstream lines(registry.RenderText());
-  std::string line;
-  while (std::getline(lines, line)) {
-    if (line.size() > series.size() && line.compare(0, series.size(), series) == 0 &&
-        line[series.size()] == ' ') {
-      return std::stoull(line.substr(series.size() + 1));
-    }
-  }
-  return 0;
-}
+using metrics::testing::SeriesValue;
 
 class BlobNodesTest : public ::testing::Test {
  protected:

@@ -12,25 +12,14 @@
 
 #include "cluster/process_table.h"
 #include "common/metrics.h"
+#include "common/metrics_test_util.h"
 #include "common/result.h"
 #include "rpc/server.h"
 #include "tessera/cluster_rpc.pb.h"
 
 namespace tessera::router::testing {
 
-// The value of one series as rendered, e.g. `name` or
-// `name{op="put"}` (labels in name order); 0 when absent.
-inline uint64_t SeriesValue(const metrics::Registry& registry, const std::string& series) {
-  std::istringstream lines(registry.RenderText());
-  std::string line;
-  while (std::getline(lines, line)) {
-    if (line.size() > series.size() && line.compare(0, series.size(), series) == 0 &&
-        line[series.size()] == ' ') {
-      return std::stoull(line.substr(series.size() + 1));
-    }
-  }
-  return 0;
-}
+using metrics::testing::SeriesValue;
 
 // A process of the fake cluster a router test talks to: `role` `id` in
 // az1 on 127.0.0.1:`port`.

@@ -33,11 +33,13 @@ constexpr int TernaryImm() {
   return I < 16 ? 0xCA : I < 32 ? 0xE4 : I < 48 ? 0x96 : 0x39;
 }
 
-template <int I>
+// The immediates are template arguments: unoptimized builds expand these
+// intrinsics as macros that need literal constants.
+template <int I, int kImm = TernaryImm<I>(), int kRotate = kShift[I]>
 TESSERA_AVX512 void Step512(__m512i& a, __m512i b, __m512i c, __m512i d, const __m512i* m) {
-  const __m512i f = _mm512_ternarylogic_epi32(b, c, d, TernaryImm<I>());
+  const __m512i f = _mm512_ternarylogic_epi32(b, c, d, kImm);
   const __m512i km = _mm512_add_epi32(m[MessageWord(I)], _mm512_set1_epi32(static_cast<int>(kSine[I])));
-  a = _mm512_add_epi32(_mm512_rol_epi32(_mm512_add_epi32(_mm512_add_epi32(a, f), km), kShift[I]), b);
+  a = _mm512_add_epi32(_mm512_rol_epi32(_mm512_add_epi32(_mm512_add_epi32(a, f), km), kRotate), b);
 }
 
 template <int I>
@@ -72,12 +74,12 @@ TESSERA_AVX2 __m256i Round256(__m256i b, __m256i c, __m256i d) {
   }
 }
 
-template <int I>
+template <int I, int kRotate = kShift[I]>
 TESSERA_AVX2 void Step256(__m256i& a, __m256i b, __m256i c, __m256i d, const __m256i* m) {
   const __m256i km = _mm256_add_epi32(m[MessageWord(I)], _mm256_set1_epi32(static_cast<int>(kSine[I])));
   const __m256i x = _mm256_add_epi32(_mm256_add_epi32(a, Round256<I>(b, c, d)), km);
   const __m256i rotated =
-      _mm256_or_si256(_mm256_slli_epi32(x, kShift[I]), _mm256_srli_epi32(x, 32 - kShift[I]));
+      _mm256_or_si256(_mm256_slli_epi32(x, kRotate), _mm256_srli_epi32(x, 32 - kRotate));
   a = _mm256_add_epi32(rotated, b);
 }
 
