@@ -10,7 +10,6 @@
 #include <chrono>
 #include <future>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <array>
-#include <climits>
 
 #include "common/check.h"
 #include "common/crc32c.h"
