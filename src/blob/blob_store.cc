@@ -18,6 +18,7 @@
 #include "common/check.h"
 #include "common/crc32c.h"
 #include "common/limits.h"
+#include "common/posix_file.h"
 
 namespace tessera::blob {
 namespace {
@@ -34,40 +35,9 @@ std::string DirName(uint32_t slot) {
   return std::string{kHex[d >> 4], kHex[d & 0xf]};
 }
 
-Status ErrnoStatus(const std::string& what, int err) {
-  return Status::IOError(what + ": " + std::strerror(err));
-}
-
-// Closes a file descriptor on scope exit.
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-  // close(2) reports delayed write errors on some file systems.
-  int Close() {
-    const int r = ::close(fd_);
-    fd_ = -1;
-    return r;
-  }
-
- private:
-  int fd_;
-};
-
-Status WriteAll(int fd, std::string_view bytes, const std::string& path) {
-  while (!bytes.empty()) {
-    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return ErrnoStatus("write " + path, errno);
-    bytes.remove_prefix(static_cast<size_t>(n));
-  }
-  return Status::Ok();
-}
+using posix::ErrnoStatus;
+using posix::Fd;
+using posix::WriteAll;
 
 // Direct I/O moves a blob's bytes to the disk without the page-cache copy,
 // which on this kind of machine costs more than the disk write itself
@@ -187,10 +157,7 @@ std::mutex& BlobStore::StripeOf(const BlobId& id) {
 
 Status BlobStore::Sync(int fd, const std::string& what) {
   if (options_.before_sync) TESSERA_RETURN_IF_ERROR(options_.before_sync());
-  while (::fsync(fd) != 0) {
-    if (errno != EINTR) return ErrnoStatus("fsync " + what, errno);
-  }
-  return Status::Ok();
+  return posix::Fsync(fd, what);
 }
 
 Status BlobStore::SyncDir(const std::string& dir) {

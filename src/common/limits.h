@@ -54,6 +54,9 @@ inline constexpr size_t kGroupCommitBatchBytesMax = 16 << 20;
 // Bytes of pending requests before Submit pushes back (a request is always
 // admitted into an empty queue, so one larger than this still goes through).
 inline constexpr size_t kGroupCommitQueueBytesMax = 256 << 20;
+// WAL files waiting for zeros to be written ahead of their end (D41); RocksDB
+// keeps only a few WAL files open, a fuller queue leaves a file ordinary.
+inline constexpr size_t kWalZeroFillQueueMax = 64;
 // A user key of a group's applied state (S3 keys are at most 1 KiB; the rest
 // is room for bucket id and record suffixes).
 inline constexpr size_t kStateKeyBytesMax = 4 << 10;

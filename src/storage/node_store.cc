@@ -1,6 +1,7 @@
 #include "storage/node_store.h"
 
 #include <rocksdb/cache.h>
+#include <rocksdb/env.h>
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/perf_context.h>
 #include <rocksdb/table.h>
@@ -16,6 +17,7 @@
 #include "storage/record_codec.h"
 #include "storage/rocks_status.h"
 #include "storage/snapshot_staging.h"
+#include "storage/wal_file_system.h"
 #include "tessera/storage.pb.h"
 
 namespace tessera::storage {
@@ -81,20 +83,29 @@ std::vector<rocksdb::ColumnFamilyDescriptor> MakeDescriptors(const NodeStoreOpti
 
 Result<std::unique_ptr<NodeStore>> NodeStore::Open(const NodeStoreOptions& options) {
   if (options.path.empty()) return Status::InvalidArgument("NodeStoreOptions.path is empty");
+  auto file_system =
+      std::make_shared<WalFileSystem>(rocksdb::FileSystem::Default(), options.path, options.wal_zero_fill);
+  file_system->Start();
+  std::unique_ptr<rocksdb::Env> env = rocksdb::NewCompositeEnv(file_system);
+  rocksdb::DBOptions db_options = MakeDbOptions();
+  db_options.env = env.get();
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::DB* db = nullptr;
-  rocksdb::Status s =
-      rocksdb::DB::Open(MakeDbOptions(), options.path, MakeDescriptors(options), &handles, &db);
+  rocksdb::Status s = rocksdb::DB::Open(db_options, options.path, MakeDescriptors(options), &handles, &db);
   TESSERA_RETURN_IF_ERROR(FromRocks(s, "opening node store at " + options.path));
-  std::unique_ptr<NodeStore> store(new NodeStore(db, std::move(handles), options));
+  std::unique_ptr<NodeStore> store(
+      new NodeStore(std::move(file_system), std::move(env), db, std::move(handles), options));
   TESSERA_RETURN_IF_ERROR(store->InitFormat());
   TESSERA_RETURN_IF_ERROR(store->RecoverSnapshotStaging());
   return store;
 }
 
-NodeStore::NodeStore(rocksdb::DB* db, std::vector<rocksdb::ColumnFamilyHandle*> handles,
+NodeStore::NodeStore(std::shared_ptr<WalFileSystem> file_system, std::unique_ptr<rocksdb::Env> env,
+                     rocksdb::DB* db, std::vector<rocksdb::ColumnFamilyHandle*> handles,
                      const NodeStoreOptions& options)
-    : db_(db),
+    : file_system_(std::move(file_system)),
+      env_(std::move(env)),
+      db_(db),
       handles_(std::move(handles)),
       options_(options),
       obsolete_version_flush_(options.obsolete_version_flush) {
@@ -117,7 +128,10 @@ NodeStore::~NodeStore() {
     TESSERA_CHECK(s.ok());
   }
   db_.reset();
+  file_system_->Stop();
 }
+
+WalZeroFillStats NodeStore::wal_zero_fill_stats() const { return file_system_->zero_fill_stats(); }
 
 Status NodeStore::InitFormat() {
   std::string stored;

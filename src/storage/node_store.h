@@ -43,9 +43,12 @@
 #include "storage/key_codec.h"
 #include "storage/log_write.h"
 #include "storage/obsolete_version_flush.h"
+#include "storage/wal_zero_fill.h"
 #include "tessera/consensus.pb.h"
 
 namespace tessera::storage {
+
+class WalFileSystem;
 
 inline constexpr uint32_t kStorageFormatVersion = 1;
 
@@ -59,6 +62,8 @@ struct NodeStoreOptions {
   // chain of cache misses on every replica of every write. A flush merges
   // four of them into one level-0 file.
   size_t state_write_buffer_bytes = 8 << 20;
+  // Zeros written ahead of the write-ahead log's end (D41).
+  WalZeroFillOptions wal_zero_fill;
   // The block cache shared by every column family, bytes.
   size_t block_cache_bytes = 256 << 20;
   // Bytes of keys and values per WriteBatch of a staged-snapshot install.
@@ -195,6 +200,7 @@ class NodeStore {
   const SnapshotRecoveryStats& snapshot_recovery_stats() const { return snapshot_recovery_; }
 
   GroupCommitStats group_commit_stats() const { return writer_->stats(); }
+  WalZeroFillStats wal_zero_fill_stats() const;
   // Flushes of the applied state that scans requested (ObsoleteVersionFlush).
   uint64_t scan_flushes_requested() const { return obsolete_version_flush_.flushes_requested(); }
   uint64_t scan_flush_failures() const { return scan_flush_failures_.load(); }
@@ -203,7 +209,8 @@ class NodeStore {
   uint64_t state_memtable_entries() const;
 
  private:
-  NodeStore(rocksdb::DB* db, std::vector<rocksdb::ColumnFamilyHandle*> handles,
+  NodeStore(std::shared_ptr<WalFileSystem> file_system, std::unique_ptr<rocksdb::Env> env,
+            rocksdb::DB* db, std::vector<rocksdb::ColumnFamilyHandle*> handles,
             const NodeStoreOptions& options);
   Status InitFormat();
   // At open: finishes every marked install, drops every unmarked staging.
@@ -225,6 +232,10 @@ class NodeStore {
   Result<std::optional<rocksdb::WriteBatch>> CompactionBatch(GroupId group, Slot upto,
                                                              const pb::Membership& membership) const;
 
+  // The file system and environment the database runs on: declared before
+  // db_, so they outlive it.
+  std::shared_ptr<WalFileSystem> file_system_;
+  std::unique_ptr<rocksdb::Env> env_;
   std::unique_ptr<rocksdb::DB> db_;
   std::vector<rocksdb::ColumnFamilyHandle*> handles_;  // default, log, state, meta
   ColumnFamilies cfs_;
