@@ -339,6 +339,10 @@ inline constexpr size_t kS3BlobBytesDefault = 8 << 20;
 inline constexpr uint64_t kS3ObjectBytesMax = uint64_t{5} << 30;
 // Bytes of one blob read while streaming an object out.
 inline constexpr size_t kS3ReadPieceBytes = 2 << 20;
+// Pieces of one GET held at once (being read, waiting, being written): the
+// read-ahead that overlaps the nodes' reads with the client's (D42); a GET
+// holds at most this many times kS3ReadPieceBytes.
+inline constexpr size_t kS3ReadPiecesInFlight = 2;
 // XML request bodies (CreateBucketConfiguration, Delete, and the largest:
 // CompleteMultipartUpload of 10,000 parts with checksums, about 1.7 MB).
 inline constexpr size_t kS3XmlBodyBytesMax = 4 << 20;

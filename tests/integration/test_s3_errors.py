@@ -572,6 +572,32 @@ class BadInputTest(ErrorTestCase):
         self.assertEqual(a.request("GET", path).body, b"hello")
         self.assertEqual(a.request("DELETE", path).status, 204)
 
+    def test_clients_leaving_mid_download(self):
+        """A client that hangs up anywhere in a download of a multi-blob
+        object (reads run ahead of the writes, D42) leaves the router
+        serving and the object whole."""
+        a = self.admin
+        data = os.urandom(19 << 20)  # three 8 MiB blobs, many 2 MiB pieces
+        path = key_path(BUCKET, "leaver")
+        self.assertEqual(a.request("PUT", path, body=data).status, 200)
+        for read_bytes in (0, 1, 100 << 10, 3 << 20, 9 << 20, 18 << 20):
+            with self.subTest(read_bytes=read_bytes):
+                signed = a.sign("GET", path)
+                with socket.create_connection(("127.0.0.1", self.c.s3_port), timeout=30) as sock:
+                    sock.sendall(raw_head("GET", path, a.host, signed.headers))
+                    got = bytearray()
+                    while len(got) < read_bytes + 1:
+                        piece = sock.recv(1 << 20)
+                        if not piece:
+                            break
+                        got += piece
+                    self.assertTrue(got.startswith(b"HTTP/1.1 200"), bytes(got[:200]))
+                self.assert_serving()
+        r = a.request("GET", path)
+        self.assertEqual(r.status, 200)
+        self.assertTrue(r.body == data, "the object changed after abandoned downloads")
+        self.assertEqual(a.request("DELETE", path).status, 204)
+
     def test_garbage_on_the_wire(self):
         a = self.admin
         for name, raw in (("not http", b"\x16\x03\x01\x02\x00garbage\r\n\r\n"),

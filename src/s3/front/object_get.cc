@@ -4,9 +4,13 @@
 // nearest replica with checksum verification), DeleteObject (one op), and
 // the object sub-resources clients probe (?acl, ?tagging).
 #include <algorithm>
+#include <deque>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "common/check.h"
 #include "common/limits.h"
 #include "s3/front/composite_checksum.h"
 #include "s3/front/s3_call.h"
@@ -48,11 +52,27 @@ void ApplyOverrides(const S3Call& call, http::Headers& headers) {
 }
 
 // Streams bytes [first, last] of a blob-backed object, blob by blob, in
-// pieces of at most kS3ReadPieceBytes. The blob holding `first` is found by
-// binary search over the blobs' start offsets (an object may have tens of
-// thousands of blobs); after that the stream walks forward.
+// pieces of at most kS3ReadPieceBytes, reading ahead: while one piece is
+// written to the client the next ones are already being read from the
+// nodes, so neither side waits for the other (D42). The blob holding
+// `first` is found by binary search over the blobs' start offsets (an
+// object may have tens of thousands of blobs); after that the stream walks
+// forward.
+//
+// Invariants: pieces reach the client in object order, one WriteBody at a
+// time; at most kS3ReadPiecesInFlight pieces (being read, read and waiting,
+// or being written) exist at once, which bounds a GET's memory; once the
+// stream failed (a read failed, the blob list is short, the client went
+// away) nothing more is read or written, and a failure after the head was
+// sent aborts the connection (the client sees a truncated body).
+//
+// Threads: read callbacks come from channel threads (or inline from Read),
+// write callbacks from the connection's executor; mutex_ orders them. Read
+// and the exchange are called without holding mutex_ (Read may call back
+// inline).
 class BlobStreamer : public std::enable_shared_from_this<BlobStreamer> {
  public:
+  // `first` <= `last`, both inside the object.
   BlobStreamer(CallPtr call, pb::ObjectVersion object, uint64_t first, uint64_t last)
       : call_(std::move(call)), object_(std::move(object)), next_(first), last_(last) {
     starts_.reserve(object_.blobs_size());
@@ -66,42 +86,119 @@ class BlobStreamer : public std::enable_shared_from_this<BlobStreamer> {
     blob_ = it == starts_.begin() ? 0 : static_cast<size_t>(it - starts_.begin()) - 1;
   }
 
-  void Step() {
-    if (next_ > last_) {
-      return call_->exchange->FinishResponse([](Status) {});
-    }
-    while (blob_ < starts_.size() && next_ >= starts_[blob_] + object_.blobs(blob_).size()) {
-      ++blob_;
-    }
-    if (blob_ >= starts_.size()) return call_->exchange->Abort();  // blobs short of the size
-    const pb::BlobRef& ref = object_.blobs(static_cast<int>(blob_));
-    const uint64_t offset = next_ - starts_[blob_];
-    const uint64_t length =
-        std::min<uint64_t>({ref.size() - offset, last_ - next_ + 1, limits::kS3ReadPieceBytes});
-    auto id = blob::BlobId::Parse(ref.blob_id());
-    if (!id.ok()) return call_->exchange->Abort();
-    call_->front.blobs().Read(*id, offset, length,
-                              [self = shared_from_this(), length](Result<std::string> data) {
-                                self->OnRead(std::move(data), length);
-                              });
-  }
+  void Start() { Pump(); }
 
  private:
-  void OnRead(Result<std::string> data, uint64_t length) {
-    if (!data.ok() || data->size() != length) return call_->exchange->Abort();
-    next_ += length;
-    call_->exchange->WriteBody(std::move(data).value(), [self = shared_from_this()](Status st) {
-      if (!st.ok()) return;  // the client went away; the exchange is dead
-      self->Step();
-    });
+  struct Piece {
+    uint64_t length = 0;
+    std::optional<Result<std::string>> data;  // set once its read answered
+  };
+  struct ReadOrder {
+    blob::BlobId id;
+    uint64_t offset = 0;
+    uint64_t length = 0;
+    uint64_t sequence = 0;
+  };
+  enum class Next { kNothing, kWrite, kFinish, kAbort };
+
+  // Starts what can start now: the write of the front piece once it is
+  // read, reads while there is room, the end of the body after the last
+  // piece was written.
+  void Pump() {
+    std::vector<ReadOrder> reads;
+    std::string piece;
+    Next next = Next::kNothing;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (done_) return;
+      if (!writing_ && !pieces_.empty() && pieces_.front().data) {
+        Result<std::string> data = std::move(*pieces_.front().data);
+        const uint64_t length = pieces_.front().length;
+        pieces_.pop_front();
+        ++front_sequence_;
+        if (data.ok() && data->size() == length) {
+          piece = std::move(data).value();
+          writing_ = true;
+          next = Next::kWrite;
+        } else {
+          next = Next::kAbort;
+        }
+      }
+      if (next != Next::kAbort && !PlanReadsLocked(reads)) next = Next::kAbort;
+      if (next == Next::kNothing && !writing_ && pieces_.empty() && next_ > last_) next = Next::kFinish;
+      if (next == Next::kAbort || next == Next::kFinish) done_ = true;
+    }
+    switch (next) {
+      case Next::kAbort:
+        return call_->exchange->Abort();
+      case Next::kFinish:
+        return call_->exchange->FinishResponse([](Status) {});
+      case Next::kWrite:
+        call_->exchange->WriteBody(std::move(piece), [self = shared_from_this()](Status st) {
+          self->OnWritten(st);
+        });
+        break;
+      case Next::kNothing:
+        break;
+    }
+    for (ReadOrder& order : reads) {
+      call_->front.blobs().Read(order.id, order.offset, order.length,
+                                [self = shared_from_this(), sequence = order.sequence](
+                                    Result<std::string> data) { self->OnRead(sequence, std::move(data)); });
+    }
+  }
+
+  // Queues reads of the next pieces while fewer than kS3ReadPiecesInFlight
+  // exist; false when the blob list cannot serve the range.
+  bool PlanReadsLocked(std::vector<ReadOrder>& reads) {
+    while (next_ <= last_ && pieces_.size() + (writing_ ? 1 : 0) < limits::kS3ReadPiecesInFlight) {
+      while (blob_ < starts_.size() && next_ >= starts_[blob_] + object_.blobs(blob_).size()) {
+        ++blob_;
+      }
+      if (blob_ >= starts_.size()) return false;  // blobs short of the size
+      const pb::BlobRef& ref = object_.blobs(static_cast<int>(blob_));
+      const uint64_t offset = next_ - starts_[blob_];
+      const uint64_t length =
+          std::min<uint64_t>({ref.size() - offset, last_ - next_ + 1, limits::kS3ReadPieceBytes});
+      auto id = blob::BlobId::Parse(ref.blob_id());
+      if (!id.ok()) return false;
+      reads.push_back(ReadOrder{*id, offset, length, front_sequence_ + pieces_.size()});
+      pieces_.push_back(Piece{length, std::nullopt});
+      next_ += length;
+    }
+    return true;
+  }
+
+  void OnRead(uint64_t sequence, Result<std::string> data) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (done_) return;
+      TESSERA_CHECK(sequence >= front_sequence_ && sequence - front_sequence_ < pieces_.size());
+      pieces_[sequence - front_sequence_].data = std::move(data);
+    }
+    Pump();
+  }
+
+  void OnWritten(Status st) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      writing_ = false;
+      if (!st.ok()) done_ = true;  // the client went away; the exchange is dead
+    }
+    Pump();
   }
 
   CallPtr call_;
   const pb::ObjectVersion object_;
   std::vector<uint64_t> starts_;  // starts_[i]: object offset of blob i
+  std::mutex mutex_;              // guards everything below
   size_t blob_ = 0;               // the blob holding next_ (or before it)
-  uint64_t next_;
+  uint64_t next_;                 // first byte not yet asked for
   const uint64_t last_;
+  std::deque<Piece> pieces_;      // asked for, not yet written, in order
+  uint64_t front_sequence_ = 0;   // sequence number of pieces_.front()
+  bool writing_ = false;          // a WriteBody is in flight
+  bool done_ = false;             // finished, aborted or the client gone
 };
 
 // ?partNumber=N of GET/HEAD: the byte range of part N (1-based). A
@@ -205,11 +302,10 @@ void ServeObject(CallPtr call, const pb::ObjectVersion& v) {
   call->MarkAnswered();
   http::Headers all = call->StandardHeaders();
   for (auto& h : headers) all.push_back(std::move(h));
-  auto streamer = std::make_shared<BlobStreamer>(call, v, first, length == 0 ? 0 : last);
-  call->exchange->StartResponse(status, std::move(all), length, [streamer, length](Status st) {
+  call->exchange->StartResponse(status, std::move(all), length, [call, v, first, last, length](Status st) {
     if (!st.ok()) return;
-    if (length == 0) return streamer->Step();
-    streamer->Step();
+    if (length == 0) return call->exchange->FinishResponse([](Status) {});
+    std::make_shared<BlobStreamer>(call, v, first, last)->Start();
   });
 }
 
