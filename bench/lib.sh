@@ -72,13 +72,15 @@ bench_layout() {
 # Port of a field of the (first) router in a layout: s3_port, http_port.
 layout_port() { sed -n '/^routers/,/}/p' "$1" | sed -nE "s/.*[^_]$2: ([0-9]+).*/\1/p" | head -1; }
 
-# Starts a fresh Tessera cluster in TDIR (set by the caller) with LAYOUT.
+# Starts a fresh Tessera cluster in TDIR (set by the caller) with LAYOUT and
+# the extra `cluster up` flags of the array TESSERA_UP_FLAGS (may be unset).
 tessera_up() {
   [[ -x $TESSERA ]] || { log "no tessera binary at $TESSERA (build it: see docs/benchmarks.md)"; return 1; }
   rm -rf "$TDIR"; mkdir -p "$TDIR"
   TESSERA_UP=1  # also after a failed up: stop what it started
-  log "tessera cluster up --detach --dir $TDIR --layout $LAYOUT"
-  "$TESSERA" cluster up --detach --dir "$TDIR" --layout "$LAYOUT" > "$OUT/tessera-up.log" 2>&1 ||
+  local flags=("${TESSERA_UP_FLAGS[@]}")
+  log "tessera cluster up --detach --dir $TDIR --layout $LAYOUT ${flags[*]}"
+  "$TESSERA" cluster up --detach --dir "$TDIR" --layout "$LAYOUT" "${flags[@]}" > "$OUT/tessera-up.log" 2>&1 ||
     { log "tessera cluster up failed:"; tail -20 "$OUT/tessera-up.log" >&2; return 1; }
 }
 

@@ -86,12 +86,16 @@ Status WaitFor(F attempt, milliseconds timeout, const std::string& what) {
   return Status::Timeout(what + " (last: " + last.ToString() + ")");
 }
 
-Status CreateDefaultTable(ClusterSession& s, uint32_t partitions) {
+// The table kv: `split_points` when given (checked by KvSplitPointsError),
+// otherwise `partitions` even ranges.
+Status CreateDefaultTable(ClusterSession& s, uint32_t partitions,
+                          const std::vector<std::string>& split_points) {
   auto client = s.client();
   if (!client.ok()) return client.status();
   pb::CreateTableRequest req;
   req.set_name("kv");
-  req.set_partitions(partitions);
+  if (split_points.empty()) req.set_partitions(partitions);
+  for (const std::string& p : split_points) req.add_split_points(p);
   return WaitFor(
       [&]() -> Status {
         return (*client)->CallAny(ProcessRole::kMeta, "meta.create_table", req.SerializeAsString(),
@@ -231,6 +235,10 @@ int Up(ClusterSession& s, const ClusterCommandArgs& args, std::ostream& out, std
     err << "tessera cluster up: " << s3_split_points.status().ToString() << "\n";
     return 2;
   }
+  if (Status kv = CheckKvSplitPoints(args.kv_splits); !kv.ok()) {
+    err << "tessera cluster up: " << kv.ToString() << "\n";
+    return 2;
+  }
   auto secret = cluster::EnsureClusterSecret(s.dir());
   auto credential = router::EnsureCredentialsFile(s.dir() + "/credentials");
   if (!secret.ok() || !credential.ok()) {
@@ -251,7 +259,7 @@ int Up(ClusterSession& s, const ClusterCommandArgs& args, std::ostream& out, std
   }
   out << cluster::DescribeLayout(s.layout()) << "cluster directory: " << s.dir() << "\n\n";
   Status st = LaunchAll(s, out);
-  if (st.ok()) st = CreateDefaultTable(s, args.partitions);
+  if (st.ok()) st = CreateDefaultTable(s, args.partitions, args.kv_splits);
   if (st.ok()) st = CreateS3Table(s, *s3_split_points);
   if (st.ok()) st = EnsureAdminUser(s, *credential);
   if (st.ok()) st = WaitFor([&] { return AllPartitionsLed(s); }, milliseconds(60'000),
@@ -326,6 +334,24 @@ int Restart(ClusterSession& s, const ClusterCommandArgs& args, std::ostream& out
 }
 
 }  // namespace
+
+Status CheckKvSplitPoints(const std::vector<std::string>& kv_splits) {
+  if (kv_splits.size() + 1 > limits::kMetaPartitionsPerTableMax) {
+    return Status::InvalidArgument("--kv-split: more than " +
+                                   std::to_string(limits::kMetaPartitionsPerTableMax - 1) + " points");
+  }
+  for (size_t i = 0; i < kv_splits.size(); ++i) {
+    if (kv_splits[i].empty() || kv_splits[i].size() > limits::kMetaSplitPointBytesMax) {
+      return Status::InvalidArgument("--kv-split '" + kv_splits[i] + "': a key of 1.." +
+                                     std::to_string(limits::kMetaSplitPointBytesMax) + " bytes");
+    }
+    if (i > 0 && !(kv_splits[i - 1] < kv_splits[i])) {
+      return Status::InvalidArgument("--kv-split '" + kv_splits[i] +
+                                     "': points must be strictly ascending");
+    }
+  }
+  return Status::Ok();
+}
 
 Result<std::vector<std::string>> S3TableSplitPointsWith(const std::vector<std::string>& s3_splits) {
   std::vector<std::string> points = meta::S3TableSplitPoints(meta::kS3TablePartitions);

@@ -20,6 +20,9 @@ struct ClusterCommandArgs {
   std::string dir;
   bool detach = false;            // up: return once the cluster is ready
   uint32_t partitions = 6;        // up: partitions of the default table "kv"
+  // up: split points of "kv" instead of `partitions` even ranges of the
+  // byte space (keys of one shape, "k000123", fall into one even range).
+  std::vector<std::string> kv_splits;
   std::vector<std::string> targets;  // process names or AZs, per action
   uint32_t slow_ms = 0;           // slow-disk
   bool one_way = false;           // partition: only targets[0] -> targets[1]
@@ -37,6 +40,11 @@ struct ClusterCommandArgs {
 // limits::kMetaSplitPointBytesMax - 8 bytes. InvalidArgument naming the
 // bad value otherwise.
 Result<std::vector<std::string>> S3TableSplitPointsWith(const std::vector<std::string>& s3_splits);
+
+// `cluster up --kv-split` points: at most limits::kMetaPartitionsPerTableMax
+// - 1, each 1..limits::kMetaSplitPointBytesMax bytes, strictly ascending;
+// InvalidArgument naming the bad value otherwise.
+Status CheckKvSplitPoints(const std::vector<std::string>& kv_splits);
 
 // Returns the process exit code; prints to `out` / `err`.
 int RunClusterCommand(const ClusterCommandArgs& args, std::ostream& out, std::ostream& err);

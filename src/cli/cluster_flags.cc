@@ -50,6 +50,11 @@ CLI::App* AddClusterCommands(CLI::App& app, ClusterCommandArgs& args) {
       sub->add_flag("--detach", args.detach, "return once the cluster is ready");
       sub->add_option("--partitions", args.partitions, "partitions of the default table kv")
           ->check(CLI::Range(1, 256));
+      sub->add_option("--kv-split", args.kv_splits,
+                      "KEY: split the default table kv at KEY instead of --partitions even "
+                      "ranges (repeatable, strictly ascending)")
+          ->take_all()
+          ->allow_extra_args(false);
       sub->add_option("--s3-split", args.s3_splits,
                       "BUCKET_ID:OBJECT_KEY: also split the S3 table at that object key and at "
                       "the bucket's bounds (repeatable; for tests)")

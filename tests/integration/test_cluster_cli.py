@@ -1,10 +1,14 @@
 #!/usr/bin/env python3
-"""`tessera cluster up` with a process that cannot start (issue 3).
+"""`tessera cluster up`: a process that cannot start, and the kv table's
+split points (issue 3).
 
-Goal: prove that a cluster whose quorums would hide a dead process is not
-reported as up: with the router's KV port taken by another program, the
-router exits at once; `cluster up` must exit non-zero, name the router,
-show the end of its log (the bind failure), and leave nothing running.
+Goal: prove that
+  1. a cluster whose quorums would hide a dead process is not reported as
+     up: with the router's KV port taken by another program, the router
+     exits at once; `cluster up` must exit non-zero, name the router, show
+     the end of its log (the bind failure), and leave nothing running;
+  2. `cluster up --kv-split KEY ...` creates the kv table split exactly at
+     those keys, and keys on either side of a split point are served.
 """
 
 import os
@@ -35,6 +39,16 @@ class ClusterUpTest(unittest.TestCase):
         # Every other process was stopped again.
         status = cluster.cli("cluster", "status", check=False)
         self.assertNotIn(" up ", status.stdout)
+
+    def test_kv_table_split_at_given_keys(self):
+        cluster = h.S3Cluster("cli-split")
+        self.addCleanup(cluster.down)
+        cluster.cli("cluster", "up", "--detach", "--kv-split", "g", "--kv-split", "p", timeout=180)
+        kv = sorted((p["start"], p["end"]) for p in cluster.partitions() if p["table"] == "kv")
+        self.assertEqual(kv, [(b"", b"g"), (b"g", b"p"), (b"p", b"")])
+        for key in ("f~", "g", "o~", "p"):
+            cluster.cli("kv", "put", "kv", key, "v-" + key)
+            self.assertIn("v-" + key, cluster.cli("kv", "get", "kv", key).stdout)
 
 
 if __name__ == "__main__":
