@@ -15,13 +15,13 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <ctime>
 #include <memory>
 #include <string>
 #include <string_view>
 
 #include "common/limits.h"
+#include "common/posix_file.h"
 #include "common/result.h"
 #include "http/headers.h"
 
@@ -86,31 +86,21 @@ std::string Directory(const std::string& path) {
 // directory: fsync, chmod `mode`, rename, fsync the directory.
 Status WriteFileAtomically(const std::string& path, const std::string& content, mode_t mode) {
   const std::string temp = path + ".tmp." + std::to_string(::getpid());
-  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-  if (fd < 0) return Status::IOError("tls cert: cannot create " + temp + ": " + std::strerror(errno));
-  size_t written = 0;
-  bool ok = ::fchmod(fd, mode) == 0;
-  while (ok && written < content.size()) {
-    const ssize_t n = ::write(fd, content.data() + written, content.size() - written);
-    if (n < 0 && errno == EINTR) continue;
-    ok = n > 0;
-    if (ok) written += static_cast<size_t>(n);
-  }
-  ok = ok && ::fsync(fd) == 0;
-  const int saved = errno;
-  ok = (::close(fd) == 0) && ok;
-  if (ok) ok = ::rename(temp.c_str(), path.c_str()) == 0;
-  if (!ok) {
-    const std::string reason = std::strerror(saved != 0 ? saved : errno);
+  Status written = [&]() -> Status {
+    posix::Fd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode));
+    if (!fd.valid()) return posix::ErrnoStatus("create " + temp, errno);
+    if (::fchmod(fd.get(), mode) != 0) return posix::ErrnoStatus("chmod " + temp, errno);
+    TESSERA_RETURN_IF_ERROR(posix::WriteAll(fd.get(), content, temp));
+    TESSERA_RETURN_IF_ERROR(posix::Fsync(fd.get(), temp));
+    if (fd.Close() != 0) return posix::ErrnoStatus("close " + temp, errno);
+    if (::rename(temp.c_str(), path.c_str()) != 0) return posix::ErrnoStatus("rename " + temp, errno);
+    return Status::Ok();
+  }();
+  if (!written.ok()) {
     ::unlink(temp.c_str());
-    return Status::IOError("tls cert: cannot write " + path + ": " + reason);
+    return Status::IOError("tls cert: cannot write " + path + ": " + written.message());
   }
-  const int dir = ::open(Directory(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir >= 0) {
-    (void)::fsync(dir);
-    ::close(dir);
-  }
-  return Status::Ok();
+  return posix::SyncDirectory(Directory(path));
 }
 
 std::string BioText(BIO* bio) {
