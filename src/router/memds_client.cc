@@ -26,16 +26,20 @@ struct MemdsClient::Batch {
   Status last;
 };
 
-MemdsClient::MemdsClient(rpc::ChannelPool& pool, std::vector<uint32_t> meta_ids, uint32_t timeout_ms,
-                         metrics::Registry& metrics)
+MemdsClient::MemdsClient(boost::asio::io_context& io, rpc::ChannelPool& pool,
+                         std::vector<uint32_t> meta_ids, uint32_t timeout_ms,
+                         std::chrono::microseconds refresh_linger, metrics::Registry& metrics)
     : pool_(pool),
       meta_ids_(std::move(meta_ids)),
       timeout_ms_(timeout_ms),
+      refresh_linger_(refresh_linger),
       batches_(metrics.GetCounter("tessera_router_memds_batches_total",
-                                  "meta.lookup_batch calls sent (failovers included)")) {
+                                  "meta.lookup_batch calls sent (failovers included)")),
+      refresh_timer_(io) {
   TESSERA_CHECK(!meta_ids_.empty());
   suspect_until_ms_.assign(meta_ids_.size(), 0);
   TESSERA_CHECK(timeout_ms_ >= 1 && timeout_ms_ <= limits::kRpcCallTimeoutMsMax);
+  TESSERA_CHECK(refresh_linger_.count() >= 0 && refresh_linger_ <= kRefreshLingerMax);
 }
 
 void MemdsClient::Lookup(const std::string& table, const std::string& key, LookupPriority priority,
@@ -46,6 +50,9 @@ void MemdsClient::Lookup(const std::string& table, const std::string& key, Looku
     if (WaitingCountLocked() >= limits::kRouterMemdsQueuedLookupsMax) {
       lock.unlock();
       return done(Status::Throttled("too many MemDS lookups waiting"));
+    }
+    if (priority == LookupPriority::kRefresh && refreshes_.empty()) {
+      oldest_refresh_at_ = std::chrono::steady_clock::now();
     }
     Waiting& w = (priority == LookupPriority::kRefresh ? refreshes_ : waiting_).emplace_back();
     w.request.set_table(table);
@@ -58,8 +65,15 @@ void MemdsClient::Lookup(const std::string& table, const std::string& key, Looku
 
 std::shared_ptr<MemdsClient::Batch> MemdsClient::TakeBatchLocked() {
   if (in_flight_ >= limits::kRouterMemdsBatchesInFlightMax) return nullptr;
-  // Refreshes alone wait for the batch in flight (see the header).
-  if (waiting_.empty() && (refreshes_.empty() || in_flight_ > 0)) return nullptr;
+  // Refreshes alone wait for the batch in flight and for their linger (see
+  // the header); a batch that answers or the timer sends them later.
+  if (waiting_.empty()) {
+    if (refreshes_.empty() || in_flight_ > 0) return nullptr;
+    if (!RefreshesDueLocked()) {
+      ArmRefreshTimerLocked();
+      return nullptr;
+    }
+  }
   auto batch = std::make_shared<Batch>();
   pb::LookupBatchRequest request;
   const size_t count = std::min(WaitingCountLocked(), limits::kRouterMemdsBatchLookupsMax);
@@ -84,6 +98,32 @@ std::shared_ptr<MemdsClient::Batch> MemdsClient::TakeBatchLocked() {
   }
   ++in_flight_;
   return batch;
+}
+
+bool MemdsClient::RefreshesDueLocked() const {
+  return refreshes_.size() >= limits::kRouterMemdsBatchLookupsMax ||
+         std::chrono::steady_clock::now() - oldest_refresh_at_ >= refresh_linger_;
+}
+
+void MemdsClient::ArmRefreshTimerLocked() {
+  if (refresh_timer_armed_) return;
+  refresh_timer_armed_ = true;
+  refresh_timer_.expires_at(oldest_refresh_at_ + refresh_linger_);
+  refresh_timer_.async_wait([this](const boost::system::error_code& error) {
+    if (!error) OnRefreshTimer();
+  });
+}
+
+void MemdsClient::OnRefreshTimer() {
+  std::shared_ptr<Batch> batch;
+  {
+    std::lock_guard lock(mu_);
+    refresh_timer_armed_ = false;
+    // Re-arms itself when the refreshes queued now are younger than the
+    // linger; leaves them to Finish while a batch is in flight.
+    batch = TakeBatchLocked();
+  }
+  if (batch) TryNext(std::move(batch));
 }
 
 void MemdsClient::TryNext(std::shared_ptr<Batch> batch) {

@@ -10,8 +10,12 @@
 // large batches instead of one call per lookup. Refresh lookups (a cache
 // hit's, LookupPriority::kRefresh: nobody waits for them) leave on their
 // own only when no batch is in flight; otherwise they ride with the next
-// batch, behind every lookup a request waits for. Under load the refreshes
-// of many hits thus share one call. The metadata service serves
+// batch, behind every lookup a request waits for; and a refresh batch
+// leaves only once its oldest refresh has waited `refresh_linger` (or a
+// whole batch is queued), so that a router at one client sends one call per
+// linger instead of one per request: each call wakes a metadata replica and
+// the router again, on the cores the requests need. Under load the
+// refreshes of many hits thus share one call. The metadata service serves
 // the same number of lookups either way (the MemDS rule of RouteResolver is
 // about lookups, not calls); only its per-call overhead shrinks. At most
 // limits::kRouterMemdsQueuedLookupsMax lookups wait; beyond that a lookup
@@ -29,10 +33,15 @@
 // sent, failovers included).
 //
 // Thread safety: every method may be called from any thread. Callbacks run
-// on rpc channel strands (or in Lookup itself when it answers at once),
-// never with an internal lock held; the pool must outlive every lookup.
+// on rpc channel strands, on `io` (refreshes sent by the linger timer) or in
+// Lookup itself when it answers at once, never with an internal lock held;
+// the pool must outlive every lookup, and `io` must stop before the client
+// is destroyed.
 #pragma once
 
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -48,8 +57,14 @@ namespace tessera::router {
 
 class MemdsClient : public PartitionLookup {
  public:
+  static constexpr std::chrono::microseconds kRefreshLingerMax{100'000};
+
   // `meta_ids`: the metadata replicas' process ids, addresses set in `pool`.
-  MemdsClient(rpc::ChannelPool& pool, std::vector<uint32_t> meta_ids, uint32_t timeout_ms,
+  // `refresh_linger`: how long a refresh may wait for others to share its
+  // call, at most kRefreshLingerMax; zero sends each
+  // refresh as soon as no batch is in flight.
+  MemdsClient(boost::asio::io_context& io, rpc::ChannelPool& pool, std::vector<uint32_t> meta_ids,
+              uint32_t timeout_ms, std::chrono::microseconds refresh_linger,
               metrics::Registry& metrics);
 
   void Lookup(const std::string& table, const std::string& key, LookupPriority priority,
@@ -65,6 +80,11 @@ class MemdsClient : public PartitionLookup {
 
   // The next batch to send when the window has room (mu_ held), else null.
   std::shared_ptr<Batch> TakeBatchLocked();
+  // Whether queued refreshes may leave without a waited-for lookup (mu_ held).
+  bool RefreshesDueLocked() const;
+  // Arms the linger timer for the oldest queued refresh unless armed (mu_ held).
+  void ArmRefreshTimerLocked();
+  void OnRefreshTimer();
   void TryNext(std::shared_ptr<Batch> batch);
   // Answers every lookup of `batch`, then sends the next batch if any.
   void Finish(const std::shared_ptr<Batch>& batch, Result<pb::LookupBatchResponse> answer);
@@ -72,6 +92,7 @@ class MemdsClient : public PartitionLookup {
   rpc::ChannelPool& pool_;
   const std::vector<uint32_t> meta_ids_;
   const uint32_t timeout_ms_;
+  const std::chrono::microseconds refresh_linger_;
   metrics::Counter& batches_;
 
   std::mutex mu_;
@@ -80,6 +101,10 @@ class MemdsClient : public PartitionLookup {
   std::deque<Waiting> waiting_;
   std::deque<Waiting> refreshes_;
   size_t in_flight_ = 0;         // batches; at most limits::kRouterMemdsBatchesInFlightMax
+  // When the oldest refresh in refreshes_ was queued (meaningless when empty).
+  std::chrono::steady_clock::time_point oldest_refresh_at_;
+  boost::asio::steady_timer refresh_timer_;
+  bool refresh_timer_armed_ = false;  // a wait is pending on refresh_timer_
   uint64_t next_replica_ = 0;
   std::vector<int64_t> suspect_until_ms_;  // per replica: steady clock, ms
 };

@@ -80,8 +80,9 @@ class MemdsClientTest : public ::testing::Test {
 
   void AddDeadMeta(uint32_t id) { ASSERT_TRUE(pool_->SetPeerAddress(id, "127.0.0.1", UnusedPort()).ok()); }
 
-  void MakeClient(std::vector<uint32_t> meta_ids) {
-    client_ = std::make_unique<MemdsClient>(*pool_, std::move(meta_ids), 1'000, registry_);
+  void MakeClient(std::vector<uint32_t> meta_ids, std::chrono::microseconds refresh_linger = 0us) {
+    client_ = std::make_unique<MemdsClient>(io_, *pool_, std::move(meta_ids), 1'000, refresh_linger,
+                                            registry_);
   }
 
   Result<pb::PartitionDescriptor> LookupNow(const std::string& table, const std::string& key) {
@@ -157,6 +158,38 @@ TEST_F(MemdsClientTest, RefreshesRideWithTheNextBatch) {
   }
   EXPECT_EQ(Batches(), 2u);
   EXPECT_EQ(served_.load(), 12);
+}
+
+// Goal: with a linger, refreshes at a quiet router (nothing in flight) wait
+// for each other and leave together once the oldest has waited the linger;
+// a waited-for lookup still leaves at once and takes them along.
+TEST_F(MemdsClientTest, RefreshesLingerToShareOneCall) {
+  StartMeta(101, 0ms);
+  MakeClient({101}, 80ms);
+  constexpr size_t kRefreshes = 8;
+  std::vector<std::promise<Result<pb::PartitionDescriptor>>> answers(kRefreshes + 1);
+  auto lookup = [&](size_t i, LookupPriority priority) {
+    client_->Lookup("kv", "k", priority, [&answers, i](Result<pb::PartitionDescriptor> r) {
+      answers[i].set_value(std::move(r));
+    });
+  };
+  const auto start = std::chrono::steady_clock::now();
+  for (size_t i = 0; i < kRefreshes; ++i) lookup(i, LookupPriority::kRefresh);
+  EXPECT_EQ(Batches(), 0u) << "refreshes linger";
+  for (size_t i = 0; i < kRefreshes; ++i) {
+    Result<pb::PartitionDescriptor> r = answers[i].get_future().get();
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+  }
+  EXPECT_GE(std::chrono::steady_clock::now() - start, 80ms);
+  EXPECT_EQ(Batches(), 1u) << "all refreshes shared one call";
+  EXPECT_EQ(served_.load(), static_cast<int>(kRefreshes));
+
+  lookup(kRefreshes, LookupPriority::kRefresh);
+  Result<pb::PartitionDescriptor> miss = LookupNow("kv", "m");
+  ASSERT_TRUE(miss.ok()) << miss.status().ToString();
+  EXPECT_EQ(Batches(), 2u) << "the waited-for lookup took the new refresh along";
+  ASSERT_TRUE(answers[kRefreshes].get_future().get().ok());
+  EXPECT_EQ(served_.load(), static_cast<int>(kRefreshes) + 2);
 }
 
 TEST_F(MemdsClientTest, AnIdleClientSendsEachLookupAlone) {

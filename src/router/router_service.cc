@@ -34,7 +34,12 @@ Status RouterService::Start() {
     if (p.role == cluster::ProcessRole::kMeta) meta_ids.push_back(p.id);
   }
   if (meta_ids.empty()) return Status::InvalidArgument("no metadata replicas to ask");
-  memds_ = std::make_unique<MemdsClient>(*pool_, std::move(meta_ids), options_.memds_timeout_ms,
+  if (options_.memds_refresh_linger.count() < 0 ||
+      options_.memds_refresh_linger > MemdsClient::kRefreshLingerMax) {
+    return Status::InvalidArgument("memds_refresh_linger beyond MemdsClient::kRefreshLingerMax");
+  }
+  memds_ = std::make_unique<MemdsClient>(context_.io, *pool_, std::move(meta_ids),
+                                        options_.memds_timeout_ms, options_.memds_refresh_linger,
                                         context_.metrics);
   resolver_ = std::make_unique<RouteResolver>(cache_, *memds_, context_.metrics,
                                               options_.async_lookups_max);

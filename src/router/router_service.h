@@ -9,6 +9,7 @@
 // destroy the service: callbacks still queued capture its parts.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -38,6 +39,9 @@ struct RouterServiceOptions {
   uint16_t native_port = 0;                        // kv_port, on http_host; 0: any free port
   KvRouterOptions kv;
   uint32_t memds_timeout_ms = 1'000;               // one meta.lookup attempt
+  // How long a cache hit's refresh lookup may wait to share a call with
+  // others (MemdsClient); <= MemdsClient::kRefreshLingerMax.
+  std::chrono::microseconds memds_refresh_linger{2'000};
   size_t async_lookups_max = 256;                  // <= limits::kRouterAsyncLookupsMax
   unsigned io_threads = 0;  // threads running the io_context (HttpServerOptions); 0: unknown
 };
