@@ -63,6 +63,8 @@ def parse_s3(path):
             op = f["op"]
             if op == "put" and prefix == "list-":
                 op = "populate"
+            elif prefix == "big-":
+                op = "big" + op  # the large object with s3bench
             cur = {"ops_s": num(f.get("ops/s")), "errors": int(f.get("errors", "0")),
                    "mb_s": num(f.get("MB/s"))}
             runs[(op, int(f["conc"]))] = cur
@@ -114,6 +116,13 @@ def s3(rgw_log, tessera_log, sink_log=None):
         a, b = rgw_big.get(d), tes_big.get(d)
         r = ratio(b, a)
         print(f"| {os.environ.get('BIG_MB', '256')} MiB {name} | - | {fmt(a, 1)} MiB/s "
+              f"| {fmt(b, 1)} MiB/s | {fmt(r, 2)}× | ≥ 1.5×: {verdict(r, 1.5)} |")
+    for op, name in (("bigput", "PUT (s3bench, 1 stream)"), ("bigget", "GET (s3bench, 1 stream)")):
+        # s3bench prints decimal MB/s.
+        a, b = (r.get((op, 1), {}).get("mb_s") for r in (rgw, tes))
+        a, b = (x * 1e6 / 1048576 if x is not None else None for x in (a, b))
+        r = ratio(b, a)
+        print(f"| {os.environ.get('BIG_MB', '256')} MiB {name} | 1 | {fmt(a, 1)} MiB/s "
               f"| {fmt(b, 1)} MiB/s | {fmt(r, 2)}× | ≥ 1.5×: {verdict(r, 1.5)} |")
     if sink_big:
         # The same aws CLI against tessera_s3_sink (stores nothing, answers

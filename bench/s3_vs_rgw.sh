@@ -4,7 +4,9 @@
 # measured with the anchor's baseline.sh (its bench user), stopped; then a
 # fresh Tessera cluster is started and measured the same way (its first
 # credentials), stopped. HEAD is not in baseline.sh, so both halves add
-# `s3bench -o head` at concurrency 1 and 32 over the same 1,000 keys. Last,
+# `s3bench -o head` at concurrency 1 and 32 over the same 1,000 keys, and
+# the large object once more with s3bench (one libcurl stream, PUT once,
+# GET three times), which the aws CLI's own ceiling cannot hide. Last,
 # the aws CLI's large-object steps against tessera_s3_sink give the client's
 # own ceiling on this machine.
 #
@@ -65,6 +67,18 @@ measure() {
       PIDS="$5" "$ANCHORS/s3bench/baseline.sh" "$ep" >> "$log" 2>&1 || rc=1
   done
   bucket=$(sed -n 's/.*bucket=\([^ ]*\).*/\1/p' "$log" | tail -1)
+  # The large object again with s3bench (libcurl, one stream, body
+  # discarded): the server's rate where the aws CLI's own ceiling hides it.
+  for op in put get; do
+    local ops=1; [[ $op == get ]] && ops=3
+    wait_quiet
+    echo "LOAD $name big $op s3bench: $LOAD_NOTE" | tee -a "$SUMMARY" >> "$log"
+    echo "\$ $S3BENCH -e $ep -b $bucket -o $op -z ${BIG_MB}M -p big- -n 1 -N $ops -c 1" >> "$log"
+    AWS_ACCESS_KEY_ID=$3 AWS_SECRET_ACCESS_KEY=$4 "$ANCHORS/s3bench/cpu.sh" "${5:-self=$$}" -- \
+      "$S3BENCH" -e "$ep" -b "$bucket" -o "$op" -z "${BIG_MB}M" -p big- -n 1 -N "$ops" -c 1 >> "$log" 2>&1 ||
+      rc=1
+    echo >> "$log"
+  done
   for c in 1 32; do
     wait_quiet
     echo "LOAD $name head c=$c: $LOAD_NOTE" | tee -a "$SUMMARY" >> "$log"
