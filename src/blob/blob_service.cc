@@ -3,8 +3,10 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <string>
 
 #include "common/crc32c.h"
+#include "common/thread_name.h"
 #include "tessera/blob.pb.h"
 
 namespace tessera::blob {
@@ -72,7 +74,12 @@ struct BlobService::Job {
 BlobService::BlobService(std::unique_ptr<BlobStore> store, std::unique_ptr<Metrics> metrics,
                          BlobServiceOptions options)
     : options_(std::move(options)), store_(std::move(store)), metrics_(std::move(metrics)) {
-  for (size_t i = 0; i < options_.worker_threads; ++i) workers_.emplace_back([this] { WorkerLoop(); });
+  for (size_t i = 0; i < options_.worker_threads; ++i) {
+    workers_.emplace_back([this, name = "blob-" + std::to_string(i)] {
+      NameThisThread(name);
+      WorkerLoop();
+    });
+  }
 }
 
 BlobService::~BlobService() { Stop(); }

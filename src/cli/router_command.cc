@@ -131,12 +131,11 @@ int RunRouterCommand(const RouterCommandArgs& args) {
   rpc::FaultInjector faults(self->id);
   asio::io_context io;
   auto work = asio::make_work_guard(io);
-  std::vector<std::thread> threads;
   const unsigned io_threads = cluster::IoThreadsFor(settings.io_threads());
   spdlog::info("router.io_threads count={}", io_threads);
   options.io_threads = io_threads;
   s3_options.io_threads = io_threads;
-  for (unsigned i = 0; i < io_threads; ++i) threads.emplace_back([&io] { io.run(); });
+  std::vector<std::thread> threads = cluster::StartIoThreads(io, io_threads);
 
   int code = 0;
   {

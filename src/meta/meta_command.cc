@@ -121,10 +121,9 @@ int RunMetaCommand(const MetaCommandArgs& args) {
   rpc::FaultInjector faults(self->id);
   asio::io_context io;
   auto work = asio::make_work_guard(io);
-  std::vector<std::thread> threads;
   const unsigned io_threads = cluster::IoThreadsFor(0);
   spdlog::info("meta.io_threads count={}", io_threads);
-  for (unsigned i = 0; i < io_threads; ++i) threads.emplace_back([&io] { io.run(); });
+  std::vector<std::thread> threads = cluster::StartIoThreads(io, io_threads);
 
   const int code = Serve(io, rpc::RpcContext{io, registry, faults}, registry, std::move(*options), *self);
   work.reset();

@@ -7,6 +7,7 @@
 #include <future>
 #include <set>
 
+#include "common/thread_name.h"
 #include "node/fault_rules.h"
 #include "common/check.h"
 #include "common/limits.h"
@@ -128,7 +129,10 @@ Status MetaService::Init() {
   if (!host.ok()) return host.status();
   host_ = *host;
 
-  worker_ = std::thread([this] { WorkerLoop(); });
+  worker_ = std::thread([this] {
+    NameThisThread("meta-worker");
+    WorkerLoop();
+  });
   registry_service_ = std::make_unique<RegistryService>(options_.self_id, memds_, registry_, host_,
                                                         *pool_, context_.metrics);
 

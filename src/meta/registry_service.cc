@@ -9,6 +9,7 @@
 
 #include "common/check.h"
 #include "common/limits.h"
+#include "common/thread_name.h"
 #include "meta/bucket_placement.h"
 #include "meta/meta_group_calls.h"
 #include "meta/registry_keys.h"
@@ -153,7 +154,10 @@ Result<std::string> RegistryService::ServeRead(const std::string& method,
 }
 
 Status RegistryService::Start(rpc::RpcServer& server) {
-  worker_ = std::thread([this] { WorkerLoop(); });
+  worker_ = std::thread([this] {
+    NameThisThread("registry");
+    WorkerLoop();
+  });
   for (const char* method :
        {"meta.get_bucket", "meta.list_buckets", "meta.get_user_by_key", "meta.list_users"}) {
     const Status registered = server.RegisterHandler(

@@ -130,7 +130,7 @@ BlobGc::BlobGc(ReplicationHost& replication, blob::BlobClient& blobs, metrics::R
 BlobGc::~BlobGc() { Stop(); }
 
 void BlobGc::Start() {
-  worker_.Start(options_.interval_ms, [this] { RunRound(); });
+  worker_.Start("blob-gc", options_.interval_ms, [this] { RunRound(); });
 }
 
 void BlobGc::Stop() { worker_.Stop(); }

@@ -96,7 +96,7 @@ BlobMaintenance::BlobMaintenance(uint32_t self_id, ReplicationHost& replication,
 BlobMaintenance::~BlobMaintenance() { Stop(); }
 
 void BlobMaintenance::Start() {
-  worker_.Start(options_.interval_ms, [this] { RunRound(); });
+  worker_.Start("blob-maint", options_.interval_ms, [this] { RunRound(); });
 }
 
 void BlobMaintenance::Stop() { worker_.Stop(); }

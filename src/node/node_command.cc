@@ -113,8 +113,7 @@ int RunNodeCommand(const NodeCommandArgs& args) {
   });
   const unsigned thread_count = cluster::IoThreadsFor(options->io_threads);
   spdlog::info("node.io_threads count={}", thread_count);
-  std::vector<std::thread> threads;
-  for (unsigned i = 0; i < thread_count; ++i) threads.emplace_back([&io] { io.run(); });
+  std::vector<std::thread> threads = cluster::StartIoThreads(io, thread_count);
 
   auto server = NodeServer::Start(io, registry, faults, std::move(options).value());
   int exit_code = 0;

@@ -285,6 +285,19 @@ TEST_F(NodeProcessTest, ReplicatesFailsOverCatchesUpAndStaysUpUnderBadInput) {
   EXPECT_EQ(strong->value(), "v1");
   const uint32_t follower = leader % 3 + 1;
   EXPECT_TRUE(WaitForValue(follower, "k1", "v1"));
+  // The node's own threads carry names (ps, top -H, perf tell them apart).
+  {
+    std::set<std::string> names;
+    for (const auto& task : std::filesystem::directory_iterator(
+             "/proc/" + std::to_string(pids_[leader]) + "/task")) {
+      std::ifstream comm(task.path() / "comm");
+      std::string name;
+      if (std::getline(comm, name)) names.insert(name);
+    }
+    for (const char* expected : {"io-0", "log-writer", "snapshot", "blob-0"}) {
+      EXPECT_TRUE(names.count(expected)) << "no thread named " << expected;
+    }
+  }
   // A follower refuses writes with a hint naming the leader.
   auto refused = Put(follower, "k-follower", "x");
   ASSERT_FALSE(refused.ok());

@@ -14,8 +14,11 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <utility>
+
+#include "common/thread_name.h"
 
 namespace tessera::node {
 
@@ -26,9 +29,11 @@ class PeriodicWorker {
   PeriodicWorker& operator=(const PeriodicWorker&) = delete;
   ~PeriodicWorker() { Stop(); }
 
-  void Start(uint32_t interval_ms, std::function<void()> round) {
+  // `name`: the thread's name (common/thread_name.h).
+  void Start(std::string name, uint32_t interval_ms, std::function<void()> round) {
     if (interval_ms == 0 || thread_.joinable()) return;
-    thread_ = std::thread([this, interval_ms, round = std::move(round)] {
+    thread_ = std::thread([this, name = std::move(name), interval_ms, round = std::move(round)] {
+      NameThisThread(name);
       std::unique_lock lock(mu_);
       while (!stopping_) {
         wake_.wait_for(lock, std::chrono::milliseconds(interval_ms));

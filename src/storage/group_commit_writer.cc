@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "common/check.h"
+#include "common/thread_name.h"
 #include "storage/rocks_status.h"
 
 namespace tessera::storage {
@@ -57,7 +58,10 @@ GroupCommitWriter::GroupCommitWriter(rocksdb::DB* db,
   TESSERA_CHECK(db_ != nullptr);
   TESSERA_CHECK(options_.queue_max > 0);
   TESSERA_CHECK(options_.batch_bytes_max > 0);
-  thread_ = std::thread([this] { Run(); });
+  thread_ = std::thread([this] {
+    NameThisThread("log-writer");
+    Run();
+  });
   writer_id_ = thread_.get_id();
 }
 

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "common/check.h"
+#include "common/thread_name.h"
 #include "storage/log_recovery.h"
 #include "storage/memtable_insert_hints.h"
 #include "storage/record_codec.h"
@@ -113,6 +114,8 @@ NodeStore::NodeStore(std::shared_ptr<WalFileSystem> file_system, std::unique_ptr
   cfs_ = ColumnFamilies{db_.get(), handles_[1], handles_[2], handles_[3]};
   writer_ = std::make_unique<GroupCommitWriter>(db_.get(), handles_, options.group_commit);
   snapshot_jobs_ = std::make_unique<JobThread>(limits::kSnapshotJobsQueuedMax);
+  // The first job names the job thread; the queue is empty, so it is accepted.
+  TESSERA_CHECK(snapshot_jobs_->Submit([] { NameThisThread("snapshot"); }).ok());
 }
 
 NodeStore::~NodeStore() {

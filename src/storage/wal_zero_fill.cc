@@ -12,6 +12,7 @@
 
 #include "common/check.h"
 #include "common/limits.h"
+#include "common/thread_name.h"
 
 namespace tessera::storage {
 namespace {
@@ -155,7 +156,10 @@ WalZeroFiller::~WalZeroFiller() { Stop(); }
 void WalZeroFiller::Start() {
   TESSERA_CHECK(!thread_.joinable() && "WalZeroFiller started twice");
   if (!options_.enabled) return;
-  thread_ = std::thread([this] { Run(); });
+  thread_ = std::thread([this] {
+    NameThisThread("wal-zero-fill");
+    Run();
+  });
 }
 
 void WalZeroFiller::Stop() {

@@ -1,6 +1,9 @@
 #include "s3/front/digest_pool.h"
 
+#include <string>
+
 #include "common/check.h"
+#include "common/thread_name.h"
 #include "s3/auth/md5.h"
 
 namespace tessera::s3::front {
@@ -8,7 +11,12 @@ namespace tessera::s3::front {
 DigestPool::DigestPool(size_t threads) {
   TESSERA_CHECK(threads >= 1 && threads <= kDigestThreadsMax);
   threads_.reserve(threads);
-  for (size_t i = 0; i < threads; ++i) threads_.emplace_back([this] { Run(); });
+  for (size_t i = 0; i < threads; ++i) {
+    threads_.emplace_back([this, name = "digest-" + std::to_string(i)] {
+      NameThisThread(name);
+      Run();
+    });
+  }
 }
 
 DigestPool::~DigestPool() {
