@@ -19,22 +19,20 @@ std::string KernelName() {
   return name;
 }
 
-TEST(ThreadNameTest, TheKernelSeesTheName) {
+// Names a new thread `name` and returns what the kernel then reports for it.
+std::string NameOnNewThread(const std::string& name) {
   std::string seen;
-  std::thread([&seen] {
-    NameThisThread("log-writer");
+  std::thread([&seen, &name] {
+    NameThisThread(name);
     seen = KernelName();
   }).join();
-  EXPECT_EQ(seen, "log-writer");
+  return seen;
 }
 
+TEST(ThreadNameTest, TheKernelSeesTheName) { EXPECT_EQ(NameOnNewThread("log-writer"), "log-writer"); }
+
 TEST(ThreadNameTest, LongNamesAreCutToFifteenBytes) {
-  std::string seen;
-  std::thread([&seen] {
-    NameThisThread("a-name-longer-than-fifteen-bytes");
-    seen = KernelName();
-  }).join();
-  EXPECT_EQ(seen, "a-name-longer-t");
+  EXPECT_EQ(NameOnNewThread("a-name-longer-than-fifteen-bytes"), "a-name-longer-t");
 }
 
 }  // namespace
