@@ -3,10 +3,12 @@
 #include <utility>
 
 #include "common/check.h"
+#include "common/thread_name.h"
 
 namespace tessera {
 
-JobThread::JobThread(size_t queue_max) : queue_max_(queue_max), thread_([this] { Loop(); }) {
+JobThread::JobThread(std::string thread_name, size_t queue_max)
+    : thread_name_(std::move(thread_name)), queue_max_(queue_max), thread_([this] { Loop(); }) {
   TESSERA_CHECK(queue_max > 0);
 }
 
@@ -42,6 +44,7 @@ size_t JobThread::waiting() const {
 }
 
 void JobThread::Loop() {
+  NameThisThread(thread_name_);
   std::unique_lock lock(mu_);
   for (;;) {
     wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });

@@ -10,6 +10,8 @@
 //     finds them still waiting: those are destroyed unrun.
 //  3. Stop (idempotent; also the destructor) refuses new jobs, lets the job
 //     in progress finish, drops the waiting ones and joins the thread.
+//  4. The thread carries `thread_name` (common/thread_name.h) before it
+//     runs the first job.
 //
 // Thread safety: Submit and waiting() from any thread, also from a job;
 // Stop from the owner, never from a job.
@@ -20,6 +22,7 @@
 #include <deque>
 #include <functional>
 #include <mutex>
+#include <string>
 #include <thread>
 
 #include "common/status.h"
@@ -28,7 +31,7 @@ namespace tessera {
 
 class JobThread {
  public:
-  explicit JobThread(size_t queue_max);
+  JobThread(std::string thread_name, size_t queue_max);
   ~JobThread();
   JobThread(const JobThread&) = delete;
   JobThread& operator=(const JobThread&) = delete;
@@ -41,6 +44,7 @@ class JobThread {
  private:
   void Loop();
 
+  const std::string thread_name_;
   const size_t queue_max_;
   mutable std::mutex mu_;
   std::condition_variable wake_;

@@ -1,13 +1,16 @@
 // Goal: JobThread runs jobs one at a time in acceptance order off the
 // caller's thread, refuses beyond its bound and after Stop, and Stop lets
-// the running job finish while dropping the waiting ones unrun.
+// the running job finish while dropping the waiting ones unrun. Its thread
+// carries the name it was given.
 #include "common/job_thread.h"
 
 #include <gtest/gtest.h>
+#include <sys/prctl.h>
 
 #include <atomic>
 #include <future>
 #include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -15,7 +18,7 @@ namespace tessera {
 namespace {
 
 TEST(JobThread, RunsJobsInOrderOnItsOwnThread) {
-  JobThread jobs(64);
+  JobThread jobs("test-jobs", 64);
   std::vector<int> order;  // touched by the job thread only, read after the barrier
   std::thread::id ran_on;
   for (int i = 0; i < 50; ++i) {
@@ -33,8 +36,20 @@ TEST(JobThread, RunsJobsInOrderOnItsOwnThread) {
   EXPECT_NE(ran_on, std::this_thread::get_id());
 }
 
+TEST(JobThread, ItsThreadCarriesTheGivenName) {
+  JobThread jobs("snapshot", 4);
+  std::promise<std::string> name;
+  ASSERT_TRUE(jobs.Submit([&name] {
+                    char buffer[16] = {};
+                    ::prctl(PR_GET_NAME, buffer);
+                    name.set_value(buffer);
+                  })
+                  .ok());
+  EXPECT_EQ(name.get_future().get(), "snapshot");
+}
+
 TEST(JobThread, RefusesBeyondItsBoundAndAfterStop) {
-  JobThread jobs(2);
+  JobThread jobs("test-jobs", 2);
   std::promise<void> release;
   std::shared_future<void> released = release.get_future().share();
   std::promise<void> started;
@@ -59,7 +74,7 @@ TEST(JobThread, StopFinishesTheRunningJobAndDropsTheWaitingOnes) {
   std::weak_ptr<int> watch = dropped_marker;
   std::promise<void> started;
   {
-    JobThread jobs(8);
+    JobThread jobs("test-jobs", 8);
     ASSERT_TRUE(jobs.Submit([ran, &started] {
                       started.set_value();
                       std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -77,7 +92,7 @@ TEST(JobThread, StopFinishesTheRunningJobAndDropsTheWaitingOnes) {
 }
 
 TEST(JobThread, AJobMaySubmitAnother) {
-  JobThread jobs(4);
+  JobThread jobs("test-jobs", 4);
   std::promise<int> second;
   ASSERT_TRUE(jobs.Submit([&jobs, &second] {
                     EXPECT_TRUE(jobs.Submit([&second] { second.set_value(2); }).ok());

@@ -51,13 +51,16 @@ class MemdsClientTest : public ::testing::Test {
     pool_ = std::make_unique<rpc::ChannelPool>(rpc::RpcContext{io_, registry_, faults_}, defaults);
   }
 
+  // The fake servers stop while the io threads run (RpcServer::Stop waits
+  // for them); the client and the pool its lookups use go only after the
+  // io threads stopped, as MemdsClient's contract asks.
   void TearDown() override {
-    client_.reset();
-    pool_.reset();
     servers_.clear();
     work_.reset();
     io_.stop();
     for (std::thread& t : threads_) t.join();
+    client_.reset();
+    pool_.reset();
   }
 
   // A fake replica `id` answering each lookup after `delay` (per call).

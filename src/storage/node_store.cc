@@ -12,7 +12,6 @@
 #include <utility>
 
 #include "common/check.h"
-#include "common/thread_name.h"
 #include "storage/log_recovery.h"
 #include "storage/memtable_insert_hints.h"
 #include "storage/record_codec.h"
@@ -113,9 +112,7 @@ NodeStore::NodeStore(std::shared_ptr<WalFileSystem> file_system, std::unique_ptr
   TESSERA_CHECK(handles_.size() == 4);
   cfs_ = ColumnFamilies{db_.get(), handles_[1], handles_[2], handles_[3]};
   writer_ = std::make_unique<GroupCommitWriter>(db_.get(), handles_, options.group_commit);
-  snapshot_jobs_ = std::make_unique<JobThread>(limits::kSnapshotJobsQueuedMax);
-  // The first job names the job thread; the queue is empty, so it is accepted.
-  TESSERA_CHECK(snapshot_jobs_->Submit([] { NameThisThread("snapshot"); }).ok());
+  snapshot_jobs_ = std::make_unique<JobThread>("snapshot", limits::kSnapshotJobsQueuedMax);
 }
 
 NodeStore::~NodeStore() {
