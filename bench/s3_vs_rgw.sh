@@ -6,9 +6,12 @@
 # credentials), stopped. HEAD is not in baseline.sh, so both halves add
 # `s3bench -o head` at concurrency 1 and 32 over the same 1,000 keys, and
 # the large object once more with s3bench (one libcurl stream, PUT once,
-# GET three times), which the aws CLI's own ceiling cannot hide. Last,
-# the aws CLI's large-object steps against tessera_s3_sink give the client's
-# own ceiling on this machine.
+# GET three times), which the aws CLI's own ceiling cannot hide, and with
+# bench/s3_transfer.py (s3transfer, the aws CLI's engine with its defaults,
+# timed around the transfers: `aws s3 cp` timings include ~1 s of CLI
+# start-up per command here). Last, the aws CLI's and s3transfer's
+# large-object steps against tessera_s3_sink give the client's own ceiling
+# on this machine.
 #
 #   bench/s3_vs_rgw.sh                 # prints the comparison table (markdown)
 #   DUR=10 BIG_MB=256 SKIP_RGW=1 RGW_KEEP=1 KEEP=1 bench/s3_vs_rgw.sh
@@ -79,6 +82,7 @@ measure() {
       rc=1
     echo >> "$log"
   done
+  big_transfer "$name" "$ep" "$bucket" "$3" "$4" "$5" "$log" || rc=1
   for c in 1 32; do
     wait_quiet
     echo "LOAD $name head c=$c: $LOAD_NOTE" | tee -a "$SUMMARY" >> "$log"
@@ -89,6 +93,22 @@ measure() {
     echo >> "$log"
   done
   ((rc == 0)) || report_failure "$name" "$log" "$3" "$4" "$t0"
+}
+
+# The large object through s3transfer (bench/s3_transfer.py): up once, down
+# three times. $1 name, $2 endpoint, $3 bucket, $4 access key, $5 secret
+# key, $6 "name=pid ..." for cpu.sh, $7 log.
+big_transfer() {
+  local cmd=(python3 "$HERE/s3_transfer.py" "$2" "$3" "/var/tmp/s3b-${BIG_MB}M.bin" 3)
+  wait_quiet
+  echo "LOAD $1 big s3transfer: $LOAD_NOTE" | tee -a "$SUMMARY" >> "$7"
+  echo "\$ ${cmd[*]}" >> "$7"
+  AWS_ACCESS_KEY_ID=$4 AWS_SECRET_ACCESS_KEY=$5 AWS_CONFIG_FILE=/dev/null \
+    AWS_SHARED_CREDENTIALS_FILE=/dev/null "$ANCHORS/s3bench/cpu.sh" "${6:-self=$$}" -- \
+    "${cmd[@]}" >> "$7" 2>&1
+  local rc=$?
+  echo >> "$7"
+  return $rc
 }
 
 # Evidence for a failed half: the blocks whose requests failed (or the log's
@@ -153,6 +173,8 @@ if [[ -x $SINK ]] && [[ ${SKIP_SINK:-0} != 1 ]]; then
   SKIP_SMALL=1 AWS_ACCESS_KEY_ID=SINKACCESSKEY AWS_SECRET_ACCESS_KEY=sinksecret \
     AWS_DEFAULT_REGION=us-east-1 "$ANCHORS/s3bench/baseline.sh" "http://127.0.0.1:$sink_port" \
     >> "$OUT/sink.log" 2>&1
+  S3_TRANSFER_NO_VERIFY=1 big_transfer sink "http://127.0.0.1:$sink_port" sink-bucket \
+    SINKACCESSKEY sinksecret "self=$$" "$OUT/sink.log"
   kill "$sink_pid" 2>/dev/null; wait "$sink_pid" 2>/dev/null
 else
   echo "SKIP sink: no $SINK (cmake --build ... --target tessera_s3_sink) or SKIP_SINK=1" | tee -a "$SUMMARY"
