@@ -75,10 +75,7 @@ BlobService::BlobService(std::unique_ptr<BlobStore> store, std::unique_ptr<Metri
                          BlobServiceOptions options)
     : options_(std::move(options)), store_(std::move(store)), metrics_(std::move(metrics)) {
   for (size_t i = 0; i < options_.worker_threads; ++i) {
-    workers_.emplace_back([this, name = "blob-" + std::to_string(i)] {
-      NameThisThread(name);
-      WorkerLoop();
-    });
+    workers_.push_back(StartNamedThread("blob-" + std::to_string(i), [this] { WorkerLoop(); }));
   }
 }
 

@@ -17,10 +17,7 @@ std::vector<std::thread> StartIoThreads(boost::asio::io_context& io, unsigned co
   std::vector<std::thread> threads;
   threads.reserve(count);
   for (unsigned i = 0; i < count; ++i) {
-    threads.emplace_back([&io, name = "io-" + std::to_string(i)] {
-      NameThisThread(name);
-      io.run();
-    });
+    threads.push_back(StartNamedThread("io-" + std::to_string(i), [&io] { io.run(); }));
   }
   return threads;
 }

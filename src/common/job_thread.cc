@@ -8,7 +8,7 @@
 namespace tessera {
 
 JobThread::JobThread(std::string thread_name, size_t queue_max)
-    : thread_name_(std::move(thread_name)), queue_max_(queue_max), thread_([this] { Loop(); }) {
+    : queue_max_(queue_max), thread_(StartNamedThread(std::move(thread_name), [this] { Loop(); })) {
   TESSERA_CHECK(queue_max > 0);
 }
 
@@ -44,7 +44,6 @@ size_t JobThread::waiting() const {
 }
 
 void JobThread::Loop() {
-  NameThisThread(thread_name_);
   std::unique_lock lock(mu_);
   for (;;) {
     wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });

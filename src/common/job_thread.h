@@ -44,7 +44,6 @@ class JobThread {
  private:
   void Loop();
 
-  const std::string thread_name_;
   const size_t queue_max_;
   mutable std::mutex mu_;
   std::condition_variable wake_;

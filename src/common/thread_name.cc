@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <utility>
 
 namespace tessera {
 
@@ -12,6 +13,13 @@ void NameThisThread(std::string_view name) {
   const size_t length = std::min(name.size(), cut.size() - 1);
   std::copy_n(name.data(), length, cut.data());
   (void)pthread_setname_np(pthread_self(), cut.data());
+}
+
+std::thread StartNamedThread(std::string name, std::function<void()> body) {
+  return std::thread([name = std::move(name), body = std::move(body)] {
+    NameThisThread(name);
+    body();
+  });
 }
 
 }  // namespace tessera

@@ -19,13 +19,10 @@ std::string KernelName() {
   return name;
 }
 
-// Names a new thread `name` and returns what the kernel then reports for it.
+// Starts a thread named `name` and returns what the kernel reports for it.
 std::string NameOnNewThread(const std::string& name) {
   std::string seen;
-  std::thread([&seen, &name] {
-    NameThisThread(name);
-    seen = KernelName();
-  }).join();
+  StartNamedThread(name, [&seen] { seen = KernelName(); }).join();
   return seen;
 }
 

@@ -129,10 +129,7 @@ Status MetaService::Init() {
   if (!host.ok()) return host.status();
   host_ = *host;
 
-  worker_ = std::thread([this] {
-    NameThisThread("meta-worker");
-    WorkerLoop();
-  });
+  worker_ = StartNamedThread("meta-worker", [this] { WorkerLoop(); });
   registry_service_ = std::make_unique<RegistryService>(options_.self_id, memds_, registry_, host_,
                                                         *pool_, context_.metrics);
 

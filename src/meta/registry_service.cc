@@ -154,10 +154,7 @@ Result<std::string> RegistryService::ServeRead(const std::string& method,
 }
 
 Status RegistryService::Start(rpc::RpcServer& server) {
-  worker_ = std::thread([this] {
-    NameThisThread("registry");
-    WorkerLoop();
-  });
+  worker_ = StartNamedThread("registry", [this] { WorkerLoop(); });
   for (const char* method :
        {"meta.get_bucket", "meta.list_buckets", "meta.get_user_by_key", "meta.list_users"}) {
     const Status registered = server.RegisterHandler(

@@ -32,8 +32,7 @@ class PeriodicWorker {
   // `name`: the thread's name (common/thread_name.h).
   void Start(std::string name, uint32_t interval_ms, std::function<void()> round) {
     if (interval_ms == 0 || thread_.joinable()) return;
-    thread_ = std::thread([this, name = std::move(name), interval_ms, round = std::move(round)] {
-      NameThisThread(name);
+    thread_ = StartNamedThread(std::move(name), [this, interval_ms, round = std::move(round)] {
       std::unique_lock lock(mu_);
       while (!stopping_) {
         wake_.wait_for(lock, std::chrono::milliseconds(interval_ms));

@@ -58,10 +58,7 @@ GroupCommitWriter::GroupCommitWriter(rocksdb::DB* db,
   TESSERA_CHECK(db_ != nullptr);
   TESSERA_CHECK(options_.queue_max > 0);
   TESSERA_CHECK(options_.batch_bytes_max > 0);
-  thread_ = std::thread([this] {
-    NameThisThread("log-writer");
-    Run();
-  });
+  thread_ = StartNamedThread("log-writer", [this] { Run(); });
   writer_id_ = thread_.get_id();
 }
 

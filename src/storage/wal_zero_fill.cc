@@ -156,10 +156,7 @@ WalZeroFiller::~WalZeroFiller() { Stop(); }
 void WalZeroFiller::Start() {
   TESSERA_CHECK(!thread_.joinable() && "WalZeroFiller started twice");
   if (!options_.enabled) return;
-  thread_ = std::thread([this] {
-    NameThisThread("wal-zero-fill");
-    Run();
-  });
+  thread_ = StartNamedThread("wal-zero-fill", [this] { Run(); });
 }
 
 void WalZeroFiller::Stop() {

@@ -12,10 +12,7 @@ DigestPool::DigestPool(size_t threads) {
   TESSERA_CHECK(threads >= 1 && threads <= kDigestThreadsMax);
   threads_.reserve(threads);
   for (size_t i = 0; i < threads; ++i) {
-    threads_.emplace_back([this, name = "digest-" + std::to_string(i)] {
-      NameThisThread(name);
-      Run();
-    });
+    threads_.push_back(StartNamedThread("digest-" + std::to_string(i), [this] { Run(); }));
   }
 }
 
