@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <optional>
 #include <filesystem>
 #include <map>
@@ -46,15 +47,21 @@ using posix::WriteAll;
 // logical block size; 4 KiB covers every device this runs on.
 constexpr size_t kDirectAlignBytes = 4096;
 
+struct AlignedDelete {
+  void operator()(char* buffer) const {
+    ::operator delete(buffer, std::align_val_t{kDirectAlignBytes});
+  }
+};
+
 // Writes `prefix` then `data` into `fd` (opened with O_DIRECT, empty) as
 // one block-aligned write from an aligned copy padded with zeros, then cuts
 // the file to the exact length. The caller syncs.
 Status WriteDirect(int fd, std::string_view prefix, std::string_view data, const std::string& path) {
   const size_t length = prefix.size() + data.size();
   const size_t padded = (length + kDirectAlignBytes - 1) / kDirectAlignBytes * kDirectAlignBytes;
-  std::unique_ptr<char, decltype(&std::free)> buffer(
-      static_cast<char*>(std::aligned_alloc(kDirectAlignBytes, std::max(padded, kDirectAlignBytes))),
-      &std::free);
+  // Through operator new: the binary serves large buffers from huge pages (D45).
+  std::unique_ptr<char[], AlignedDelete> buffer(static_cast<char*>(::operator new(
+      std::max(padded, kDirectAlignBytes), std::align_val_t{kDirectAlignBytes}, std::nothrow)));
   if (!buffer) return Status::IOError("no memory for a direct write of " + path);
   std::memcpy(buffer.get(), prefix.data(), prefix.size());
   std::memcpy(buffer.get() + prefix.size(), data.data(), data.size());
