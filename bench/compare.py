@@ -79,6 +79,12 @@ def parse_s3(path):
             big["xfer_up"] = num(line.split()[3])
         elif line.startswith("RESULT transfer download"):
             big["xfer_down"] = num(line.split()[3])
+        elif line.startswith("RESULT cli upload"):
+            big["cli_up"] = num(line.split()[3])
+        elif line.startswith("RESULT cli download"):
+            big["cli_down"] = num(line.split()[3])
+        elif line.startswith("RESULT cli roundtrip"):
+            big["cli_roundtrip"] = line.split("roundtrip", 1)[1].strip()
         elif line.startswith("RESULT transfer roundtrip"):
             big["xfer_roundtrip"] = line.split("roundtrip", 1)[1].strip()
         elif line.startswith("RESULT big roundtrip"):
@@ -118,7 +124,10 @@ def s3(rgw_log, tessera_log, sink_log=None):
             if tgt:
                 t = f"{tgt[2]} {'≥' if tgt[1] else '≤'} {tgt[0]}×: {verdict(r, tgt[0], tgt[1])}"
             print(f"| {op.upper()} | {c} | {cell_s3(a)} | {cell_s3(b)} | {rs} | {t} |")
-    for d, name in (("up", "PUT (aws s3 cp up)"), ("down", "GET (aws s3 cp down)"),
+    for d, name in (("up", "PUT (aws s3 cp up, baseline.sh)"),
+                    ("down", "GET (aws s3 cp down, baseline.sh)"),
+                    ("cli_up", "PUT (aws s3 cp, timed alone)"),
+                    ("cli_down", "GET (aws s3 cp, timed alone, 3×)"),
                     ("xfer_up", "PUT (s3transfer, aws CLI defaults)"),
                     ("xfer_down", "GET (s3transfer, aws CLI defaults)")):
         a, b = rgw_big.get(d), tes_big.get(d)
@@ -138,12 +147,17 @@ def s3(rgw_log, tessera_log, sink_log=None):
         print("\nClient ceiling (aws CLI against bench/s3_sink, a server that stores nothing): "
               + ", ".join(f"{d} {fmt(sink_big.get(d), 1)} MiB/s = {fmt(ratio(sink_big.get(d), rgw_big.get(d)), 2)}× RGW"
                           for d in ("up", "down"))
+              + "; aws CLI timed alone: "
+              + ", ".join(f"{d[4:]} {fmt(sink_big.get(d), 1)} MiB/s = {fmt(ratio(sink_big.get(d), rgw_big.get(d)), 2)}× RGW"
+                          for d in ("cli_up", "cli_down"))
               + "; s3transfer: "
               + ", ".join(f"{d[5:]} {fmt(sink_big.get(d), 1)} MiB/s = {fmt(ratio(sink_big.get(d), rgw_big.get(d)), 2)}× RGW"
                           for d in ("xfer_up", "xfer_down")))
     for name, big in (("RGW", rgw_big), ("Tessera", tes_big)):
         if big.get("roundtrip"):
             print(f"\n{name} large object round trip: {big['roundtrip']}")
+        if big.get("cli_roundtrip"):
+            print(f"\n{name} large object round trip (aws s3 cp, timed alone): {big['cli_roundtrip']}")
         if big.get("xfer_roundtrip"):
             print(f"\n{name} large object round trip (s3transfer): {big['xfer_roundtrip']}")
     for name, runs in (("RGW", rgw), ("Tessera", tes)):

@@ -9,9 +9,11 @@
 # GET three times), which the aws CLI's own ceiling cannot hide, and with
 # bench/s3_transfer.py (s3transfer, the aws CLI's engine with its defaults,
 # timed around the transfers: `aws s3 cp` timings include ~1 s of CLI
-# start-up per command here). Last, the aws CLI's and s3transfer's
-# large-object steps against tessera_s3_sink give the client's own ceiling
-# on this machine.
+# start-up per command here), and with bench/s3_cli_transfer.sh (`aws s3 cp`
+# timed around the aws command alone: baseline.sh's timings include its
+# cpu.sh wrapper, whose cost grows with the number of server processes it
+# watches). Last, the aws CLI's and s3transfer's large-object steps against
+# tessera_s3_sink give the client's own ceiling on this machine.
 #
 #   bench/s3_vs_rgw.sh                 # prints the comparison table (markdown)
 #   DUR=10 BIG_MB=256 SKIP_RGW=1 RGW_KEEP=1 KEEP=1 bench/s3_vs_rgw.sh
@@ -83,6 +85,7 @@ measure() {
     echo >> "$log"
   done
   big_transfer "$name" "$ep" "$bucket" "$3" "$4" "$5" "$log" || rc=1
+  cli_transfer "$name" "$ep" "$bucket" "$3" "$4" "$log" || rc=1
   for c in 1 32; do
     wait_quiet
     echo "LOAD $name head c=$c: $LOAD_NOTE" | tee -a "$SUMMARY" >> "$log"
@@ -108,6 +111,21 @@ big_transfer() {
     "${cmd[@]}" >> "$7" 2>&1
   local rc=$?
   echo >> "$7"
+  return $rc
+}
+
+# The large object with `aws s3 cp`, timed around the aws command alone
+# (bench/s3_cli_transfer.sh: baseline.sh's timings include its cpu.sh
+# wrapper, ~0.09 s per listed process): up once, down three times. $1 name,
+# $2 endpoint, $3 bucket, $4 access key, $5 secret key, $6 log.
+cli_transfer() {
+  local cmd=("$HERE/s3_cli_transfer.sh" "$2" "$3" "/var/tmp/s3b-${BIG_MB}M.bin" 3)
+  wait_quiet
+  echo "LOAD $1 big aws cli alone: $LOAD_NOTE" | tee -a "$SUMMARY" >> "$6"
+  echo "\$ ${cmd[*]}" >> "$6"
+  AWS_ACCESS_KEY_ID=$4 AWS_SECRET_ACCESS_KEY=$5 "${cmd[@]}" >> "$6" 2>&1
+  local rc=$?
+  echo >> "$6"
   return $rc
 }
 
@@ -175,6 +193,8 @@ if [[ -x $SINK ]] && [[ ${SKIP_SINK:-0} != 1 ]]; then
     >> "$OUT/sink.log" 2>&1
   S3_TRANSFER_NO_VERIFY=1 big_transfer sink "http://127.0.0.1:$sink_port" sink-bucket \
     SINKACCESSKEY sinksecret "self=$$" "$OUT/sink.log"
+  S3_TRANSFER_NO_VERIFY=1 cli_transfer sink "http://127.0.0.1:$sink_port" sink-bucket \
+    SINKACCESSKEY sinksecret "$OUT/sink.log"
   kill "$sink_pid" 2>/dev/null; wait "$sink_pid" 2>/dev/null
 else
   echo "SKIP sink: no $SINK (cmake --build ... --target tessera_s3_sink) or SKIP_SINK=1" | tee -a "$SUMMARY"
