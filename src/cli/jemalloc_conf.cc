@@ -7,8 +7,9 @@
 //    S3 data path allocates its 8 MiB blobs and buffers exactly there, so
 //    every blob cost an madvise on free and a page fault per 4 KiB on the
 //    next allocation (22% of the router's CPU during a 256 MiB upload).
-//    Disabled, such buffers are reused from the ordinary arenas, whose
-//    freed pages age out after jemalloc's decay time (10 s).
+//    Disabled, such buffers are reused from arenas whose freed pages age
+//    out after jemalloc's decay time (10 s): since D45 the huge-page arena
+//    of huge_page_buffers.cc for every buffer of 2 MiB and more.
 //  * background_thread:true — that aging (purging) runs on jemalloc's own
 //    thread, not inside an io thread's free().
 extern "C" {
