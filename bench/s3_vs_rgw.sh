@@ -98,20 +98,32 @@ measure() {
   ((rc == 0)) || report_failure "$name" "$log" "$3" "$4" "$t0"
 }
 
+# One client step of the large object: waits for a quiet machine, notes
+# the load and the command in the log, runs the command with the keys (and
+# no config or credentials files). $1 name, $2 label, $3 log, $4 access
+# key, $5 secret key, $6 "name=pid ..." to time it through cpu.sh, or ""
+# to time nothing but the command; the command follows.
+large_object_step() {
+  local name=$1 label=$2 log=$3 ak=$4 sk=$5 cpu=$6
+  shift 6
+  local wrap=()
+  [[ -n $cpu ]] && wrap=("$ANCHORS/s3bench/cpu.sh" "$cpu" --)
+  wait_quiet
+  echo "LOAD $name big $label: $LOAD_NOTE" | tee -a "$SUMMARY" >> "$log"
+  echo "\$ $*" >> "$log"
+  AWS_ACCESS_KEY_ID=$ak AWS_SECRET_ACCESS_KEY=$sk AWS_CONFIG_FILE=/dev/null \
+    AWS_SHARED_CREDENTIALS_FILE=/dev/null "${wrap[@]}" "$@" >> "$log" 2>&1
+  local rc=$?
+  echo >> "$log"
+  return $rc
+}
+
 # The large object through s3transfer (bench/s3_transfer.py): up once, down
 # three times. $1 name, $2 endpoint, $3 bucket, $4 access key, $5 secret
 # key, $6 "name=pid ..." for cpu.sh, $7 log.
 big_transfer() {
-  local cmd=(python3 "$HERE/s3_transfer.py" "$2" "$3" "/var/tmp/s3b-${BIG_MB}M.bin" 3)
-  wait_quiet
-  echo "LOAD $1 big s3transfer: $LOAD_NOTE" | tee -a "$SUMMARY" >> "$7"
-  echo "\$ ${cmd[*]}" >> "$7"
-  AWS_ACCESS_KEY_ID=$4 AWS_SECRET_ACCESS_KEY=$5 AWS_CONFIG_FILE=/dev/null \
-    AWS_SHARED_CREDENTIALS_FILE=/dev/null "$ANCHORS/s3bench/cpu.sh" "${6:-self=$$}" -- \
-    "${cmd[@]}" >> "$7" 2>&1
-  local rc=$?
-  echo >> "$7"
-  return $rc
+  large_object_step "$1" s3transfer "$7" "$4" "$5" "${6:-self=$$}" \
+    python3 "$HERE/s3_transfer.py" "$2" "$3" "/var/tmp/s3b-${BIG_MB}M.bin" 3
 }
 
 # The large object with `aws s3 cp`, timed around the aws command alone
@@ -119,14 +131,8 @@ big_transfer() {
 # wrapper, ~0.09 s per listed process): up once, down three times. $1 name,
 # $2 endpoint, $3 bucket, $4 access key, $5 secret key, $6 log.
 cli_transfer() {
-  local cmd=("$HERE/s3_cli_transfer.sh" "$2" "$3" "/var/tmp/s3b-${BIG_MB}M.bin" 3)
-  wait_quiet
-  echo "LOAD $1 big aws cli alone: $LOAD_NOTE" | tee -a "$SUMMARY" >> "$6"
-  echo "\$ ${cmd[*]}" >> "$6"
-  AWS_ACCESS_KEY_ID=$4 AWS_SECRET_ACCESS_KEY=$5 "${cmd[@]}" >> "$6" 2>&1
-  local rc=$?
-  echo >> "$6"
-  return $rc
+  large_object_step "$1" "aws cli alone" "$6" "$4" "$5" "" \
+    "$HERE/s3_cli_transfer.sh" "$2" "$3" "/var/tmp/s3b-${BIG_MB}M.bin" 3
 }
 
 # Evidence for a failed half: the blocks whose requests failed (or the log's
