@@ -88,30 +88,41 @@ std::span<char> FrameDecoder::Prepare(size_t min_bytes) {
   const size_t buffered = end_ - begin_;
   const size_t lacking = wanted_ > buffered ? wanted_ - buffered : 0;
   const size_t need = std::max(min_bytes, lacking);
-  if (buffered == 0 && buffer_.size() > kShrinkAboveBytes && need <= kShrinkAboveBytes) {
-    std::vector<char>().swap(buffer_);
+  if (buffered == 0 && capacity_ > kShrinkAboveBytes && need <= kShrinkAboveBytes) {
+    buffer_.reset();
+    capacity_ = 0;
     begin_ = end_ = 0;
   }
-  if (buffer_.size() - end_ < need) {
+  if (capacity_ - end_ < need) {
     if (begin_ > 0) {
-      std::memmove(buffer_.data(), buffer_.data() + begin_, buffered);
+      std::memmove(buffer_.get(), buffer_.get() + begin_, buffered);
       begin_ = 0;
       end_ = buffered;
     }
-    if (buffer_.size() - end_ < need) buffer_.resize(end_ + need);
+    if (capacity_ - end_ < need) Grow(end_ + need);
   }
-  return std::span<char>(buffer_.data() + end_, buffer_.size() - end_);
+  return std::span<char>(buffer_.get() + end_, capacity_ - end_);
+}
+
+void FrameDecoder::Grow(size_t bytes) {
+  // Geometric, as a vector grows, so a frame arriving in many small reads
+  // is not copied once per read.
+  const size_t capacity = std::max(bytes, capacity_ + capacity_ / 2);
+  auto grown = std::make_unique_for_overwrite<char[]>(capacity);
+  if (end_ > 0) std::memcpy(grown.get(), buffer_.get(), end_);
+  buffer_ = std::move(grown);
+  capacity_ = capacity;
 }
 
 void FrameDecoder::Commit(size_t n) {
-  TESSERA_CHECK(n <= buffer_.size() - end_);
+  TESSERA_CHECK(n <= capacity_ - end_);
   end_ += n;
 }
 
 FrameDecoder::Outcome FrameDecoder::Next(std::string_view* payload) {
   const size_t buffered = end_ - begin_;
   if (buffered < kFrameHeaderBytes) return Outcome::kNeedMore;
-  const char* header = buffer_.data() + begin_;
+  const char* header = buffer_.get() + begin_;
   const uint32_t length = GetBigEndian32(header);
   const uint32_t stored_crc = GetBigEndian32(header + 4);
   if (length > frame_bytes_max_) {

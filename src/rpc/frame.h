@@ -12,7 +12,6 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include "common/result.h"
 #include "rpc/types.h"
@@ -71,8 +70,15 @@ class FrameDecoder {
   const std::string& error_detail() const { return error_detail_; }
 
  private:
+  // Makes room for `bytes` from the start of the buffer, keeping
+  // [0, end_). New bytes are left uninitialised: they are received into.
+  void Grow(size_t bytes);
+
   size_t frame_bytes_max_;
-  std::vector<char> buffer_;
+  // Not a std::vector<char>: that would zero every byte it grows by, which
+  // for a 2 MiB blob frame costs as much as receiving it.
+  std::unique_ptr<char[]> buffer_;
+  size_t capacity_ = 0;  // bytes of buffer_
   size_t begin_ = 0;   // first unconsumed byte
   size_t end_ = 0;     // one past the last received byte
   size_t wanted_ = 0;  // bytes of the frame being assembled, 0 if unknown

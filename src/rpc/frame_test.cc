@@ -140,6 +140,32 @@ TEST(FrameDecoder, LargeFrameThenSmallOnes) {
   EXPECT_EQ(Parse(payload).method(), "small");
 }
 
+// Goal: frames above the shrink size, arriving in socket-sized reads that
+// end inside the next frame, come out byte for byte (the buffer grows,
+// moves its unconsumed bytes forward and is given back between them).
+TEST(FrameDecoder, LargeFramesArrivingInReadsKeepEveryByte) {
+  const auto pattern = [](size_t bytes, int seed) {
+    std::string s(bytes, '\0');
+    for (size_t i = 0; i < bytes; ++i) s[i] = static_cast<char>((i * 131 + seed) % 251);
+    return s;
+  };
+  const std::vector<std::string> payloads = {pattern(3 << 20, 1), "s", pattern((5 << 19) + 7, 2), "",
+                                             pattern(70'000, 3)};
+  std::string stream;
+  for (const std::string& p : payloads) stream += Frame("m", p);
+  FrameDecoder decoder(8 << 20);
+  std::vector<std::string> received;
+  for (size_t offset = 0; offset < stream.size(); offset += 65'549) {
+    Feed(decoder, std::string_view(stream).substr(offset, 65'549));
+    std::string_view payload;
+    while (decoder.Next(&payload) == FrameDecoder::Outcome::kFrame) {
+      received.push_back(Parse(payload).payload());
+    }
+  }
+  EXPECT_EQ(received, payloads);
+  EXPECT_EQ(decoder.buffered_bytes(), 0u);
+}
+
 TEST(Envelope, ResponsesCarryStatusesAndUnknownCodesReadAsAborted) {
   pb::Envelope ok = MakeResponse(4, std::string("body"));
   EXPECT_TRUE(ok.is_response());
