@@ -2,8 +2,10 @@
 // thin wrappers over the one implementation of civil-date arithmetic and
 // date parsing in s3/protocol/http_rules.h (which works in milliseconds).
 // What auth adds is leniency the Date header needs in practice: RFC 1123
-// with a zone of UTC, Z or +0000 (s3cmd and AWS's own SigV2 examples send
-// +0000) and a one-digit day, both read as the IMF-fixdate they mean.
+// with a zone of UTC, Z or a numeric offset (s3cmd and AWS's own SigV2
+// examples send +0000, `date -R` outside UTC sends e.g. +0800, botocore a
+// Date set by the caller -0000) and a one-digit day, each read as the
+// instant it means.
 //
 // Thread safety: pure functions.
 #pragma once
@@ -20,7 +22,7 @@ std::optional<int64_t> ParseAmzDate(std::string_view text);
 std::string FormatAmzDate(int64_t unix_s);
 
 // RFC 1123 "Fri, 24 May 2013 00:00:00 GMT" (the Date header), also with
-// the zone UTC, Z or +0000 or a one-digit day; the RFC 850 and asctime
+// the zone UTC, Z or +hhmm/-hhmm or a one-digit day; the RFC 850 and asctime
 // forms http_rules accepts are accepted too. Sub-second parts never occur.
 std::optional<int64_t> ParseHttpDate(std::string_view text);
 std::string FormatHttpDate(int64_t unix_s);

@@ -36,7 +36,10 @@ S3Result<Mechanism> HeaderMechanism(std::string_view value) {
 S3Result<Mechanism> MechanismOf(const RequestHead& request) {
   const std::string_view query = QueryOf(request.target);
   const bool v4_query = HasV4Query(query), v2_query = HasV2Query(query);
-  const auto header = FindHeader(request.headers, "authorization");
+  auto header = FindHeader(request.headers, "authorization");
+  // An empty Authorization header is no credential at all: AWS answers the
+  // request as anonymous (AccessDenied where anonymity is not allowed).
+  if (header && Trim(*header).empty()) header.reset();
   if ((header && (v4_query || v2_query)) || (v4_query && v2_query)) {
     return S3Error(S3ErrorCode::kInvalidArgument,
                    "Only one auth mechanism allowed; only the X-Amz-Algorithm query parameter, "

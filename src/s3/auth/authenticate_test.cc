@@ -70,6 +70,14 @@ TEST(Authenticate, EveryMechanism) {
   ASSERT_TRUE(anonymous.ok());
   EXPECT_TRUE(anonymous->anonymous);
   EXPECT_TRUE(anonymous->access_key.empty());
+
+  // An empty Authorization header (a proxy's, or `curl -H "Authorization;"`)
+  // is no credential: anonymous, as AWS treats it, not a malformed scheme.
+  for (const char* empty : {"", "  "}) {
+    auto blank = Auth(RequestHead{"PUT", "/b/k", {{"Host", "h"}, {"Authorization", empty}}});
+    ASSERT_TRUE(blank.ok()) << blank.error().Message();
+    EXPECT_TRUE(blank->anonymous);
+  }
 }
 
 TEST(Authenticate, MixedAndUnknownMechanisms) {

@@ -153,7 +153,8 @@ S3Result<AuthContext> VerifySigV2Header(const RequestHead& request,
   } else if (date) {
     t = ParseAnyDate(Trim(*date));
   }
-  if (!t) {
+  // AWS refuses a date before the epoch as invalid, not as skewed.
+  if (!t || *t < 0) {
     return S3Error(S3ErrorCode::kAccessDenied,
                    "AWS authentication requires a valid Date or x-amz-date header");
   }

@@ -222,6 +222,36 @@ TEST(SigV2Errors, HeaderForms) {
             S3ErrorCode::kAccessDenied);
 }
 
+// Goal: a Date with any numeric zone (what `date -R` sends outside UTC,
+// and botocore's "-0000") is read as the instant it names and signs; a
+// date before the epoch is invalid (AccessDenied), one far ahead skewed.
+TEST(SigV2Dates, NumericZonesAndDatesOutOfRange) {
+  for (const char* same : {"Tue, 27 Mar 2007 19:36:42 +0000", "Tue, 27 Mar 2007 19:36:42 -0000",
+                           "Wed, 28 Mar 2007 03:36:42 +0800", "Tue, 27 Mar 2007 14:06:42 -0530",
+                           "Tue, 27 Mar 2007 19:36:42 GMT", "Tue, 27 Mar 2007 19:36:42 UTC"}) {
+    EXPECT_EQ(ParseHttpDate(same), std::optional<int64_t>(kT0)) << same;
+  }
+  for (const char* bad : {"Tue, 27 Mar 2007 19:36:42 +2400", "Tue, 27 Mar 2007 19:36:42 +0860",
+                          "Tue, 27 Mar 2007 19:36:42 +08", "Tue, 27 Mar 2007 19:36:42 0800",
+                          "Tue, 27 Mar 2007 19:36:42 PST"}) {
+    EXPECT_EQ(ParseHttpDate(bad), std::nullopt) << bad;
+  }
+
+  const auto verify_at_t0 = [](std::string date) {
+    RequestHead r{"PUT", "/bucket/key", {{"Host", "s3.example"}, {"Date", std::move(date)}}};
+    SignV2(&r, "", kAccessKey, kSecretKey);
+    return VerifySigV2Header(r, "", ConfigAt(kT0), ExampleLookup());
+  };
+  const auto east = verify_at_t0("Wed, 28 Mar 2007 03:36:42 +0800");
+  EXPECT_TRUE(east.ok()) << MessageOf(east);
+  EXPECT_TRUE(verify_at_t0("Tue, 27 Mar 2007 19:36:42 -0000").ok());
+  EXPECT_EQ(verify_at_t0("Tue, 27 Mar 2007 19:36:42 +0100").error().code,
+            S3ErrorCode::kRequestTimeTooSkewed);  // an hour early
+  EXPECT_EQ(verify_at_t0("Fri, 07 Jul 1950 21:53:04 GMT").error().code, S3ErrorCode::kAccessDenied);
+  EXPECT_EQ(verify_at_t0("Wed, 07 Jul 9999 21:53:04 GMT").error().code,
+            S3ErrorCode::kRequestTimeTooSkewed);
+}
+
 TEST(SigV2Errors, QueryForms) {
   auto verify = [](std::string target) {
     RequestHead r{"GET", std::move(target), {}};
