@@ -204,6 +204,21 @@ class ErrorCodesTest(ErrorTestCase):
              lambda: a.request("GET", f"/{b}/{OBJ}", sign=False), None),
             ("anonymous PUT", "AccessDenied", 403,
              lambda: a.request("PUT", f"/{b}/anon", body=b"v", sign=False), "anon"),
+            # S3 tells anyone that a bucket does not exist before it denies access.
+            ("anonymous GET in a missing bucket", "NoSuchBucket", 404,
+             lambda: a.request("GET", "/no-such-bucket-x/k", sign=False), None),
+            # An empty Authorization header is no credential (anonymous), not a bad scheme.
+            ("empty Authorization header", "AccessDenied", 403,
+             lambda: a.send("PUT", f"/{b}/empty-auth", body=b"v", headers={"Authorization": ""}),
+             "empty-auth"),
+            ("SigV2 date before the epoch", "AccessDenied", 403,
+             lambda: a.send("GET", f"/{b}/{OBJ}", headers={
+                 "Date": "Fri, 07 Jul 1950 21:53:04 GMT",
+                 "Authorization": f"AWS {self.c.access_key}:AAAAAAAAAAAAAAAAAAAAAAAAAAA="}), None),
+            ("us-east-1 named as a LocationConstraint", "InvalidLocationConstraint", 400,
+             lambda: a.request("PUT", "/explicit-us-east-1", body=(
+                 b"<CreateBucketConfiguration><LocationConstraint>us-east-1"
+                 b"</LocationConstraint></CreateBucketConfiguration>")), None),
             ("x-amz-* header not signed", "AccessDenied", 403,
              lambda: a.send("PUT", f"/{b}/unsigned-meta", body=b"v", headers={
                  **a.sign("PUT", f"/{b}/unsigned-meta", (), {}, sha256_hex(b"v")).headers,
@@ -306,6 +321,41 @@ class ErrorCodesTest(ErrorTestCase):
         self.assertEqual(doc.get("BucketName"), "no-such-bucket-y")
         doc = self.assert_error(a.request("DELETE", f"/{BUCKET}"), 409, "BucketNotEmpty")
         self.assertEqual(doc.get("BucketName"), BUCKET)
+
+    def test_put_acl_accepts_only_the_private_acl(self):
+        a, b = self.admin, BUCKET
+        owner_only = (
+            '<AccessControlPolicy><Owner><ID>{o}</ID></Owner><AccessControlList><Grant>'
+            '<Grantee xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" '
+            'xsi:type="CanonicalUser"><ID>{o}</ID></Grantee><Permission>FULL_CONTROL</Permission>'
+            '</Grant></AccessControlList></AccessControlPolicy>')
+        public = owner_only.replace(
+            '</AccessControlList>',
+            '<Grant><Grantee xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:type="Group">'
+            '<URI>http://acs.amazonaws.com/groups/global/AllUsers</URI></Grantee>'
+            '<Permission>READ</Permission></Grant></AccessControlList>')
+        acl = a.request("GET", f"/{b}", query=[("acl", None)])
+        self.assertEqual(acl.status, 200, acl)
+        owner = acl.body.split(b"<ID>")[1].split(b"</ID>")[0].decode()
+        for path in (f"/{b}", f"/{b}/{OBJ}"):
+            with self.subTest(path=path):
+                query = [("acl", None)]
+                r = a.request("PUT", path, query, headers={"x-amz-acl": "private"})
+                self.assertEqual(r.status, 200, r)
+                r = a.request("PUT", path, query, body=owner_only.format(o=owner).encode())
+                self.assertEqual(r.status, 200, r)
+                self.assert_error(a.request("PUT", path, query, headers={"x-amz-acl": "public-read"}),
+                                  501, "NotImplemented")
+                self.assert_error(a.request("PUT", path, query, body=public.format(o=owner).encode()),
+                                  501, "NotImplemented")
+                self.assert_error(a.request("PUT", path, query, body=b"<AccessControlPolicy/>"),
+                                  400, "MalformedACLError")
+                self.assert_error(self.bob.request("PUT", path, query,
+                                                   headers={"x-amz-acl": "private"}),
+                                  403, "AccessDenied")
+        self.assert_error(a.request("PUT", f"/{b}/no-such-key", [("acl", None)],
+                                    headers={"x-amz-acl": "private"}), 404, "NoSuchKey")
+        self.assertEqual(a.request("GET", f"/{b}/{OBJ}").body, OBJ_DATA)
 
     def test_users_see_only_their_own_buckets(self):
         mine = self.admin.request("GET", "/")

@@ -278,9 +278,16 @@ class MultipartErrorsTest(MultipartTestCase):
         got = self.s3.get_object(Bucket=self.BUCKET, Key=key)
         self.assertEqual((got["ETag"], got["ContentLength"]), (want_etag, len(data)))
         self.assertTrue(got["Body"].read() == data)
-        # Completed: the upload id is gone.
+        # Completed: the same completion sent again (an SDK retrying a lost
+        # answer) gets the same answer while the object is the latest; any
+        # other use of the upload id finds no upload.
+        again = self.complete(key, upload_id, [p1, p3])
+        self.assertEqual(again["ETag"], want_etag)
+        self.assertEqual(self.s3.get_object(Bucket=self.BUCKET, Key=key)["ETag"], want_etag)
         self.assert_client_error(self.complete, "NoSuchUpload", 404, key=key,
-                                 upload_id=upload_id, parts=[p1, p3])
+                                 upload_id=upload_id, parts=[p1])
+        self.assert_client_error(self.s3.list_parts, "NoSuchUpload", 404, Bucket=self.BUCKET,
+                                 Key=key, UploadId=upload_id)
         self.s3.delete_object(Bucket=self.BUCKET, Key=key)
 
     def test_too_small_part_is_refused(self):

@@ -21,10 +21,11 @@ VersioningState VersioningOf(const pb::BucketDescriptor& bucket) {
 }
 
 // A region name the client asked for is acceptable when it is ours; AWS
-// treats "" (and us-east-1's legacy "US") as us-east-1.
+// treats "" (and us-east-1's legacy "US") as us-east-1, and refuses
+// "us-east-1" itself as a LocationConstraint (InvalidLocationConstraint).
 bool RegionMatches(const std::string& asked, const std::string& ours) {
   if (asked.empty() || asked == "US") return ours == "us-east-1";
-  return asked == ours;
+  return asked == ours && asked != "us-east-1";
 }
 
 }  // namespace

@@ -209,9 +209,7 @@ void CommitComplete(CallPtr call, const std::string& id, const std::string& etag
     result.key = call->key;
     result.etag = "\"" + etag + "\"";
     http::Headers headers;
-    if (call->bucket_info.versioning() != pb::VERSIONING_UNSET) {
-      headers.emplace_back("x-amz-version-id", r->version_id());
-    }
+    AddWrittenVersionHeader(call->bucket_info, r->version_id(), headers);
     call->RespondXml(200,
                      AddChecksumElements(CompleteMultipartUploadXml(result),
                                          "CompleteMultipartUploadResult",
@@ -298,7 +296,9 @@ void CompleteMultipartUpload(CallPtr call) {
           [call, id, etag, op = std::move(op), parts = std::move(parts)](
               Result<std::optional<pb::UploadRecord>> upload) mutable {
             if (!upload.ok()) return call->Fail(upload.status());
-            if (!upload->has_value()) return call->Fail(S3Error(S3ErrorCode::kNoSuchUpload));
+            // Gone: the op itself answers NoSuchUpload, or the first
+            // answer when this completion already succeeded (a retry).
+            if (!upload->has_value()) return CommitComplete(call, id, etag, std::move(op));
             const std::string& algorithm = (*upload)->checksum_algorithm();
             if (!algorithm.empty()) {
               auto st = (*upload)->checksum_full_object()

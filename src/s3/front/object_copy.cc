@@ -232,9 +232,7 @@ void CommitCopy(CallPtr call, SourceObject source, pb::ObjectVersion object) {
     if (!r.ok()) return call->Fail(r.status());
     if (r->outcome() != pb::S3_OK) return call->Fail(OpOutcomeError(*r));
     http::Headers headers;
-    if (call->bucket_info.versioning() != pb::VERSIONING_UNSET) {
-      headers.emplace_back("x-amz-version-id", r->version_id());
-    }
+    AddWrittenVersionHeader(call->bucket_info, r->version_id(), headers);
     AddSourceVersionHeader(source, headers);
     call->RespondXml(200,
                      AddChecksumElements(

@@ -250,9 +250,7 @@ class PutUpload : public std::enable_shared_from_this<PutUpload> {
       default: return call_->Fail(S3Error(S3ErrorCode::kInvalidRequest, r->message()));
     }
     http::Headers headers = {{"ETag", QuoteEtag(etag_)}};
-    if (!part_ && call_->bucket_info.versioning() != pb::VERSIONING_UNSET) {
-      headers.emplace_back("x-amz-version-id", r->version_id());
-    }
+    if (!part_) AddWrittenVersionHeader(call_->bucket_info, r->version_id(), headers);
     for (const pb::ObjectChecksum& c : object_.checksums()) {
       std::string name = "x-amz-checksum-" + c.algorithm();
       for (char& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));

@@ -121,6 +121,19 @@ void ListMultipartUploads(CallPtr call);  // GET ?uploads
 void CopyObject(CallPtr call);
 void UploadPartCopy(CallPtr call, PartTarget part);
 void DeleteObjects(CallPtr call);  // POST ?delete (batch_delete.cc)
+// PUT ?acl on a bucket or an object (acl.cc). The only access rule is that
+// the owner has full control and nobody else any, so the ACL that says
+// exactly that (x-amz-acl: private, or a body granting FULL_CONTROL to the
+// owner alone) answers 200 and changes nothing; any other ACL answers
+// NotImplemented instead of being ignored.
+void PutAcl(CallPtr call);
+
+// x-amz-version-id of a write (PUT, completed upload, copy): the id of the
+// version it made when the bucket's versioning is enabled; none when the
+// write made the null version (unversioned or suspended bucket), as S3
+// answers.
+void AddWrittenVersionHeader(const pb::BucketDescriptor& bucket, const std::string& version_id,
+                             http::Headers& headers);
 
 // Resolves call->bucket, checks the caller owns it, stores the descriptor
 // in call->bucket_info and runs `next`; answers NoSuchBucket/AccessDenied.

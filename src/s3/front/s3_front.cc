@@ -12,6 +12,7 @@
 #include "common/check.h"
 #include "s3/auth/authenticate.h"
 #include "s3/front/s3_call.h"
+#include "s3/model/op_context.h"
 #include "s3/protocol/names.h"
 #include "s3/protocol/xml_documents.h"
 
@@ -90,6 +91,22 @@ void UploadPartRequest(CallPtr call) {
   UploadPart(call, PartTarget{upload->value, n});
 }
 
+// No anonymous access is ever granted; like S3, a request for a bucket
+// that does not exist learns that (NoSuchBucket) before AccessDenied.
+void RefuseAnonymous(CallPtr call) {
+  const bool creates_bucket =
+      call->key.empty() && call->head().method == "PUT" && call->query.empty();
+  if (call->bucket.empty() || creates_bucket) {
+    return call->Fail(S3Error(S3ErrorCode::kAccessDenied));
+  }
+  call->front.registry().GetBucket(call->bucket, [call](Result<pb::BucketDescriptor> bucket) {
+    if (!bucket.ok() && bucket.status().code() == StatusCode::kNotFound) {
+      return call->Fail(S3Error(S3ErrorCode::kNoSuchBucket));
+    }
+    call->Fail(S3Error(S3ErrorCode::kAccessDenied));
+  });
+}
+
 void Dispatch(CallPtr call) {
   const std::string& method = call->head().method;
   if (call->bucket.empty()) {
@@ -100,6 +117,7 @@ void Dispatch(CallPtr call) {
     if (method == "PUT") {
       if (call->query.empty()) return CreateBucket(call);
       if (call->HasParam("versioning")) return PutBucketVersioning(call);
+      if (call->HasParam("acl")) return PutAcl(call);
       return call->Fail(S3Error(S3ErrorCode::kNotImplemented));
     }
     if (method == "DELETE") {
@@ -123,9 +141,8 @@ void Dispatch(CallPtr call) {
   }
   if (auto valid = ValidateObjectKey(call->key); !valid.ok()) return call->Fail(valid.error());
   if (method == "PUT") {
-    if (call->HasParam("tagging") || call->HasParam("acl")) {
-      return call->Fail(S3Error(S3ErrorCode::kNotImplemented));
-    }
+    if (call->HasParam("acl")) return PutAcl(call);
+    if (call->HasParam("tagging")) return call->Fail(S3Error(S3ErrorCode::kNotImplemented));
     if (call->HasParam("uploadId")) return UploadPartRequest(call);
     if (call->Header("x-amz-copy-source")) return CopyObject(call);
     return PutObject(call);
@@ -203,7 +220,7 @@ void S3Front::Handle(std::shared_ptr<http::Exchange> exchange) {
                                   });
   if (first.ok()) {
     TESSERA_CHECK(first->anonymous);
-    return call->Fail(S3Error(S3ErrorCode::kAccessDenied));
+    return RefuseAnonymous(call);
   }
   if (access_key.empty()) return call->Fail(first.error());  // malformed before any lookup
   registry_.SecretOf(access_key, [call, auth_head, vhost_bucket, config,
@@ -290,6 +307,12 @@ void WithOwnedBucket(CallPtr call, std::function<void()> next) {
         call->bucket_info = std::move(bucket).value();
         next();
       });
+}
+
+void AddWrittenVersionHeader(const pb::BucketDescriptor& bucket, const std::string& version_id,
+                             http::Headers& headers) {
+  if (bucket.versioning() == pb::VERSIONING_UNSET || version_id == model::kNullVersionId) return;
+  headers.emplace_back("x-amz-version-id", version_id);
 }
 
 }  // namespace tessera::s3::front

@@ -151,6 +151,24 @@ Result<pb::S3OpResult> ApplyUploadPart(const pb::UploadPartOp& op, uint64_t slot
   return Outcome(pb::S3_OK);
 }
 
+namespace {
+
+// The answer to a CompleteUpload whose upload is gone: its first answer
+// again when it completed the key's latest version (see the header).
+pb::S3OpResult AnswerRepeatedComplete(const OpContext& ctx, const pb::CompleteUploadOp& op) {
+  const pb::ObjectVersion* latest = ctx.LiveLatest();
+  if (latest == nullptr || latest->completed_upload_id() != op.upload_id() ||
+      latest->etag() != op.etag()) {
+    return Outcome(pb::S3_NO_SUCH_UPLOAD);
+  }
+  pb::S3OpResult result = Outcome(pb::S3_OK);
+  result.set_version_id(latest->version_id());
+  *result.mutable_object() = *latest;
+  return result;
+}
+
+}  // namespace
+
 Result<pb::S3OpResult> ApplyCompleteUpload(const pb::CompleteUploadOp& op, uint64_t slot,
                                            StateAccess& state) {
   if (auto bad = ValidateUpload(op.bucket_id(), op.key(), op.upload_id()); !bad.empty()) {
@@ -161,7 +179,7 @@ Result<pb::S3OpResult> ApplyCompleteUpload(const pb::CompleteUploadOp& op, uint6
   TESSERA_RETURN_IF_ERROR(ctx.Load());
   auto upload = ReadUpload(ctx, op.upload_id());
   if (!upload.ok()) return upload.status();
-  if (!upload->has_value()) return Outcome(pb::S3_NO_SUCH_UPLOAD);
+  if (!upload->has_value()) return AnswerRepeatedComplete(ctx, op);
   if (auto refused = CheckWriteConditions(ctx, op.if_none_match_any(), op.if_match_etag())) {
     return *refused;
   }
@@ -227,6 +245,7 @@ Result<pb::S3OpResult> ApplyCompleteUpload(const pb::CompleteUploadOp& op, uint6
     composite->set_value(op.composite_checksum());
   }
   object.set_parts_count(static_cast<uint32_t>(op.parts_size()));
+  object.set_completed_upload_id(op.upload_id());
   object.set_last_modified_ms(op.now_ms());
   const bool live_before = ctx.LiveLatest() != nullptr;
   DropUpload(ctx, op.upload_id(), *parts, kept);

@@ -13,7 +13,10 @@
 //    min_part_bytes), concatenates their blobs with an offset index into
 //    one object version (WriteNewObject), and drops the upload and every
 //    part record (unlisted parts' blobs go to GC). Cost: linear in the
-//    number of parts.
+//    number of parts. Sent again once the upload is gone, it answers OK
+//    with the object it made (and writes nothing) while that object is
+//    still the key's latest version with the same etag, as S3 does for a
+//    retried request; NO_SUCH_UPLOAD otherwise.
 //  - AbortUpload drops the upload and its parts (blobs to GC).
 #pragma once
 

@@ -118,6 +118,38 @@ TEST_F(MultipartOpsTest, CompleteConcatenatesPartsWithAnOffsetIndex) {
   EXPECT_EQ(Complete("u1", {{1, "e1"}}).outcome(), pb::S3_NO_SUCH_UPLOAD);
 }
 
+// Goal: a CompleteMultipartUpload sent again after it succeeded (an SDK
+// retrying a lost answer, or the router re-sending an op that committed)
+// gets the first answer and changes nothing while its object is the key's
+// latest version; a different part list, or an object replaced since,
+// gets NoSuchUpload.
+TEST_F(MultipartOpsTest, CompleteSentAgainAnswersAsTheFirstWhileItsObjectIsLatest) {
+  Create("u1");
+  Part("u1", 1, 120, "e1", "b1");
+  Part("u1", 2, 30, "e2", "b2");
+  const auto first = Complete("u1", {{1, "e1"}, {2, "e2"}});
+  ASSERT_EQ(first.outcome(), pb::S3_OK) << first.message();
+  EXPECT_EQ(first.object().completed_upload_id(), "u1");
+  const auto rows_after_first = state_.rows();
+
+  const auto again = Complete("u1", {{1, "e1"}, {2, "e2"}});
+  ASSERT_EQ(again.outcome(), pb::S3_OK) << again.message();
+  EXPECT_EQ(again.version_id(), first.version_id());
+  EXPECT_EQ(again.object().SerializeAsString(), first.object().SerializeAsString());
+  EXPECT_EQ(state_.rows(), rows_after_first) << "a repeated complete writes nothing";
+  EXPECT_EQ(Complete("u1", {{1, "e1"}}).outcome(), pb::S3_NO_SUCH_UPLOAD) << "another part list";
+  EXPECT_EQ(Complete("u2", {{1, "e1"}, {2, "e2"}}).outcome(), pb::S3_NO_SUCH_UPLOAD);
+
+  pb::S3Op put;
+  put.mutable_put_object()->set_bucket_id(kBucket);
+  put.mutable_put_object()->set_key("big");
+  put.mutable_put_object()->mutable_object()->set_version_id("null");
+  put.mutable_put_object()->mutable_object()->set_etag("small");
+  ASSERT_EQ(Apply(put).outcome(), pb::S3_OK);
+  EXPECT_EQ(Complete("u1", {{1, "e1"}, {2, "e2"}}).outcome(), pb::S3_NO_SUCH_UPLOAD)
+      << "the completed object is no longer the latest";
+}
+
 TEST_F(MultipartOpsTest, CompleteChecksOrderEtagsAndSizes) {
   Create("u");
   Part("u", 1, 120, "e1", "b1");

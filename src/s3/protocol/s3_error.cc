@@ -67,6 +67,9 @@ constexpr std::array kErrors = {
     ErrorInfo{S3ErrorCode::kInvalidRequest, "InvalidRequest", 400, "Invalid Request"},
     ErrorInfo{S3ErrorCode::kInvalidURI, "InvalidURI", 400, "Couldn't parse the specified URI."},
     ErrorInfo{S3ErrorCode::kKeyTooLongError, "KeyTooLongError", 400, "Your key is too long"},
+    ErrorInfo{S3ErrorCode::kMalformedACLError, "MalformedACLError", 400,
+              "The XML you provided was not well-formed or did not validate against our "
+              "published schema"},
     ErrorInfo{S3ErrorCode::kMalformedXML, "MalformedXML", 400,
               "The XML you provided was not well-formed or did not validate against our "
               "published schema"},

@@ -37,6 +37,7 @@ enum class S3ErrorCode {
   kInvalidRequest,
   kInvalidURI,
   kKeyTooLongError,
+  kMalformedACLError,
   kMalformedXML,
   kMetadataTooLarge,
   kMethodNotAllowed,

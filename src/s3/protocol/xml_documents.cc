@@ -617,6 +617,37 @@ S3Result<VersioningRequest> ParseVersioningConfiguration(std::string_view body) 
   return request;
 }
 
+S3Result<std::vector<AclGrant>> ParseAccessControlPolicy(std::string_view body) {
+  const S3Error malformed(S3ErrorCode::kMalformedACLError);
+  pugi::xml_document doc;
+  auto root = LoadRoot(&doc, body, "AccessControlPolicy");
+  if (!root.ok()) return malformed;
+  pugi::xml_node list = FirstChild(*root, "AccessControlList");
+  if (!list) return malformed;
+  std::vector<AclGrant> grants;
+  bool incomplete = false;
+  ForEachChild(list, "Grant", [&](const pugi::xml_node& grant) {
+    pugi::xml_node grantee = FirstChild(grant, "Grantee");
+    pugi::xml_node permission = FirstChild(grant, "Permission");
+    AclGrant out;
+    for (pugi::xml_attribute a : grantee.attributes()) {
+      const std::string_view name = a.name();
+      if (name == "type" || name.ends_with(":type")) out.grantee_type = a.value();
+    }
+    if (!grantee || !permission || out.grantee_type.empty()) {
+      incomplete = true;
+      return;
+    }
+    out.id = TrimmedTextOf(FirstChild(grantee, "ID"));
+    out.uri = TrimmedTextOf(FirstChild(grantee, "URI"));
+    out.email = TrimmedTextOf(FirstChild(grantee, "EmailAddress"));
+    out.permission = TrimmedTextOf(permission);
+    grants.push_back(std::move(out));
+  });
+  if (incomplete) return malformed;
+  return grants;
+}
+
 S3Result<std::vector<Tag>> ParseTagging(std::string_view body) {
   pugi::xml_document doc;
   auto root = LoadRoot(&doc, body, "Tagging");

@@ -76,6 +76,22 @@ struct Tag {
   std::string value;
   bool operator==(const Tag&) const = default;
 };
+// One Grant of an AccessControlPolicy body (PUT ?acl). grantee_type is the
+// Grantee's xsi:type: CanonicalUser (with id), Group (with uri) or
+// AmazonCustomerByEmail (with email).
+struct AclGrant {
+  std::string grantee_type;
+  std::string id;
+  std::string uri;
+  std::string email;
+  std::string permission;  // FULL_CONTROL, READ, WRITE, READ_ACP, WRITE_ACP
+};
+// <AccessControlPolicy><Owner>...</Owner><AccessControlList><Grant>
+// <Grantee xsi:type="..."/><Permission/></Grant>...</AccessControlList>
+// </AccessControlPolicy>. Not XML, another root, no AccessControlList, or
+// a Grant without Grantee type or Permission -> MalformedACLError.
+S3Result<std::vector<AclGrant>> ParseAccessControlPolicy(std::string_view body);
+
 // <Tagging><TagSet><Tag><Key/><Value/></Tag>...</TagSet></Tagging>.
 std::string TaggingXml(std::span<const Tag> tags);
 

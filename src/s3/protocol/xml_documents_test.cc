@@ -547,6 +547,39 @@ TEST(ParseVersioningConfiguration, Errors) {
   }
 }
 
+// Goal: an AccessControlPolicy's grants come out with grantee type (the
+// xsi:type attribute, under any namespace prefix), id, uri, email and
+// permission; bodies that are not one are MalformedACLError.
+TEST(ParseAccessControlPolicy, GrantsAndErrors) {
+  const auto grants = ParseAccessControlPolicy(
+      "<AccessControlPolicy xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><Owner><ID>me</ID>"
+      "</Owner><AccessControlList><Grant><Grantee "
+      "xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\" xsi:type=\"CanonicalUser\"><ID> me "
+      "</ID></Grantee><Permission>FULL_CONTROL</Permission></Grant><Grant><Grantee "
+      "xmlns:x=\"http://www.w3.org/2001/XMLSchema-instance\" x:type=\"Group\"><URI>"
+      "http://acs.amazonaws.com/groups/global/AllUsers</URI></Grantee><Permission>READ"
+      "</Permission></Grant></AccessControlList></AccessControlPolicy>");
+  ASSERT_TRUE(grants.ok());
+  ASSERT_EQ(grants->size(), 2u);
+  EXPECT_EQ((*grants)[0].grantee_type, "CanonicalUser");
+  EXPECT_EQ((*grants)[0].id, "me");
+  EXPECT_EQ((*grants)[0].permission, "FULL_CONTROL");
+  EXPECT_EQ((*grants)[1].grantee_type, "Group");
+  EXPECT_EQ((*grants)[1].uri, "http://acs.amazonaws.com/groups/global/AllUsers");
+  EXPECT_EQ((*grants)[1].permission, "READ");
+  EXPECT_TRUE(ParseAccessControlPolicy(
+                  "<AccessControlPolicy><AccessControlList/></AccessControlPolicy>")
+                  ->empty());
+  for (const char* bad :
+       {"", "not xml", "<AccessControlPolicy/>", "<Other><AccessControlList/></Other>",
+        "<AccessControlPolicy><AccessControlList><Grant><Permission>READ</Permission></Grant>"
+        "</AccessControlList></AccessControlPolicy>",
+        "<AccessControlPolicy><AccessControlList><Grant><Grantee><ID>me</ID></Grantee>"
+        "<Permission>READ</Permission></Grant></AccessControlList></AccessControlPolicy>"}) {
+    EXPECT_EQ(ErrorCodeOf(ParseAccessControlPolicy(bad)), S3ErrorCode::kMalformedACLError) << bad;
+  }
+}
+
 TEST(ParseTagging, TagSet) {
   auto tags = ParseTagging(
       "<Tagging xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><TagSet>"

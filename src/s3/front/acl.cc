@@ -1,0 +1,76 @@
+// PUT ?acl on buckets and objects (see PutAcl in s3_call.h).
+#include <algorithm>
+
+#include "common/limits.h"
+#include "s3/front/s3_call.h"
+#include "s3/front/s3_front.h"
+#include "s3/front/small_body.h"
+#include "s3/protocol/xml_documents.h"
+
+namespace tessera::s3::front {
+namespace {
+
+constexpr std::string_view kOnlyPrivate =
+    "Only the private ACL (the owner's full control, nobody else's access) is supported";
+
+bool GrantsOwnerOnly(const std::vector<AclGrant>& grants, const std::string& owner_id) {
+  return std::all_of(grants.begin(), grants.end(), [&](const AclGrant& g) {
+    return g.grantee_type == "CanonicalUser" && g.id == owner_id && g.permission == "FULL_CONTROL";
+  });
+}
+
+// The ACL the request asks for is the private one: x-amz-acl: private, or
+// an AccessControlPolicy body granting the owner FULL_CONTROL and nothing
+// to anyone else. NotImplemented for any other ACL.
+S3Status CheckPrivateAcl(const S3Call& call, std::string_view body) {
+  for (const char* grant : {"x-amz-grant-full-control", "x-amz-grant-read", "x-amz-grant-write",
+                            "x-amz-grant-read-acp", "x-amz-grant-write-acp"}) {
+    if (call.Header(grant)) return S3Error(S3ErrorCode::kNotImplemented, std::string(kOnlyPrivate));
+  }
+  if (auto canned = call.Header("x-amz-acl")) {
+    if (!body.empty()) {
+      return S3Error(S3ErrorCode::kInvalidRequest,
+                     "Specify either an x-amz-acl header or an AccessControlPolicy body, not both");
+    }
+    if (*canned != "private") return S3Error(S3ErrorCode::kNotImplemented, std::string(kOnlyPrivate));
+    return S3Status::Ok();
+  }
+  auto grants = ParseAccessControlPolicy(body);
+  if (!grants.ok()) return grants.error();
+  if (!GrantsOwnerOnly(*grants, call.user)) {
+    return S3Error(S3ErrorCode::kNotImplemented, std::string(kOnlyPrivate));
+  }
+  return S3Status::Ok();
+}
+
+}  // namespace
+
+void PutAcl(CallPtr call) {
+  WithOwnedBucket(call, [call] {
+    ReadSmallBody(call, limits::kS3XmlBodyBytesMax, [call](S3Result<std::string> body) {
+      if (!body.ok()) return call->Fail(body.error());
+      if (S3Status acl = CheckPrivateAcl(*call, *body); !acl.ok()) return call->Fail(acl.error());
+      if (call->key.empty()) return call->Respond(200, {}, "");
+      if (const QueryParam* version = call->Param("versionId")) {
+        return WithVersion(call, call->bucket_info.bucket_id(), call->key, version->value,
+                           /*with_data=*/false, [call](const pb::ObjectVersion& v) {
+                             if (v.delete_marker()) {
+                               return call->Fail(S3Error(S3ErrorCode::kMethodNotAllowed));
+                             }
+                             call->Respond(200, {{"x-amz-version-id", v.version_id()}}, "");
+                           });
+      }
+      call->front.index().ReadHead(
+          call->bucket_info.bucket_id(), call->key,
+          [call](Result<std::optional<pb::ObjectHead>> head) {
+            if (!head.ok()) return call->Fail(head.status());
+            if (!head->has_value() || (*head)->latest().delete_marker()) {
+              return call->Fail(S3Error(S3ErrorCode::kNoSuchKey));
+            }
+            call->Respond(200, {}, "");
+          });
+    });
+  });
+}
+
+}  // namespace tessera::s3::front
