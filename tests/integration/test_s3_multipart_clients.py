@@ -460,6 +460,24 @@ class VersioningTest(ClientTestCase):
                 self.assertEqual((resp.header("x-amz-delete-marker"),
                                   resp.header("x-amz-version-id")), ("true", marker), resp)
 
+    # A bucket whose only contents are noncurrent versions or delete
+    # markers is not empty: DeleteBucket refuses it (it used to delete the
+    # bucket and every version in it).
+    def test_bucket_with_only_old_versions_is_not_empty(self):
+        s3, bucket = self.c.boto3_client(), "mpc-old-versions"
+        s3.create_bucket(Bucket=bucket)
+        s3.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
+        v1 = s3.put_object(Bucket=bucket, Key="k", Body=b"kept")["VersionId"]
+        marker = s3.delete_object(Bucket=bucket, Key="k")["VersionId"]
+        self.assertEqual(s3.list_objects_v2(Bucket=bucket)["KeyCount"], 0)
+        self.assert_client_error(s3.delete_bucket, "BucketNotEmpty", 409, Bucket=bucket)
+        self.assertEqual(s3.get_object(Bucket=bucket, Key="k", VersionId=v1)["Body"].read(), b"kept")
+        s3.delete_object(Bucket=bucket, Key="k", VersionId=v1)
+        self.assert_client_error(s3.delete_bucket, "BucketNotEmpty", 409, Bucket=bucket)  # the marker
+        s3.delete_object(Bucket=bucket, Key="k", VersionId=marker)
+        s3.delete_bucket(Bucket=bucket)
+        self.assert_client_error(s3.head_bucket, "404", 404, Bucket=bucket)
+
     # Small objects keep their bytes in a data record per version: through
     # unversioned overwrites, the switch to Enabled (the old latest becomes
     # the null version), Suspended null replacement and version deletes,

@@ -77,8 +77,12 @@ void CreateBucket(CallPtr call) {
 
 void DeleteBucket(CallPtr call) {
   WithOwnedBucket(call, [call] {
+    // Empty means no version at all: noncurrent versions and delete
+    // markers are data too (S3 refuses with BucketNotEmpty). Uploads in
+    // progress do not count, as in S3.
     ListQuery query;
     query.bucket_id = call->bucket_info.bucket_id();
+    query.versions = true;
     query.max_items = 1;
     call->front.index().List(query, [call](Result<ListPage> page) {
       if (!page.ok()) return call->Fail(page.status());
