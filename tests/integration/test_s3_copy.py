@@ -138,17 +138,19 @@ class CopyObjectTest(CopyTestCase):
         etag = self.s3.head_object(Bucket=b, Key="src")["ETag"]
         import datetime
         past = datetime.datetime(2000, 1, 1, tzinfo=datetime.timezone.utc)
-        future = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(days=1)
+        now = datetime.datetime.now(datetime.timezone.utc)
+        future = now + datetime.timedelta(days=1)
         src = {"Bucket": b, "Key": "src"}
         for kw in ({"CopySourceIfMatch": '"0123456789abcdef0123456789abcdef"'},
                    {"CopySourceIfNoneMatch": etag},
-                   {"CopySourceIfModifiedSince": future},
+                   {"CopySourceIfModifiedSince": now},
                    {"CopySourceIfUnmodifiedSince": past}):
             self.assert_client_error(self.s3.copy_object, "PreconditionFailed", 412, Bucket=b,
                                      Key="dst", CopySource=src, **kw)
         self.assert_client_error(self.s3.head_object, "404", 404, Bucket=b, Key="dst")
+        # A modified-since date in the future is invalid and ignored (as AWS).
         for kw in ({"CopySourceIfMatch": etag}, {"CopySourceIfNoneMatch": '"other"'},
-                   {"CopySourceIfModifiedSince": past},
+                   {"CopySourceIfModifiedSince": past}, {"CopySourceIfModifiedSince": future},
                    {"CopySourceIfUnmodifiedSince": future}):
             self.s3.copy_object(Bucket=b, Key="dst", CopySource=src, **kw)
         self.assertEqual(self.body(b, "dst"), b"conditional")

@@ -14,7 +14,7 @@ Goal: prove against a whole local Tessera cluster that
   4. CompleteMultipartUpload refuses missing, duplicate, unordered,
      wrong-ETag and too-small parts, an empty part list and unknown uploads
      with S3's codes and statuses (InvalidPart, InvalidPartOrder,
-     EntityTooSmall, MalformedXML, NoSuchUpload), stores nothing when it
+     EntityTooSmall, InvalidRequest, NoSuchUpload), stores nothing when it
      refuses, and still completes afterwards; AbortMultipartUpload makes
      ListParts answer NoSuchUpload.
 One cluster for the whole file.
@@ -257,7 +257,7 @@ class MultipartErrorsTest(MultipartTestCase):
             ("malformed ETag", [p1, dict(p2, ETag='"nope"'), p3], "InvalidPart", 400),
             ("unordered", [p2, p1, p3], "InvalidPartOrder", 400),
             ("duplicate", [p1, p1, p2, p3], "InvalidPartOrder", 400),
-            ("no parts", [], "MalformedXML", 400),
+            ("no parts", [], "InvalidRequest", 400),
         ]
         for name, listed, code, status in cases:
             with self.subTest(case=name):
@@ -307,6 +307,9 @@ class MultipartErrorsTest(MultipartTestCase):
         part = {"PartNumber": 1, "ETag": '"' + "1" * 32 + '"'}
         self.assert_client_error(self.complete, "NoSuchUpload", 404, key=key, upload_id=fake,
                                  parts=[part])
+        # An unknown upload is reported before what is wrong with the list.
+        self.assert_client_error(self.complete, "NoSuchUpload", 404, key=key, upload_id=fake,
+                                 parts=[])
         self.assert_client_error(self.s3.upload_part, "NoSuchUpload", 404, Bucket=self.BUCKET,
                                  Key=key, UploadId=fake, PartNumber=1, Body=b"x")
         self.assert_client_error(self.s3.list_parts, "NoSuchUpload", 404, Bucket=self.BUCKET,

@@ -20,8 +20,12 @@ class BatchDelete : public std::enable_shared_from_this<BatchDelete> {
       : call_(std::move(call)), request_(std::move(request)),
         results_(request_.objects.size()) {
     for (size_t i = 0; i < request_.objects.size(); ++i) {
-      if (auto valid = ValidateObjectKey(request_.objects[i].key); !valid.ok()) {
+      const ObjectToDelete& object = request_.objects[i];
+      if (auto valid = ValidateObjectKey(object.key); !valid.ok()) {
         results_[i].error = valid.error();
+      } else if (!object.version_id.empty() && !IsVersionIdSyntax(object.version_id)) {
+        // S3 reports a version id it could never have made as absent.
+        results_[i].error = S3Error(S3ErrorCode::kNoSuchVersion);
       } else {
         todo_.push_back(i);
       }
@@ -92,8 +96,10 @@ class BatchDelete : public std::enable_shared_from_this<BatchDelete> {
       entry.key = object.key;
       entry.version_id = object.version_id;
       entry.delete_marker = outcome.result.delete_marker();
-      if (entry.delete_marker && object.version_id.empty()) {
-        entry.delete_marker_version_id = outcome.result.version_id();
+      // The marker made, or the one deleted by its version id.
+      if (entry.delete_marker) {
+        entry.delete_marker_version_id =
+            object.version_id.empty() ? outcome.result.version_id() : object.version_id;
       }
       result.deleted.push_back(std::move(entry));
     }

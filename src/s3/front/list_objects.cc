@@ -109,7 +109,8 @@ void Answer(CallPtr call, const ListParams& p, ListPage page) {
     r.encoding_url = p.encoding_url;
     r.contents = std::move(contents);
     r.common_prefixes = std::move(prefixes);
-    return call->RespondXml(200, ListObjectsV1Xml(r));
+    return call->RespondXml(200, ListObjectsV1Xml(r),
+                            {{"x-amz-bucket-region", call->bucket_info.region()}});
   }
   ListObjectsV2Result r;
   r.bucket = call->bucket;
@@ -124,7 +125,7 @@ void Answer(CallPtr call, const ListParams& p, ListPage page) {
   r.fetch_owner = p.fetch_owner;
   r.contents = std::move(contents);
   r.common_prefixes = std::move(prefixes);
-  call->RespondXml(200, ListObjectsV2Xml(r));
+  call->RespondXml(200, ListObjectsV2Xml(r), {{"x-amz-bucket-region", call->bucket_info.region()}});
 }
 
 }  // namespace

@@ -270,8 +270,21 @@ void CompleteMultipartUpload(CallPtr call) {
   ReadSmallBody(call, limits::kS3XmlBodyBytesMax, [call, id = *upload_id](
                                                        S3Result<std::string> body) {
     if (!body.ok()) return call->Fail(body.error());
-    auto parts = ParseCompleteMultipartUpload(*body);
-    if (!parts.ok()) return call->Fail(parts.error());
+    // S3 reads an empty body as a list without parts, and tells a caller
+    // that the upload does not exist before what is wrong with its list.
+    auto parts = body->empty() ? S3Result<std::vector<CompletedPart>>(NoPartsListed())
+                               : ParseCompleteMultipartUpload(*body);
+    if (!parts.ok()) {
+      return WithOwnedBucket(call, [call, id, error = parts.error()] {
+        call->front.index().ReadUpload(
+            call->bucket_info.bucket_id(), call->key, id,
+            [call, error](Result<std::optional<pb::UploadRecord>> upload) {
+              if (!upload.ok()) return call->Fail(upload.status());
+              if (!upload->has_value()) return call->Fail(S3Error(S3ErrorCode::kNoSuchUpload));
+              call->Fail(error);
+            });
+      });
+    }
     if (parts->size() > limits::kS3PartNumberMax) {
       return call->Fail(S3Error(S3ErrorCode::kInvalidArgument, "too many parts"));
     }

@@ -40,7 +40,7 @@ S3Status CheckSourceConditions(const S3Call& call, const pb::ObjectVersion& v) {
   conditions.if_none_match = HeaderString(call, "x-amz-copy-source-if-none-match");
   conditions.if_modified_since = HeaderString(call, "x-amz-copy-source-if-modified-since");
   conditions.if_unmodified_since = HeaderString(call, "x-amz-copy-source-if-unmodified-since");
-  if (EvaluateCopySourceConditions(conditions, QuoteEtag(v.etag()), v.last_modified_ms()) !=
+  if (EvaluateCopySourceConditions(conditions, QuoteEtag(v.etag()), v.last_modified_ms(), NowMs()) !=
       ConditionOutcome::kProceed) {
     return S3Error(S3ErrorCode::kPreconditionFailed);
   }

@@ -12,6 +12,7 @@
 
 #include "common/check.h"
 #include "common/limits.h"
+#include "http/headers.h"
 #include "s3/front/composite_checksum.h"
 #include "s3/front/s3_call.h"
 #include "s3/front/s3_front.h"
@@ -236,7 +237,7 @@ void ServeObject(CallPtr call, const pb::ObjectVersion& v) {
   conditions.if_modified_since = opt("if-modified-since");
   conditions.if_unmodified_since = opt("if-unmodified-since");
   http::Headers headers = ObjectHeaders(*call, v);
-  switch (EvaluateReadConditions(conditions, QuoteEtag(v.etag()), v.last_modified_ms())) {
+  switch (EvaluateReadConditions(conditions, QuoteEtag(v.etag()), v.last_modified_ms(), NowMs())) {
     case ConditionOutcome::kProceed: break;
     case ConditionOutcome::kNotModified: {
       http::Headers h = {{"ETag", QuoteEtag(v.etag())},
@@ -276,7 +277,7 @@ void ServeObject(CallPtr call, const pb::ObjectVersion& v) {
       headers.emplace_back("Content-Range", ContentRange(**range, size));
     }
   }
-  if (status == 200 && call->Header("x-amz-checksum-mode").value_or("") == "ENABLED") {
+  if (status == 200 && http::EqualsIgnoreCase(call->Header("x-amz-checksum-mode").value_or(""), "ENABLED")) {
     for (const pb::ObjectChecksum& c : v.checksums()) {
       std::string name = "x-amz-checksum-" + c.algorithm();
       std::transform(name.begin(), name.end(), name.begin(),
@@ -331,6 +332,15 @@ void GetObject(CallPtr call) {
 }
 
 void DeleteObject(CallPtr call) {
+  if (const QueryParam* version = call->Param("versionId")) {
+    if (version->value.empty()) {
+      return call->Fail(
+          S3Error(S3ErrorCode::kInvalidArgument, "Version id cannot be the empty string"));
+    }
+    if (!IsVersionIdSyntax(version->value)) {
+      return call->Fail(S3Error(S3ErrorCode::kInvalidArgument, "Invalid version id specified"));
+    }
+  }
   WithOwnedBucket(call, [call] {
     pb::S3Op op;
     pb::DeleteObjectOp* del = op.mutable_delete_object();

@@ -7,9 +7,8 @@
 namespace tessera::s3::front {
 
 S3Status FillObjectMetadata(const S3Call& call, pb::ObjectVersion* out) {
-  const http::RequestHead& head = call.head();
-  auto metadata =
-      CollectUserMetadata(std::vector<HeaderField>(head.headers.begin(), head.headers.end()));
+  const http::Headers headers = call.AllHeaders();
+  auto metadata = CollectUserMetadata(std::vector<HeaderField>(headers.begin(), headers.end()));
   if (!metadata.ok()) return metadata.error();
   auto header = [&call](std::string_view name) {
     return std::string(call.Header(name).value_or(""));

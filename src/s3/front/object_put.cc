@@ -43,7 +43,7 @@ class PutUpload : public std::enable_shared_from_this<PutUpload> {
  private:
   S3Status Prepare() {
     const http::RequestHead& head = call_->head();
-    auth::RequestHead auth_head{head.method, head.target, {head.headers.begin(), head.headers.end()}};
+    const auth::RequestHead auth_head = call_->AuthHead();
     if (auth::IsStreaming(call_->auth.mode)) {
       auto options = auth::AwsChunkedOptionsFor(auth_head, call_->auth);
       if (!options.ok()) return options.error();

@@ -40,9 +40,15 @@ struct S3Call : std::enable_shared_from_this<S3Call> {
   // The decoded query parameter, or nullptr.
   const QueryParam* Param(std::string_view name) const;
   bool HasParam(std::string_view name) const { return Param(name) != nullptr; }
+  // A request header, or one sent as a query parameter (query_headers).
   std::optional<std::string_view> Header(std::string_view name) const {
-    return head().Header(name);
+    if (auto value = head().Header(name)) return value;
+    return http::FindHeader(query_headers, name);
   }
+  // The request's headers followed by query_headers.
+  http::Headers AllHeaders() const;
+  // The request as authentication reads it (method, target, AllHeaders).
+  auth::RequestHead AuthHead() const;
 
   // Answers the error document (status from the code; no body for HEAD).
   // The error document (no body on HEAD) with `headers` added, e.g. the
@@ -66,6 +72,11 @@ struct S3Call : std::enable_shared_from_this<S3Call> {
   std::vector<QueryParam> query;
   std::string resource;  // the path, for error documents
   bool virtual_hosted = false;  // the bucket came from the Host header
+  // SigV2 presigned URLs carry the x-amz-*, Content-MD5 and Content-Type
+  // headers they signed as query parameters (botocore's HmacV1QueryAuth);
+  // S3 reads those as headers, for the signature and for the request. Only
+  // names absent from the real headers.
+  http::Headers query_headers;
   // Authenticated caller.
   auth::AuthContext auth;
   std::string user;
@@ -127,6 +138,9 @@ void DeleteObjects(CallPtr call);  // POST ?delete (batch_delete.cc)
 // owner alone) answers 200 and changes nothing; any other ACL answers
 // NotImplemented instead of being ignored.
 void PutAcl(CallPtr call);
+
+// A versionId S3 could have handed out: "null" or a Tessera version id.
+bool IsVersionIdSyntax(std::string_view version_id);
 
 // x-amz-version-id of a write (PUT, completed upload, copy): the id of the
 // version it made when the bucket's versioning is enabled; none when the

@@ -13,6 +13,7 @@
 #include "s3/auth/authenticate.h"
 #include "s3/front/s3_call.h"
 #include "s3/model/op_context.h"
+#include "s3/model/version_id.h"
 #include "s3/protocol/names.h"
 #include "s3/protocol/xml_documents.h"
 
@@ -67,12 +68,18 @@ S3Status ParseTarget(S3Call& call, const std::string& base_domain) {
   return S3Status::Ok();
 }
 
-auth::RequestHead AuthHead(const http::RequestHead& head) {
-  auth::RequestHead out;
-  out.method = head.method;
-  out.target = head.target;
-  out.headers.assign(head.headers.begin(), head.headers.end());
-  return out;
+// See S3Call::query_headers.
+void HoistSigV2QueryHeaders(S3Call& call) {
+  if (call.Param("AWSAccessKeyId") == nullptr) return;
+  for (const QueryParam& p : call.query) {
+    std::string name = p.name;
+    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const bool header_like =
+        name.starts_with("x-amz-") || name == "content-md5" || name == "content-type";
+    if (header_like && !call.head().Header(name) && !http::FindHeader(call.query_headers, name)) {
+      call.query_headers.emplace_back(std::move(name), p.value);
+    }
+  }
 }
 
 // PUT ?partNumber=N&uploadId=U.
@@ -194,7 +201,9 @@ http::ProtocolErrorResponse S3Front::RenderProtocolError(unsigned status, std::s
   const std::string id = NextRequestId();
   http::ProtocolErrorResponse out;
   out.status = HttpStatus(code);  // S3's, e.g. 400 for an oversized header section
-  out.headers = {{"Content-Type", "application/xml"}, {"x-amz-request-id", id}};
+  out.headers = {{"Content-Type", "application/xml"},
+                 {"Date", FormatHttpDate(NowMs())},
+                 {"x-amz-request-id", id}};
   out.body = ErrorXml(S3Error(code, std::string(reason)), "", id);
   return out;
 }
@@ -205,12 +214,13 @@ void S3Front::Handle(std::shared_ptr<http::Exchange> exchange) {
   if (auto parsed = ParseTarget(*call, options_.base_domain); !parsed.ok()) {
     return call->Fail(parsed.error());
   }
+  HoistSigV2QueryHeaders(*call);
   // Authenticate twice: once to learn the access key (the lookup records it
   // and knows no secret), then with the secret from the registry.
   auth::AuthConfig config;
   config.region = options_.region;
   config.now_unix_s = static_cast<int64_t>(std::time(nullptr));
-  const auth::RequestHead auth_head = AuthHead(call->head());
+  const auth::RequestHead auth_head = call->AuthHead();
   const std::string vhost_bucket = call->virtual_hosted ? call->bucket : "";
   std::string access_key;
   auto first = auth::Authenticate(auth_head, vhost_bucket, config,
@@ -251,6 +261,21 @@ void S3Front::Handle(std::shared_ptr<http::Exchange> exchange) {
 
 // --- S3Call -------------------------------------------------------------------
 
+http::Headers S3Call::AllHeaders() const {
+  http::Headers all = head().headers;
+  all.insert(all.end(), query_headers.begin(), query_headers.end());
+  return all;
+}
+
+auth::RequestHead S3Call::AuthHead() const {
+  auth::RequestHead out;
+  out.method = head().method;
+  out.target = head().target;
+  const http::Headers all = AllHeaders();
+  out.headers.assign(all.begin(), all.end());
+  return out;
+}
+
 const QueryParam* S3Call::Param(std::string_view name) const {
   return FindQueryParam(query, name);
 }
@@ -261,7 +286,11 @@ void S3Call::MarkAnswered() {
 }
 
 http::Headers S3Call::StandardHeaders() const {
-  return {{"x-amz-request-id", request_id}, {"x-amz-id-2", request_id}};
+  // Date: HTTP requires it of a server with a clock, and SDKs correct their
+  // clock skew from it after RequestTimeTooSkewed.
+  return {{"Date", FormatHttpDate(NowMs())},
+          {"x-amz-request-id", request_id},
+          {"x-amz-id-2", request_id}};
 }
 
 void S3Call::Respond(unsigned status, http::Headers headers, std::string body) {
@@ -307,6 +336,10 @@ void WithOwnedBucket(CallPtr call, std::function<void()> next) {
         call->bucket_info = std::move(bucket).value();
         next();
       });
+}
+
+bool IsVersionIdSyntax(std::string_view version_id) {
+  return version_id == model::kNullVersionId || model::ParseVersionSeq(version_id).has_value();
 }
 
 void AddWrittenVersionHeader(const pb::BucketDescriptor& bucket, const std::string& version_id,

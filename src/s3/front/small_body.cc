@@ -19,8 +19,7 @@ class SmallBodyReader : public std::enable_shared_from_this<SmallBodyReader> {
       : call_(std::move(call)), bytes_max_(bytes_max), done_(std::move(done)), declared_of_(declared) {}
 
   void Start() {
-    const http::RequestHead& head = call_->head();
-    auth::RequestHead auth_head{head.method, head.target, {head.headers.begin(), head.headers.end()}};
+    const auth::RequestHead auth_head = call_->AuthHead();
     if (auth::IsStreaming(call_->auth.mode)) {
       auto options = auth::AwsChunkedOptionsFor(auth_head, call_->auth);
       if (!options.ok()) return done_(options.error());

@@ -68,7 +68,8 @@ void GetObjectVersion(CallPtr call) {
                         S3Error(S3ErrorCode::kMethodNotAllowed),
                         {{"x-amz-delete-marker", "true"},
                          {"x-amz-version-id", version.version_id()},
-                         {"Last-Modified", FormatHttpDate(version.last_modified_ms())}});
+                         {"Last-Modified", FormatHttpDate(version.last_modified_ms())},
+                         {"Allow", "DELETE"}});
                   }
                   ServeObject(call, version);
                 });

@@ -422,8 +422,9 @@ std::optional<int64_t> HeaderSeconds(const std::optional<std::string>& header) {
 // false -> 200; If-None-Match false + If-Modified-Since true -> 304.
 // Last-Modified is sent with second precision, so it compares in seconds.
 ConditionOutcome EvaluateReadConditions(const ReadConditions& conditions, std::string_view etag,
-                                        int64_t last_modified_ms) {
+                                        int64_t last_modified_ms, int64_t now_ms) {
   const int64_t modified_s = FloorDiv(last_modified_ms, 1000);
+  const int64_t now_s = FloorDiv(now_ms, 1000);
   if (conditions.if_match) {
     if (!EtagListMatches(*conditions.if_match, etag)) return ConditionOutcome::kPreconditionFailed;
   } else if (const auto since = HeaderSeconds(conditions.if_unmodified_since)) {
@@ -431,7 +432,8 @@ ConditionOutcome EvaluateReadConditions(const ReadConditions& conditions, std::s
   }
   if (conditions.if_none_match) {
     if (EtagListMatches(*conditions.if_none_match, etag)) return ConditionOutcome::kNotModified;
-  } else if (const auto since = HeaderSeconds(conditions.if_modified_since)) {
+  } else if (const auto since = HeaderSeconds(conditions.if_modified_since);
+             since && *since <= now_s) {
     if (modified_s <= *since) return ConditionOutcome::kNotModified;
   }
   return ConditionOutcome::kProceed;
@@ -441,8 +443,10 @@ ConditionOutcome EvaluateReadConditions(const ReadConditions& conditions, std::s
 // x-amz-copy-source-if-modified-since true -> 412 (not 304), and
 // if-match true with if-unmodified-since false -> the copy proceeds.
 ConditionOutcome EvaluateCopySourceConditions(const ReadConditions& conditions,
-                                              std::string_view etag, int64_t last_modified_ms) {
-  const ConditionOutcome outcome = EvaluateReadConditions(conditions, etag, last_modified_ms);
+                                              std::string_view etag, int64_t last_modified_ms,
+                                              int64_t now_ms) {
+  const ConditionOutcome outcome =
+      EvaluateReadConditions(conditions, etag, last_modified_ms, now_ms);
   return outcome == ConditionOutcome::kNotModified ? ConditionOutcome::kPreconditionFailed
                                                    : outcome;
 }

@@ -87,9 +87,11 @@ struct ReadConditions {
 //      If-Modified-Since.
 //   4. else If-Modified-Since (valid date): not modified since -> 304.
 // ETag lists ("a", "b"), "*", quoted/unquoted and W/ weak tags are accepted
-// (S3 compares strongly after dropping W/). Unparseable dates are ignored.
+// (S3 compares strongly after dropping W/). Unparseable dates are ignored,
+// and so is an If-Modified-Since later than `now_ms` (RFC 2616 14.25: such
+// a date is invalid; AWS ignores it too).
 ConditionOutcome EvaluateReadConditions(const ReadConditions& conditions, std::string_view etag,
-                                        int64_t last_modified_ms);
+                                        int64_t last_modified_ms, int64_t now_ms);
 
 // The conditional headers of a write (PutObject, CompleteMultipartUpload):
 // If-None-Match: "*" only (fail when the key exists), If-Match: ETag list.
@@ -109,7 +111,8 @@ S3Status EvaluateWriteConditions(const WriteConditions& conditions,
 // object. Same precedence as EvaluateReadConditions, but every failure
 // (including the 304 cases) is 412 PreconditionFailed, as AWS documents.
 ConditionOutcome EvaluateCopySourceConditions(const ReadConditions& conditions,
-                                              std::string_view etag, int64_t last_modified_ms);
+                                              std::string_view etag, int64_t last_modified_ms,
+                                              int64_t now_ms);
 
 // ---- ETags ------------------------------------------------------------------
 // `"<hex>"` from a lowercase hex MD5 (single-part objects).

@@ -150,7 +150,12 @@ const std::string kAfter = "Mon, 12 Oct 2009 17:50:31 GMT";
 const std::string kMatch(kEtag);
 const std::string kOther = "\"00000000000000000000000000000000\"";
 
-ConditionOutcome Read(ReadConditions c) { return EvaluateReadConditions(c, kEtag, kModified); }
+const int64_t kNow = kModified + 3600 * kS;
+const std::string kFuture = "Mon, 12 Oct 2009 18:50:31 GMT";  // after kNow
+
+ConditionOutcome Read(ReadConditions c) {
+  return EvaluateReadConditions(c, kEtag, kModified, kNow);
+}
 
 TEST(ReadConditions, NoneProceeds) { EXPECT_EQ(Read({}), ConditionOutcome::kProceed); }
 
@@ -177,8 +182,11 @@ TEST(ReadConditions, Dates) {
   EXPECT_EQ(Read({.if_unmodified_since = kBefore}), ConditionOutcome::kPreconditionFailed);
   EXPECT_EQ(Read({.if_unmodified_since = kAt}), ConditionOutcome::kProceed);
   EXPECT_EQ(Read({.if_unmodified_since = kAfter}), ConditionOutcome::kProceed);
-  // Unparseable dates are ignored.
+  // Unparseable dates are ignored, and so is an If-Modified-Since in the
+  // future (an invalid date, RFC 2616 14.25); If-Unmodified-Since is not.
   EXPECT_EQ(Read({.if_modified_since = "garbage"}), ConditionOutcome::kProceed);
+  EXPECT_EQ(Read({.if_modified_since = kFuture}), ConditionOutcome::kProceed);
+  EXPECT_EQ(Read({.if_unmodified_since = kFuture}), ConditionOutcome::kProceed);
   EXPECT_EQ(Read({.if_unmodified_since = "garbage"}), ConditionOutcome::kProceed);
 }
 
@@ -211,12 +219,15 @@ TEST(ReadConditions, PrecedenceTable) {
 }
 
 TEST(CopySourceConditions, NotModifiedBecomesPreconditionFailed) {
-  auto copy = [](ReadConditions c) { return EvaluateCopySourceConditions(c, kEtag, kModified); };
+  auto copy = [](ReadConditions c) {
+    return EvaluateCopySourceConditions(c, kEtag, kModified, kNow);
+  };
   EXPECT_EQ(copy({.if_none_match = kMatch, .if_modified_since = kBefore}),
             ConditionOutcome::kPreconditionFailed);
   EXPECT_EQ(copy({.if_match = kMatch, .if_unmodified_since = kBefore}),
             ConditionOutcome::kProceed);
   EXPECT_EQ(copy({.if_modified_since = kAfter}), ConditionOutcome::kPreconditionFailed);
+  EXPECT_EQ(copy({.if_modified_since = kFuture}), ConditionOutcome::kProceed);
   EXPECT_EQ(copy({}), ConditionOutcome::kProceed);
 }
 

@@ -105,8 +105,11 @@ class XmlWriter {
   XmlWriter& Bool(std::string_view name, bool value) {
     return Element(name, std::string_view(value ? "true" : "false"));
   }
+  // Whole seconds, as S3 writes every document's times ("...:30.000Z"), so
+  // a listing's LastModified equals the Last-Modified header of a HEAD.
   XmlWriter& Time(std::string_view name, int64_t unix_ms) {
-    return Element(name, std::string_view(FormatIso8601(unix_ms)));
+    const int64_t whole_s_ms = unix_ms - ((unix_ms % 1000) + 1000) % 1000;
+    return Element(name, std::string_view(FormatIso8601(whole_s_ms)));
   }
   XmlWriter& ElementIf(bool present, std::string_view name, std::string_view text) {
     return present ? Element(name, text) : *this;
@@ -516,6 +519,10 @@ S3Result<CreateBucketConfiguration> ParseCreateBucketConfiguration(std::string_v
 
 // AWS: at least one Part; PartNumber 1..10000; parts "in ascending order"
 // (else InvalidPartOrder, which we also answer for a repeated number).
+S3Error NoPartsListed() {
+  return S3Error(S3ErrorCode::kInvalidRequest, "You must specify at least one part");
+}
+
 S3Result<std::vector<CompletedPart>> ParseCompleteMultipartUpload(std::string_view body) {
   pugi::xml_document doc;
   auto root = LoadRoot(&doc, body, "CompleteMultipartUpload");
@@ -554,7 +561,7 @@ S3Result<std::vector<CompletedPart>> ParseCompleteMultipartUpload(std::string_vi
     parts.push_back(std::move(part));
   });
   if (failure) return *failure;
-  if (parts.empty()) return Malformed();
+  if (parts.empty()) return NoPartsListed();
   return parts;
 }
 

@@ -267,8 +267,11 @@ struct CompletedPart {
   std::string checksum_sha256;
   std::string checksum_crc64nvme;
 };
+// The error S3 answers for a CompleteMultipartUpload that lists no part:
+// InvalidRequest "You must specify at least one part".
+S3Error NoPartsListed();
 // <CompleteMultipartUpload><Part><PartNumber/><ETag/>...</Part>...: at least
-// one Part (else MalformedXML) and at most limits::kS3MultipartPartsMax;
+// one Part (else NoPartsListed()) and at most limits::kS3MultipartPartsMax;
 // PartNumber an integer (else MalformedXML) in 1..10000 (else
 // InvalidArgument); ETag required (else MalformedXML); part numbers strictly
 // ascending (else InvalidPartOrder).

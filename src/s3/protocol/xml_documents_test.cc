@@ -430,7 +430,8 @@ TEST(ParseCompleteMultipartUpload, Errors) {
                                                     std::string(parts) +
                                                     "</CompleteMultipartUpload>"));
   };
-  EXPECT_EQ(code(""), S3ErrorCode::kMalformedXML);
+  EXPECT_EQ(code(""), S3ErrorCode::kInvalidRequest);  // no part: "You must specify at least one part"
+  EXPECT_EQ(ErrorCodeOf(ParseCompleteMultipartUpload("not xml")), S3ErrorCode::kMalformedXML);
   EXPECT_EQ(code("<Part><ETag>\"e\"</ETag></Part>"), S3ErrorCode::kMalformedXML);
   EXPECT_EQ(code("<Part><PartNumber>1</PartNumber></Part>"), S3ErrorCode::kMalformedXML);
   EXPECT_EQ(code("<Part><PartNumber>one</PartNumber><ETag>e</ETag></Part>"),
