@@ -14,7 +14,9 @@ s3-tests) found different now matches AWS:
   6. a SigV2 presigned PUT whose metadata and Content-Type travel as query
      parameters (botocore's default presigned form in us-east-1) stores
      them;
-  7. x-amz-checksum-mode is read case-insensitively.
+  7. x-amz-checksum-mode is read case-insensitively;
+  8. ListParts names the upload's checksum algorithm and type and each
+     part's checksum, so a client can resume an upload from it.
 One cluster for the whole file.
 """
 
@@ -140,6 +142,33 @@ class CompatTest(h.ClusterTestCase):
             resp = self.raw.request("GET", f"/{BUCKET}/summed", headers={"x-amz-checksum-mode": mode})
             self.assertEqual(resp.status, 200, resp)
             self.assertTrue(resp.header("x-amz-checksum-crc32"), resp)
+
+    def test_list_parts_carries_checksums_for_a_resumed_upload(self):
+        key = "resumed"
+        upload = self.s3.create_multipart_upload(Bucket=BUCKET, Key=key,
+                                                 ChecksumAlgorithm="SHA256")["UploadId"]
+        sent = self.s3.upload_part(Bucket=BUCKET, Key=key, UploadId=upload, PartNumber=1,
+                                   Body=b"part one", ChecksumAlgorithm="SHA256")
+        listed = self.s3.list_parts(Bucket=BUCKET, Key=key, UploadId=upload)
+        self.assertEqual((listed.get("ChecksumAlgorithm"), listed.get("ChecksumType")),
+                         ("SHA256", "COMPOSITE"), listed)
+        part = listed["Parts"][0]
+        self.assertEqual(part["ChecksumSHA256"], sent["ChecksumSHA256"], listed)
+        # Empty max-parts= and part-number-marker= are the defaults.
+        resp = self.raw.request("GET", f"/{BUCKET}/{key}", query=[
+            ("uploadId", upload), ("max-parts", ""), ("part-number-marker", "")])
+        self.assertEqual(resp.status, 200, resp)
+        self.assertIn(b"<PartNumber>1</PartNumber>", resp.body, resp)
+        # Resume: the completion is rebuilt from the listing alone.
+        self.s3.complete_multipart_upload(
+            Bucket=BUCKET, Key=key, UploadId=upload, MultipartUpload={"Parts": [
+                {"PartNumber": p["PartNumber"], "ETag": p["ETag"],
+                 "ChecksumSHA256": p["ChecksumSHA256"]} for p in listed["Parts"]]})
+        self.assertEqual(self.s3.get_object(Bucket=BUCKET, Key=key)["Body"].read(), b"part one")
+        plain = self.s3.create_multipart_upload(Bucket=BUCKET, Key="plain")["UploadId"]
+        self.addCleanup(self.s3.abort_multipart_upload, Bucket=BUCKET, Key="plain", UploadId=plain)
+        self.assertNotIn("ChecksumAlgorithm",
+                         self.s3.list_parts(Bucket=BUCKET, Key="plain", UploadId=plain))
 
 
 if __name__ == "__main__":

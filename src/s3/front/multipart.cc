@@ -349,14 +349,15 @@ void ListParts(CallPtr call) {
   if (!upload_id) return;
   uint32_t max_parts = 1000;
   uint32_t marker = 0;
-  if (const QueryParam* p = call->Param("max-parts")) {
+  // An empty value is the default, as S3 reads it.
+  if (const QueryParam* p = call->Param("max-parts"); p && !p->value.empty()) {
     auto [end, ec] = std::from_chars(p->value.data(), p->value.data() + p->value.size(), max_parts);
     if (ec != std::errc() || end != p->value.data() + p->value.size()) {
       return call->Fail(S3Error(S3ErrorCode::kInvalidArgument, "max-parts is not an integer"));
     }
     max_parts = std::clamp<uint32_t>(max_parts, 1, 1000);
   }
-  if (const QueryParam* p = call->Param("part-number-marker")) {
+  if (const QueryParam* p = call->Param("part-number-marker"); p && !p->value.empty()) {
     auto [end, ec] = std::from_chars(p->value.data(), p->value.data() + p->value.size(), marker);
     if (ec != std::errc() || end != p->value.data() + p->value.size()) {
       return call->Fail(S3Error(S3ErrorCode::kInvalidArgument, "bad part-number-marker"));
@@ -369,22 +370,31 @@ void ListParts(CallPtr call) {
                                    Result<std::optional<pb::UploadRecord>> upload) {
           if (!upload.ok()) return call->Fail(upload.status());
           if (!upload->has_value()) return call->Fail(S3Error(S3ErrorCode::kNoSuchUpload));
+          ListPartsResult result;
+          result.bucket = call->bucket;
+          result.key = call->key;
+          result.upload_id = id;
+          result.initiator = result.owner = Owner{call->user, call->user};
+          result.part_number_marker = marker;
+          result.max_parts = max_parts;
+          result.checksum_algorithm = (*upload)->checksum_algorithm();
+          if (!result.checksum_algorithm.empty()) {
+            result.checksum_type = (*upload)->checksum_full_object() ? "FULL_OBJECT" : "COMPOSITE";
+          }
           // max_parts parts, then (when the page is full) a probe of one
           // more for an exact IsTruncated; both within the scan limit.
           call->front.index().ListUploadParts(
               bucket, call->key, id, marker, max_parts,
-              [call, id, max_parts, marker, bucket](Result<std::vector<pb::PartRecord>> parts) {
+              [call, id, max_parts, bucket, result = std::move(result)](
+                  Result<std::vector<pb::PartRecord>> parts) mutable {
                 if (!parts.ok()) return call->Fail(parts.status());
-                ListPartsResult result;
-                result.bucket = call->bucket;
-                result.key = call->key;
-                result.upload_id = id;
-                result.initiator = result.owner = Owner{call->user, call->user};
-                result.part_number_marker = marker;
-                result.max_parts = max_parts;
                 for (const pb::PartRecord& p : *parts) {
-                  result.parts.push_back(
-                      PartEntry{p.part_number(), p.last_modified_ms(), QuoteEtag(p.etag()), p.size()});
+                  PartEntry entry{p.part_number(), p.last_modified_ms(), QuoteEtag(p.etag()),
+                                  p.size(), {}};
+                  for (const pb::ObjectChecksum& c : p.checksums()) {
+                    entry.checksums.emplace_back(c.algorithm(), c.value());
+                  }
+                  result.parts.push_back(std::move(entry));
                 }
                 if (!parts->empty()) result.next_part_number_marker = parts->back().part_number();
                 if (parts->size() < max_parts) return call->RespondXml(200, ListPartsXml(result));

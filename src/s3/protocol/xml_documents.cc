@@ -336,9 +336,12 @@ std::string ListPartsXml(const ListPartsResult& r) {
         .Element("PartNumber", uint64_t{p.part_number})
         .Time("LastModified", p.last_modified_ms)
         .Element("ETag", p.etag)
-        .Element("Size", p.size)
-        .Close("Part");
+        .Element("Size", p.size);
+    for (const auto& [algorithm, value] : p.checksums) w.Element("Checksum" + algorithm, value);
+    w.Close("Part");
   }
+  w.ElementIf(!r.checksum_algorithm.empty(), "ChecksumAlgorithm", r.checksum_algorithm)
+      .ElementIf(!r.checksum_type.empty(), "ChecksumType", r.checksum_type);
   return w.Close("ListPartsResult").Finish();
 }
 

@@ -187,6 +187,9 @@ struct PartEntry {
   int64_t last_modified_ms = 0;
   std::string etag;  // quoted
   uint64_t size = 0;
+  // (algorithm as S3 names it: CRC32, CRC32C, SHA1, SHA256, CRC64NVME;
+  // base64 value): written as <Checksum{algorithm}>.
+  std::vector<std::pair<std::string, std::string>> checksums;
 };
 struct ListPartsResult {
   std::string bucket;
@@ -200,6 +203,10 @@ struct ListPartsResult {
   uint32_t max_parts = 1000;
   bool is_truncated = false;
   std::vector<PartEntry> parts;
+  // The upload's checksum: algorithm and COMPOSITE / FULL_OBJECT; both
+  // empty when it has none (then neither element is written).
+  std::string checksum_algorithm;
+  std::string checksum_type;
 };
 std::string ListPartsXml(const ListPartsResult& result);
 
