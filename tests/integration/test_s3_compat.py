@@ -16,7 +16,8 @@ s3-tests) found different now matches AWS:
      them;
   7. x-amz-checksum-mode is read case-insensitively;
   8. ListParts names the upload's checksum algorithm and type and each
-     part's checksum, so a client can resume an upload from it.
+     part's checksum, so a client can resume an upload from it; listings
+     of objects, versions and uploads name each entry's algorithm and type.
 One cluster for the whole file.
 """
 
@@ -138,6 +139,11 @@ class CompatTest(h.ClusterTestCase):
 
     def test_checksum_mode_any_case(self):
         self.s3.put_object(Bucket=BUCKET, Key="summed", Body=b"sum", ChecksumAlgorithm="CRC32")
+        for listing in (self.s3.list_objects_v2(Bucket=BUCKET, Prefix="summed")["Contents"],
+                        self.s3.list_objects(Bucket=BUCKET, Prefix="summed")["Contents"],
+                        self.s3.list_object_versions(Bucket=BUCKET, Prefix="summed")["Versions"]):
+            self.assertEqual([(e["ChecksumAlgorithm"], e["ChecksumType"]) for e in listing],
+                             [(["CRC32"], "FULL_OBJECT")], listing)
         for mode in ("ENABLED", "enabled"):
             resp = self.raw.request("GET", f"/{BUCKET}/summed", headers={"x-amz-checksum-mode": mode})
             self.assertEqual(resp.status, 200, resp)
@@ -165,6 +171,17 @@ class CompatTest(h.ClusterTestCase):
                 {"PartNumber": p["PartNumber"], "ETag": p["ETag"],
                  "ChecksumSHA256": p["ChecksumSHA256"]} for p in listed["Parts"]]})
         self.assertEqual(self.s3.get_object(Bucket=BUCKET, Key=key)["Body"].read(), b"part one")
+        ongoing = self.s3.create_multipart_upload(Bucket=BUCKET, Key="ongoing",
+                                                  ChecksumAlgorithm="SHA256")["UploadId"]
+        self.addCleanup(self.s3.abort_multipart_upload, Bucket=BUCKET, Key="ongoing",
+                        UploadId=ongoing)
+        uploads = self.s3.list_multipart_uploads(Bucket=BUCKET, Prefix="ongoing")["Uploads"]
+        self.assertEqual([(u["ChecksumAlgorithm"], u["ChecksumType"]) for u in uploads],
+                         [("SHA256", "COMPOSITE")], uploads)
+        # The completed object's composite checksum, as listings show it.
+        entry = self.s3.list_objects_v2(Bucket=BUCKET, Prefix=key)["Contents"][0]
+        self.assertEqual((entry["ChecksumAlgorithm"], entry["ChecksumType"]),
+                         (["SHA256"], "COMPOSITE"), entry)
         plain = self.s3.create_multipart_upload(Bucket=BUCKET, Key="plain")["UploadId"]
         self.addCleanup(self.s3.abort_multipart_upload, Bucket=BUCKET, Key="plain", UploadId=plain)
         self.assertNotIn("ChecksumAlgorithm",

@@ -60,15 +60,7 @@ void PutAcl(CallPtr call) {
                              call->Respond(200, {{"x-amz-version-id", v.version_id()}}, "");
                            });
       }
-      call->front.index().ReadHead(
-          call->bucket_info.bucket_id(), call->key,
-          [call](Result<std::optional<pb::ObjectHead>> head) {
-            if (!head.ok()) return call->Fail(head.status());
-            if (!head->has_value() || (*head)->latest().delete_marker()) {
-              return call->Fail(S3Error(S3ErrorCode::kNoSuchKey));
-            }
-            call->Respond(200, {}, "");
-          });
+      WithLiveLatest(call, [call](const pb::ObjectVersion&) { call->Respond(200, {}, ""); });
     });
   });
 }

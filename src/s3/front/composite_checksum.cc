@@ -1,6 +1,7 @@
 #include "s3/front/composite_checksum.h"
 
 #include "common/check.h"
+#include "s3/model/full_object_checksum.h"
 
 namespace tessera::s3::front {
 
@@ -33,15 +34,6 @@ S3Result<std::string> CompositeChecksum(auth::ChecksumAlgorithm algorithm,
          std::to_string(part_checksums_base64.size());
 }
 
-bool IsCompositeChecksum(std::string_view value) {
-  const size_t dash = value.rfind('-');
-  if (dash == std::string_view::npos || dash + 1 == value.size()) return false;
-  for (char c : value.substr(dash + 1)) {
-    if (c < '0' || c > '9') return false;
-  }
-  return true;
-}
-
 std::string AddChecksumElements(
     std::string xml, std::string_view root,
     const google::protobuf::RepeatedPtrField<pb::ObjectChecksum>& checksums) {
@@ -52,7 +44,7 @@ std::string AddChecksumElements(
   for (const pb::ObjectChecksum& c : checksums) {
     const std::string name = "Checksum" + c.algorithm();
     elements += "<" + name + ">" + c.value() + "</" + name + ">";
-    if (IsCompositeChecksum(c.value())) {
+    if (model::IsCompositeChecksum(c.value())) {
       elements += "<ChecksumType>COMPOSITE</ChecksumType>";
     } else if (root == "CompleteMultipartUploadResult") {
       elements += "<ChecksumType>FULL_OBJECT</ChecksumType>";

@@ -27,9 +27,6 @@ std::optional<auth::ChecksumAlgorithm> CompositeAlgorithm(std::string_view name)
 S3Result<std::string> CompositeChecksum(auth::ChecksumAlgorithm algorithm,
                                         const std::vector<std::string>& part_checksums_base64);
 
-// True for a composite value ("...-n").
-bool IsCompositeChecksum(std::string_view value);
-
 // Adds <ChecksumXXX>value</ChecksumXXX> per checksum (and
 // <ChecksumType>COMPOSITE</ChecksumType> after a composite one, or
 // FULL_OBJECT after a whole-object one of a completed upload) just

@@ -78,6 +78,8 @@ ObjectEntry EntryOf(const pb::S3ListEntry& e) {
   out.etag = QuoteEtag(e.etag());
   out.size = e.size();
   if (!e.storage_class().empty()) out.storage_class = e.storage_class();
+  out.checksum_algorithm = e.checksum_algorithm();
+  out.checksum_type = e.checksum_type();
   out.owner = Owner{e.owner(), e.owner()};
   return out;
 }

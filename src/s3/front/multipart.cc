@@ -425,6 +425,8 @@ void AnswerUploads(CallPtr call, ListMultipartUploadsResult result, ListPage pag
       u.upload_id = e.upload_id();
       u.initiator = u.owner = Owner{e.owner(), e.owner()};
       if (!e.storage_class().empty()) u.storage_class = e.storage_class();
+      u.checksum_algorithm = e.checksum_algorithm();
+      u.checksum_type = e.checksum_type();
       u.initiated_ms = e.last_modified_ms();
       result.next_key_marker = e.key();
       result.next_upload_id_marker = e.upload_id();

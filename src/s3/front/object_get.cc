@@ -14,6 +14,7 @@
 #include "common/limits.h"
 #include "http/headers.h"
 #include "s3/front/composite_checksum.h"
+#include "s3/model/full_object_checksum.h"
 #include "s3/front/s3_call.h"
 #include "s3/front/s3_front.h"
 #include "s3/protocol/xml_documents.h"
@@ -285,7 +286,7 @@ void ServeObject(CallPtr call, const pb::ObjectVersion& v) {
       headers.emplace_back(name, c.value());
     }
     if (v.checksums_size() > 0) {
-      headers.emplace_back("x-amz-checksum-type", IsCompositeChecksum(v.checksums(0).value())
+      headers.emplace_back("x-amz-checksum-type", model::IsCompositeChecksum(v.checksums(0).value())
                                                       ? "COMPOSITE"
                                                       : "FULL_OBJECT");
     }
@@ -370,22 +371,28 @@ void DeleteObject(CallPtr call) {
   });
 }
 
+void WithLiveLatest(CallPtr call, std::function<void(const pb::ObjectVersion&)> found) {
+  call->front.index().ReadHead(
+      call->bucket_info.bucket_id(), call->key,
+      [call, found = std::move(found)](Result<std::optional<pb::ObjectHead>> head) {
+        if (!head.ok()) return call->Fail(head.status());
+        if (!head->has_value() || (*head)->latest().delete_marker()) {
+          return call->Fail(S3Error(S3ErrorCode::kNoSuchKey));
+        }
+        found((*head)->latest());
+      });
+}
+
 void GetObjectSubresource(CallPtr call) {
   WithOwnedBucket(call, [call] {
-    call->front.index().ReadHead(
-        call->bucket_info.bucket_id(), call->key,
-        [call](Result<std::optional<pb::ObjectHead>> head) {
-          if (!head.ok()) return call->Fail(head.status());
-          if (!head->has_value() || (*head)->latest().delete_marker()) {
-            return call->Fail(S3Error(S3ErrorCode::kNoSuchKey));
-          }
-          if (call->HasParam("acl")) {
-            return call->RespondXml(200, AccessControlPolicyXml(Owner{call->user, call->user}));
-          }
-          std::vector<Tag> tags;
-          for (const pb::MetadataPair& t : (*head)->latest().tags()) tags.push_back({t.name(), t.value()});
-          call->RespondXml(200, TaggingXml(tags));
-        });
+    WithLiveLatest(call, [call](const pb::ObjectVersion& latest) {
+      if (call->HasParam("acl")) {
+        return call->RespondXml(200, AccessControlPolicyXml(Owner{call->user, call->user}));
+      }
+      std::vector<Tag> tags;
+      for (const pb::MetadataPair& t : latest.tags()) tags.push_back({t.name(), t.value()});
+      call->RespondXml(200, TaggingXml(tags));
+    });
   });
 }
 

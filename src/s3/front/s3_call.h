@@ -110,6 +110,9 @@ void ServeObject(CallPtr call, const pb::ObjectVersion& v);
 void WithVersion(CallPtr call, uint64_t bucket_id, const std::string& key,
                  const std::string& version_id, bool with_data,
                  std::function<void(pb::ObjectVersion)> found);
+// Reads the key's latest version and calls `found` with it; answers
+// NoSuchKey itself when the key has none or its latest is a delete marker.
+void WithLiveLatest(CallPtr call, std::function<void(const pb::ObjectVersion&)> found);
 // Versioning (versioning.cc).
 void GetObjectVersion(CallPtr call);       // GET/HEAD ?versionId=
 void PutBucketVersioning(CallPtr call);    // PUT ?versioning

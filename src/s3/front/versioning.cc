@@ -30,6 +30,8 @@ VersionEntry EntryOf(const pb::S3ListEntry& e) {
   v.size = e.size();
   v.owner = Owner{e.owner(), e.owner()};
   if (!e.storage_class().empty()) v.storage_class = e.storage_class();
+  v.checksum_algorithm = e.checksum_algorithm();
+  v.checksum_type = e.checksum_type();
   return v;
 }
 

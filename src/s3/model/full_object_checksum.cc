@@ -54,4 +54,17 @@ Result<std::string> CombineFullObjectChecksum(std::string_view algorithm,
   return Status::InvalidArgument("no full-object checksum for " + std::string(algorithm));
 }
 
+bool IsCompositeChecksum(std::string_view value) {
+  const size_t dash = value.rfind('-');
+  if (dash == std::string_view::npos || dash + 1 == value.size()) return false;
+  for (char c : value.substr(dash + 1)) {
+    if (c < '0' || c > '9') return false;
+  }
+  return true;
+}
+
+std::string_view ChecksumTypeOf(std::string_view value) {
+  return IsCompositeChecksum(value) ? "COMPOSITE" : "FULL_OBJECT";
+}
+
 }  // namespace tessera::s3::model

@@ -30,4 +30,11 @@ struct PartCrc {
 Result<std::string> CombineFullObjectChecksum(std::string_view algorithm,
                                               const std::vector<PartCrc>& parts);
 
+// True for a composite value ("base64-n": the checksum of the parts'
+// checksums, n parts); a full-object value has no "-n".
+bool IsCompositeChecksum(std::string_view value);
+
+// "COMPOSITE" or "FULL_OBJECT": the ChecksumType S3 reports for `value`.
+std::string_view ChecksumTypeOf(std::string_view value);
+
 }  // namespace tessera::s3::model

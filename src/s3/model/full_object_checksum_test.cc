@@ -42,5 +42,16 @@ TEST(FullObjectChecksum, RefusesOtherAlgorithmsAndBadValues) {
             StatusCode::kInvalidArgument);
 }
 
+// Goal: a stored checksum's type is read off its shape: "base64-n" is
+// composite, anything else full-object.
+TEST(ChecksumType, CompositeValuesEndInAPartCount) {
+  EXPECT_TRUE(IsCompositeChecksum("wpn7tg==-2"));
+  EXPECT_FALSE(IsCompositeChecksum("wpn7tg=="));
+  EXPECT_FALSE(IsCompositeChecksum("abc-"));
+  EXPECT_FALSE(IsCompositeChecksum("abc-2x"));
+  EXPECT_EQ(ChecksumTypeOf("wpn7tg==-2"), "COMPOSITE");
+  EXPECT_EQ(ChecksumTypeOf("wpn7tg=="), "FULL_OBJECT");
+}
+
 }  // namespace
 }  // namespace tessera::s3::model

@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "common/limits.h"
+#include "s3/model/full_object_checksum.h"
 #include "s3/model/s3_keys.h"
 #include "s3/model/version_id.h"
 
@@ -126,6 +127,10 @@ class Lister {
     e->set_last_modified_ms(upload.initiated_ms());
     e->set_owner(upload.template_().owner());
     e->set_storage_class(upload.template_().storage_class());
+    if (!upload.checksum_algorithm().empty()) {
+      e->set_checksum_algorithm(upload.checksum_algorithm());
+      e->set_checksum_type(upload.checksum_full_object() ? "FULL_OBJECT" : "COMPOSITE");
+    }
     return row.key + '\0';
   }
 
@@ -183,6 +188,10 @@ class Lister {
     e->set_last_modified_ms(v.last_modified_ms());
     e->set_owner(std::move(*v.mutable_owner()));
     e->set_storage_class(std::move(*v.mutable_storage_class()));
+    if (v.checksums_size() > 0) {
+      e->set_checksum_algorithm(v.checksums(0).algorithm());
+      e->set_checksum_type(std::string(ChecksumTypeOf(v.checksums(0).value())));
+    }
     if (req_.versions()) {
       e->set_version_id(std::move(*v.mutable_version_id()));
       e->set_is_latest(is_latest);

@@ -114,6 +114,11 @@ class XmlWriter {
   XmlWriter& ElementIf(bool present, std::string_view name, std::string_view text) {
     return present ? Element(name, text) : *this;
   }
+  // A listing entry's <ChecksumAlgorithm> and <ChecksumType>, when it has one.
+  XmlWriter& Checksum(std::string_view algorithm, std::string_view type) {
+    return ElementIf(!algorithm.empty(), "ChecksumAlgorithm", algorithm)
+        .ElementIf(!algorithm.empty() && !type.empty(), "ChecksumType", type);
+  }
   // <name><ID/><DisplayName/></name>; DisplayName only when known (AWS has
   // stopped sending it in newer regions).
   XmlWriter& OwnerLike(std::string_view name, const Owner& owner) {
@@ -145,7 +150,8 @@ void WriteObjectEntry(XmlWriter& w, const ObjectEntry& e, bool encode, bool with
       .Element("ETag", e.etag)
       .Element("Size", e.size);
   if (with_owner) w.OwnerLike("Owner", e.owner);
-  w.Element("StorageClass", e.storage_class).Close("Contents");
+  w.Element("StorageClass", e.storage_class);
+  w.Checksum(e.checksum_algorithm, e.checksum_type).Close("Contents");
 }
 
 }  // namespace
@@ -291,6 +297,7 @@ std::string ListVersionsXml(const ListVersionsResult& r) {
         .Time("LastModified", e.last_modified_ms);
     if (!e.delete_marker) {
       w.Element("ETag", e.etag).Element("Size", e.size).Element("StorageClass", e.storage_class);
+      w.Checksum(e.checksum_algorithm, e.checksum_type);
     }
     w.OwnerLike("Owner", e.owner).Close(tag);
   }
@@ -370,6 +377,7 @@ std::string ListMultipartUploadsXml(const ListMultipartUploadsResult& r) {
         .OwnerLike("Owner", u.owner)
         .Element("StorageClass", u.storage_class)
         .Time("Initiated", u.initiated_ms)
+        .Checksum(u.checksum_algorithm, u.checksum_type)
         .Close("Upload");
   }
   WriteCommonPrefixes(w, r.common_prefixes, enc);

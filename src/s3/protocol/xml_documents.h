@@ -103,6 +103,8 @@ struct ObjectEntry {
   uint64_t size = 0;
   Owner owner;  // written by v1 always, by v2 only with fetch-owner
   std::string storage_class = "STANDARD";
+  std::string checksum_algorithm;  // with checksum_type; empty: not written
+  std::string checksum_type;
 };
 
 // GET /bucket (ListObjects, v1).
@@ -153,6 +155,8 @@ struct VersionEntry {
   uint64_t size = 0;  // versions only
   Owner owner;
   std::string storage_class = "STANDARD";  // versions only
+  std::string checksum_algorithm;  // versions only; empty: not written
+  std::string checksum_type;
 };
 struct ListVersionsResult {
   std::string bucket;
@@ -217,6 +221,8 @@ struct UploadEntry {
   Owner owner;
   std::string storage_class = "STANDARD";
   int64_t initiated_ms = 0;
+  std::string checksum_algorithm;  // empty: not written
+  std::string checksum_type;
 };
 struct ListMultipartUploadsResult {
   std::string bucket;

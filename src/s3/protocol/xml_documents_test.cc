@@ -309,7 +309,7 @@ TEST(MultipartXml, ListParts) {
   r.next_part_number_marker = 3;
   r.max_parts = 2;
   r.is_truncated = true;
-  r.parts = {{2, kT, kEtag, 10485760}};
+  r.parts = {{2, kT, kEtag, 10485760, {}}};
   EXPECT_EQ(ListPartsXml(r),
             kDecl + "<ListPartsResult" + kNs +
                 "><Bucket>example-bucket</Bucket><Key>example-object</Key>"
@@ -330,7 +330,7 @@ TEST(MultipartXml, ListMultipartUploads) {
   r.delimiter = "/";
   r.prefix = "photos/2006/";
   r.encoding_url = true;
-  r.uploads = {{"photos/2006/a b", "XMgbGlr", kOwner, kOwner, "STANDARD", kT}};
+  r.uploads = {{"photos/2006/a b", "XMgbGlr", kOwner, kOwner, "STANDARD", kT, "", ""}};
   r.common_prefixes = {"photos/2006/February/"};
   EXPECT_EQ(ListMultipartUploadsXml(r),
             kDecl + "<ListMultipartUploadsResult" + kNs +
