@@ -81,11 +81,15 @@ class PutUpload : public std::enable_shared_from_this<PutUpload> {
           front_.blobs(), front_.options().blob_bytes,
           model::ObjectPrefix(call_->bucket_info.bucket_id(), call_->key), expected_size_);
     }
-    if (auto none_match = call_->Header("if-none-match")) {
-      if (*none_match != "*") return S3Error(S3ErrorCode::kNotImplemented);
-      if_none_match_any_ = true;
+    // S3 implements If-None-Match: * and If-Match: <etag>, one at a time;
+    // anything else is NotImplemented (AWS-recorded).
+    const auto none_match = call_->Header("if-none-match");
+    const auto match = call_->Header("if-match");
+    if ((none_match && *none_match != "*") || (match && *match == "*") || (none_match && match)) {
+      return S3Error(S3ErrorCode::kNotImplemented);
     }
-    if (auto match = call_->Header("if-match")) if_match_ = std::string(UnquoteEtag(*match));
+    if (none_match) if_none_match_any_ = true;
+    if (match) if_match_ = std::string(UnquoteEtag(*match));
     return S3Status::Ok();
   }
 
@@ -256,6 +260,8 @@ class PutUpload : public std::enable_shared_from_this<PutUpload> {
       for (char& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
       headers.emplace_back(name, c.value());
     }
+    // A PutObject's checksum is always of the whole body.
+    if (!part_ && object_.checksums_size() > 0) headers.emplace_back("x-amz-checksum-type", "FULL_OBJECT");
     call_->Respond(200, std::move(headers), "");
   }
 

@@ -105,11 +105,11 @@ class XmlWriter {
   XmlWriter& Bool(std::string_view name, bool value) {
     return Element(name, std::string_view(value ? "true" : "false"));
   }
-  // Whole seconds, as S3 writes every document's times ("...:30.000Z"), so
-  // a listing's LastModified equals the Last-Modified header of a HEAD.
+  // With milliseconds, unlike S3's whole seconds (decision D46): `aws s3
+  // sync` compares a local mtime to the listed LastModified, and whole
+  // seconds make it upload again a file written in the second it was sent.
   XmlWriter& Time(std::string_view name, int64_t unix_ms) {
-    const int64_t whole_s_ms = unix_ms - ((unix_ms % 1000) + 1000) % 1000;
-    return Element(name, std::string_view(FormatIso8601(whole_s_ms)));
+    return Element(name, std::string_view(FormatIso8601(unix_ms)));
   }
   XmlWriter& ElementIf(bool present, std::string_view name, std::string_view text) {
     return present ? Element(name, text) : *this;
