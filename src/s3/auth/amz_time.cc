@@ -1,5 +1,6 @@
 #include "s3/auth/amz_time.h"
 
+#include "common/check.h"
 #include "s3/protocol/http_rules.h"
 
 namespace tessera::s3::auth {
@@ -86,6 +87,22 @@ std::string FormatHttpDate(int64_t unix_s) { return s3::FormatHttpDate(unix_s * 
 std::optional<int64_t> ParseAnyDate(std::string_view text) {
   if (auto t = ParseAmzDate(text)) return t;
   return ParseHttpDate(text);
+}
+
+std::string FormatIsoSeconds(int64_t unix_s) {
+  std::string text = s3::FormatIso8601(unix_s * 1000);  // "...T00:20:00.000Z"
+  TESSERA_CHECK(text.size() > 5);
+  return text.replace(text.size() - 5, 5, "Z");
+}
+
+S3Status CheckClockSkew(int64_t request_s, std::string_view request_time, int64_t now_s,
+                        int64_t max_skew_s) {
+  const int64_t skew = request_s > now_s ? request_s - now_s : now_s - request_s;
+  if (skew <= max_skew_s) return S3Status::Ok();
+  return S3Error(S3ErrorCode::kRequestTimeTooSkewed)
+      .With("RequestTime", std::string(request_time))
+      .With("ServerTime", FormatIsoSeconds(now_s))
+      .With("MaxAllowedSkewMilliseconds", std::to_string(max_skew_s * 1000));
 }
 
 }  // namespace tessera::s3::auth

@@ -15,6 +15,8 @@
 #include <string>
 #include <string_view>
 
+#include "s3/protocol/s3_result.h"
+
 namespace tessera::s3::auth {
 
 // "20130524T000000Z" (ISO 8601 basic, as x-amz-date and X-Amz-Date carry).
@@ -27,7 +29,17 @@ std::string FormatAmzDate(int64_t unix_s);
 std::optional<int64_t> ParseHttpDate(std::string_view text);
 std::string FormatHttpDate(int64_t unix_s);
 
+// "2013-05-24T00:20:00Z": the times S3's auth errors name (ServerTime,
+// Expires).
+std::string FormatIsoSeconds(int64_t unix_s);
+
 // Either of the two formats.
 std::optional<int64_t> ParseAnyDate(std::string_view text);
+
+// RequestTimeTooSkewed when the request's time (`request_s`, sent as
+// `request_time`) is more than `max_skew_s` from `now_s`, naming
+// RequestTime, ServerTime and MaxAllowedSkewMilliseconds as S3 does.
+S3Status CheckClockSkew(int64_t request_s, std::string_view request_time, int64_t now_s,
+                        int64_t max_skew_s);
 
 }  // namespace tessera::s3::auth

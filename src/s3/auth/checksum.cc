@@ -205,15 +205,19 @@ S3Status VerifyChecksum(ChecksumAlgorithm algorithm, std::string_view declared_b
   const bool md5 = algorithm == ChecksumAlgorithm::kMd5;
   Result<std::string> declared = Base64Decode(Trim(declared_base64));
   if (!declared.ok() || declared->size() != ChecksumDigestBytes(algorithm)) {
-    if (md5) return S3Status(S3ErrorCode::kInvalidDigest);
+    if (md5) {
+      return S3Error(S3ErrorCode::kInvalidDigest).With("Content-MD5", std::string(declared_base64));
+    }
     return S3Status(S3ErrorCode::kInvalidRequest,
                     "Value for " + std::string(ChecksumHeaderName(algorithm)) +
                         " header is invalid.");
   }
   if (*declared == computed_raw) return S3Status::Ok();
   if (md5) {
-    return S3Status(S3ErrorCode::kBadDigest,
-                    "The Content-MD5 you specified did not match what we received.");
+    return S3Error(S3ErrorCode::kBadDigest,
+                   "The Content-MD5 you specified did not match what we received.")
+        .With("ExpectedDigest", HexEncode(*declared))
+        .With("CalculatedDigest", Base64Encode(computed_raw));
   }
   return S3Status(S3ErrorCode::kBadDigest, "The " + std::string(ChecksumName(algorithm)) +
                                                " you specified did not match the calculated "

@@ -78,10 +78,6 @@ std::string Sign(std::string_view secret, std::string_view string_to_sign) {
   return Base64Encode(HmacSha1(secret, string_to_sign));
 }
 
-S3Status CheckSignature(std::string_view expected, std::string_view provided) {
-  if (ConstantTimeEquals(expected, provided)) return S3Status::Ok();
-  return S3Status(S3ErrorCode::kSignatureDoesNotMatch);
-}
 
 // botocore signs a path-style bucket request "/bucket" with the resource
 // "/bucket/" (its HmacV1 canonical resource ends bucket paths with '/'),
@@ -99,17 +95,19 @@ std::optional<RequestHead> WithBucketSlash(const RequestHead& request,
 
 // Checks `signature` against the request's string to sign (and the
 // bucket-slash form, see WithBucketSlash).
-S3Status CheckV2(const std::string& secret, const RequestHead& request,
-                 std::string_view virtual_host_bucket, std::string_view date_line,
-                 std::string_view signature) {
-  S3Status st = CheckSignature(
-      Sign(secret, SigV2StringToSign(request, virtual_host_bucket, date_line)), signature);
-  if (st.ok()) return st;
+S3Status CheckV2(const std::string& access_key, const std::string& secret,
+                 const RequestHead& request, std::string_view virtual_host_bucket,
+                 std::string_view date_line, std::string_view signature) {
+  const std::string string_to_sign = SigV2StringToSign(request, virtual_host_bucket, date_line);
+  if (ConstantTimeEquals(Sign(secret, string_to_sign), signature)) return S3Status::Ok();
   if (auto alternative = WithBucketSlash(request, virtual_host_bucket)) {
-    return CheckSignature(
-        Sign(secret, SigV2StringToSign(*alternative, virtual_host_bucket, date_line)), signature);
+    if (ConstantTimeEquals(
+            Sign(secret, SigV2StringToSign(*alternative, virtual_host_bucket, date_line)),
+            signature)) {
+      return S3Status::Ok();
+    }
   }
-  return st;
+  return SignatureMismatchError(access_key, string_to_sign, std::string(signature));
 }
 
 }  // namespace
@@ -158,13 +156,14 @@ S3Result<AuthContext> VerifySigV2Header(const RequestHead& request,
     return S3Error(S3ErrorCode::kAccessDenied,
                    "AWS authentication requires a valid Date or x-amz-date header");
   }
-  const int64_t skew = *t > config.now_unix_s ? *t - config.now_unix_s : config.now_unix_s - *t;
-  if (skew > config.skew_max_s) return S3Error(S3ErrorCode::kRequestTimeTooSkewed);
+  TESSERA_S3_RETURN_IF_ERROR(CheckClockSkew(*t, Trim(amz_date ? *amz_date : *date),
+                                            config.now_unix_s, config.skew_max_s));
 
   std::optional<std::string> secret = lookup(access_key);
-  if (!secret) return S3Error(S3ErrorCode::kInvalidAccessKeyId);
+  if (!secret) return S3Error(S3ErrorCode::kInvalidAccessKeyId).With("AWSAccessKeyId", access_key);
   const std::string date_line = amz_date ? std::string() : std::string(Trim(*date));
-  TESSERA_S3_RETURN_IF_ERROR(CheckV2(*secret, request, virtual_host_bucket, date_line, signature));
+  TESSERA_S3_RETURN_IF_ERROR(
+      CheckV2(access_key, *secret, request, virtual_host_bucket, date_line, signature));
   AuthContext context;
   context.access_key = access_key;
   context.sigv2 = true;
@@ -189,11 +188,14 @@ S3Result<AuthContext> VerifySigV2Query(const RequestHead& request,
                    "Invalid date (should be seconds since epoch): " + *expires);
   }
   if (config.now_unix_s > *expires_s) {
-    return S3Error(S3ErrorCode::kAccessDenied, "Request has expired");
+    return S3Error(S3ErrorCode::kAccessDenied, "Request has expired")
+        .With("Expires", FormatIsoSeconds(*expires_s))
+        .With("ServerTime", FormatIsoSeconds(config.now_unix_s));
   }
   std::optional<std::string> secret = lookup(*access_key);
-  if (!secret) return S3Error(S3ErrorCode::kInvalidAccessKeyId);
-  TESSERA_S3_RETURN_IF_ERROR(CheckV2(*secret, request, virtual_host_bucket, *expires, *signature));
+  if (!secret) return S3Error(S3ErrorCode::kInvalidAccessKeyId).With("AWSAccessKeyId", *access_key);
+  TESSERA_S3_RETURN_IF_ERROR(
+      CheckV2(*access_key, *secret, request, virtual_host_bucket, *expires, *signature));
   AuthContext context;
   context.access_key = *access_key;
   context.sigv2 = true;

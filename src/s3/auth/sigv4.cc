@@ -64,6 +64,7 @@ S3Result<ParsedAuthorization> ParseAuthorization(std::string_view value) {
 struct RequestTime {
   int64_t unix_s;
   std::string amz_date;  // as the string to sign carries it
+  std::string sent;      // the header's value, as sent
 };
 
 // x-amz-date (ISO 8601 basic) or else Date (RFC 1123).
@@ -73,21 +74,14 @@ S3Result<RequestTime> RequestTimeOf(const HeaderList& headers) {
   if (auto amz = FindHeader(headers, "x-amz-date")) {
     auto t = ParseAmzDate(Trim(*amz));
     if (!t) return invalid;
-    return RequestTime{*t, std::string(Trim(*amz))};
+    return RequestTime{*t, std::string(Trim(*amz)), std::string(Trim(*amz))};
   }
   if (auto date = FindHeader(headers, "date")) {
     auto t = ParseAnyDate(Trim(*date));
     if (!t) return invalid;
-    return RequestTime{*t, FormatAmzDate(*t)};
+    return RequestTime{*t, FormatAmzDate(*t), std::string(Trim(*date))};
   }
   return invalid;
-}
-
-S3Status CheckSkew(int64_t request_s, const AuthConfig& config) {
-  const int64_t diff = request_s > config.now_unix_s ? request_s - config.now_unix_s
-                                                     : config.now_unix_s - request_s;
-  if (diff > config.skew_max_s) return S3Status(S3ErrorCode::kRequestTimeTooSkewed);
-  return S3Status::Ok();
 }
 
 S3Result<PayloadMode> HeaderPayloadMode(const HeaderList& headers) {
@@ -115,13 +109,16 @@ S3Result<AuthContext> VerifySigV4Header(const RequestHead& request, const AuthCo
   S3Result<Credential> credential = ParseCredential(parsed->credential, Form::kHeader);
   if (!credential.ok()) return credential.error();
   TESSERA_S3_RETURN_IF_ERROR(CheckScope(*credential, time->amz_date, config, Form::kHeader));
-  TESSERA_S3_RETURN_IF_ERROR(CheckSkew(time->unix_s, config));
+  TESSERA_S3_RETURN_IF_ERROR(
+      CheckClockSkew(time->unix_s, time->sent, config.now_unix_s, config.skew_max_s));
   auto signed_headers = ParseSignedHeaders(parsed->signed_headers, Form::kHeader);
   if (!signed_headers.ok()) return signed_headers.error();
   TESSERA_S3_RETURN_IF_ERROR(CheckSignedHeaders(*signed_headers, request.headers, Form::kHeader));
 
   std::optional<std::string> secret = lookup(credential->access_key);
-  if (!secret) return S3Error(S3ErrorCode::kInvalidAccessKeyId);
+  if (!secret) {
+    return S3Error(S3ErrorCode::kInvalidAccessKeyId).With("AWSAccessKeyId", credential->access_key);
+  }
   const std::string payload_hash(Trim(*FindHeader(request.headers, "x-amz-content-sha256")));
   const std::string canonical = CanonicalRequest(
       request, CanonicalQueryString(QueryOf(request.target), false), *signed_headers,
@@ -129,8 +126,10 @@ S3Result<AuthContext> VerifySigV4Header(const RequestHead& request, const AuthCo
   const std::string scope = ScopeOf(*credential);
   const std::string key =
       DeriveSigningKey(*secret, credential->date8, credential->region, credential->service);
-  const std::string expected = HmacSha256Hex(key, StringToSign(time->amz_date, scope, canonical));
-  TESSERA_S3_RETURN_IF_ERROR(CheckSignature(expected, parsed->signature));
+  const std::string string_to_sign = StringToSign(time->amz_date, scope, canonical);
+  const std::string expected = HmacSha256Hex(key, string_to_sign);
+  TESSERA_S3_RETURN_IF_ERROR(CheckSignature(expected, parsed->signature, credential->access_key,
+                                            string_to_sign, canonical));
 
   AuthContext context;
   context.access_key = credential->access_key;

@@ -1,5 +1,7 @@
 // The SigV4 pieces shared by header auth, query auth and the signer.
 #include <algorithm>
+#include <cctype>
+#include <vector>
 
 #include "common/limits.h"
 #include "s3/auth/checksum.h"
@@ -182,17 +184,27 @@ S3Status CheckSignedHeaders(const std::vector<std::string>& signed_headers,
     return S3Status(S3ErrorCode::kAuthorizationQueryParametersError,
                     "X-Amz-SignedHeaders must include host.");
   }
+  // Every x-amz-* header must be signed but the payload hash (and, in the
+  // header form, x-amz-date, which the scope already pins); S3 names the
+  // others in request order.
+  std::vector<std::string> not_signed;
   for (const auto& [name, value] : headers) {
     if (!StartsWithIgnoreCase(name, "x-amz-")) continue;
-    if (EqualsIgnoreCase(name, "x-amz-date") || EqualsIgnoreCase(name, "x-amz-content-sha256")) {
-      continue;
-    }
-    if (!is_signed(name)) {
-      return S3Status(S3ErrorCode::kAccessDenied,
-                      "There were headers present in the request which were not signed");
+    if (EqualsIgnoreCase(name, "x-amz-content-sha256")) continue;
+    if (form == Form::kHeader && EqualsIgnoreCase(name, "x-amz-date")) continue;
+    if (is_signed(name)) continue;
+    std::string lower(name);
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (std::find(not_signed.begin(), not_signed.end(), lower) == not_signed.end()) {
+      not_signed.push_back(std::move(lower));  // a repeated header is named once
     }
   }
-  return S3Status::Ok();
+  if (not_signed.empty()) return S3Status::Ok();
+  std::string names;
+  for (const std::string& n : not_signed) names += (names.empty() ? "" : ", ") + n;
+  return S3Error(S3ErrorCode::kAccessDenied,
+                 "There were headers present in the request which were not signed")
+      .With("HeadersNotSigned", std::move(names));
 }
 
 std::string CanonicalRequest(const RequestHead& request, std::string_view canonical_query,
@@ -238,9 +250,12 @@ S3Status RejectSecurityToken(const RequestHead& request) {
   return S3Status::Ok();
 }
 
-S3Status CheckSignature(std::string_view expected_hex, std::string_view provided_hex) {
+S3Status CheckSignature(std::string_view expected_hex, std::string_view provided_hex,
+                        std::string_view access_key, std::string_view string_to_sign,
+                        std::string_view canonical_request) {
   if (ConstantTimeEquals(expected_hex, provided_hex)) return S3Status::Ok();
-  return S3Status(S3ErrorCode::kSignatureDoesNotMatch);
+  return SignatureMismatchError(std::string(access_key), std::string(string_to_sign),
+                                std::string(provided_hex), std::string(canonical_request));
 }
 
 }  // namespace sigv4_internal

@@ -56,7 +56,10 @@ std::string StringToSign(std::string_view amz_date, std::string_view scope,
 // Tessera has no temporary credentials.
 S3Status RejectSecurityToken(const RequestHead& request);
 
-// Compares signatures in constant time.
-S3Status CheckSignature(std::string_view expected_hex, std::string_view provided_hex);
+// Compares signatures in constant time; a mismatch is SignatureDoesNotMatch
+// naming the access key, string to sign and canonical request (as S3 does).
+S3Status CheckSignature(std::string_view expected_hex, std::string_view provided_hex,
+                        std::string_view access_key, std::string_view string_to_sign,
+                        std::string_view canonical_request);
 
 }  // namespace tessera::s3::auth::sigv4_internal

@@ -63,7 +63,10 @@ S3Status CheckValidity(const QueryAuth& auth, const AuthConfig& config) {
     return S3Status(S3ErrorCode::kAccessDenied, "Request is not valid yet");
   }
   if (config.now_unix_s > auth.date_s + auth.expires_s) {
-    return S3Status(S3ErrorCode::kAccessDenied, "Request has expired");
+    return S3Error(S3ErrorCode::kAccessDenied, "Request has expired")
+        .With("X-Amz-Expires", std::to_string(auth.expires_s))
+        .With("Expires", FormatIsoSeconds(auth.date_s + auth.expires_s))
+        .With("ServerTime", FormatIsoSeconds(config.now_unix_s));
   }
   return S3Status::Ok();
 }
@@ -102,14 +105,18 @@ S3Result<AuthContext> VerifySigV4Query(const RequestHead& request, const AuthCon
   if (!mode.ok()) return mode.error();
 
   std::optional<std::string> secret = lookup(credential->access_key);
-  if (!secret) return S3Error(S3ErrorCode::kInvalidAccessKeyId);
+  if (!secret) {
+    return S3Error(S3ErrorCode::kInvalidAccessKeyId).With("AWSAccessKeyId", credential->access_key);
+  }
   const std::string canonical = CanonicalRequest(request, CanonicalQueryString(query, true),
                                                  *signed_headers, payload_hash);
   const std::string scope = ScopeOf(*credential);
   const std::string key =
       DeriveSigningKey(*secret, credential->date8, credential->region, credential->service);
-  const std::string expected = HmacSha256Hex(key, StringToSign(auth->amz_date, scope, canonical));
-  TESSERA_S3_RETURN_IF_ERROR(CheckSignature(expected, auth->signature));
+  const std::string string_to_sign = StringToSign(auth->amz_date, scope, canonical);
+  const std::string expected = HmacSha256Hex(key, string_to_sign);
+  TESSERA_S3_RETURN_IF_ERROR(CheckSignature(expected, auth->signature, credential->access_key,
+                                            string_to_sign, canonical));
 
   AuthContext context;
   context.access_key = credential->access_key;

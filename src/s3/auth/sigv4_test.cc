@@ -304,10 +304,19 @@ TEST(SigV4Signer, PresignRoundTrip) {
             S3ErrorCode::kSignatureDoesNotMatch);
   // A header added by the client after signing but not signed: AccessDenied.
   RequestHead extra = presigned;
+  extra.headers.emplace_back("X-Amz-Date", "20130524T000000Z");
   extra.headers.emplace_back("x-amz-acl", "public-read");
+  extra.headers.emplace_back("x-amz-acl", "private");
+  extra.headers.emplace_back("x-amz-content-sha256", "UNSIGNED-PAYLOAD");
   auto denied = VerifySigV4Query(extra, ExampleConfig(), ExampleLookup());
   EXPECT_EQ(CodeOf(denied), S3ErrorCode::kAccessDenied);
   EXPECT_EQ(MessageOf(denied), "There were headers present in the request which were not signed");
+  ASSERT_FALSE(denied.ok());
+  // Named in request order, lower case, once each; the payload hash is
+  // never named, and in a presigned URL x-amz-date is not exempt (AWS).
+  ASSERT_EQ(denied.error().details.size(), 1u);
+  EXPECT_EQ(denied.error().details[0],
+            (S3ErrorDetail{"HeadersNotSigned", "x-amz-date, x-amz-acl"}));
 }
 
 TEST(SigV4Errors, ClockSkew) {

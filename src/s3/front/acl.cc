@@ -51,16 +51,11 @@ void PutAcl(CallPtr call) {
       if (!body.ok()) return call->Fail(body.error());
       if (S3Status acl = CheckPrivateAcl(*call, *body); !acl.ok()) return call->Fail(acl.error());
       if (call->key.empty()) return call->Respond(200, {}, "");
-      if (const QueryParam* version = call->Param("versionId")) {
-        return WithVersion(call, call->bucket_info.bucket_id(), call->key, version->value,
-                           /*with_data=*/false, [call](const pb::ObjectVersion& v) {
-                             if (v.delete_marker()) {
-                               return call->Fail(S3Error(S3ErrorCode::kMethodNotAllowed));
-                             }
-                             call->Respond(200, {{"x-amz-version-id", v.version_id()}}, "");
-                           });
-      }
-      WithLiveLatest(call, [call](const pb::ObjectVersion&) { call->Respond(200, {}, ""); });
+      WithSubresourceVersion(call, [call](const pb::ObjectVersion& v) {
+        http::Headers headers;
+        if (call->HasParam("versionId")) headers.emplace_back("x-amz-version-id", v.version_id());
+        call->Respond(200, std::move(headers), "");
+      });
     });
   });
 }

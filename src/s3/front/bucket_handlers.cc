@@ -4,6 +4,7 @@
 #include "common/limits.h"
 #include "s3/front/s3_call.h"
 #include "s3/front/s3_front.h"
+#include "s3/protocol/bucket_listing.h"
 #include "s3/protocol/names.h"
 #include "s3/protocol/xml_documents.h"
 
@@ -31,15 +32,18 @@ bool RegionMatches(const std::string& asked, const std::string& ours) {
 }  // namespace
 
 void ListBuckets(CallPtr call) {
+  auto query = ParseListBucketsQuery(call->query, call->front.options().region);
+  if (!query.ok()) return call->Fail(query.error());
   call->front.registry().ListBuckets(
-      call->user, [call](Result<std::vector<pb::BucketDescriptor>> buckets) {
+      call->user, [call, query = std::move(query).value()](
+                      Result<std::vector<pb::BucketDescriptor>> buckets) {
         if (!buckets.ok()) return call->Fail(buckets.status());
-        ListBucketsResult result;
-        result.owner = OwnerOf(call->user);
+        std::vector<BucketEntry> entries;
+        entries.reserve(buckets->size());
         for (const pb::BucketDescriptor& b : *buckets) {
-          result.buckets.push_back(BucketEntry{b.name(), b.created_ms(), b.region()});
+          entries.push_back(BucketEntry{b.name(), b.created_ms(), b.region()});
         }
-        call->RespondXml(200, ListAllMyBucketsXml(result));
+        call->RespondXml(200, ListAllMyBucketsXml(SelectBuckets(entries, query, OwnerOf(call->user))));
       });
 }
 
@@ -54,7 +58,8 @@ void CreateBucket(CallPtr call) {
       if (config->location_constraint.empty()) {
         return call->Fail(S3Error(S3ErrorCode::kIllegalLocationConstraintException));
       }
-      return call->Fail(S3Error(S3ErrorCode::kInvalidLocationConstraint));
+      return call->Fail(S3Error(S3ErrorCode::kInvalidLocationConstraint)
+                            .With("LocationConstraint", config->location_constraint));
     }
     pb::CreateBucketRequest request;
     request.set_name(call->bucket);
@@ -86,7 +91,15 @@ void DeleteBucket(CallPtr call) {
     query.max_items = 1;
     call->front.index().List(query, [call](Result<ListPage> page) {
       if (!page.ok()) return call->Fail(page.status());
-      if (!page->items.empty()) return call->Fail(S3Error(S3ErrorCode::kBucketNotEmpty));
+      if (!page->items.empty()) {
+        // S3 tells the owner of a versioned bucket why it is not empty.
+        if (call->bucket_info.versioning() == pb::VERSIONING_UNSET) {
+          return call->Fail(S3Error(S3ErrorCode::kBucketNotEmpty));
+        }
+        return call->Fail(S3Error(S3ErrorCode::kBucketNotEmpty,
+                                  "The bucket you tried to delete is not empty. You must delete "
+                                  "all versions in the bucket."));
+      }
       call->front.registry().DeleteBucket(
           call->bucket, call->user, call->bucket_info.bucket_id(),
           [call](Result<pb::BucketDescriptor> deleted) {

@@ -8,15 +8,16 @@
 namespace tessera::s3::front {
 namespace {
 
-S3Error BadSource() {
-  return S3Error(S3ErrorCode::kInvalidArgument,
-                 "Invalid copy source object key");
+S3Error BadSource(std::string_view header) {
+  return InvalidArgumentError("Invalid copy source object key", "x-amz-copy-source",
+                              std::string(header));
 }
 
-S3Error BadRange() {
-  return S3Error(S3ErrorCode::kInvalidArgument,
-                 "The x-amz-copy-source-range value must be of the form bytes=first-last where "
-                 "first and last are the zero-based offsets of the first and last bytes to copy");
+S3Error BadRange(std::string_view header) {
+  return InvalidArgumentError(
+      "The x-amz-copy-source-range value must be of the form bytes=first-last where first and "
+      "last are the zero-based offsets of the first and last bytes to copy",
+      "x-amz-copy-source-range", std::string(header));
 }
 
 std::optional<uint64_t> ParseOffset(std::string_view text) {
@@ -37,24 +38,27 @@ S3Result<CopySource> ParseCopySource(std::string_view header) {
     query = header.substr(q + 1);
   }
   auto decoded = PercentDecode(path, /*plus_as_space=*/false);
-  if (!decoded.ok()) return BadSource();
+  if (!decoded.ok()) return BadSource(header);
   std::string_view rest = *decoded;
   if (!rest.empty() && rest.front() == '/') rest.remove_prefix(1);
   const size_t slash = rest.find('/');
-  if (slash == std::string_view::npos || slash == 0 || slash + 1 == rest.size()) {
-    return S3Error(S3ErrorCode::kInvalidArgument, "Copy Source must mention the source bucket and key: sourcebucket/sourcekey");
+  if (slash == std::string_view::npos) return BadSource(header);
+  if (slash == 0 || slash + 1 == rest.size()) {
+    return InvalidArgumentError(
+        "Copy Source must mention the source bucket and key: sourcebucket/sourcekey",
+        "x-amz-copy-source", std::string(header));
   }
   CopySource out;
   out.bucket = std::string(rest.substr(0, slash));
   out.key = std::string(rest.substr(slash + 1));
-  if (!ValidateObjectKey(out.key).ok()) return BadSource();
+  if (!ValidateObjectKey(out.key).ok()) return BadSource(header);
   if (!query.empty()) {
     auto params = ParseQuery(query);
-    if (!params.ok()) return BadSource();
+    if (!params.ok()) return BadSource(header);
     for (const QueryParam& p : *params) {
-      if (p.name != "versionId") return BadSource();
+      if (p.name != "versionId") return BadSource(header);
       if (p.value.empty()) {
-        return S3Error(S3ErrorCode::kInvalidArgument, "Version id cannot be the empty string");
+        return VersionIdArgumentError("");
       }
       out.version_id = p.value;
     }
@@ -70,15 +74,21 @@ S3Result<std::optional<CopyRange>> ParseCopyRange(std::optional<std::string_view
   }
   std::string_view text = *header;
   constexpr std::string_view kUnit = "bytes=";
-  if (text.substr(0, kUnit.size()) != kUnit) return BadRange();
+  if (text.substr(0, kUnit.size()) != kUnit) return BadRange(*header);
   text.remove_prefix(kUnit.size());
   const size_t dash = text.find('-');
-  if (dash == std::string_view::npos) return BadRange();
+  if (dash == std::string_view::npos) return BadRange(*header);
   auto first = ParseOffset(text.substr(0, dash));
   auto last = ParseOffset(text.substr(dash + 1));
-  if (!first || !last || *first > *last) return BadRange();
+  if (!first || !last || *first > *last) return BadRange(*header);
+  if (*first >= source_size) {
+    return S3Error(S3ErrorCode::kInvalidRequest,
+                   "The specified copy range is invalid for the source object size");
+  }
   if (*last >= source_size) {
-    return S3Error(S3ErrorCode::kInvalidRange, "The requested range is not satisfiable");
+    return InvalidArgumentError(
+        "Range specified is not valid for source object of size: " + std::to_string(source_size),
+        "x-amz-copy-source-range", std::string(*header));
   }
   return std::optional<CopyRange>(CopyRange{*first, *last});
 }

@@ -32,9 +32,9 @@ struct CopyRange {
 };
 
 // x-amz-copy-source-range "bytes=first-last" against the source size.
-// Malformed (not that exact form, first > last) -> InvalidArgument;
-// last >= source_size -> InvalidRange (AWS: "The requested range is not
-// satisfiable"). nullopt header: the whole source (an empty source copies
+// Malformed (not that exact form, first > last) -> InvalidArgument; first
+// past the source -> InvalidRequest; last past it -> InvalidArgument (both
+// as AWS answers them). nullopt header: the whole source (an empty source copies
 // nothing: nullopt).
 S3Result<std::optional<CopyRange>> ParseCopyRange(std::optional<std::string_view> header,
                                                   uint64_t source_size);

@@ -52,7 +52,11 @@ TEST(CopyRangeTest, ParsesAndBounds) {
   EXPECT_EQ((*r)->last, 5u);
   auto past = ParseCopyRange("bytes=2-10", 10);
   ASSERT_FALSE(past.ok());
-  EXPECT_EQ(past.error().code, S3ErrorCode::kInvalidRange);
+  EXPECT_EQ(past.error().code, S3ErrorCode::kInvalidArgument);
+  EXPECT_EQ(past.error().Message(), "Range specified is not valid for source object of size: 10");
+  auto beyond = ParseCopyRange("bytes=10-20", 10);
+  ASSERT_FALSE(beyond.ok());
+  EXPECT_EQ(beyond.error().code, S3ErrorCode::kInvalidRequest);
   for (const char* bad : {"bytes=5-2", "bytes=-5", "bytes=3-", "2-5", "bytes=a-b", "bytes=1-2,4-5"}) {
     auto b = ParseCopyRange(bad, 10);
     ASSERT_FALSE(b.ok()) << bad;

@@ -1,7 +1,5 @@
 // ListObjects (v1) and ListObjectsV2: one ObjectIndex walk of max-keys + 1
 // items (the extra one makes IsTruncated exact).
-#include <charconv>
-
 #include "s3/auth/checksum.h"
 #include "s3/front/s3_call.h"
 #include "s3/front/s3_front.h"
@@ -40,24 +38,18 @@ S3Result<ListParams> ParseListParams(const S3Call& call) {
   p.marker = ParamValue(call, "marker").value_or("");
   p.start_after = ParamValue(call, "start-after");
   p.continuation_token = ParamValue(call, "continuation-token");
-  if (auto max_keys = ParamValue(call, "max-keys")) {
-    int64_t value = -1;
-    auto [end, ec] = std::from_chars(max_keys->data(), max_keys->data() + max_keys->size(), value);
-    if (ec != std::errc() || end != max_keys->data() + max_keys->size() || value < 0) {
-      return S3Error(S3ErrorCode::kInvalidArgument, "Provided max-keys not an integer or within "
-                                                    "integer range");
-    }
-    p.max_keys = static_cast<uint32_t>(std::min<int64_t>(value, kMaxKeysDefault));
-  }
-  if (auto encoding = ParamValue(call, "encoding-type")) {
-    if (*encoding != "url") return S3Error(S3ErrorCode::kInvalidArgument, "Invalid Encoding Method specified in Request");
-    p.encoding_url = true;
-  }
+  auto max_keys = ParseListLimit(call, "max-keys", kMaxKeysDefault);
+  if (!max_keys.ok()) return max_keys.error();
+  p.max_keys = *max_keys;
+  auto encoding_url = ParseEncodingType(call);
+  if (!encoding_url.ok()) return encoding_url.error();
+  p.encoding_url = *encoding_url;
   p.fetch_owner = ParamValue(call, "fetch-owner").value_or("") == "true";
   if (p.continuation_token) {
     auto decoded = auth::Base64Decode(*p.continuation_token);
     if (!decoded.ok() || decoded->empty()) {
-      return S3Error(S3ErrorCode::kInvalidArgument, "The continuation token provided is incorrect");
+      return InvalidArgumentError("The continuation token provided is incorrect",
+                                  "continuation-token");
     }
     p.resume_after = std::move(decoded).value();
   }
@@ -122,7 +114,7 @@ void Answer(CallPtr call, const ListParams& p, ListPage page) {
   r.is_truncated = truncated;
   r.continuation_token = p.continuation_token;
   if (truncated) r.next_continuation_token = auth::Base64Encode(last);
-  r.start_after = p.start_after;
+  if (!p.continuation_token) r.start_after = p.start_after;  // S3 echoes it on the first page only
   r.encoding_url = p.encoding_url;
   r.fetch_owner = p.fetch_owner;
   r.contents = std::move(contents);

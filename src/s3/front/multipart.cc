@@ -60,23 +60,10 @@ std::optional<std::string> Md5Bytes(std::string_view hex) {
 std::optional<std::string> UploadIdOf(const CallPtr& call) {
   const QueryParam* id = call->Param("uploadId");
   if (!id || id->value.empty()) {
-    call->Fail(S3Error(S3ErrorCode::kNoSuchUpload));
+    call->Fail(NoSuchUploadError(id ? id->value : ""));
     return std::nullopt;
   }
   return id->value;
-}
-
-S3Error OutcomeError(const pb::S3OpResult& r) {
-  switch (r.outcome()) {
-    case pb::S3_NO_SUCH_UPLOAD: return S3Error(S3ErrorCode::kNoSuchUpload);
-    case pb::S3_INVALID_PART: return S3Error(S3ErrorCode::kInvalidPart);
-    case pb::S3_INVALID_PART_ORDER: return S3Error(S3ErrorCode::kInvalidPartOrder);
-    case pb::S3_ENTITY_TOO_SMALL: return S3Error(S3ErrorCode::kEntityTooSmall);
-    case pb::S3_BAD_DIGEST: return S3Error(S3ErrorCode::kBadDigest, r.message());
-    case pb::S3_PRECONDITION_FAILED: return S3Error(S3ErrorCode::kPreconditionFailed);
-    case pb::S3_NO_SUCH_KEY: return S3Error(S3ErrorCode::kNoSuchKey);
-    default: return S3Error(S3ErrorCode::kInvalidRequest, r.message());
-  }
 }
 
 // The listed part's checksum of `algorithm` (base64 as sent; empty: none).
@@ -88,6 +75,17 @@ const std::string& ListedChecksum(const CompletedPart& part, auth::ChecksumAlgor
     case auth::ChecksumAlgorithm::kCrc64Nvme: return part.checksum_crc64nvme;
     default: return part.checksum_crc32;
   }
+}
+
+// The first listed part that names a checksum, or nullptr.
+const CompletedPart* FirstWithChecksum(const std::vector<CompletedPart>& parts) {
+  for (const CompletedPart& p : parts) {
+    if (!p.checksum_crc32.empty() || !p.checksum_crc32c.empty() || !p.checksum_sha1.empty() ||
+        !p.checksum_sha256.empty() || !p.checksum_crc64nvme.empty()) {
+      return &p;
+    }
+  }
+  return nullptr;
 }
 
 // Full-object uploads: the listed parts' checksums (optional; the op checks
@@ -198,9 +196,14 @@ void CommitComplete(CallPtr call, const std::string& id, const std::string& etag
   if (auto match = call->Header("if-match")) {
     complete->set_if_match_etag(std::string(UnquoteEtag(*match)));
   }
-  call->front.index().Apply(std::move(op), [call, etag](Result<pb::S3OpResult> r) {
+  // The listed parts, for an error that names one.
+  auto listed = std::make_shared<const pb::CompleteUploadOp>(*complete);
+  call->front.index().Apply(std::move(op), [call, etag, listed](Result<pb::S3OpResult> r) {
     if (!r.ok()) return call->Fail(r.status());
-    if (r->outcome() != pb::S3_OK) return call->Fail(OutcomeError(*r));
+    if (r->outcome() != pb::S3_OK) {
+      return call->Fail(OpOutcomeError(
+          *call, *r, {listed->upload_id(), listed.get(), listed->min_part_bytes()}));
+    }
     CompleteMultipartUploadResult result;
     const std::string host(call->Header("host").value_or("localhost"));
     result.location = (call->head().tls ? "https://" : "http://") + host + "/" +
@@ -252,7 +255,7 @@ void CreateMultipartUpload(CallPtr call) {
     call->front.index().Apply(std::move(op), [call, upload_id, upload_algorithm, full_object](
                                                   Result<pb::S3OpResult> r) {
       if (!r.ok()) return call->Fail(r.status());
-      if (r->outcome() != pb::S3_OK) return call->Fail(OutcomeError(*r));
+      if (r->outcome() != pb::S3_OK) return call->Fail(OpOutcomeError(*call, *r, {upload_id}));
       http::Headers headers;
       if (!upload_algorithm.empty()) {
         headers.emplace_back("x-amz-checksum-algorithm", upload_algorithm);
@@ -267,6 +270,10 @@ void CreateMultipartUpload(CallPtr call) {
 void CompleteMultipartUpload(CallPtr call) {
   auto upload_id = UploadIdOf(call);
   if (!upload_id) return;
+  if (auto st = CheckWriteConditionHeaders(call->Header("if-match"), call->Header("if-none-match"));
+      !st.ok()) {
+    return call->Fail(st.error());
+  }
   ReadSmallBody(call, limits::kS3XmlBodyBytesMax, [call, id = *upload_id](
                                                        S3Result<std::string> body) {
     if (!body.ok()) return call->Fail(body.error());
@@ -278,9 +285,10 @@ void CompleteMultipartUpload(CallPtr call) {
       return WithOwnedBucket(call, [call, id, error = parts.error()] {
         call->front.index().ReadUpload(
             call->bucket_info.bucket_id(), call->key, id,
-            [call, error](Result<std::optional<pb::UploadRecord>> upload) {
+            [call, id, error](Result<std::optional<pb::UploadRecord>> upload) mutable {
               if (!upload.ok()) return call->Fail(upload.status());
-              if (!upload->has_value()) return call->Fail(S3Error(S3ErrorCode::kNoSuchUpload));
+              if (!upload->has_value()) return call->Fail(NoSuchUploadError(id));
+              if (error.code == S3ErrorCode::kInvalidPartOrder) error.details.emplace_back("UploadId", id);
               call->Fail(error);
             });
       });
@@ -294,7 +302,9 @@ void CompleteMultipartUpload(CallPtr call) {
     for (const CompletedPart& p : *parts) {
       const std::string etag(UnquoteEtag(p.etag));
       auto raw = Md5Bytes(etag);
-      if (!raw) return call->Fail(S3Error(S3ErrorCode::kInvalidPart));
+      if (!raw) {
+        return call->Fail(InvalidPartError(id, p.part_number, etag));
+      }
       md5s += *raw;
       pb::CompletePart* listed = complete->add_parts();
       listed->set_part_number(p.part_number);
@@ -313,7 +323,15 @@ void CompleteMultipartUpload(CallPtr call) {
             // answer when this completion already succeeded (a retry).
             if (!upload->has_value()) return CommitComplete(call, id, etag, std::move(op));
             const std::string& algorithm = (*upload)->checksum_algorithm();
-            if (!algorithm.empty()) {
+            if (algorithm.empty()) {
+              // An upload without a checksum has none to match: a listed
+              // part checksum names a part that does not exist (S3's
+              // InvalidPart).
+              if (const CompletedPart* p = FirstWithChecksum(parts)) {
+                return call->Fail(
+                    InvalidPartError(id, p->part_number, std::string(UnquoteEtag(p->etag))));
+              }
+            } else {
               auto st = (*upload)->checksum_full_object()
                             ? AddFullObjectChecksums(*call, parts, algorithm,
                                                      op.mutable_complete_upload())
@@ -336,9 +354,9 @@ void AbortMultipartUpload(CallPtr call) {
     abort->set_bucket_id(call->bucket_info.bucket_id());
     abort->set_key(call->key);
     abort->set_upload_id(id);
-    call->front.index().Apply(std::move(op), [call](Result<pb::S3OpResult> r) {
+    call->front.index().Apply(std::move(op), [call, id](Result<pb::S3OpResult> r) {
       if (!r.ok()) return call->Fail(r.status());
-      if (r->outcome() != pb::S3_OK) return call->Fail(OutcomeError(*r));
+      if (r->outcome() != pb::S3_OK) return call->Fail(OpOutcomeError(*call, *r, {id}));
       call->Respond(204, {}, "");
     });
   });
@@ -369,7 +387,7 @@ void ListParts(CallPtr call) {
         bucket, call->key, id, [call, id, max_parts, marker, bucket](
                                    Result<std::optional<pb::UploadRecord>> upload) {
           if (!upload.ok()) return call->Fail(upload.status());
-          if (!upload->has_value()) return call->Fail(S3Error(S3ErrorCode::kNoSuchUpload));
+          if (!upload->has_value()) return call->Fail(NoSuchUploadError(id));
           ListPartsResult result;
           result.bucket = call->bucket;
           result.key = call->key;
@@ -388,10 +406,14 @@ void ListParts(CallPtr call) {
               [call, id, max_parts, bucket, result = std::move(result)](
                   Result<std::vector<pb::PartRecord>> parts) mutable {
                 if (!parts.ok()) return call->Fail(parts.status());
+                // A part's checksum is the upload's: an upload created
+                // without an algorithm lists none, whatever its parts
+                // carried (as S3 lists them).
                 for (const pb::PartRecord& p : *parts) {
                   PartEntry entry{p.part_number(), p.last_modified_ms(), QuoteEtag(p.etag()),
                                   p.size(), {}};
                   for (const pb::ObjectChecksum& c : p.checksums()) {
+                    if (c.algorithm() != result.checksum_algorithm) continue;
                     entry.checksums.emplace_back(c.algorithm(), c.value());
                   }
                   result.parts.push_back(std::move(entry));
@@ -414,6 +436,10 @@ void ListParts(CallPtr call) {
 namespace {
 
 // The ListMultipartUploads page from one walk of max-uploads + 1 items.
+// NextKeyMarker / NextUploadIdMarker name the page's last upload, as S3's
+// do: a page that ends in (or holds only) common prefixes does not move them
+// past those prefixes, so a client pages on by passing the prefix as the
+// key marker.
 void AnswerUploads(CallPtr call, ListMultipartUploadsResult result, ListPage page) {
   result.is_truncated = page.items.size() > result.max_uploads;
   if (result.is_truncated) page.items.resize(result.max_uploads);
@@ -432,8 +458,6 @@ void AnswerUploads(CallPtr call, ListMultipartUploadsResult result, ListPage pag
       result.next_upload_id_marker = e.upload_id();
       result.uploads.push_back(std::move(u));
     } else {
-      result.next_key_marker = item.common_prefix();
-      result.next_upload_id_marker.clear();
       result.common_prefixes.push_back(item.common_prefix());
     }
   }
@@ -449,33 +473,24 @@ void ListMultipartUploads(CallPtr call) {
     return p ? p->value : std::string();
   };
   result.bucket = call->bucket;
-  result.prefix = param("prefix");
+  if (const QueryParam* p = call->Param("prefix")) result.prefix = p->value;
   if (const QueryParam* d = call->Param("delimiter"); d && !d->value.empty()) {
     result.delimiter = d->value;
   }
   result.key_marker = param("key-marker");
   // S3 ignores the upload id marker without a key marker.
   if (!result.key_marker.empty()) result.upload_id_marker = param("upload-id-marker");
-  if (const QueryParam* p = call->Param("max-uploads")) {
-    int64_t value = -1;
-    auto [end, ec] = std::from_chars(p->value.data(), p->value.data() + p->value.size(), value);
-    if (ec != std::errc() || end != p->value.data() + p->value.size() || value < 0) {
-      return call->Fail(S3Error(S3ErrorCode::kInvalidArgument,
-                                "Provided max-uploads not an integer or within integer range"));
-    }
-    result.max_uploads = static_cast<uint32_t>(std::min<int64_t>(value, 1000));
-  }
-  if (const QueryParam* e = call->Param("encoding-type")) {
-    if (e->value != "url") {
-      return call->Fail(S3Error(S3ErrorCode::kInvalidArgument, "Invalid Encoding Method specified in Request"));
-    }
-    result.encoding_url = true;
-  }
+  auto max_uploads = ParseListLimit(*call, "max-uploads", 1000);
+  if (!max_uploads.ok()) return call->Fail(max_uploads.error());
+  result.max_uploads = *max_uploads;
+  auto encoding_url = ParseEncodingType(*call);
+  if (!encoding_url.ok()) return call->Fail(encoding_url.error());
+  result.encoding_url = *encoding_url;
   WithOwnedBucket(call, [call, result = std::move(result)]() mutable {
     if (result.max_uploads == 0) return call->RespondXml(200, ListMultipartUploadsXml(result));
     ListQuery query;
     query.bucket_id = call->bucket_info.bucket_id();
-    query.prefix = result.prefix;
+    query.prefix = result.prefix.value_or("");
     query.delimiter = result.delimiter.value_or("");
     query.start_after = result.key_marker;
     query.uploads = true;

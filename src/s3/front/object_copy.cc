@@ -40,11 +40,7 @@ S3Status CheckSourceConditions(const S3Call& call, const pb::ObjectVersion& v) {
   conditions.if_none_match = HeaderString(call, "x-amz-copy-source-if-none-match");
   conditions.if_modified_since = HeaderString(call, "x-amz-copy-source-if-modified-since");
   conditions.if_unmodified_since = HeaderString(call, "x-amz-copy-source-if-unmodified-since");
-  if (EvaluateCopySourceConditions(conditions, QuoteEtag(v.etag()), v.last_modified_ms(), NowMs()) !=
-      ConditionOutcome::kProceed) {
-    return S3Error(S3ErrorCode::kPreconditionFailed);
-  }
-  return S3Status::Ok();
+  return CheckCopySourceConditions(conditions, QuoteEtag(v.etag()), v.last_modified_ms(), NowMs());
 }
 
 void ReadSourceVersion(CallPtr call, SourceObject source, SourceCallback next) {
@@ -111,15 +107,6 @@ void AddSourceVersionHeader(const SourceObject& source, http::Headers& headers) 
   }
 }
 
-S3Error OpOutcomeError(const pb::S3OpResult& r) {
-  switch (r.outcome()) {
-    case pb::S3_PRECONDITION_FAILED: return S3Error(S3ErrorCode::kPreconditionFailed);
-    case pb::S3_NO_SUCH_KEY: return S3Error(S3ErrorCode::kNoSuchKey);
-    case pb::S3_NO_SUCH_UPLOAD: return S3Error(S3ErrorCode::kNoSuchUpload);
-    default: return S3Error(S3ErrorCode::kInvalidRequest, r.message());
-  }
-}
-
 // `bytes`: how many bytes the copy writes.
 std::shared_ptr<BlobWriter> WriterFor(const CallPtr& call, uint64_t bytes) {
   return BlobWriter::Create(call->front.blobs(), call->front.options().blob_bytes,
@@ -137,14 +124,19 @@ struct CopyPlan {
 
 S3Result<CopyPlan> PlanCopy(const S3Call& call) {
   CopyPlan plan;
+  if (auto st = CheckWriteConditionHeaders(call.Header("if-match"), call.Header("if-none-match"));
+      !st.ok()) {
+    return st.error();
+  }
   const std::string metadata = HeaderString(call, "x-amz-metadata-directive").value_or("COPY");
   if (metadata != "COPY" && metadata != "REPLACE") {
-    return S3Error(S3ErrorCode::kInvalidArgument, "Unknown metadata directive.");
+    return InvalidArgumentError("Unknown metadata directive.", "x-amz-metadata-directive",
+                                metadata);
   }
   plan.replace_metadata = metadata == "REPLACE";
   const std::string tagging = HeaderString(call, "x-amz-tagging-directive").value_or("COPY");
   if (tagging != "COPY" && tagging != "REPLACE") {
-    return S3Error(S3ErrorCode::kInvalidArgument, "Unknown tagging directive.");
+    return InvalidArgumentError("Unknown tagging directive.", "x-amz-tagging-directive", tagging);
   }
   plan.replace_tags = tagging == "REPLACE";
   if (plan.replace_tags) {
@@ -221,16 +213,14 @@ void CommitCopy(CallPtr call, SourceObject source, pb::ObjectVersion object) {
   put->set_key(call->key);
   *put->mutable_object() = object;
   put->set_versioning(call->bucket_info.versioning());
-  if (auto none_match = call->Header("if-none-match")) {
-    if (*none_match != "*") return call->Fail(S3Error(S3ErrorCode::kNotImplemented));
-    put->set_if_none_match_any(true);
-  }
+  // The header forms were checked before any byte moved (PlanCopy).
+  if (call->Header("if-none-match")) put->set_if_none_match_any(true);
   if (auto match = call->Header("if-match")) put->set_if_match_etag(std::string(UnquoteEtag(*match)));
   call->front.index().Apply(std::move(op), [call, source = std::move(source),
                                             object = std::move(object)](Result<pb::S3OpResult> r) {
     // A refused op queued the new blobs for GC; an unknown outcome keeps them.
     if (!r.ok()) return call->Fail(r.status());
-    if (r->outcome() != pb::S3_OK) return call->Fail(OpOutcomeError(*r));
+    if (r->outcome() != pb::S3_OK) return call->Fail(OpOutcomeError(*call, *r));
     http::Headers headers;
     AddWrittenVersionHeader(call->bucket_info, r->version_id(), headers);
     AddSourceVersionHeader(source, headers);
@@ -301,10 +291,10 @@ void CommitPartCopy(CallPtr call, const PartTarget& part, SourceObject source,
     c->set_value(value);
   }
   const pb::PartRecord answer = *record;
-  call->front.index().Apply(std::move(op), [call, source = std::move(source),
-                                            answer](Result<pb::S3OpResult> r) {
+  call->front.index().Apply(std::move(op), [call, source = std::move(source), answer,
+                                            upload_id = part.upload_id](Result<pb::S3OpResult> r) {
     if (!r.ok()) return call->Fail(r.status());
-    if (r->outcome() != pb::S3_OK) return call->Fail(OpOutcomeError(*r));
+    if (r->outcome() != pb::S3_OK) return call->Fail(OpOutcomeError(*call, *r, {upload_id}));
     http::Headers headers;
     AddSourceVersionHeader(source, headers);
     call->RespondXml(200,
@@ -353,7 +343,7 @@ void UploadPartCopy(CallPtr call, PartTarget part) {
         call->bucket_info.bucket_id(), call->key, part.upload_id,
         [call, part](Result<std::optional<pb::UploadRecord>> upload) {
           if (!upload.ok()) return call->Fail(upload.status());
-          if (!upload->has_value()) return call->Fail(S3Error(S3ErrorCode::kNoSuchUpload));
+          if (!upload->has_value()) return call->Fail(NoSuchUploadError(part.upload_id));
           const std::string algorithm = (*upload)->checksum_algorithm();
           ResolveSource(call, [call, part, algorithm](SourceObject source) {
             CopyPartResolved(call, part, algorithm, std::move(source));

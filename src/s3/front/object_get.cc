@@ -213,14 +213,16 @@ S3Result<ByteRange> PartRange(const pb::ObjectVersion& v, std::string_view text)
                       std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
   if (digits) n = std::stoull(std::string(text));
   if (!digits || n < 1 || n > limits::kS3PartNumberMax) {
-    return S3Error(S3ErrorCode::kInvalidArgument,
-                   "Part number must be an integer between 1 and 10000, inclusive");
+    return PartNumberArgumentError(std::string(text));
   }
   const uint64_t parts = v.part_offsets_size() > 0 ? v.part_offsets_size() : 1;
-  if (n > parts || v.size() == 0) return S3Error(S3ErrorCode::kInvalidPartNumber);
+  const S3Error unsatisfiable = S3Error(S3ErrorCode::kInvalidPartNumber)
+                                    .With("PartNumberRequested", std::to_string(n))
+                                    .With("ActualPartCount", std::to_string(parts));
+  if (n > parts || v.size() == 0) return unsatisfiable;
   const uint64_t first = v.part_offsets_size() > 0 ? v.part_offsets(static_cast<int>(n - 1)) : 0;
   const uint64_t end = n < parts ? v.part_offsets(static_cast<int>(n)) : v.size();
-  if (end <= first) return S3Error(S3ErrorCode::kInvalidPartNumber);
+  if (end <= first) return unsatisfiable;
   return ByteRange{first, end - 1};
 }
 
@@ -246,7 +248,8 @@ void ServeObject(CallPtr call, const pb::ObjectVersion& v) {
       return call->Respond(304, std::move(h), "");
     }
     case ConditionOutcome::kPreconditionFailed:
-      return call->Fail(S3Error(S3ErrorCode::kPreconditionFailed));
+      return call->Fail(PreconditionFailedError(
+          std::string(DecidingCondition(conditions, ConditionOutcome::kPreconditionFailed))));
   }
   const uint64_t size = v.size();
   uint64_t first = 0;
@@ -333,13 +336,15 @@ void GetObject(CallPtr call) {
 }
 
 void DeleteObject(CallPtr call) {
-  if (const QueryParam* version = call->Param("versionId")) {
-    if (version->value.empty()) {
-      return call->Fail(
-          S3Error(S3ErrorCode::kInvalidArgument, "Version id cannot be the empty string"));
+  // The size and time conditions S3 offers only on directory buckets.
+  for (const char* header : {"x-amz-if-match-last-modified-time", "x-amz-if-match-size"}) {
+    if (call->Header(header)) {
+      return call->Fail(S3Error(S3ErrorCode::kNotImplemented).With("Header", header));
     }
-    if (!IsVersionIdSyntax(version->value)) {
-      return call->Fail(S3Error(S3ErrorCode::kInvalidArgument, "Invalid version id specified"));
+  }
+  if (const QueryParam* version = call->Param("versionId")) {
+    if (version->value.empty() || !IsVersionIdSyntax(version->value)) {
+      return call->Fail(VersionIdArgumentError(version->value));
     }
   }
   WithOwnedBucket(call, [call] {
@@ -354,13 +359,7 @@ void DeleteObject(CallPtr call) {
     if (auto match = call->Header("if-match")) del->set_if_match_etag(std::string(UnquoteEtag(*match)));
     call->front.index().Apply(std::move(op), [call](Result<pb::S3OpResult> r) {
       if (!r.ok()) return call->Fail(r.status());
-      switch (r->outcome()) {
-        case pb::S3_OK: break;
-        case pb::S3_PRECONDITION_FAILED:
-          return call->Fail(S3Error(S3ErrorCode::kPreconditionFailed));
-        case pb::S3_NO_SUCH_KEY: return call->Fail(S3Error(S3ErrorCode::kNoSuchKey));
-        default: return call->Fail(S3Error(S3ErrorCode::kInvalidRequest, r->message()));
-      }
+      if (r->outcome() != pb::S3_OK) return call->Fail(OpOutcomeError(*call, *r));
       http::Headers headers;
       if (r->delete_marker()) headers.emplace_back("x-amz-delete-marker", "true");
       if (!r->version_id().empty() && call->bucket_info.versioning() != pb::VERSIONING_UNSET) {
@@ -371,13 +370,27 @@ void DeleteObject(CallPtr call) {
   });
 }
 
-void WithLiveLatest(CallPtr call, std::function<void(const pb::ObjectVersion&)> found) {
+void WithSubresourceVersion(CallPtr call, std::function<void(const pb::ObjectVersion&)> found) {
+  const std::string& method = call->head().method;
+  const std::string http_method = method == "HEAD" ? "GET" : method;
+  if (const QueryParam* version = call->Param("versionId")) {
+    return WithVersion(call, call->bucket_info.bucket_id(), call->key, version->value,
+                       /*with_data=*/false,
+                       [call, http_method, found = std::move(found)](pb::ObjectVersion v) {
+                         if (v.delete_marker()) {
+                           return call->Fail(DeleteMarkerMethodError(http_method));
+                         }
+                         found(v);
+                       });
+  }
   call->front.index().ReadHead(
       call->bucket_info.bucket_id(), call->key,
-      [call, found = std::move(found)](Result<std::optional<pb::ObjectHead>> head) {
+      [call, http_method, found = std::move(found)](Result<std::optional<pb::ObjectHead>> head) {
         if (!head.ok()) return call->Fail(head.status());
-        if (!head->has_value() || (*head)->latest().delete_marker()) {
-          return call->Fail(S3Error(S3ErrorCode::kNoSuchKey));
+        if (!head->has_value()) return call->Fail(S3Error(S3ErrorCode::kNoSuchKey));
+        if ((*head)->latest().delete_marker()) {
+          if (http_method == "GET") return call->Fail(S3Error(S3ErrorCode::kNoSuchKey));
+          return call->Fail(DeleteMarkerMethodError(http_method));
         }
         found((*head)->latest());
       });
@@ -385,13 +398,15 @@ void WithLiveLatest(CallPtr call, std::function<void(const pb::ObjectVersion&)> 
 
 void GetObjectSubresource(CallPtr call) {
   WithOwnedBucket(call, [call] {
-    WithLiveLatest(call, [call](const pb::ObjectVersion& latest) {
+    WithSubresourceVersion(call, [call](const pb::ObjectVersion& v) {
       if (call->HasParam("acl")) {
         return call->RespondXml(200, AccessControlPolicyXml(Owner{call->user, call->user}));
       }
       std::vector<Tag> tags;
-      for (const pb::MetadataPair& t : latest.tags()) tags.push_back({t.name(), t.value()});
-      call->RespondXml(200, TaggingXml(tags));
+      for (const pb::MetadataPair& t : v.tags()) tags.push_back({t.name(), t.value()});
+      http::Headers headers;
+      if (!v.version_id().empty()) headers.emplace_back("x-amz-version-id", v.version_id());
+      call->RespondXml(200, TaggingXml(tags), std::move(headers));
     });
   });
 }

@@ -61,7 +61,9 @@ class PutUpload : public std::enable_shared_from_this<PutUpload> {
       }
     }
     if (expected_size_ > front_.options().object_bytes_max) {
-      return S3Error(S3ErrorCode::kEntityTooLarge);
+      return S3Error(S3ErrorCode::kEntityTooLarge)
+          .With("ProposedSize", std::to_string(expected_size_))
+          .With("MaxSizeAllowed", std::to_string(front_.options().object_bytes_max));
     }
     if (call_->auth.mode == auth::PayloadMode::kSignedHex) {
       sha256_.emplace(auth::ChecksumAlgorithm::kSha256);
@@ -85,9 +87,7 @@ class PutUpload : public std::enable_shared_from_this<PutUpload> {
     // anything else is NotImplemented (AWS-recorded).
     const auto none_match = call_->Header("if-none-match");
     const auto match = call_->Header("if-match");
-    if ((none_match && *none_match != "*") || (match && *match == "*") || (none_match && match)) {
-      return S3Error(S3ErrorCode::kNotImplemented);
-    }
+    if (auto st = CheckWriteConditionHeaders(match, none_match); !st.ok()) return st;
     if (none_match) if_none_match_any_ = true;
     if (match) if_match_ = std::string(UnquoteEtag(*match));
     return S3Status::Ok();
@@ -246,12 +246,8 @@ class PutUpload : public std::enable_shared_from_this<PutUpload> {
     // A failed op already queued the blobs for GC (the op's contract); an
     // op whose outcome is unknown may have committed them: keep them.
     if (!r.ok()) return call_->Fail(r.status());
-    switch (r->outcome()) {
-      case pb::S3_OK: break;
-      case pb::S3_PRECONDITION_FAILED: return call_->Fail(S3Error(S3ErrorCode::kPreconditionFailed));
-      case pb::S3_NO_SUCH_KEY: return call_->Fail(S3Error(S3ErrorCode::kNoSuchKey));
-      case pb::S3_NO_SUCH_UPLOAD: return call_->Fail(S3Error(S3ErrorCode::kNoSuchUpload));
-      default: return call_->Fail(S3Error(S3ErrorCode::kInvalidRequest, r->message()));
+    if (r->outcome() != pb::S3_OK) {
+      return call_->Fail(OpOutcomeError(*call_, *r, {part_ ? part_->upload_id : std::string()}));
     }
     http::Headers headers = {{"ETag", QuoteEtag(etag_)}};
     if (!part_) AddWrittenVersionHeader(call_->bucket_info, r->version_id(), headers);

@@ -89,6 +89,29 @@ struct S3Call : std::enable_shared_from_this<S3Call> {
 
 using CallPtr = std::shared_ptr<S3Call>;
 
+// The conditional-write header the request carries ("If-None-Match",
+// "If-Match"), the Condition a PreconditionFailed names; "" for none.
+std::string ConditionHeaderOf(const S3Call& call);
+// What a refused op's error document names besides the outcome: the upload
+// (NoSuchUpload, part errors) and, for a completion, its listed parts and
+// the minimum part size (InvalidPart, EntityTooSmall).
+struct OutcomeContext {
+  std::string upload_id;
+  const pb::CompleteUploadOp* complete = nullptr;
+  uint64_t min_part_bytes = 0;
+};
+// The one mapping from a partition's refusal (r.outcome() != S3_OK) to the
+// S3 error, with the elements S3 puts in its error document.
+S3Error OpOutcomeError(const S3Call& call, const pb::S3OpResult& r, const OutcomeContext& ctx = {});
+
+// Query rules the listings share (ListObjects v1/v2, ListObjectVersions,
+// ListMultipartUploads), answered as S3 answers them.
+// `name` (max-keys, max-uploads): absent -> `cap`; a non-negative integer,
+// capped at `cap`; anything else InvalidArgument naming the parameter.
+S3Result<uint32_t> ParseListLimit(const S3Call& call, std::string_view name, uint32_t cap);
+// encoding-type: absent -> false, "url" -> true, anything else InvalidArgument.
+S3Result<bool> ParseEncodingType(const S3Call& call);
+
 // Handlers, one per S3 operation (bucket_handlers.cc, object_put.cc,
 // object_get.cc, object_delete.cc, list_objects.cc). Each answers `call`.
 void ListBuckets(CallPtr call);
@@ -110,9 +133,12 @@ void ServeObject(CallPtr call, const pb::ObjectVersion& v);
 void WithVersion(CallPtr call, uint64_t bucket_id, const std::string& key,
                  const std::string& version_id, bool with_data,
                  std::function<void(pb::ObjectVersion)> found);
-// Reads the key's latest version and calls `found` with it; answers
-// NoSuchKey itself when the key has none or its latest is a delete marker.
-void WithLiveLatest(CallPtr call, std::function<void(const pb::ObjectVersion&)> found);
+// The version a sub-resource request (?acl, ?tagging) addresses: the one
+// named by versionId, else the latest; answers the call itself when there is
+// none. A delete marker has no sub-resources: named by id it is
+// MethodNotAllowed (ResourceType DeleteMarker), as is a PUT to a key whose
+// latest version is one, while a GET of such a key is NoSuchKey, as S3 answers.
+void WithSubresourceVersion(CallPtr call, std::function<void(const pb::ObjectVersion&)> found);
 // Versioning (versioning.cc).
 void GetObjectVersion(CallPtr call);       // GET/HEAD ?versionId=
 void PutBucketVersioning(CallPtr call);    // PUT ?versioning

@@ -91,8 +91,7 @@ void UploadPartRequest(CallPtr call) {
       std::from_chars(number->value.data(), number->value.data() + number->value.size(), n).ec !=
           std::errc() ||
       n < 1 || n > limits::kS3PartNumberMax) {
-    return call->Fail(S3Error(S3ErrorCode::kInvalidArgument,
-                              "Part number must be an integer between 1 and 10000, inclusive"));
+    return call->Fail(PartNumberArgumentError(number ? number->value : std::string()));
   }
   if (call->Header("x-amz-copy-source")) return UploadPartCopy(call, PartTarget{upload->value, n});
   UploadPart(call, PartTarget{upload->value, n});
@@ -118,7 +117,7 @@ void Dispatch(CallPtr call) {
   const std::string& method = call->head().method;
   if (call->bucket.empty()) {
     if (method == "GET") return ListBuckets(call);
-    return call->Fail(S3Error(S3ErrorCode::kMethodNotAllowed));
+    return call->Fail(MethodNotAllowedError(method, "SERVICE"));
   }
   if (call->key.empty()) {
     if (method == "PUT") {
@@ -144,7 +143,7 @@ void Dispatch(CallPtr call) {
       if (call->HasParam("uploads")) return ListMultipartUploads(call);
       return ListObjects(call);
     }
-    return call->Fail(S3Error(S3ErrorCode::kMethodNotAllowed));
+    return call->Fail(MethodNotAllowedError(method, "BUCKET"));
   }
   if (auto valid = ValidateObjectKey(call->key); !valid.ok()) return call->Fail(valid.error());
   if (method == "PUT") {
@@ -168,7 +167,7 @@ void Dispatch(CallPtr call) {
     if (call->HasParam("uploadId")) return CompleteMultipartUpload(call);
     return call->Fail(S3Error(S3ErrorCode::kNotImplemented));
   }
-  call->Fail(S3Error(S3ErrorCode::kMethodNotAllowed));
+  call->Fail(MethodNotAllowedError(method, "OBJECT"));
 }
 
 }  // namespace
@@ -237,7 +236,7 @@ void S3Front::Handle(std::shared_ptr<http::Exchange> exchange) {
                                   access_key](Result<router::UserSecret> secret) {
     if (!secret.ok()) {
       if (secret.status().code() == StatusCode::kNotFound) {
-        return call->Fail(S3Error(S3ErrorCode::kInvalidAccessKeyId));
+        return call->Fail(S3Error(S3ErrorCode::kInvalidAccessKeyId).With("AWSAccessKeyId", access_key));
       }
       return call->Fail(secret.status());
     }
@@ -280,6 +279,31 @@ const QueryParam* S3Call::Param(std::string_view name) const {
   return FindQueryParam(query, name);
 }
 
+S3Result<uint32_t> ParseListLimit(const S3Call& call, std::string_view name, uint32_t cap) {
+  const QueryParam* p = call.Param(name);
+  if (!p) return cap;
+  int64_t value = -1;
+  auto [end, ec] = std::from_chars(p->value.data(), p->value.data() + p->value.size(), value);
+  if (ec != std::errc() || end != p->value.data() + p->value.size() || value < 0) {
+    return InvalidArgumentError(
+        "Provided " + std::string(name) + " not an integer or within integer range",
+        std::string(name), p->value);
+  }
+  return static_cast<uint32_t>(std::min<int64_t>(value, cap));
+}
+
+S3Result<bool> ParseEncodingType(const S3Call& call) {
+  const QueryParam* e = call.Param("encoding-type");
+  if (!e) return false;
+  if (e->value != "url") {
+    std::optional<std::string> value;
+    if (!e->value.empty()) value = e->value;
+    return InvalidArgumentError("Invalid Encoding Method specified in Request", "encoding-type",
+                                std::move(value));
+  }
+  return true;
+}
+
 void S3Call::MarkAnswered() {
   TESSERA_CHECK(!answered_);
   answered_ = true;
@@ -311,13 +335,16 @@ void S3Call::Fail(const S3Error& error, http::Headers headers) {
     headers.emplace_back("Content-Length", "0");
     return Respond(status, std::move(headers), "");
   }
+  // The bucket and key errors name their subject unless the handler did.
   std::vector<ErrorField> extra;
-  if (error.code == S3ErrorCode::kNoSuchBucket || error.code == S3ErrorCode::kBucketNotEmpty ||
-      error.code == S3ErrorCode::kBucketAlreadyExists ||
-      error.code == S3ErrorCode::kBucketAlreadyOwnedByYou) {
+  if ((error.code == S3ErrorCode::kNoSuchBucket || error.code == S3ErrorCode::kBucketNotEmpty ||
+       error.code == S3ErrorCode::kBucketAlreadyExists ||
+       error.code == S3ErrorCode::kBucketAlreadyOwnedByYou) &&
+      !error.HasDetail("BucketName")) {
     extra.push_back({"BucketName", bucket});
   }
-  if (error.code == S3ErrorCode::kNoSuchKey) extra.push_back({"Key", key});
+  if (error.code == S3ErrorCode::kNoSuchKey && !error.HasDetail("Key")) extra.push_back({"Key", key});
+  for (const auto& [name, value] : error.details) extra.push_back({name, value});
   RespondXml(status, ErrorXml(error, resource, request_id, extra), std::move(headers));
 }
 

@@ -1,8 +1,6 @@
 // Bucket versioning: PutBucketVersioning (the registry's state), GET/HEAD
 // of a version by id, and ListObjectVersions (a version walk over the
 // bucket's partitions, newest version first per key).
-#include <charconv>
-
 #include "common/limits.h"
 #include "s3/front/s3_call.h"
 #include "s3/front/s3_front.h"
@@ -43,7 +41,9 @@ void PutBucketVersioning(CallPtr call) {
       if (!body.ok()) return call->Fail(body.error());
       auto request = ParseVersioningConfiguration(*body);
       if (!request.ok()) return call->Fail(request.error());
-      if (!request->status) return call->Respond(200, {}, "");  // nothing to change
+      if (!request->status) {
+        return call->Fail(S3Error(S3ErrorCode::kIllegalVersioningConfigurationException));
+      }
       const pb::BucketVersioning state = *request->status == VersioningState::kEnabled
                                              ? pb::VERSIONING_ENABLED
                                              : pb::VERSIONING_SUSPENDED;
@@ -59,7 +59,7 @@ void PutBucketVersioning(CallPtr call) {
 void GetObjectVersion(CallPtr call) {
   const std::string version_id = ParamOr(*call, "versionId");
   if (version_id.empty()) {
-    return call->Fail(S3Error(S3ErrorCode::kInvalidArgument, "Version id cannot be the empty string"));
+    return call->Fail(VersionIdArgumentError(version_id));
   }
   WithOwnedBucket(call, [call, version_id] {
     WithVersion(call, call->bucket_info.bucket_id(), call->key, version_id,
@@ -67,7 +67,7 @@ void GetObjectVersion(CallPtr call) {
                   if (version.delete_marker()) {
                     // S3: a delete marker cannot be read: 405 with its headers.
                     return call->Fail(
-                        S3Error(S3ErrorCode::kMethodNotAllowed),
+                        DeleteMarkerMethodError(call->is_head() ? "HEAD" : "GET"),
                         {{"x-amz-delete-marker", "true"},
                          {"x-amz-version-id", version.version_id()},
                          {"Last-Modified", FormatHttpDate(version.last_modified_ms())},
@@ -83,14 +83,19 @@ void WithVersion(CallPtr call, uint64_t bucket_id, const std::string& key,
                  std::function<void(pb::ObjectVersion)> found) {
   call->front.index().ReadObject(
       bucket_id, key, version_id, with_data,
-      [call, found = std::move(found)](Result<std::optional<pb::ObjectVersion>> version) {
+      [call, key, version_id, found = std::move(found)](
+          Result<std::optional<pb::ObjectVersion>> version) {
         if (!version.ok()) {
           if (version.status().code() == StatusCode::kInvalidArgument) {
-            return call->Fail(S3Error(S3ErrorCode::kInvalidArgument, "Invalid version id specified"));
+            return call->Fail(VersionIdArgumentError(version_id));
           }
           return call->Fail(version.status());
         }
-        if (!version->has_value()) return call->Fail(S3Error(S3ErrorCode::kNoSuchVersion));
+        if (!version->has_value()) {
+          return call->Fail(S3Error(S3ErrorCode::kNoSuchVersion)
+                                .With("Key", key)
+                                .With("VersionId", version_id));
+        }
         found(std::move(**version));
       });
 }
@@ -104,25 +109,16 @@ void ListObjectVersions(CallPtr call) {
   result.key_marker = ParamOr(*call, "key-marker");
   result.version_id_marker = ParamOr(*call, "version-id-marker");
   if (!result.version_id_marker.empty() && result.key_marker.empty()) {
-    return call->Fail(S3Error(S3ErrorCode::kInvalidArgument,
-                              "A version-id marker cannot be specified without a key marker."));
+    return call->Fail(InvalidArgumentError(
+        "A version-id marker cannot be specified without a key marker.", "version-id-marker",
+        result.version_id_marker));
   }
-  result.max_keys = kMaxKeysDefault;
-  if (const QueryParam* p = call->Param("max-keys")) {
-    int64_t value = -1;
-    auto [end, ec] = std::from_chars(p->value.data(), p->value.data() + p->value.size(), value);
-    if (ec != std::errc() || end != p->value.data() + p->value.size() || value < 0) {
-      return call->Fail(S3Error(S3ErrorCode::kInvalidArgument, "Provided max-keys not an integer "
-                                                               "or within integer range"));
-    }
-    result.max_keys = static_cast<uint32_t>(std::min<int64_t>(value, kMaxKeysDefault));
-  }
-  if (const QueryParam* e = call->Param("encoding-type")) {
-    if (e->value != "url") {
-      return call->Fail(S3Error(S3ErrorCode::kInvalidArgument, "Invalid Encoding Method specified in Request"));
-    }
-    result.encoding_url = true;
-  }
+  auto max_keys = ParseListLimit(*call, "max-keys", kMaxKeysDefault);
+  if (!max_keys.ok()) return call->Fail(max_keys.error());
+  result.max_keys = *max_keys;
+  auto encoding_url = ParseEncodingType(*call);
+  if (!encoding_url.ok()) return call->Fail(encoding_url.error());
+  result.encoding_url = *encoding_url;
   result.bucket = call->bucket;
   WithOwnedBucket(call, [call, result = std::move(result)]() mutable {
     if (result.max_keys == 0) return call->RespondXml(200, ListVersionsXml(result));

@@ -74,6 +74,16 @@ std::optional<pb::S3OpResult> CheckCompleteChecksums(const pb::CompleteUploadOp&
   return Outcome(pb::S3_INVALID_REQUEST, "checksum algorithm differs from the upload's");
 }
 
+// What identifies the key's latest version (a delete marker too): any write
+// or delete that changes the latest changes this. "" when the key has none.
+std::string LatestFingerprint(const OpContext& ctx) {
+  const std::optional<pb::ObjectHead>& head = ctx.head();
+  if (!head) return {};
+  const pb::ObjectVersion& v = head->latest();
+  return v.version_id() + "/" + std::to_string(v.last_modified_ms()) + "/" + v.etag() +
+         (v.delete_marker() ? "/marker" : "");
+}
+
 // Drops the upload record and every part, queueing the blobs of the parts
 // not in `kept` for GC and taking them out of the usage.
 void DropUpload(OpContext& ctx, const std::string& upload_id,
@@ -106,8 +116,10 @@ Result<pb::S3OpResult> ApplyCreateUpload(const pb::CreateUploadOp& op, uint64_t 
   auto existing = ReadUpload(ctx, op.upload().upload_id());
   if (!existing.ok()) return existing.status();
   if (existing->has_value()) return Outcome(pb::S3_OK);  // a retried create
+  pb::UploadRecord record = op.upload();
+  record.set_latest_at_create(LatestFingerprint(ctx));
   state.Put(UploadKey(op.bucket_id(), op.key(), op.upload().upload_id()),
-            op.upload().SerializeAsString());
+            record.SerializeAsString());
   ctx.usage().set_uploads(ctx.usage().uploads() + 1);
   ctx.CommitUsageAndGc();
   return Outcome(pb::S3_OK);
@@ -167,6 +179,14 @@ pb::S3OpResult AnswerRepeatedComplete(const OpContext& ctx, const pb::CompleteUp
   return result;
 }
 
+// A refusal naming the listed part at fault (and its stored size).
+pb::S3OpResult PartOutcome(pb::S3Outcome outcome, uint32_t part_number, uint64_t part_size) {
+  pb::S3OpResult result = Outcome(outcome, "part " + std::to_string(part_number));
+  result.set_part_number(part_number);
+  result.set_part_size(part_size);
+  return result;
+}
+
 }  // namespace
 
 Result<pb::S3OpResult> ApplyCompleteUpload(const pb::CompleteUploadOp& op, uint64_t slot,
@@ -182,6 +202,13 @@ Result<pb::S3OpResult> ApplyCompleteUpload(const pb::CompleteUploadOp& op, uint6
   if (!upload->has_value()) return AnswerRepeatedComplete(ctx, op);
   if (auto refused = CheckWriteConditions(ctx, op.if_none_match_any(), op.if_match_etag())) {
     return *refused;
+  }
+  // A condition that holds now may not have held throughout: S3 refuses a
+  // conditional completion once the key was written after the upload began.
+  const bool conditional = op.if_none_match_any() || !op.if_match_etag().empty();
+  if (conditional && (*upload)->has_latest_at_create() &&
+      (*upload)->latest_at_create() != LatestFingerprint(ctx)) {
+    return Outcome(pb::S3_CONDITIONAL_CONFLICT);
   }
   if (auto refused = CheckCompleteChecksums(op, **upload)) return *refused;
   auto parts = ReadParts(ctx, op.upload_id());
@@ -200,7 +227,7 @@ Result<pb::S3OpResult> ApplyCompleteUpload(const pb::CompleteUploadOp& op, uint6
     const pb::CompletePart& listed = op.parts(i);
     auto it = parts->find(listed.part_number());
     if (it == parts->end() || it->second.etag() != listed.etag()) {
-      return Outcome(pb::S3_INVALID_PART, "part " + std::to_string(listed.part_number()));
+      return PartOutcome(pb::S3_INVALID_PART, listed.part_number(), 0);
     }
     const pb::PartRecord& part = it->second;
     if (!op.checksum_algorithm().empty()) {
@@ -209,13 +236,12 @@ Result<pb::S3OpResult> ApplyCompleteUpload(const pb::CompleteUploadOp& op, uint6
       const pb::ObjectChecksum* stored = FindChecksum(part, op.checksum_algorithm());
       const bool listed_checked = !full_object || !listed.checksum().empty();
       if (!stored || (listed_checked && stored->value() != listed.checksum())) {
-        return Outcome(pb::S3_INVALID_PART,
-                       "part " + std::to_string(listed.part_number()) + ": checksum differs");
+        return PartOutcome(pb::S3_INVALID_PART, listed.part_number(), 0);
       }
       if (full_object) part_crcs.push_back({stored->value(), part.size()});
     }
     if (i + 1 < op.parts_size() && part.size() < op.min_part_bytes()) {
-      return Outcome(pb::S3_ENTITY_TOO_SMALL, "part " + std::to_string(listed.part_number()));
+      return PartOutcome(pb::S3_ENTITY_TOO_SMALL, listed.part_number(), part.size());
     }
     object.add_part_offsets(size);
     size += part.size();

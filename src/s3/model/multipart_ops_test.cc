@@ -158,8 +158,13 @@ TEST_F(MultipartOpsTest, CompleteChecksOrderEtagsAndSizes) {
   EXPECT_EQ(Complete("u", {{2, "e2"}, {1, "e1"}}).outcome(), pb::S3_INVALID_PART_ORDER);
   EXPECT_EQ(Complete("u", {{1, "e1"}, {1, "e1"}}).outcome(), pb::S3_INVALID_PART_ORDER);
   EXPECT_EQ(Complete("u", {{1, "wrong"}}).outcome(), pb::S3_INVALID_PART);
-  EXPECT_EQ(Complete("u", {{1, "e1"}, {7, "e7"}}).outcome(), pb::S3_INVALID_PART);
-  EXPECT_EQ(Complete("u", {{1, "e1"}, {2, "e2"}, {3, "e3"}}).outcome(), pb::S3_ENTITY_TOO_SMALL);
+  const pb::S3OpResult missing = Complete("u", {{1, "e1"}, {7, "e7"}});
+  EXPECT_EQ(missing.outcome(), pb::S3_INVALID_PART);
+  EXPECT_EQ(missing.part_number(), 7u) << "the error names the part at fault";
+  const pb::S3OpResult small = Complete("u", {{1, "e1"}, {2, "e2"}, {3, "e3"}});
+  EXPECT_EQ(small.outcome(), pb::S3_ENTITY_TOO_SMALL);
+  EXPECT_EQ(small.part_number(), 2u);
+  EXPECT_EQ(small.part_size(), 50u) << "and its size";
   EXPECT_EQ(Complete("u", {{1, "e1"}, {2, "e2"}}).outcome(), pb::S3_OK) << "a small last part is fine";
 }
 

@@ -83,6 +83,7 @@ class OpContext {
     return &head_->latest();
   }
   std::optional<pb::ObjectHead>& head() { return head_; }
+  const std::optional<pb::ObjectHead>& head() const { return head_; }
   pb::BucketUsage& usage() { return usage_; }
   uint64_t slot() const { return slot_; }
 

@@ -326,6 +326,12 @@ std::optional<uint64_t> ParseRangeNumber(std::string_view s) {
 // exists for it, and AWS answers 200 (Trino's empty-file tail reads rely
 // on it). "bytes=-0" selects nothing: 416.
 S3Result<std::optional<ByteRange>> ResolveRange(std::string_view header, uint64_t object_size) {
+  // S3 names what was asked of what: RangeRequested, ActualObjectSize.
+  auto unsatisfiable = [&] {
+    return S3Error(S3ErrorCode::kInvalidRange)
+        .With("RangeRequested", std::string(TrimOws(header)))
+        .With("ActualObjectSize", std::to_string(object_size));
+  };
   using Ignored = std::optional<ByteRange>;
   std::string_view spec = TrimOws(header);
   constexpr std::string_view kUnit = "bytes=";
@@ -342,7 +348,7 @@ S3Result<std::optional<ByteRange>> ResolveRange(std::string_view header, uint64_
   if (first_text.empty()) {  // suffix range "-n"
     const auto suffix = ParseRangeNumber(last_text);
     if (!suffix) return Ignored();
-    if (*suffix == 0) return S3Error(S3ErrorCode::kInvalidRange);
+    if (*suffix == 0) return unsatisfiable();
     if (object_size == 0) return Ignored();
     const uint64_t length = std::min(*suffix, object_size);
     return Ignored(ByteRange{object_size - length, object_size - 1});
@@ -354,7 +360,7 @@ S3Result<std::optional<ByteRange>> ResolveRange(std::string_view header, uint64_
     last = ParseRangeNumber(last_text);
     if (!last || *last < *first) return Ignored();
   }
-  if (*first >= object_size) return S3Error(S3ErrorCode::kInvalidRange);
+  if (*first >= object_size) return unsatisfiable();
   const uint64_t end = last ? std::min(*last, object_size - 1) : object_size - 1;
   return Ignored(ByteRange{*first, end});
 }
@@ -439,39 +445,48 @@ ConditionOutcome EvaluateReadConditions(const ReadConditions& conditions, std::s
   return ConditionOutcome::kProceed;
 }
 
+std::string_view DecidingCondition(const ReadConditions& conditions, ConditionOutcome outcome) {
+  switch (outcome) {
+    case ConditionOutcome::kPreconditionFailed:
+      return conditions.if_match ? "If-Match" : "If-Unmodified-Since";
+    case ConditionOutcome::kNotModified:
+      return conditions.if_none_match ? "If-None-Match" : "If-Modified-Since";
+    case ConditionOutcome::kProceed: break;
+  }
+  return {};
+}
+
+S3Status CheckWriteConditionHeaders(std::optional<std::string_view> if_match,
+                                    std::optional<std::string_view> if_none_match) {
+  auto refuse = [](std::string header, std::string why) {
+    return S3Error(S3ErrorCode::kNotImplemented)
+        .With("Header", std::move(header))
+        .With("additionalMessage", std::move(why));
+  };
+  if (if_match && if_none_match) {
+    return refuse("If-Match,If-None-Match",
+                  "Multiple conditional request headers present in the request");
+  }
+  if (if_none_match && TrimOws(*if_none_match) != "*") {
+    return refuse("If-None-Match",
+                  "We don't accept the provided value of If-None-Match header for this API");
+  }
+  if (if_match && TrimOws(*if_match) == "*") {
+    return refuse("If-Match", "We don't accept the provided value of If-Match header for this API");
+  }
+  return S3Status::Ok();
+}
+
 // CopyObject docs: x-amz-copy-source-if-none-match false together with
 // x-amz-copy-source-if-modified-since true -> 412 (not 304), and
 // if-match true with if-unmodified-since false -> the copy proceeds.
-ConditionOutcome EvaluateCopySourceConditions(const ReadConditions& conditions,
-                                              std::string_view etag, int64_t last_modified_ms,
-                                              int64_t now_ms) {
+S3Status CheckCopySourceConditions(const ReadConditions& conditions, std::string_view etag,
+                                   int64_t last_modified_ms, int64_t now_ms) {
   const ConditionOutcome outcome =
       EvaluateReadConditions(conditions, etag, last_modified_ms, now_ms);
-  return outcome == ConditionOutcome::kNotModified ? ConditionOutcome::kPreconditionFailed
-                                                   : outcome;
-}
-
-// AWS conditional writes (S3 user guide "conditional writes", PutObject
-// If-Match / If-None-Match): If-None-Match accepts only "*" and fails 412
-// when the key exists; If-Match fails 412 on an ETag mismatch and 404
-// NoSuchKey when there is no object. Other If-None-Match values are not
-// supported by AWS: 501 NotImplemented.
-S3Status EvaluateWriteConditions(const WriteConditions& conditions,
-                                 const std::optional<std::string>& current_etag) {
-  if (conditions.if_none_match) {
-    if (TrimOws(*conditions.if_none_match) != "*") {
-      return S3Error(S3ErrorCode::kNotImplemented,
-                     "A header you provided implies functionality that is not implemented");
-    }
-    if (current_etag) return S3ErrorCode::kPreconditionFailed;
-  }
-  if (conditions.if_match) {
-    if (!current_etag) return S3ErrorCode::kNoSuchKey;
-    if (!EtagListMatches(*conditions.if_match, *current_etag)) {
-      return S3ErrorCode::kPreconditionFailed;
-    }
-  }
-  return S3Status::Ok();
+  if (outcome == ConditionOutcome::kProceed) return S3Status::Ok();
+  return PreconditionFailedError("x-amz-copy-source-" +
+                                 std::string(DecidingCondition(conditions, outcome)));
 }
 
 // ---- Percent-encoding and query strings ------------------------------------
@@ -628,7 +643,11 @@ S3Result<std::vector<HeaderField>> CollectUserMetadata(std::span<const HeaderFie
     bytes += name.size() - kPrefix.size() + value.size();
     out.emplace_back(name, std::move(value));
   }
-  if (bytes > limits::kS3UserMetadataBytesMax) return S3ErrorCode::kMetadataTooLarge;
+  if (bytes > limits::kS3UserMetadataBytesMax) {
+    return S3Error(S3ErrorCode::kMetadataTooLarge)
+        .With("Size", std::to_string(bytes))
+        .With("MaxSizeAllowed", std::to_string(limits::kS3UserMetadataBytesMax));
+  }
   return out;
 }
 

@@ -93,26 +93,24 @@ struct ReadConditions {
 ConditionOutcome EvaluateReadConditions(const ReadConditions& conditions, std::string_view etag,
                                         int64_t last_modified_ms, int64_t now_ms);
 
-// The conditional headers of a write (PutObject, CompleteMultipartUpload):
-// If-None-Match: "*" only (fail when the key exists), If-Match: ETag list.
-struct WriteConditions {
-  std::optional<std::string> if_match = std::nullopt;
-  std::optional<std::string> if_none_match = std::nullopt;
-};
-// `current_etag`: the quoted ETag of the current object, nullopt when the
-// key does not exist (or its latest version is a delete marker). Results:
-// OK; PreconditionFailed (If-None-Match "*" and the key exists, or If-Match
-// does not match); NoSuchKey (If-Match and no object, as AWS answers);
-// NotImplemented (If-None-Match with a value other than "*").
-S3Status EvaluateWriteConditions(const WriteConditions& conditions,
-                                 const std::optional<std::string>& current_etag);
+// The header that decided a kPreconditionFailed or kNotModified outcome of
+// EvaluateReadConditions, as S3 names it in the error's <Condition>:
+// "If-Match", "If-Unmodified-Since", "If-None-Match" or "If-Modified-Since".
+std::string_view DecidingCondition(const ReadConditions& conditions, ConditionOutcome outcome);
+
+// The conditional-write headers S3 implements (PutObject, CopyObject,
+// CompleteMultipartUpload): If-None-Match: "*" or If-Match: <etag>, one at a
+// time; whether they hold is the partition op's to judge. Anything else is
+// NotImplemented naming the header, as AWS answers.
+S3Status CheckWriteConditionHeaders(std::optional<std::string_view> if_match,
+                                    std::optional<std::string_view> if_none_match);
 
 // CopyObject / UploadPartCopy x-amz-copy-source-if-* against the source
 // object. Same precedence as EvaluateReadConditions, but every failure
-// (including the 304 cases) is 412 PreconditionFailed, as AWS documents.
-ConditionOutcome EvaluateCopySourceConditions(const ReadConditions& conditions,
-                                              std::string_view etag, int64_t last_modified_ms,
-                                              int64_t now_ms);
+// (including the 304 cases) is 412 PreconditionFailed, as AWS documents,
+// naming the header ("x-amz-copy-source-If-Match", ...).
+S3Status CheckCopySourceConditions(const ReadConditions& conditions, std::string_view etag,
+                                   int64_t last_modified_ms, int64_t now_ms);
 
 // ---- ETags ------------------------------------------------------------------
 // `"<hex>"` from a lowercase hex MD5 (single-part objects).

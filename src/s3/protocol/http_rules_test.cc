@@ -218,36 +218,58 @@ TEST(ReadConditions, PrecedenceTable) {
   }
 }
 
+TEST(ReadConditions, DecidingConditionNamesTheHeader) {
+  const ReadConditions match{.if_match = kOther, .if_unmodified_since = kAfter};
+  EXPECT_EQ(DecidingCondition(match, ConditionOutcome::kPreconditionFailed), "If-Match");
+  EXPECT_EQ(DecidingCondition({.if_unmodified_since = kBefore}, ConditionOutcome::kPreconditionFailed),
+            "If-Unmodified-Since");
+  EXPECT_EQ(DecidingCondition({.if_none_match = kMatch}, ConditionOutcome::kNotModified),
+            "If-None-Match");
+  EXPECT_EQ(DecidingCondition({.if_modified_since = kAfter}, ConditionOutcome::kNotModified),
+            "If-Modified-Since");
+}
+
+// The <Condition> a copy's 412 names, or "" when the copy proceeds.
+std::string CopyRefusal(ReadConditions c) {
+  const S3Status st = CheckCopySourceConditions(c, kEtag, kModified, kNow);
+  if (st.ok()) return "";
+  EXPECT_EQ(st.error().code, S3ErrorCode::kPreconditionFailed);
+  for (const auto& [name, value] : st.error().details) {
+    if (name == "Condition") return value;
+  }
+  return "(no Condition)";
+}
+
 TEST(CopySourceConditions, NotModifiedBecomesPreconditionFailed) {
-  auto copy = [](ReadConditions c) {
-    return EvaluateCopySourceConditions(c, kEtag, kModified, kNow);
-  };
-  EXPECT_EQ(copy({.if_none_match = kMatch, .if_modified_since = kBefore}),
-            ConditionOutcome::kPreconditionFailed);
-  EXPECT_EQ(copy({.if_match = kMatch, .if_unmodified_since = kBefore}),
-            ConditionOutcome::kProceed);
-  EXPECT_EQ(copy({.if_modified_since = kAfter}), ConditionOutcome::kPreconditionFailed);
-  EXPECT_EQ(copy({.if_modified_since = kFuture}), ConditionOutcome::kProceed);
-  EXPECT_EQ(copy({}), ConditionOutcome::kProceed);
+  EXPECT_EQ(CopyRefusal({.if_none_match = kMatch, .if_modified_since = kBefore}),
+            "x-amz-copy-source-If-None-Match");
+  EXPECT_EQ(CopyRefusal({.if_match = kMatch, .if_unmodified_since = kBefore}), "");
+  EXPECT_EQ(CopyRefusal({.if_match = kOther}), "x-amz-copy-source-If-Match");
+  EXPECT_EQ(CopyRefusal({.if_unmodified_since = kBefore}), "x-amz-copy-source-If-Unmodified-Since");
+  EXPECT_EQ(CopyRefusal({.if_modified_since = kAfter}), "x-amz-copy-source-If-Modified-Since");
+  EXPECT_EQ(CopyRefusal({.if_modified_since = kFuture}), "");
+  EXPECT_EQ(CopyRefusal({}), "");
 }
 
-TEST(WriteConditions, IfNoneMatchStar) {
-  EXPECT_TRUE(EvaluateWriteConditions({.if_none_match = "*"}, std::nullopt).ok());
-  const S3Status exists = EvaluateWriteConditions({.if_none_match = "*"}, kMatch);
-  ASSERT_FALSE(exists.ok());
-  EXPECT_EQ(exists.error().code, S3ErrorCode::kPreconditionFailed);
-  const S3Status etag = EvaluateWriteConditions({.if_none_match = kMatch}, std::nullopt);
-  ASSERT_FALSE(etag.ok());
-  EXPECT_EQ(etag.error().code, S3ErrorCode::kNotImplemented);
+// The Header a NotImplemented names, or "" when the headers are accepted.
+std::string WriteRefusal(std::optional<std::string_view> if_match,
+                         std::optional<std::string_view> if_none_match) {
+  const S3Status st = CheckWriteConditionHeaders(if_match, if_none_match);
+  if (st.ok()) return "";
+  EXPECT_EQ(st.error().code, S3ErrorCode::kNotImplemented);
+  for (const auto& [name, value] : st.error().details) {
+    if (name == "Header") return value;
+  }
+  return "(no Header)";
 }
 
-TEST(WriteConditions, IfMatch) {
-  EXPECT_TRUE(EvaluateWriteConditions({.if_match = kMatch}, kMatch).ok());
-  EXPECT_TRUE(EvaluateWriteConditions({}, kMatch).ok());
-  EXPECT_EQ(EvaluateWriteConditions({.if_match = kOther}, kMatch).error().code,
-            S3ErrorCode::kPreconditionFailed);
-  EXPECT_EQ(EvaluateWriteConditions({.if_match = kMatch}, std::nullopt).error().code,
-            S3ErrorCode::kNoSuchKey);
+TEST(WriteConditionHeaders, OnlyTheFormsS3Implements) {
+  EXPECT_EQ(WriteRefusal(std::nullopt, std::nullopt), "");
+  EXPECT_EQ(WriteRefusal(std::nullopt, "*"), "");
+  EXPECT_EQ(WriteRefusal(kMatch, std::nullopt), "");
+  EXPECT_EQ(WriteRefusal(std::nullopt, kMatch), "If-None-Match");
+  EXPECT_EQ(WriteRefusal("*", std::nullopt), "If-Match");
+  EXPECT_EQ(WriteRefusal(kMatch, "*"), "If-Match,If-None-Match");
 }
 
 // ---- ETags ------------------------------------------------------------------

@@ -116,7 +116,11 @@ bool IsValidUtf8(std::string_view text) {
 
 S3Status ValidateObjectKey(std::string_view key) {
   if (key.empty()) return S3Error(S3ErrorCode::kInvalidArgument, "Object key must not be empty.");
-  if (key.size() > limits::kS3ObjectKeyBytesMax) return S3ErrorCode::kKeyTooLongError;
+  if (key.size() > limits::kS3ObjectKeyBytesMax) {
+    return S3Error(S3ErrorCode::kKeyTooLongError)
+        .With("Size", std::to_string(key.size()))
+        .With("MaxSizeAllowed", std::to_string(limits::kS3ObjectKeyBytesMax));
+  }
   if (!IsValidUtf8(key)) return S3ErrorCode::kInvalidURI;
   if (key.find('\0') != std::string_view::npos) {
     return S3Error(S3ErrorCode::kInvalidArgument, "Object key must not contain U+0000.");

@@ -30,16 +30,22 @@ constexpr std::array kErrors = {
               "it."},
     ErrorInfo{S3ErrorCode::kBucketNotEmpty, "BucketNotEmpty", 409,
               "The bucket you tried to delete is not empty"},
+    ErrorInfo{S3ErrorCode::kConditionalRequestConflict, "ConditionalRequestConflict", 409,
+              "The conditional request cannot succeed due to a conflicting operation against "
+              "this resource."},
     ErrorInfo{S3ErrorCode::kEntityTooLarge, "EntityTooLarge", 400,
               "Your proposed upload exceeds the maximum allowed size"},
     ErrorInfo{S3ErrorCode::kEntityTooSmall, "EntityTooSmall", 400,
-              "Your proposed upload is smaller than the minimum allowed object size."},
+              "Your proposed upload is smaller than the minimum allowed size"},
     ErrorInfo{S3ErrorCode::kExpiredToken, "ExpiredToken", 400,
               "The provided token has expired."},
     ErrorInfo{S3ErrorCode::kIllegalLocationConstraintException,
               "IllegalLocationConstraintException", 400,
               "The unspecified location constraint is incompatible for the region specific "
               "endpoint this request was sent to."},
+    ErrorInfo{S3ErrorCode::kIllegalVersioningConfigurationException,
+              "IllegalVersioningConfigurationException", 400,
+              "The Versioning element must be specified"},
     ErrorInfo{S3ErrorCode::kIncompleteBody, "IncompleteBody", 400,
               "You did not provide the number of bytes specified by the Content-Length HTTP "
               "header."},
@@ -135,6 +141,71 @@ const ErrorInfo& Info(S3ErrorCode code) { return kErrors[static_cast<size_t>(cod
 std::string_view CodeName(S3ErrorCode code) { return Info(code).name; }
 unsigned HttpStatus(S3ErrorCode code) { return Info(code).status; }
 std::string_view DefaultMessage(S3ErrorCode code) { return Info(code).message; }
+
+bool S3Error::HasDetail(std::string_view name) const {
+  for (const auto& [n, v] : details) {
+    if (n == name) return true;
+  }
+  return false;
+}
+
+S3Error InvalidArgumentError(std::string message, std::string argument_name,
+                             std::optional<std::string> argument_value) {
+  S3Error error(S3ErrorCode::kInvalidArgument, std::move(message));
+  error.details.emplace_back("ArgumentName", std::move(argument_name));
+  if (argument_value) error.details.emplace_back("ArgumentValue", std::move(*argument_value));
+  return error;
+}
+
+S3Error MethodNotAllowedError(std::string method, std::string resource_type) {
+  return S3Error(S3ErrorCode::kMethodNotAllowed)
+      .With("Method", std::move(method))
+      .With("ResourceType", std::move(resource_type));
+}
+
+S3Error PartNumberArgumentError(std::string value) {
+  return InvalidArgumentError("Part number must be an integer between 1 and 10000, inclusive",
+                              "partNumber", std::move(value));
+}
+
+S3Error VersionIdArgumentError(std::string value) {
+  if (value.empty()) return InvalidArgumentError("Version id cannot be the empty string", "versionId");
+  return InvalidArgumentError("Invalid version id specified", "versionId", std::move(value));
+}
+
+namespace {
+
+std::string SpacedHex(std::string_view bytes) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes.size() * 3);
+  for (unsigned char c : bytes) {
+    if (!out.empty()) out.push_back(' ');
+    out.push_back(kHex[c >> 4]);
+    out.push_back(kHex[c & 15]);
+  }
+  return out;
+}
+
+}  // namespace
+
+S3Error SignatureMismatchError(std::string access_key, std::string string_to_sign,
+                               std::string signature_provided, std::string canonical_request) {
+  S3Error error = S3Error(S3ErrorCode::kSignatureDoesNotMatch)
+                      .With("AWSAccessKeyId", std::move(access_key))
+                      .With("StringToSign", string_to_sign)
+                      .With("SignatureProvided", std::move(signature_provided))
+                      .With("StringToSignBytes", SpacedHex(string_to_sign));
+  if (!canonical_request.empty()) {
+    error.details.emplace_back("CanonicalRequest", canonical_request);
+    error.details.emplace_back("CanonicalRequestBytes", SpacedHex(canonical_request));
+  }
+  return error;
+}
+
+S3Error PreconditionFailedError(std::string condition) {
+  return S3Error(S3ErrorCode::kPreconditionFailed).With("Condition", std::move(condition));
+}
 
 S3Error FromStatus(const Status& status) {
   switch (status.code()) {

@@ -282,8 +282,10 @@ std::string ListVersionsXml(const ListVersionsResult& r) {
       .Element("KeyMarker", MaybeEncode(enc, r.key_marker))
       .Element("VersionIdMarker", r.version_id_marker);
   if (r.is_truncated) {
+    // A page that ends in a common prefix has no version to name.
     w.Element("NextKeyMarker", MaybeEncode(enc, r.next_key_marker))
-        .Element("NextVersionIdMarker", r.next_version_id_marker);
+        .ElementIf(!r.next_version_id_marker.empty(), "NextVersionIdMarker",
+                   r.next_version_id_marker);
   }
   w.Element("MaxKeys", uint64_t{r.max_keys});
   if (r.delimiter) w.Element("Delimiter", MaybeEncode(enc, *r.delimiter));
@@ -365,8 +367,8 @@ std::string ListMultipartUploadsXml(const ListMultipartUploadsResult& r) {
       .Element("NextKeyMarker", MaybeEncode(enc, r.next_key_marker))
       .Element("NextUploadIdMarker", r.next_upload_id_marker);
   if (r.delimiter) w.Element("Delimiter", MaybeEncode(enc, *r.delimiter));
-  w.Element("Prefix", MaybeEncode(enc, r.prefix))
-      .Element("MaxUploads", uint64_t{r.max_uploads})
+  if (r.prefix) w.Element("Prefix", MaybeEncode(enc, *r.prefix));
+  w.Element("MaxUploads", uint64_t{r.max_uploads})
       .ElementIf(enc, "EncodingType", "url")
       .Bool("IsTruncated", r.is_truncated);
   for (const UploadEntry& u : r.uploads) {
@@ -503,8 +505,7 @@ S3Result<uint32_t> ParsePartNumber(std::string_view text) {
                            limits::kS3MultipartPartsMax + 1);
   }
   if (n < 1 || n > limits::kS3MultipartPartsMax) {
-    return S3Error(S3ErrorCode::kInvalidArgument,
-                   "Part number must be an integer between 1 and 10000, inclusive");
+    return PartNumberArgumentError(std::string(text));
   }
   return static_cast<uint32_t>(n);
 }

@@ -231,7 +231,7 @@ struct ListMultipartUploadsResult {
   std::string next_key_marker;
   std::string next_upload_id_marker;
   std::optional<std::string> delimiter;
-  std::string prefix;
+  std::optional<std::string> prefix;  // echoed only when the request named one
   uint32_t max_uploads = 1000;
   bool is_truncated = false;
   bool encoding_url = false;

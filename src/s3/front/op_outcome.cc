@@ -1,0 +1,57 @@
+// The one mapping from a partition's refusal of an S3 op (pb::S3Outcome) to
+// the S3 error document, with the elements S3 names in it.
+#include "s3/front/s3_call.h"
+
+namespace tessera::s3::front {
+namespace {
+
+// The listed ETag of part `number` in a completion (unquoted, as S3 shows
+// it in errors), or "".
+std::string ListedEtag(const pb::CompleteUploadOp* complete, uint32_t number) {
+  if (complete == nullptr) return {};
+  for (const pb::CompletePart& p : complete->parts()) {
+    if (p.part_number() == number) return p.etag();
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string ConditionHeaderOf(const S3Call& call) {
+  if (call.Header("if-none-match")) return "If-None-Match";
+  if (call.Header("if-match")) return "If-Match";
+  return {};
+}
+
+S3Error OpOutcomeError(const S3Call& call, const pb::S3OpResult& r, const OutcomeContext& ctx) {
+  switch (r.outcome()) {
+    case pb::S3_PRECONDITION_FAILED: {
+      const std::string condition = ConditionHeaderOf(call);
+      if (condition.empty()) return S3Error(S3ErrorCode::kPreconditionFailed);
+      return PreconditionFailedError(condition);
+    }
+    case pb::S3_NO_SUCH_KEY: return S3Error(S3ErrorCode::kNoSuchKey);
+    case pb::S3_NO_SUCH_VERSION: return S3Error(S3ErrorCode::kNoSuchVersion);
+    case pb::S3_NO_SUCH_UPLOAD:
+      return NoSuchUploadError(ctx.upload_id);
+    case pb::S3_INVALID_PART_ORDER:
+      return S3Error(S3ErrorCode::kInvalidPartOrder).With("UploadId", ctx.upload_id);
+    case pb::S3_INVALID_PART:
+      return InvalidPartError(ctx.upload_id, r.part_number(),
+                              ListedEtag(ctx.complete, r.part_number()));
+    case pb::S3_ENTITY_TOO_SMALL:
+      return S3Error(S3ErrorCode::kEntityTooSmall)
+          .With("ProposedSize", std::to_string(r.part_size()))
+          .With("MinSizeAllowed", std::to_string(ctx.min_part_bytes))
+          .With("PartNumber", std::to_string(r.part_number()))
+          .With("ETag", ListedEtag(ctx.complete, r.part_number()));
+    case pb::S3_CONDITIONAL_CONFLICT:
+      return S3Error(S3ErrorCode::kConditionalRequestConflict)
+          .With("Condition", ConditionHeaderOf(call))
+          .With("Key", call.key);
+    case pb::S3_BAD_DIGEST: return S3Error(S3ErrorCode::kBadDigest, r.message());
+    default: return S3Error(S3ErrorCode::kInvalidRequest, r.message());
+  }
+}
+
+}  // namespace tessera::s3::front
