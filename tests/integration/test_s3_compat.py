@@ -17,7 +17,10 @@ s3-tests) found different now matches AWS:
      its checksum type; conditional PUT forms S3 lacks are NotImplemented;
   7. ListParts names the upload's checksum algorithm and type and each
      part's checksum, so a client can resume an upload from it; listings
-     of objects, versions and uploads name each entry's algorithm and type.
+     of objects, versions and uploads name each entry's algorithm and type;
+  8. object tags are set, read, counted and deleted per version
+     (PutObjectTagging, GetObjectTagging, DeleteObjectTagging), bad tag
+     sets are InvalidTag naming the key, and delete markers have none.
 One cluster for the whole file.
 """
 
@@ -187,6 +190,65 @@ class CompatTest(h.ClusterTestCase):
         self.addCleanup(self.s3.abort_multipart_upload, Bucket=BUCKET, Key="plain", UploadId=plain)
         self.assertNotIn("ChecksumAlgorithm",
                          self.s3.list_parts(Bucket=BUCKET, Key="plain", UploadId=plain))
+
+    def test_object_tagging_per_version(self):
+        s3 = self.s3
+        s3.put_object(Bucket=BUCKET, Key="tagged", Body=b"t")
+        tags = [{"Key": "team", "Value": "storage"}, {"Key": "empty", "Value": ""}]
+        s3.put_object_tagging(Bucket=BUCKET, Key="tagged", Tagging={"TagSet": tags})
+        self.assertEqual(s3.get_object_tagging(Bucket=BUCKET, Key="tagged")["TagSet"], tags)
+        self.assertEqual(s3.get_object(Bucket=BUCKET, Key="tagged")["TagCount"], 2)
+        s3.delete_object_tagging(Bucket=BUCKET, Key="tagged")
+        self.assertEqual(s3.get_object_tagging(Bucket=BUCKET, Key="tagged")["TagSet"], [])
+        self.assertNotIn("TagCount", s3.get_object(Bucket=BUCKET, Key="tagged"))
+        self.assertEqual(s3.get_object(Bucket=BUCKET, Key="tagged")["Body"].read(), b"t")
+        # Bad sets: InvalidTag naming the key; nothing changes.
+        for bad, tag_key in (([{"Key": f"k{i}", "Value": "v"} for i in range(11)], None),
+                             ([{"Key": "dup", "Value": "1"}, {"Key": "dup", "Value": "2"}], "dup"),
+                             ([{"Key": "aws:reserved", "Value": "v"}], "aws:reserved"),
+                             ([{"Key": "k" * 129, "Value": "v"}], "k" * 129)):
+            err = self.assert_client_error(s3.put_object_tagging, "InvalidTag", 400,
+                                           Bucket=BUCKET, Key="tagged", Tagging={"TagSet": bad})
+            if tag_key is not None:
+                self.assertEqual(err["Error"].get("TagKey"), tag_key, err)
+        self.assertEqual(s3.get_object_tagging(Bucket=BUCKET, Key="tagged")["TagSet"], [])
+        self.assert_client_error(s3.put_object_tagging, "NoSuchKey", 404, Bucket=BUCKET,
+                                 Key="untagged-missing", Tagging={"TagSet": tags})
+        err = self.assert_client_error(s3.put_object, "InvalidArgument", 400, Bucket=BUCKET,
+                                       Key="dup-header", Body=b"x", Tagging="a=1&a=2")
+        self.assertEqual(err["Error"].get("ArgumentName"), "x-amz-tagging", err)
+
+        versioned = "compat-tag-versions"
+        s3.create_bucket(Bucket=versioned)
+        s3.put_bucket_versioning(Bucket=versioned, VersioningConfiguration={"Status": "Enabled"})
+        v1 = s3.put_object(Bucket=versioned, Key="k", Body=b"1")["VersionId"]
+        v2 = s3.put_object(Bucket=versioned, Key="k", Body=b"2")["VersionId"]
+        r = s3.put_object_tagging(Bucket=versioned, Key="k", VersionId=v1,
+                                  Tagging={"TagSet": [{"Key": "old", "Value": "1"}]})
+        self.assertEqual(r["VersionId"], v1)
+        r = s3.put_object_tagging(Bucket=versioned, Key="k",
+                                  Tagging={"TagSet": [{"Key": "new", "Value": "2"}]})
+        self.assertEqual(r["VersionId"], v2, "no version id: the latest")
+        got = s3.get_object_tagging(Bucket=versioned, Key="k", VersionId=v1)
+        self.assertEqual((got["VersionId"], got["TagSet"]), (v1, [{"Key": "old", "Value": "1"}]))
+        self.assertEqual(s3.get_object_tagging(Bucket=versioned, Key="k")["TagSet"],
+                         [{"Key": "new", "Value": "2"}])
+        marker = s3.delete_object(Bucket=versioned, Key="k")["VersionId"]
+        for kw in ({}, {"VersionId": marker}):
+            with self.subTest(marker=kw):
+                err = self.assert_client_error(
+                    s3.put_object_tagging, "MethodNotAllowed", 405, Bucket=versioned, Key="k",
+                    Tagging={"TagSet": tags}, **kw)
+                self.assertEqual((err["Error"].get("Method"), err["Error"].get("ResourceType")),
+                                 ("PUT", "DeleteMarker"), err)
+                self.assert_client_error(s3.get_object_tagging, "MethodNotAllowed", 405,
+                                         Bucket=versioned, Key="k", **kw)
+        # The older versions keep their tags behind the marker.
+        self.assertEqual(s3.get_object_tagging(Bucket=versioned, Key="k", VersionId=v2)["TagSet"],
+                         [{"Key": "new", "Value": "2"}])
+        for v in (v1, v2, marker):
+            s3.delete_object(Bucket=versioned, Key="k", VersionId=v)
+        s3.delete_bucket(Bucket=versioned)
 
 
 if __name__ == "__main__":

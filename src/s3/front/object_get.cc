@@ -17,6 +17,7 @@
 #include "s3/model/full_object_checksum.h"
 #include "s3/front/s3_call.h"
 #include "s3/front/s3_front.h"
+#include "s3/front/small_body.h"
 #include "s3/protocol/xml_documents.h"
 
 namespace tessera::s3::front {
@@ -41,6 +42,10 @@ http::Headers ObjectHeaders(const S3Call& call, const pb::ObjectVersion& v) {
   }
   if (call.bucket_info.versioning() != pb::VERSIONING_UNSET) {
     h.emplace_back("x-amz-version-id", v.version_id());
+  }
+  // GetObject names how many tags the object has (HeadObject does not).
+  if (v.tags_size() > 0 && !call.is_head()) {
+    h.emplace_back("x-amz-tagging-count", std::to_string(v.tags_size()));
   }
   return h;
 }
@@ -389,7 +394,9 @@ void WithSubresourceVersion(CallPtr call, std::function<void(const pb::ObjectVer
         if (!head.ok()) return call->Fail(head.status());
         if (!head->has_value()) return call->Fail(S3Error(S3ErrorCode::kNoSuchKey));
         if ((*head)->latest().delete_marker()) {
-          if (http_method == "GET") return call->Fail(S3Error(S3ErrorCode::kNoSuchKey));
+          if (http_method == "GET" && call->HasParam("acl")) {
+            return call->Fail(S3Error(S3ErrorCode::kNoSuchKey));
+          }
           return call->Fail(DeleteMarkerMethodError(http_method));
         }
         found((*head)->latest());
@@ -405,8 +412,46 @@ void GetObjectSubresource(CallPtr call) {
       std::vector<Tag> tags;
       for (const pb::MetadataPair& t : v.tags()) tags.push_back({t.name(), t.value()});
       http::Headers headers;
-      if (!v.version_id().empty()) headers.emplace_back("x-amz-version-id", v.version_id());
+      AddWrittenVersionHeader(call->bucket_info, v.version_id(), headers);
       call->RespondXml(200, TaggingXml(tags), std::move(headers));
+    });
+  });
+}
+
+void SetObjectTagging(CallPtr call) {
+  const bool remove = call->head().method == "DELETE";
+  WithOwnedBucket(call, [call, remove] {
+    ReadSmallBody(call, limits::kS3XmlBodyBytesMax, [call, remove](S3Result<std::string> body) {
+      if (!body.ok()) return call->Fail(body.error());
+      pb::S3Op op;
+      pb::SetTagsOp* set = op.mutable_set_tags();
+      set->set_bucket_id(call->bucket_info.bucket_id());
+      set->set_key(call->key);
+      if (const QueryParam* version = call->Param("versionId")) {
+        if (version->value.empty() || !IsVersionIdSyntax(version->value)) {
+          return call->Fail(VersionIdArgumentError(version->value));
+        }
+        set->set_version_id(version->value);
+      }
+      if (!remove) {
+        auto tags = ParseTagging(*body);
+        if (!tags.ok()) return call->Fail(tags.error());
+        if (auto valid = ValidateTagSet(*tags, limits::kS3ObjectTagsMax); !valid.ok()) {
+          return call->Fail(valid.error());
+        }
+        for (const Tag& t : *tags) {
+          pb::MetadataPair* pair = set->add_tags();
+          pair->set_name(t.key);
+          pair->set_value(t.value);
+        }
+      }
+      call->front.index().Apply(std::move(op), [call, remove](Result<pb::S3OpResult> r) {
+        if (!r.ok()) return call->Fail(r.status());
+        if (r->outcome() != pb::S3_OK) return call->Fail(OpOutcomeError(*call, *r));
+        http::Headers headers;
+        AddWrittenVersionHeader(call->bucket_info, r->version_id(), headers);
+        call->Respond(remove ? 204 : 200, std::move(headers), "");
+      });
     });
   });
 }

@@ -25,6 +25,8 @@ std::string RoutingKeyOf(const pb::S3Op& op) {
       return model::HeadKey(op.complete_upload().bucket_id(), op.complete_upload().key());
     case pb::S3Op::kAbortUpload:
       return model::HeadKey(op.abort_upload().bucket_id(), op.abort_upload().key());
+    case pb::S3Op::kSetTags:
+      return model::HeadKey(op.set_tags().bucket_id(), op.set_tags().key());
     case pb::S3Op::kGcDone:  // partition-internal: nodes apply it, never the router
     case pb::S3Op::OP_NOT_SET: break;
   }

@@ -1,5 +1,9 @@
 #include "s3/front/object_metadata.h"
 
+#include <algorithm>
+#include <set>
+#include <string>
+
 #include "common/limits.h"
 #include "s3/protocol/http_rules.h"
 #include "s3/protocol/xml_documents.h"
@@ -36,12 +40,29 @@ S3Status FillObjectMetadata(const S3Call& call, pb::ObjectVersion* out) {
 }
 
 S3Result<std::vector<pb::MetadataPair>> ParseTaggingHeader(std::string_view value) {
-  auto params = ParseQuery(value);
-  if (!params.ok()) {
-    return S3Error(S3ErrorCode::kInvalidArgument, "The header 'x-amz-tagging' shall be encoded as UTF-8 then URLEncoded URL query parameters without tag name duplicates.");
+  const S3Error malformed = InvalidArgumentError(
+      "The header 'x-amz-tagging' shall be encoded as UTF-8 then URLEncoded URL query parameters "
+      "without tag name duplicates.",
+      "x-amz-tagging", std::string(value));
+  // An '=' left unencoded in a value, or a name given twice, is not the
+  // encoding S3 asks for (AWS-recorded).
+  for (size_t start = 0; start <= value.size();) {
+    const size_t end = std::min(value.find('&', start), value.size());
+    const std::string_view pair = value.substr(start, end - start);
+    const size_t eq = pair.find('=');
+    if (eq != std::string_view::npos && pair.find('=', eq + 1) != std::string_view::npos) {
+      return malformed;
+    }
+    start = end + 1;
   }
+  auto params = ParseQuery(value);
+  if (!params.ok()) return malformed;
   std::vector<Tag> tags;
-  for (const QueryParam& p : *params) tags.push_back({p.name, p.value});
+  std::set<std::string> names;
+  for (const QueryParam& p : *params) {
+    if (!names.insert(p.name).second) return malformed;
+    tags.push_back({p.name, p.value});
+  }
   if (auto valid = ValidateTagSet(tags, limits::kS3ObjectTagsMax); !valid.ok()) {
     return valid.error();
   }

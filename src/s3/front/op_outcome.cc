@@ -31,7 +31,13 @@ S3Error OpOutcomeError(const S3Call& call, const pb::S3OpResult& r, const Outcom
       return PreconditionFailedError(condition);
     }
     case pb::S3_NO_SUCH_KEY: return S3Error(S3ErrorCode::kNoSuchKey);
-    case pb::S3_NO_SUCH_VERSION: return S3Error(S3ErrorCode::kNoSuchVersion);
+    case pb::S3_NO_SUCH_VERSION: {
+      const QueryParam* version = call.Param("versionId");
+      return S3Error(S3ErrorCode::kNoSuchVersion)
+          .With("Key", call.key)
+          .With("VersionId", version ? version->value : std::string());
+    }
+    case pb::S3_DELETE_MARKER: return DeleteMarkerMethodError(call.head().method);
     case pb::S3_NO_SUCH_UPLOAD:
       return NoSuchUploadError(ctx.upload_id);
     case pb::S3_INVALID_PART_ORDER:

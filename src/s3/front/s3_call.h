@@ -124,6 +124,9 @@ void PutObject(CallPtr call);
 void GetObject(CallPtr call);             // GET and HEAD
 void DeleteObject(CallPtr call);
 void GetObjectSubresource(CallPtr call);  // ?acl, ?tagging
+// PUT ?tagging (the body's tag set) and DELETE ?tagging (no tags) of the
+// latest version or the one versionId names: one SetTags op.
+void SetObjectTagging(CallPtr call);
 // Answers GET/HEAD with version `v` (preconditions, Range, headers, body).
 void ServeObject(CallPtr call, const pb::ObjectVersion& v);
 // Reads version `version_id` of `key` (with its inline bytes when
@@ -135,9 +138,9 @@ void WithVersion(CallPtr call, uint64_t bucket_id, const std::string& key,
                  std::function<void(pb::ObjectVersion)> found);
 // The version a sub-resource request (?acl, ?tagging) addresses: the one
 // named by versionId, else the latest; answers the call itself when there is
-// none. A delete marker has no sub-resources: named by id it is
-// MethodNotAllowed (ResourceType DeleteMarker), as is a PUT to a key whose
-// latest version is one, while a GET of such a key is NoSuchKey, as S3 answers.
+// none. A delete marker has no sub-resources: named by id, or as the
+// latest, it is MethodNotAllowed (ResourceType DeleteMarker), except GET
+// ?acl of a key whose latest is one, which is NoSuchKey, as S3 answers.
 void WithSubresourceVersion(CallPtr call, std::function<void(const pb::ObjectVersion&)> found);
 // Versioning (versioning.cc).
 void GetObjectVersion(CallPtr call);       // GET/HEAD ?versionId=

@@ -148,7 +148,7 @@ void Dispatch(CallPtr call) {
   if (auto valid = ValidateObjectKey(call->key); !valid.ok()) return call->Fail(valid.error());
   if (method == "PUT") {
     if (call->HasParam("acl")) return PutAcl(call);
-    if (call->HasParam("tagging")) return call->Fail(S3Error(S3ErrorCode::kNotImplemented));
+    if (call->HasParam("tagging")) return SetObjectTagging(call);
     if (call->HasParam("uploadId")) return UploadPartRequest(call);
     if (call->Header("x-amz-copy-source")) return CopyObject(call);
     return PutObject(call);
@@ -159,6 +159,7 @@ void Dispatch(CallPtr call) {
     return GetObject(call);
   }
   if (method == "DELETE") {
+    if (call->HasParam("tagging")) return SetObjectTagging(call);
     if (call->HasParam("uploadId")) return AbortMultipartUpload(call);
     return DeleteObject(call);
   }

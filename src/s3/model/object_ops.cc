@@ -9,6 +9,7 @@
 #include "s3/model/multipart_ops.h"
 #include "s3/model/op_context.h"
 #include "s3/model/s3_keys.h"
+#include "s3/model/tagging_ops.h"
 #include "s3/model/version_id.h"
 
 namespace tessera::s3::model {
@@ -291,6 +292,7 @@ Result<pb::S3OpResult> ApplyS3Op(const pb::S3Op& op, uint64_t slot, StateAccess&
     case pb::S3Op::kCompleteUpload: return ApplyCompleteUpload(op.complete_upload(), slot, state);
     case pb::S3Op::kAbortUpload: return ApplyAbortUpload(op.abort_upload(), slot, state);
     case pb::S3Op::kGcDone: return ApplyGcDone(op.gc_done(), state);
+    case pb::S3Op::kSetTags: return ApplySetTags(op.set_tags(), slot, state);
     case pb::S3Op::OP_NOT_SET: break;
   }
   return Outcome(pb::S3_INVALID_REQUEST, "empty S3 op");

@@ -71,6 +71,7 @@ constexpr std::array kErrors = {
     ErrorInfo{S3ErrorCode::kInvalidRange, "InvalidRange", 416,
               "The requested range is not satisfiable"},
     ErrorInfo{S3ErrorCode::kInvalidRequest, "InvalidRequest", 400, "Invalid Request"},
+    ErrorInfo{S3ErrorCode::kInvalidTag, "InvalidTag", 400, "The TagKey you have provided is invalid"},
     ErrorInfo{S3ErrorCode::kInvalidURI, "InvalidURI", 400, "Couldn't parse the specified URI."},
     ErrorInfo{S3ErrorCode::kKeyTooLongError, "KeyTooLongError", 400, "Your key is too long"},
     ErrorInfo{S3ErrorCode::kMalformedACLError, "MalformedACLError", 400,

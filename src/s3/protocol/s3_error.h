@@ -41,6 +41,7 @@ enum class S3ErrorCode {
   kInvalidPartOrder,
   kInvalidRange,
   kInvalidRequest,
+  kInvalidTag,
   kInvalidURI,
   kKeyTooLongError,
   kMalformedACLError,

@@ -694,29 +694,31 @@ S3Result<std::vector<Tag>> ParseTagging(std::string_view body) {
 // AWS tag rules ("Tagging objects", PutObjectTagging / PutBucketTagging):
 // at most 10 tags per object (50 per bucket), keys 1..128 and values
 // 0..256 Unicode characters, keys unique, "aws:" reserved. AWS answers
-// InvalidTag; our error table has no such code, so InvalidArgument carries
-// AWS's message.
+// InvalidTag naming the TagKey (and the TagValue) at fault.
 S3Status ValidateTagSet(std::span<const Tag> tags, size_t tags_max) {
-  auto invalid = [](std::string message) {
-    return S3Error(S3ErrorCode::kInvalidArgument, std::move(message));
+  auto invalid = [](std::string message, const Tag& tag, bool with_value = false) {
+    S3Error error = S3Error(S3ErrorCode::kInvalidTag, std::move(message)).With("TagKey", tag.key);
+    if (with_value) error.details.emplace_back("TagValue", tag.value);
+    return error;
   };
   if (tags.size() > tags_max) {
-    return invalid("Object tags cannot be greater than " + std::to_string(tags_max));
+    return S3Error(S3ErrorCode::kInvalidTag,
+                   "Object tags cannot be greater than " + std::to_string(tags_max));
   }
   std::set<std::string_view> keys;
   for (const Tag& tag : tags) {
     const size_t key_chars = Utf8Chars(tag.key);
     if (key_chars == 0 || key_chars > limits::kS3TagKeyCharsMax) {
-      return invalid("The TagKey you have provided is invalid");
+      return invalid("The TagKey you have provided is invalid", tag);
     }
     if (Utf8Chars(tag.value) > limits::kS3TagValueCharsMax) {
-      return invalid("The TagValue you have provided is invalid");
+      return invalid("The TagValue you have provided is invalid", tag, /*with_value=*/true);
     }
     if (tag.key.starts_with("aws:")) {
-      return invalid("Your TagKey cannot be prefixed with aws:");
+      return invalid("Your TagKey cannot be prefixed with aws:", tag);
     }
     if (!keys.insert(tag.key).second) {
-      return invalid("Cannot provide multiple Tags with the same key");
+      return invalid("Cannot provide multiple Tags with the same key", tag);
     }
   }
   return S3Status::Ok();

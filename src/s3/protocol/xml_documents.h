@@ -319,8 +319,7 @@ S3Result<VersioningRequest> ParseVersioningConfiguration(std::string_view body);
 S3Result<std::vector<Tag>> ParseTagging(std::string_view body);
 // At most `tags_max` tags (10 for objects, 50 for buckets), keys 1..128 and
 // values 0..256 Unicode characters, no duplicate keys, no "aws:" prefix on
-// keys. Failures: InvalidArgument (AWS answers InvalidTag, which the error
-// table does not have) with AWS's message.
+// keys. Failures: InvalidTag with AWS's message, naming the TagKey.
 S3Status ValidateTagSet(std::span<const Tag> tags, size_t tags_max);
 
 }  // namespace tessera::s3

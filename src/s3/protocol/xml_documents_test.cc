@@ -606,8 +606,7 @@ TEST(ValidateTagSet, AwsRules) {
   for (int i = 0; i < 10; ++i) tags.push_back({"k" + std::to_string(i), "v"});
   EXPECT_TRUE(ValidateTagSet(tags, limits::kS3ObjectTagsMax).ok());
   tags.push_back({"k10", "v"});
-  EXPECT_EQ(ErrorCodeOf(ValidateTagSet(tags, limits::kS3ObjectTagsMax)),
-            S3ErrorCode::kInvalidArgument);
+  EXPECT_EQ(ErrorCodeOf(ValidateTagSet(tags, limits::kS3ObjectTagsMax)), S3ErrorCode::kInvalidTag);
   EXPECT_TRUE(ValidateTagSet(tags, limits::kS3BucketTagsMax).ok());
 
   auto one = [](std::string key, std::string value) {
@@ -626,6 +625,7 @@ TEST(ValidateTagSet, AwsRules) {
   const S3Status dup_status = ValidateTagSet(dup, 10);
   ASSERT_FALSE(dup_status.ok());
   EXPECT_EQ(dup_status.error().Message(), "Cannot provide multiple Tags with the same key");
+  EXPECT_EQ(dup_status.error().details, (std::vector<S3ErrorDetail>{{"TagKey", "k"}}));
 }
 
 }  // namespace
