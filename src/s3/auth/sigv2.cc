@@ -160,7 +160,7 @@ S3Result<AuthContext> VerifySigV2Header(const RequestHead& request,
                                             config.now_unix_s, config.skew_max_s));
 
   std::optional<std::string> secret = lookup(access_key);
-  if (!secret) return S3Error(S3ErrorCode::kInvalidAccessKeyId).With("AWSAccessKeyId", access_key);
+  if (!secret) return InvalidAccessKeyIdError(access_key);
   const std::string date_line = amz_date ? std::string() : std::string(Trim(*date));
   TESSERA_S3_RETURN_IF_ERROR(
       CheckV2(access_key, *secret, request, virtual_host_bucket, date_line, signature));
@@ -193,7 +193,7 @@ S3Result<AuthContext> VerifySigV2Query(const RequestHead& request,
         .With("ServerTime", FormatIsoSeconds(config.now_unix_s));
   }
   std::optional<std::string> secret = lookup(*access_key);
-  if (!secret) return S3Error(S3ErrorCode::kInvalidAccessKeyId).With("AWSAccessKeyId", *access_key);
+  if (!secret) return InvalidAccessKeyIdError(*access_key);
   TESSERA_S3_RETURN_IF_ERROR(
       CheckV2(*access_key, *secret, request, virtual_host_bucket, *expires, *signature));
   AuthContext context;

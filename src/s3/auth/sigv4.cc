@@ -116,9 +116,7 @@ S3Result<AuthContext> VerifySigV4Header(const RequestHead& request, const AuthCo
   TESSERA_S3_RETURN_IF_ERROR(CheckSignedHeaders(*signed_headers, request.headers, Form::kHeader));
 
   std::optional<std::string> secret = lookup(credential->access_key);
-  if (!secret) {
-    return S3Error(S3ErrorCode::kInvalidAccessKeyId).With("AWSAccessKeyId", credential->access_key);
-  }
+  if (!secret) return InvalidAccessKeyIdError(credential->access_key);
   const std::string payload_hash(Trim(*FindHeader(request.headers, "x-amz-content-sha256")));
   const std::string canonical = CanonicalRequest(
       request, CanonicalQueryString(QueryOf(request.target), false), *signed_headers,

@@ -105,9 +105,7 @@ S3Result<AuthContext> VerifySigV4Query(const RequestHead& request, const AuthCon
   if (!mode.ok()) return mode.error();
 
   std::optional<std::string> secret = lookup(credential->access_key);
-  if (!secret) {
-    return S3Error(S3ErrorCode::kInvalidAccessKeyId).With("AWSAccessKeyId", credential->access_key);
-  }
+  if (!secret) return InvalidAccessKeyIdError(credential->access_key);
   const std::string canonical = CanonicalRequest(request, CanonicalQueryString(query, true),
                                                  *signed_headers, payload_hash);
   const std::string scope = ScopeOf(*credential);

@@ -43,7 +43,8 @@ void ListBuckets(CallPtr call) {
         for (const pb::BucketDescriptor& b : *buckets) {
           entries.push_back(BucketEntry{b.name(), b.created_ms(), b.region()});
         }
-        call->RespondXml(200, ListAllMyBucketsXml(SelectBuckets(entries, query, OwnerOf(call->user))));
+        call->RespondXml(200,
+                         ListAllMyBucketsXml(SelectBuckets(entries, query, OwnerOf(call->user))));
       });
 }
 

@@ -288,7 +288,9 @@ void CompleteMultipartUpload(CallPtr call) {
             [call, id, error](Result<std::optional<pb::UploadRecord>> upload) mutable {
               if (!upload.ok()) return call->Fail(upload.status());
               if (!upload->has_value()) return call->Fail(NoSuchUploadError(id));
-              if (error.code == S3ErrorCode::kInvalidPartOrder) error.details.emplace_back("UploadId", id);
+              if (error.code == S3ErrorCode::kInvalidPartOrder) {
+                error.details.emplace_back("UploadId", id);
+              }
               call->Fail(error);
             });
       });

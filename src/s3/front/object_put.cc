@@ -257,7 +257,9 @@ class PutUpload : public std::enable_shared_from_this<PutUpload> {
       headers.emplace_back(name, c.value());
     }
     // A PutObject's checksum is always of the whole body.
-    if (!part_ && object_.checksums_size() > 0) headers.emplace_back("x-amz-checksum-type", "FULL_OBJECT");
+    if (!part_ && object_.checksums_size() > 0) {
+      headers.emplace_back("x-amz-checksum-type", "FULL_OBJECT");
+    }
     call_->Respond(200, std::move(headers), "");
   }
 

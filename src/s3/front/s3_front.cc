@@ -237,7 +237,7 @@ void S3Front::Handle(std::shared_ptr<http::Exchange> exchange) {
                                   access_key](Result<router::UserSecret> secret) {
     if (!secret.ok()) {
       if (secret.status().code() == StatusCode::kNotFound) {
-        return call->Fail(S3Error(S3ErrorCode::kInvalidAccessKeyId).With("AWSAccessKeyId", access_key));
+        return call->Fail(InvalidAccessKeyIdError(access_key));
       }
       return call->Fail(secret.status());
     }
@@ -344,7 +344,9 @@ void S3Call::Fail(const S3Error& error, http::Headers headers) {
       !error.HasDetail("BucketName")) {
     extra.push_back({"BucketName", bucket});
   }
-  if (error.code == S3ErrorCode::kNoSuchKey && !error.HasDetail("Key")) extra.push_back({"Key", key});
+  if (error.code == S3ErrorCode::kNoSuchKey && !error.HasDetail("Key")) {
+    extra.push_back({"Key", key});
+  }
   for (const auto& [name, value] : error.details) extra.push_back({name, value});
   RespondXml(status, ErrorXml(error, resource, request_id, extra), std::move(headers));
 }

@@ -74,7 +74,9 @@ class TaggingOpsTest : public ::testing::Test {
   }
   static std::string Joined(const pb::ObjectVersion& v) {
     std::string out;
-    for (const pb::MetadataPair& t : v.tags()) out += (out.empty() ? "" : ",") + t.name() + "=" + t.value();
+    for (const pb::MetadataPair& t : v.tags()) {
+      out += (out.empty() ? "" : ",") + t.name() + "=" + t.value();
+    }
     return out;
   }
 

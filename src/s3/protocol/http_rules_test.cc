@@ -221,8 +221,9 @@ TEST(ReadConditions, PrecedenceTable) {
 TEST(ReadConditions, DecidingConditionNamesTheHeader) {
   const ReadConditions match{.if_match = kOther, .if_unmodified_since = kAfter};
   EXPECT_EQ(DecidingCondition(match, ConditionOutcome::kPreconditionFailed), "If-Match");
-  EXPECT_EQ(DecidingCondition({.if_unmodified_since = kBefore}, ConditionOutcome::kPreconditionFailed),
-            "If-Unmodified-Since");
+  EXPECT_EQ(
+      DecidingCondition({.if_unmodified_since = kBefore}, ConditionOutcome::kPreconditionFailed),
+      "If-Unmodified-Since");
   EXPECT_EQ(DecidingCondition({.if_none_match = kMatch}, ConditionOutcome::kNotModified),
             "If-None-Match");
   EXPECT_EQ(DecidingCondition({.if_modified_since = kAfter}, ConditionOutcome::kNotModified),

@@ -71,7 +71,8 @@ constexpr std::array kErrors = {
     ErrorInfo{S3ErrorCode::kInvalidRange, "InvalidRange", 416,
               "The requested range is not satisfiable"},
     ErrorInfo{S3ErrorCode::kInvalidRequest, "InvalidRequest", 400, "Invalid Request"},
-    ErrorInfo{S3ErrorCode::kInvalidTag, "InvalidTag", 400, "The TagKey you have provided is invalid"},
+    ErrorInfo{S3ErrorCode::kInvalidTag, "InvalidTag", 400,
+              "The TagKey you have provided is invalid"},
     ErrorInfo{S3ErrorCode::kInvalidURI, "InvalidURI", 400, "Couldn't parse the specified URI."},
     ErrorInfo{S3ErrorCode::kKeyTooLongError, "KeyTooLongError", 400, "Your key is too long"},
     ErrorInfo{S3ErrorCode::kMalformedACLError, "MalformedACLError", 400,
@@ -170,7 +171,9 @@ S3Error PartNumberArgumentError(std::string value) {
 }
 
 S3Error VersionIdArgumentError(std::string value) {
-  if (value.empty()) return InvalidArgumentError("Version id cannot be the empty string", "versionId");
+  if (value.empty()) {
+    return InvalidArgumentError("Version id cannot be the empty string", "versionId");
+  }
   return InvalidArgumentError("Invalid version id specified", "versionId", std::move(value));
 }
 

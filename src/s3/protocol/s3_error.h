@@ -116,6 +116,10 @@ S3Error PartNumberArgumentError(std::string value);
 // InvalidArgument for a versionId that is empty or not one this store
 // hands out (the two messages S3 answers).
 S3Error VersionIdArgumentError(std::string value);
+// InvalidAccessKeyId naming the key the request was signed with.
+inline S3Error InvalidAccessKeyIdError(std::string access_key) {
+  return S3Error(S3ErrorCode::kInvalidAccessKeyId).With("AWSAccessKeyId", std::move(access_key));
+}
 // NoSuchUpload naming the upload id asked for.
 inline S3Error NoSuchUploadError(std::string upload_id) {
   return S3Error(S3ErrorCode::kNoSuchUpload).With("UploadId", std::move(upload_id));
