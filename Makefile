@@ -5,8 +5,11 @@ BUILD       ?= build/release
 ASAN_BUILD  ?= build/asan
 BENCH_BUILD ?= build/bench
 CMAKE_FLAGS ?=
-# ccache hits across clones in different directories (CI clones afresh).
+# ccache hits across clones in different directories (CI clones afresh):
+# paths under the checkout are hashed relative to it, and with -g ccache would
+# otherwise hash the working directory too (its hash_dir default).
 export CCACHE_BASEDIR ?= $(CURDIR)
+export CCACHE_NOHASHDIR ?= 1
 
 .PHONY: deps build asan-build test cluster soak bench clean
 

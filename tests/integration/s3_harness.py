@@ -37,6 +37,8 @@ import urllib.parse
 import xml.etree.ElementTree as ET
 import zlib
 
+from free_ports import free_ports
+
 TESSERA_BIN = os.environ.get("TESSERA_BIN", "")
 REGION = "us-east-1"
 AZS = ("az1", "az2", "az3")
@@ -62,27 +64,6 @@ def scrub_environment():
 
 
 scrub_environment()
-
-_used_ports = set()
-
-
-def free_ports(n):
-    """n distinct free loopback ports, none handed out before by this process."""
-    socks, ports = [], []
-    try:
-        while len(ports) < n:
-            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            s.bind(("127.0.0.1", 0))
-            socks.append(s)
-            port = s.getsockname()[1]
-            if port not in _used_ports:
-                ports.append(port)
-                _used_ports.add(port)
-        return ports
-    finally:
-        for s in socks:
-            s.close()
-
 
 def wait_until(predicate, timeout_s, interval_s=0.2):
     deadline = time.monotonic() + timeout_s

@@ -32,7 +32,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -43,24 +42,12 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
+from free_ports import free_ports
+
 TESSERA_BIN = os.environ.get("TESSERA_BIN", "")
 PARTITIONS = 4
 HTTP_TIMEOUT_S = 15  # the router's own deadline is 5 s; this only catches hangs
 AZS = ("az1", "az2", "az3")
-
-
-def free_ports(n):
-    """n distinct free loopback ports (bound together to port 0, then closed)."""
-    socks = []
-    try:
-        for _ in range(n):
-            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            s.bind(("127.0.0.1", 0))
-            socks.append(s)
-        return [s.getsockname()[1] for s in socks]
-    finally:
-        for s in socks:
-            s.close()
 
 
 def write_layout(path):
