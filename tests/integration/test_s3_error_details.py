@@ -281,6 +281,27 @@ class ErrorDetailsTest(h.ClusterTestCase):
                                         ("version-id-marker", marker)])
         self.assertEqual(resp.status, 200, resp)
 
+    def test_bad_list_parts_arguments_name_the_argument(self):
+        """ListParts' max-parts and part-number-marker: negative and
+        non-integer values get the two messages S3 gives, naming the argument."""
+        key = "lp-args"
+        upload = self.new_upload(BUCKET, key)
+        path = h.key_path(BUCKET, key)
+        for name in ("max-parts", "part-number-marker"):
+            with self.subTest(name=name):
+                resp = self.get(path, [("uploadId", upload), (name, "-42")])
+                self.error_doc(resp, 400, "InvalidArgument",
+                               f"Argument {name} must be an integer between 0 and 2147483647",
+                               ArgumentName=name, ArgumentValue="-42")
+                for value in ("ten", "2147483648"):
+                    resp = self.get(path, [("uploadId", upload), (name, value)])
+                    self.error_doc(resp, 400, "InvalidArgument",
+                                   f"Provided {name} not an integer or within integer range",
+                                   ArgumentName=name, ArgumentValue=value)
+                self.assertEqual(self.get(path, [("uploadId", upload), (name, "5")]).status, 200)
+        parts = self.s3.list_parts(Bucket=BUCKET, Key=key, UploadId=upload, MaxParts=5000)
+        self.assertEqual(parts["MaxParts"], 1000, "a page holds at most 1000 parts")
+
     def test_list_object_versions_truncated_on_common_prefix(self):
         """A versions page ending in a common prefix has NextKeyMarker, no NextVersionIdMarker."""
         for key in ("v7/a/1", "v7/a/2", "v7/b"):

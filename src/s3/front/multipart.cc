@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
+#include <limits>
 
 #include "common/limits.h"
 #include "s3/auth/checksum.h"
@@ -179,6 +180,31 @@ S3Result<UploadChecksum> UploadChecksumOf(const S3Call& call) {
                  "Value for x-amz-checksum-type header is invalid.");
 }
 
+// A ListParts page holds at most this many parts, as in S3.
+constexpr uint32_t kPartsPerPageMax = 1000;
+
+// ListParts' max-parts / part-number-marker: absent or empty -> `absent`;
+// otherwise an integer in [0, 2^31), refused with the message S3 gives for
+// a negative value and for anything else.
+S3Result<uint32_t> ParsePartListArgument(const S3Call& call, std::string_view name,
+                                         uint32_t absent) {
+  const QueryParam* p = call.Param(name);
+  if (p == nullptr || p->value.empty()) return absent;
+  int64_t value = 0;
+  auto [end, ec] = std::from_chars(p->value.data(), p->value.data() + p->value.size(), value);
+  if (ec == std::errc() && end == p->value.data() + p->value.size() && value < 0) {
+    return InvalidArgumentError(
+        "Argument " + std::string(name) + " must be an integer between 0 and 2147483647",
+        std::string(name), p->value);
+  }
+  if (ec != std::errc() || end != p->value.data() + p->value.size() || value > std::numeric_limits<int32_t>::max()) {
+    return InvalidArgumentError(
+        "Provided " + std::string(name) + " not an integer or within integer range",
+        std::string(name), p->value);
+  }
+  return static_cast<uint32_t>(value);
+}
+
 // Commits a completed upload (the op with its listed parts and checksums)
 // and answers the result document.
 void CommitComplete(CallPtr call, const std::string& id, const std::string& etag, pb::S3Op op) {
@@ -196,14 +222,10 @@ void CommitComplete(CallPtr call, const std::string& id, const std::string& etag
   if (auto match = call->Header("if-match")) {
     complete->set_if_match_etag(std::string(UnquoteEtag(*match)));
   }
-  // The listed parts, for an error that names one.
-  auto listed = std::make_shared<const pb::CompleteUploadOp>(*complete);
-  call->front.index().Apply(std::move(op), [call, etag, listed](Result<pb::S3OpResult> r) {
+  const OutcomeContext context{id, complete->min_part_bytes()};
+  call->front.index().Apply(std::move(op), [call, etag, context](Result<pb::S3OpResult> r) {
     if (!r.ok()) return call->Fail(r.status());
-    if (r->outcome() != pb::S3_OK) {
-      return call->Fail(OpOutcomeError(
-          *call, *r, {listed->upload_id(), listed.get(), listed->min_part_bytes()}));
-    }
+    if (r->outcome() != pb::S3_OK) return call->Fail(OpOutcomeError(*call, *r, context));
     CompleteMultipartUploadResult result;
     const std::string host(call->Header("host").value_or("localhost"));
     result.location = (call->head().tls ? "https://" : "http://") + host + "/" +
@@ -367,23 +389,12 @@ void AbortMultipartUpload(CallPtr call) {
 void ListParts(CallPtr call) {
   auto upload_id = UploadIdOf(call);
   if (!upload_id) return;
-  uint32_t max_parts = 1000;
-  uint32_t marker = 0;
-  // An empty value is the default, as S3 reads it.
-  if (const QueryParam* p = call->Param("max-parts"); p && !p->value.empty()) {
-    auto [end, ec] = std::from_chars(p->value.data(), p->value.data() + p->value.size(), max_parts);
-    if (ec != std::errc() || end != p->value.data() + p->value.size()) {
-      return call->Fail(S3Error(S3ErrorCode::kInvalidArgument, "max-parts is not an integer"));
-    }
-    max_parts = std::clamp<uint32_t>(max_parts, 1, 1000);
-  }
-  if (const QueryParam* p = call->Param("part-number-marker"); p && !p->value.empty()) {
-    auto [end, ec] = std::from_chars(p->value.data(), p->value.data() + p->value.size(), marker);
-    if (ec != std::errc() || end != p->value.data() + p->value.size()) {
-      return call->Fail(S3Error(S3ErrorCode::kInvalidArgument, "bad part-number-marker"));
-    }
-  }
-  WithOwnedBucket(call, [call, id = *upload_id, max_parts, marker] {
+  auto max_parts = ParsePartListArgument(*call, "max-parts", kPartsPerPageMax);
+  if (!max_parts.ok()) return call->Fail(max_parts.error());
+  auto marker = ParsePartListArgument(*call, "part-number-marker", 0);
+  if (!marker.ok()) return call->Fail(marker.error());
+  const uint32_t page = std::clamp<uint32_t>(*max_parts, 1, kPartsPerPageMax);
+  WithOwnedBucket(call, [call, id = *upload_id, max_parts = page, marker = *marker] {
     const uint64_t bucket = call->bucket_info.bucket_id();
     call->front.index().ReadUpload(
         bucket, call->key, id, [call, id, max_parts, marker, bucket](

@@ -3,19 +3,6 @@
 #include "s3/front/s3_call.h"
 
 namespace tessera::s3::front {
-namespace {
-
-// The listed ETag of part `number` in a completion (unquoted, as S3 shows
-// it in errors), or "".
-std::string ListedEtag(const pb::CompleteUploadOp* complete, uint32_t number) {
-  if (complete == nullptr) return {};
-  for (const pb::CompletePart& p : complete->parts()) {
-    if (p.part_number() == number) return p.etag();
-  }
-  return {};
-}
-
-}  // namespace
 
 std::string ConditionHeaderOf(const S3Call& call) {
   if (call.Header("if-none-match")) return "If-None-Match";
@@ -43,14 +30,13 @@ S3Error OpOutcomeError(const S3Call& call, const pb::S3OpResult& r, const Outcom
     case pb::S3_INVALID_PART_ORDER:
       return S3Error(S3ErrorCode::kInvalidPartOrder).With("UploadId", ctx.upload_id);
     case pb::S3_INVALID_PART:
-      return InvalidPartError(ctx.upload_id, r.part_number(),
-                              ListedEtag(ctx.complete, r.part_number()));
+      return InvalidPartError(ctx.upload_id, r.part_number(), r.part_etag());
     case pb::S3_ENTITY_TOO_SMALL:
       return S3Error(S3ErrorCode::kEntityTooSmall)
           .With("ProposedSize", std::to_string(r.part_size()))
           .With("MinSizeAllowed", std::to_string(ctx.min_part_bytes))
           .With("PartNumber", std::to_string(r.part_number()))
-          .With("ETag", ListedEtag(ctx.complete, r.part_number()));
+          .With("ETag", r.part_etag());
     case pb::S3_CONDITIONAL_CONFLICT:
       return S3Error(S3ErrorCode::kConditionalRequestConflict)
           .With("Condition", ConditionHeaderOf(call))

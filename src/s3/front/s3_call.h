@@ -92,12 +92,11 @@ using CallPtr = std::shared_ptr<S3Call>;
 // The conditional-write header the request carries ("If-None-Match",
 // "If-Match"), the Condition a PreconditionFailed names; "" for none.
 std::string ConditionHeaderOf(const S3Call& call);
-// What a refused op's error document names besides the outcome: the upload
-// (NoSuchUpload, part errors) and, for a completion, its listed parts and
-// the minimum part size (InvalidPart, EntityTooSmall).
+// What a refused op's error document names besides the outcome and what
+// the partition reported: the upload (NoSuchUpload, part errors) and, for a
+// completion, the minimum part size (EntityTooSmall).
 struct OutcomeContext {
   std::string upload_id;
-  const pb::CompleteUploadOp* complete = nullptr;
   uint64_t min_part_bytes = 0;
 };
 // The one mapping from a partition's refusal (r.outcome() != S3_OK) to the

@@ -180,9 +180,11 @@ pb::S3OpResult AnswerRepeatedComplete(const OpContext& ctx, const pb::CompleteUp
 }
 
 // A refusal naming the listed part at fault (and its stored size).
-pb::S3OpResult PartOutcome(pb::S3Outcome outcome, uint32_t part_number, uint64_t part_size) {
-  pb::S3OpResult result = Outcome(outcome, "part " + std::to_string(part_number));
-  result.set_part_number(part_number);
+pb::S3OpResult PartOutcome(pb::S3Outcome outcome, const pb::CompletePart& listed,
+                           uint64_t part_size) {
+  pb::S3OpResult result = Outcome(outcome, "part " + std::to_string(listed.part_number()));
+  result.set_part_number(listed.part_number());
+  result.set_part_etag(listed.etag());
   result.set_part_size(part_size);
   return result;
 }
@@ -227,7 +229,7 @@ Result<pb::S3OpResult> ApplyCompleteUpload(const pb::CompleteUploadOp& op, uint6
     const pb::CompletePart& listed = op.parts(i);
     auto it = parts->find(listed.part_number());
     if (it == parts->end() || it->second.etag() != listed.etag()) {
-      return PartOutcome(pb::S3_INVALID_PART, listed.part_number(), 0);
+      return PartOutcome(pb::S3_INVALID_PART, listed, 0);
     }
     const pb::PartRecord& part = it->second;
     if (!op.checksum_algorithm().empty()) {
@@ -236,12 +238,12 @@ Result<pb::S3OpResult> ApplyCompleteUpload(const pb::CompleteUploadOp& op, uint6
       const pb::ObjectChecksum* stored = FindChecksum(part, op.checksum_algorithm());
       const bool listed_checked = !full_object || !listed.checksum().empty();
       if (!stored || (listed_checked && stored->value() != listed.checksum())) {
-        return PartOutcome(pb::S3_INVALID_PART, listed.part_number(), 0);
+        return PartOutcome(pb::S3_INVALID_PART, listed, 0);
       }
       if (full_object) part_crcs.push_back({stored->value(), part.size()});
     }
     if (i + 1 < op.parts_size() && part.size() < op.min_part_bytes()) {
-      return PartOutcome(pb::S3_ENTITY_TOO_SMALL, listed.part_number(), part.size());
+      return PartOutcome(pb::S3_ENTITY_TOO_SMALL, listed, part.size());
     }
     object.add_part_offsets(size);
     size += part.size();

@@ -161,10 +161,12 @@ TEST_F(MultipartOpsTest, CompleteChecksOrderEtagsAndSizes) {
   const pb::S3OpResult missing = Complete("u", {{1, "e1"}, {7, "e7"}});
   EXPECT_EQ(missing.outcome(), pb::S3_INVALID_PART);
   EXPECT_EQ(missing.part_number(), 7u) << "the error names the part at fault";
+  EXPECT_EQ(missing.part_etag(), "e7") << "and the ETag the completion listed";
   const pb::S3OpResult small = Complete("u", {{1, "e1"}, {2, "e2"}, {3, "e3"}});
   EXPECT_EQ(small.outcome(), pb::S3_ENTITY_TOO_SMALL);
   EXPECT_EQ(small.part_number(), 2u);
   EXPECT_EQ(small.part_size(), 50u) << "and its size";
+  EXPECT_EQ(small.part_etag(), "e2");
   EXPECT_EQ(Complete("u", {{1, "e1"}, {2, "e2"}}).outcome(), pb::S3_OK) << "a small last part is fine";
 }
 

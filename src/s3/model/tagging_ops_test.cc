@@ -60,7 +60,9 @@ class TaggingOpsTest : public ::testing::Test {
     pb::ObjectHead head;
     auto raw = state_.Get(HeadKey(kBucket, key));
     EXPECT_TRUE(raw.ok() && raw->has_value());
-    if (raw.ok() && raw->has_value()) EXPECT_TRUE(head.ParseFromString(**raw));
+    if (raw.ok() && raw->has_value()) {
+      EXPECT_TRUE(head.ParseFromString(**raw));
+    }
     return head;
   }
   // The tags of version `id`'s record, as "k=v,k=v".
@@ -69,7 +71,9 @@ class TaggingOpsTest : public ::testing::Test {
     auto raw = state_.Get(VersionKey(kBucket, key, seq));
     EXPECT_TRUE(raw.ok() && raw->has_value()) << id;
     pb::VersionRecord record;
-    if (raw.ok() && raw->has_value()) EXPECT_TRUE(record.ParseFromString(**raw));
+    if (raw.ok() && raw->has_value()) {
+      EXPECT_TRUE(record.ParseFromString(**raw));
+    }
     return Joined(record.version());
   }
   static std::string Joined(const pb::ObjectVersion& v) {
