@@ -196,7 +196,14 @@ class KvRouter::Operation : public std::enable_shared_from_this<Operation> {
     const auto wait = std::chrono::milliseconds(std::max<int64_t>(
         1, static_cast<int64_t>(backoff_ms_ * router_.JitterFactor())));
     backoff_ms_ = std::min(backoff_ms_ * 2, router_.options_.backoff_max_ms);
-    if (Clock::now() + wait >= deadline_ || attempts_ >= router_.options_.attempts_max) {
+    // Every retry here follows a failure that proved a write did not happen.
+    // A write retried into the last sliver of the deadline could only time
+    // out and turn that into "outcome unknown", so a write is retried only
+    // while a quarter of an RPC timeout remains after the wait.
+    const auto reserve =
+        std::chrono::milliseconds(idempotent_ ? 0 : router_.options_.rpc_timeout_ms / 4);
+    if (Clock::now() + wait + reserve >= deadline_ ||
+        attempts_ >= router_.options_.attempts_max) {
       return Complete(GiveUp());
     }
     metrics_.retries->Increment();

@@ -22,7 +22,10 @@
 //     retry up to backoff_max_ms, times a random factor in [0.5, 1). The
 //     operation ends by request_deadline_ms or attempts_max attempts at the
 //     latest; running out while no leader answered gives Unavailable
-//     "partition has no leader / no quorum".
+//     "partition has no leader / no quorum". A write is not retried when
+//     less than a quarter of rpc_timeout_ms would remain for the attempt
+//     (it could only time out, an unknown outcome, where the answer is
+//     known: not written).
 //
 // Metrics: tessera_router_requests_total{op,code},
 // tessera_router_request_latency_seconds{op}, tessera_router_retries_total{op}.
