@@ -190,14 +190,16 @@ S3Result<uint32_t> ParsePartListArgument(const S3Call& call, std::string_view na
                                          uint32_t absent) {
   const QueryParam* p = call.Param(name);
   if (p == nullptr || p->value.empty()) return absent;
+  const char* const last = p->value.data() + p->value.size();
   int64_t value = 0;
-  auto [end, ec] = std::from_chars(p->value.data(), p->value.data() + p->value.size(), value);
-  if (ec == std::errc() && end == p->value.data() + p->value.size() && value < 0) {
+  auto [end, ec] = std::from_chars(p->value.data(), last, value);
+  const bool integer = ec == std::errc() && end == last;
+  if (integer && value < 0) {
     return InvalidArgumentError(
         "Argument " + std::string(name) + " must be an integer between 0 and 2147483647",
         std::string(name), p->value);
   }
-  if (ec != std::errc() || end != p->value.data() + p->value.size() || value > std::numeric_limits<int32_t>::max()) {
+  if (!integer || value > std::numeric_limits<int32_t>::max()) {
     return InvalidArgumentError(
         "Provided " + std::string(name) + " not an integer or within integer range",
         std::string(name), p->value);
