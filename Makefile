@@ -49,7 +49,8 @@ soak: build
 # with etcd and multipart uploads side by side with RGW (bench/s3_vs_rgw.sh,
 # bench/kv_vs_etcd.sh, bench/s3_multipart_vs_rgw.sh; each also runs alone, see
 # docs/benchmarks.md). A peer that cannot start is reported and skipped.
-bench: deps
+bench:
+	@scripts/install-deps.sh --bench
 	@cmake -S . -B $(BENCH_BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(BENCH_BUILD) -j $(JOBS) --target tessera_consensus_bench tessera_md5_bench tessera_s3_sink tessera
 	@rc=0; for b in $(or $(BENCHES),consensus md5 s3 kv multipart); do case $$b in \

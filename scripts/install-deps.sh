@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages Tessera builds and tests with, only when one
 # is missing, so repeated `make` runs cost nothing.
+#   scripts/install-deps.sh          build and test packages
+#   scripts/install-deps.sh --bench  also what `make bench` drives the peers
+#                                    with: etcd (the KV peer), wrk, bc, and
+#                                    libcurl + gcc for the anchors' s3bench
+#                                    (Ceph RGW installs itself: rgw/up.sh)
 set -euo pipefail
 
 packages=(
@@ -12,6 +17,11 @@ packages=(
   libssl-dev libpugixml-dev libjemalloc-dev libisal-dev
   curl s3cmd rclone
 )
+case "${1:-}" in
+  "") ;;
+  --bench) packages+=(etcd-server etcd-client wrk bc gcc libcurl4-openssl-dev) ;;
+  *) echo "usage: $0 [--bench]" >&2; exit 2 ;;
+esac
 
 missing=()
 for p in "${packages[@]}"; do
