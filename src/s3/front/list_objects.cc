@@ -63,16 +63,17 @@ std::string StartAfter(const ListParams& p) {
   return p.start_after.value_or("");
 }
 
-ObjectEntry EntryOf(const pb::S3ListEntry& e) {
+// Takes the entry's strings: the page is not read after Answer.
+ObjectEntry EntryOf(pb::S3ListEntry&& e) {
   ObjectEntry out;
-  out.key = e.key();
+  out.key = std::move(*e.mutable_key());
   out.last_modified_ms = e.last_modified_ms();
   out.etag = QuoteEtag(e.etag());
   out.size = e.size();
-  if (!e.storage_class().empty()) out.storage_class = e.storage_class();
-  out.checksum_algorithm = e.checksum_algorithm();
-  out.checksum_type = e.checksum_type();
-  out.owner = Owner{e.owner(), e.owner()};
+  if (!e.storage_class().empty()) out.storage_class = std::move(*e.mutable_storage_class());
+  out.checksum_algorithm = std::move(*e.mutable_checksum_algorithm());
+  out.checksum_type = std::move(*e.mutable_checksum_type());
+  out.owner = Owner{e.owner(), std::move(*e.mutable_owner())};
   return out;
 }
 
@@ -82,13 +83,14 @@ void Answer(CallPtr call, const ListParams& p, ListPage page) {
   std::vector<ObjectEntry> contents;
   std::vector<std::string> prefixes;
   std::string last;
-  for (const pb::S3ListItem& item : page.items) {
+  contents.reserve(page.items.size());
+  for (pb::S3ListItem& item : page.items) {
     if (item.has_entry()) {
-      contents.push_back(EntryOf(item.entry()));
       last = item.entry().key();
+      contents.push_back(EntryOf(std::move(*item.mutable_entry())));
     } else {
-      prefixes.push_back(item.common_prefix());
       last = item.common_prefix();
+      prefixes.push_back(std::move(*item.mutable_common_prefix()));
     }
   }
   if (!p.v2) {

@@ -223,19 +223,21 @@ std::optional<int64_t> ParseHttpDate(std::string_view text) {
   return ParseAsctime(text);
 }
 
-std::string FormatIso8601(int64_t unix_ms) {
+void AppendIso8601(std::string* out, int64_t unix_ms) {
   const DateTime t = Split(unix_ms);
   if (t.year < 0 || t.year > 9999) {
     char buf[64];
     std::snprintf(buf, sizeof(buf), "%04lld-%02u-%02uT%02u:%02u:%02u.%03uZ",
                   static_cast<long long>(t.year), t.month, t.day, t.hour, t.minute, t.second,
                   t.millis);
-    return buf;
+    out->append(buf);
+    return;
   }
-  // Every listing entry carries one: formatted by hand, not by snprintf.
-  std::string out = "0000-00-00T00:00:00.000Z";
-  const auto put = [&out](size_t at, unsigned value, size_t digits) {
-    for (size_t i = digits; i-- > 0; value /= 10) out[at + i] = static_cast<char>('0' + value % 10);
+  // Every listing entry carries one: formatted by hand into the document,
+  // not by snprintf nor through a string of its own.
+  char text[] = "0000-00-00T00:00:00.000Z";
+  const auto put = [&text](size_t at, unsigned value, size_t digits) {
+    for (size_t i = digits; i-- > 0; value /= 10) text[at + i] = static_cast<char>('0' + value % 10);
   };
   put(0, static_cast<unsigned>(t.year), 4);
   put(5, t.month, 2);
@@ -244,6 +246,12 @@ std::string FormatIso8601(int64_t unix_ms) {
   put(14, t.minute, 2);
   put(17, t.second, 2);
   put(20, t.millis, 3);
+  out->append(text, sizeof(text) - 1);
+}
+
+std::string FormatIso8601(int64_t unix_ms) {
+  std::string out;
+  AppendIso8601(&out, unix_ms);
   return out;
 }
 

@@ -32,6 +32,8 @@ std::string FormatHttpDate(int64_t unix_ms);
 std::optional<int64_t> ParseHttpDate(std::string_view text);
 // ISO 8601 with milliseconds, "2009-10-12T17:50:30.000Z", for XML documents.
 std::string FormatIso8601(int64_t unix_ms);
+// The same, appended to `out` (listings write one per entry).
+void AppendIso8601(std::string* out, int64_t unix_ms);
 // Parses "YYYY-MM-DDTHH:MM:SS[.fff]Z" (the fraction may have 1..9 digits;
 // only milliseconds are kept).
 std::optional<int64_t> ParseIso8601(std::string_view text);

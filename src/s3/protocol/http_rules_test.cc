@@ -57,6 +57,14 @@ TEST(Iso8601, FormatsWithMilliseconds) {
   EXPECT_EQ(FormatIso8601(-1), "1969-12-31T23:59:59.999Z");
 }
 
+TEST(Iso8601, AppendsToWhatIsThere) {
+  std::string doc = "<LastModified>";
+  AppendIso8601(&doc, 1255369830 * kS + 7);
+  EXPECT_EQ(doc, "<LastModified>2009-10-12T17:50:30.007Z");
+  AppendIso8601(&doc, 253402300800000);  // year 10000: the snprintf form
+  EXPECT_EQ(doc, "<LastModified>2009-10-12T17:50:30.007Z10000-01-01T00:00:00.000Z");
+}
+
 TEST(Iso8601, Parses) {
   EXPECT_EQ(ParseIso8601("2009-10-12T17:50:30.000Z"), 1255369830 * kS);
   EXPECT_EQ(ParseIso8601("2009-10-12T17:50:30Z"), 1255369830 * kS);

@@ -3,6 +3,8 @@
 #include <pugixml.hpp>
 
 #include <algorithm>
+#include <array>
+#include <charconv>
 #include <set>
 
 #include "common/limits.h"
@@ -18,19 +20,22 @@ namespace {
 // raw in XML 1.0; they are written as character references (CR as &#13; so
 // it survives end-of-line normalization). Clients that need such keys
 // intact ask for encoding-type=url.
-bool NeedsEscape(char c) {
-  switch (c) {
-    case '&': case '<': case '>': case '"': case '\'': return true;
-    default: return static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n';
-  }
-}
+constexpr std::array<bool, 256> kNeedsEscape = [] {
+  std::array<bool, 256> table{};
+  for (int c = 0; c < 0x20; ++c) table[c] = c != '\t' && c != '\n';
+  for (const unsigned char c : std::string_view("&<>\"'")) table[c] = true;
+  return table;
+}();
+
+bool NeedsEscape(char c) { return kNeedsEscape[static_cast<unsigned char>(c)]; }
 
 void AppendEscaped(std::string* out, std::string_view text) {
   // Runs of characters that need no escape (nearly all of a listing) are
   // appended whole.
   size_t run = 0;
   while (run < text.size() && !NeedsEscape(text[run])) ++run;
-  out->append(text.substr(0, run));
+  out->append(text.data(), run);
+  if (run == text.size()) return;
   for (char c : text.substr(run)) {
     switch (c) {
       case '&': *out += "&amp;"; break;
@@ -51,7 +56,11 @@ void AppendEscaped(std::string* out, std::string_view text) {
 // Builds one document: declaration, root with the S3 namespace, elements.
 class XmlWriter {
  public:
-  XmlWriter() : out_("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n") {}
+  // `reserve_bytes`: the expected document size (a listing's entries).
+  explicit XmlWriter(size_t reserve_bytes = 0) {
+    out_.reserve(reserve_bytes);
+    out_ = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  }
 
   // The root element; with_namespace adds xmlns="http://s3.amazonaws.com/...".
   XmlWriter& Root(std::string_view name, bool with_namespace = true) {
@@ -100,7 +109,11 @@ class XmlWriter {
     return Close(name);
   }
   XmlWriter& Element(std::string_view name, uint64_t value) {
-    return Element(name, std::string_view(std::to_string(value)));
+    char digits[20];
+    const auto end = std::to_chars(digits, digits + sizeof(digits), value).ptr;
+    Open(name);
+    out_.append(digits, end);
+    return Close(name);
   }
   XmlWriter& Bool(std::string_view name, bool value) {
     return Element(name, std::string_view(value ? "true" : "false"));
@@ -109,7 +122,9 @@ class XmlWriter {
   // sync` compares a local mtime to the listed LastModified, and whole
   // seconds make it upload again a file written in the second it was sent.
   XmlWriter& Time(std::string_view name, int64_t unix_ms) {
-    return Element(name, std::string_view(FormatIso8601(unix_ms)));
+    Open(name);
+    AppendIso8601(&out_, unix_ms);  // digits and punctuation: nothing to escape
+    return Close(name);
   }
   XmlWriter& ElementIf(bool present, std::string_view name, std::string_view text) {
     return present ? Element(name, text) : *this;
@@ -132,6 +147,12 @@ class XmlWriter {
   std::string out_;
 };
 
+// A listing document's size to reserve: room for `entries` typical entries.
+size_t ListingBytes(size_t entries) {
+  constexpr size_t kEntryBytes = 256;  // a Contents element with a short key
+  return 1024 + std::min(entries, size_t{limits::kS3ListItemsPerReadMax}) * kEntryBytes;
+}
+
 // Listing values under encoding-type=url.
 std::string MaybeEncode(bool encode, std::string_view text) {
   return encode ? UrlEncodeForListing(text) : std::string(text);
@@ -144,8 +165,13 @@ void WriteCommonPrefixes(XmlWriter& w, const std::vector<std::string>& prefixes,
 }
 
 void WriteObjectEntry(XmlWriter& w, const ObjectEntry& e, bool encode, bool with_owner) {
-  w.Open("Contents")
-      .Element("Key", MaybeEncode(encode, e.key))
+  w.Open("Contents");
+  if (encode) {
+    w.Element("Key", UrlEncodeForListing(e.key));
+  } else {
+    w.Element("Key", e.key);
+  }
+  w
       .Time("LastModified", e.last_modified_ms)
       .Element("ETag", e.etag)
       .Element("Size", e.size);
@@ -232,7 +258,7 @@ std::string TaggingXml(std::span<const Tag> tags) {
 // decode the same set). NextMarker appears only with a delimiter.
 std::string ListObjectsV1Xml(const ListObjectsV1Result& r) {
   const bool enc = r.encoding_url;
-  XmlWriter w;
+  XmlWriter w(ListingBytes(r.contents.size() + r.common_prefixes.size()));
   w.Root("ListBucketResult")
       .Element("Name", r.bucket)
       .Element("Prefix", MaybeEncode(enc, r.prefix))
@@ -254,7 +280,7 @@ std::string ListObjectsV1Xml(const ListObjectsV1Result& r) {
 // encoded (botocore would not decode them).
 std::string ListObjectsV2Xml(const ListObjectsV2Result& r) {
   const bool enc = r.encoding_url;
-  XmlWriter w;
+  XmlWriter w(ListingBytes(r.contents.size() + r.common_prefixes.size()));
   w.Root("ListBucketResult")
       .Element("Name", r.bucket)
       .Element("Prefix", MaybeEncode(enc, r.prefix));
@@ -275,7 +301,7 @@ std::string ListObjectsV2Xml(const ListObjectsV2Result& r) {
 // (botocore decode_list_object_versions).
 std::string ListVersionsXml(const ListVersionsResult& r) {
   const bool enc = r.encoding_url;
-  XmlWriter w;
+  XmlWriter w(ListingBytes(r.entries.size() + r.common_prefixes.size()));
   w.Root("ListVersionsResult")
       .Element("Name", r.bucket)
       .Element("Prefix", MaybeEncode(enc, r.prefix))
