@@ -1,5 +1,8 @@
 #include "node/partition_state_machine.h"
 
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/wire_format_lite.h>
+
 #include <map>
 
 #include "common/check.h"
@@ -8,6 +11,43 @@
 
 namespace tessera::node {
 namespace {
+
+// Turns a serialized KvRecord into its value, in place (a scan's rows are
+// unwrapped without a second copy of every value), and sets `version`.
+// Reads the fields in any order, skips unknown ones, and keeps the last
+// occurrence of a repeated one, as protobuf's parser does. False when
+// `stored` is not a well-formed KvRecord.
+bool UnwrapKvRecord(std::string* stored, uint64_t* version) {
+  using google::protobuf::internal::WireFormatLite;
+  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(stored->data()),
+                                            static_cast<int>(stored->size()));
+  size_t value_at = 0;
+  size_t value_bytes = 0;
+  *version = 0;
+  for (uint32_t tag = in.ReadTag(); tag != 0; tag = in.ReadTag()) {
+    const int field = WireFormatLite::GetTagFieldNumber(tag);
+    const auto wire_type = WireFormatLite::GetTagWireType(tag);
+    if (field == pb::KvRecord::kVersionFieldNumber &&
+        wire_type == WireFormatLite::WIRETYPE_VARINT) {
+      if (!in.ReadVarint64(version)) return false;
+    } else if (field == pb::KvRecord::kValueFieldNumber &&
+               wire_type == WireFormatLite::WIRETYPE_LENGTH_DELIMITED) {
+      uint32_t length = 0;
+      if (!in.ReadVarint32(&length)) return false;
+      value_at = static_cast<size_t>(in.CurrentPosition());
+      value_bytes = length;
+      if (!in.Skip(static_cast<int>(length))) return false;
+    } else if (!WireFormatLite::SkipField(&in, tag)) {
+      return false;
+    }
+  }
+  if (!in.ConsumedEntireMessage() || in.CurrentPosition() != static_cast<int>(stored->size())) {
+    return false;
+  }
+  stored->erase(0, value_at);
+  stored->resize(value_bytes);
+  return true;
+}
 
 // The state as of the previous slot: the writes of earlier entries of the
 // same Apply call, falling back to the stored state.
@@ -216,14 +256,14 @@ Result<pb::KvScanResponse> PartitionStateMachine::Scan(const std::string& start_
       out.add_items()->set_key(std::move(kv.key));
       continue;
     }
-    pb::KvRecord record;
-    if (!record.ParseFromString(kv.value)) {
+    uint64_t version = 0;
+    if (!UnwrapKvRecord(&kv.value, &version)) {
       return Status::Corruption("unparseable KvRecord in group " + std::to_string(group_));
     }
     pb::KvItem* item = out.add_items();
     item->set_key(std::move(kv.key));
-    item->set_value(std::move(*record.mutable_value()));
-    item->set_version(record.version());
+    item->set_value(std::move(kv.value));
+    item->set_version(version);
   }
   return out;
 }

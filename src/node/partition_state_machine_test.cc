@@ -143,5 +143,36 @@ TEST(PartitionStateMachine, ScanReturnsOrderedPagesWithResumeKey) {
   EXPECT_EQ(sm.Scan("", "", 0).status().code(), StatusCode::kInvalidArgument);
 }
 
+// Scans unwrap stored KvRecords by hand: any field order, unknown fields
+// skipped, the last of a repeated field kept, a malformed record refused.
+TEST(PartitionStateMachine, ScanReadsStoredRecordsAsProtobufWould) {
+  TempStore store;
+  using namespace std::string_literals;
+  ASSERT_TRUE(store.get()
+                  ->Apply(1, 1,
+                          {storage::Mutation::Put("a", "\x12\x02va\x38\x01\x08\x05"s),
+                           storage::Mutation::Put("b", "\x08\x03\x12\x01x\x12\x02yz"s),
+                           storage::Mutation::Put("c", "\x08\x04"s),
+                           storage::Mutation::Put("d", "\x12\x05ab"s)})
+                  .ok());
+  PartitionStateMachine sm(store.get(), 1);
+  auto r = sm.Scan("", "d", 10);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->items_size(), 3);
+  EXPECT_EQ(r->items(0).value(), "va");
+  EXPECT_EQ(r->items(0).version(), 5u);
+  EXPECT_EQ(r->items(1).value(), "yz");
+  EXPECT_EQ(r->items(1).version(), 3u);
+  EXPECT_EQ(r->items(2).value(), "");
+  EXPECT_EQ(r->items(2).version(), 4u);
+  for (const pb::KvItem& item : r->items()) {
+    auto got = sm.Get(item.key());
+    ASSERT_TRUE(got.ok() && got->has_value());
+    EXPECT_EQ((*got)->value(), item.value());
+    EXPECT_EQ((*got)->version(), item.version());
+  }
+  EXPECT_EQ(sm.Scan("d", "", 10).status().code(), StatusCode::kCorruption);
+}
+
 }  // namespace
 }  // namespace tessera::node
