@@ -12,17 +12,15 @@
 namespace tessera::node {
 namespace {
 
-// Turns a serialized KvRecord into its value, in place (a scan's rows are
-// unwrapped without a second copy of every value), and sets `version`.
-// Reads the fields in any order, skips unknown ones, and keeps the last
-// occurrence of a repeated one, as protobuf's parser does. False when
-// `stored` is not a well-formed KvRecord.
-bool UnwrapKvRecord(std::string* stored, uint64_t* version) {
+// The value and version of a serialized KvRecord, read in place (a scan's
+// rows are not copied into messages first). Reads the fields in any order,
+// skips unknown ones, and keeps the last occurrence of a repeated one, as
+// protobuf's parser does. False when `stored` is not a well-formed KvRecord.
+bool ReadKvRecord(std::string_view stored, std::string_view* value, uint64_t* version) {
   using google::protobuf::internal::WireFormatLite;
-  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(stored->data()),
-                                            static_cast<int>(stored->size()));
-  size_t value_at = 0;
-  size_t value_bytes = 0;
+  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(stored.data()),
+                                            static_cast<int>(stored.size()));
+  *value = {};
   *version = 0;
   for (uint32_t tag = in.ReadTag(); tag != 0; tag = in.ReadTag()) {
     const int field = WireFormatLite::GetTagFieldNumber(tag);
@@ -34,19 +32,14 @@ bool UnwrapKvRecord(std::string* stored, uint64_t* version) {
                wire_type == WireFormatLite::WIRETYPE_LENGTH_DELIMITED) {
       uint32_t length = 0;
       if (!in.ReadVarint32(&length)) return false;
-      value_at = static_cast<size_t>(in.CurrentPosition());
-      value_bytes = length;
+      const auto at = static_cast<size_t>(in.CurrentPosition());
       if (!in.Skip(static_cast<int>(length))) return false;
+      *value = stored.substr(at, length);
     } else if (!WireFormatLite::SkipField(&in, tag)) {
       return false;
     }
   }
-  if (!in.ConsumedEntireMessage() || in.CurrentPosition() != static_cast<int>(stored->size())) {
-    return false;
-  }
-  stored->erase(0, value_at);
-  stored->resize(value_bytes);
-  return true;
+  return in.ConsumedEntireMessage() && in.CurrentPosition() == static_cast<int>(stored.size());
 }
 
 // The state as of the previous slot: the writes of earlier entries of the
@@ -239,33 +232,42 @@ Result<pb::KvScanResponse> PartitionStateMachine::Scan(const std::string& start_
                                                        const storage::ValueFilter& wants_value) const {
   if (limit == 0) return Status::InvalidArgument("scan limit must be positive");
   const size_t capped = std::min<size_t>(limit, limits::kScanItemsMax - 1);
-  // One item more than asked tells whether the range continues.
-  auto rows = store_->Scan(group_, start_key, end_key, capped + 1, wants_value);
-  if (!rows.ok()) return rows.status();
   pb::KvScanResponse out;
-  out.mutable_items()->Reserve(static_cast<int>(std::min(rows->size(), capped)));
-  for (size_t i = 0; i < rows->size(); ++i) {
-    storage::KeyValue& kv = (*rows)[i];
-    if (i == capped) {
-      out.set_resume_key(std::move(kv.key));
-      break;
-    }
-    // A stored KvRecord always carries its version (a slot >= 1), so an
-    // empty value is one the filter left unread: no second filter call.
-    if (kv.value.empty()) {
-      out.add_items()->set_key(std::move(kv.key));
-      continue;
-    }
-    uint64_t version = 0;
-    if (!UnwrapKvRecord(&kv.value, &version)) {
-      return Status::Corruption("unparseable KvRecord in group " + std::to_string(group_));
-    }
-    pb::KvItem* item = out.add_items();
-    item->set_key(std::move(kv.key));
-    item->set_value(std::move(kv.value));
-    item->set_version(version);
-  }
+  size_t rows = 0;
+  // One row more than asked tells whether the range continues.
+  TESSERA_RETURN_IF_ERROR(VisitRows(
+      start_key, end_key, capped + 1, wants_value,
+      [&](std::string_view key, const RecordView* record) {
+        if (rows++ == capped) return out.set_resume_key(std::string(key));
+        pb::KvItem* item = out.add_items();
+        item->set_key(std::string(key));
+        if (record == nullptr) return;  // left unread by the filter: the key only
+        item->set_value(std::string(record->value));
+        item->set_version(record->version);
+      }));
   return out;
+}
+
+Status PartitionStateMachine::VisitRows(std::string_view start_key, std::string_view end_key,
+                                        size_t limit, const storage::ValueFilter& wants_value,
+                                        const RowVisitor& visit) const {
+  bool corrupt = false;
+  TESSERA_RETURN_IF_ERROR(store_->Visit(
+      group_, start_key, end_key, limit, wants_value,
+      [&](std::string_view key, std::string_view stored) {
+        if (corrupt) return;
+        // A stored KvRecord always carries its version (a slot >= 1), so an
+        // empty value is one the filter left unread: no second filter call.
+        if (stored.empty()) return visit(key, nullptr);
+        RecordView record;
+        if (!ReadKvRecord(stored, &record.value, &record.version)) {
+          corrupt = true;
+          return;
+        }
+        visit(key, &record);
+      }));
+  if (corrupt) return Status::Corruption("unparseable KvRecord in group " + std::to_string(group_));
+  return Status::Ok();
 }
 
 }  // namespace tessera::node

@@ -11,8 +11,10 @@
 // see the state as of some applied index.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -53,6 +55,19 @@ class PartitionStateMachine {
   Result<pb::KvScanResponse> Scan(const std::string& start_key, const std::string& end_key,
                                   uint32_t limit,
                                   const storage::ValueFilter& wants_value = {}) const;
+  // A stored record read in place; its view lives only during the visit.
+  struct RecordView {
+    std::string_view value;
+    uint64_t version = 0;
+  };
+  // One row of VisitRows: the key and its record, null for a row
+  // `wants_value` refused.
+  using RowVisitor = std::function<void(std::string_view key, const RecordView* record)>;
+  // Visits the rows Scan would return, without a resume key and without
+  // copying them: at most `limit` (1..kScanItemsMax) rows in key order.
+  // Corruption when a stored record does not parse.
+  Status VisitRows(std::string_view start_key, std::string_view end_key, size_t limit,
+                   const storage::ValueFilter& wants_value, const RowVisitor& visit) const;
 
   GroupId group() const { return group_; }
 

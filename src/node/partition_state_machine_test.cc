@@ -153,7 +153,7 @@ TEST(PartitionStateMachine, ScanReadsStoredRecordsAsProtobufWould) {
                           {storage::Mutation::Put("a", "\x12\x02va\x38\x01\x08\x05"s),
                            storage::Mutation::Put("b", "\x08\x03\x12\x01x\x12\x02yz"s),
                            storage::Mutation::Put("c", "\x08\x04"s),
-                           storage::Mutation::Put("d", "\x12\x05ab"s)})
+                           storage::Mutation::Put("d", "\x12\x05" "ab"s)})
                   .ok());
   PartitionStateMachine sm(store.get(), 1);
   auto r = sm.Scan("", "d", 10);

@@ -18,16 +18,17 @@ class StateRecords : public s3::model::RecordSource {
   Result<std::vector<s3::model::RecordRow>> Scan(const std::string& start, const std::string& end,
                                                  size_t limit) const override {
     // Data records (inline bytes) sit between heads: never read by a listing.
-    auto rows = state_.Scan(start, end, static_cast<uint32_t>(limit), [](std::string_view key) {
+    const auto wants_value = [](std::string_view key) {
       auto parsed = s3::model::ParseObjectRecordKey(key);
       return !parsed || parsed->type != s3::model::RecordType::kData;
-    });
-    if (!rows.ok()) return rows.status();
+    };
     std::vector<s3::model::RecordRow> out;
-    out.reserve(rows->items_size());
-    for (pb::KvItem& item : *rows->mutable_items()) {
-      out.push_back({std::move(*item.mutable_key()), std::move(*item.mutable_value())});
-    }
+    out.reserve(std::min<size_t>(limit, 1024));
+    TESSERA_RETURN_IF_ERROR(state_.VisitRows(
+        start, end, std::min(limit, limits::kScanItemsMax), wants_value,
+        [&out](std::string_view key, const PartitionStateMachine::RecordView* record) {
+          out.push_back({std::string(key), record ? std::string(record->value) : std::string()});
+        }));
     return out;
   }
 

@@ -115,9 +115,9 @@ Result<KeyValue> DecodeUserRecord(GroupId group, std::string_view stored_key,
   return KeyValue{std::string(*key), std::string(*value)};
 }
 
-Result<std::vector<KeyValue>> ScanUserKeys(const ColumnFamilies& cfs, GroupId group,
-                                           std::string_view start_key, std::string_view end_key,
-                                           size_t limit, const ValueFilter& wants_value) {
+Status VisitUserKeys(const ColumnFamilies& cfs, GroupId group, std::string_view start_key,
+                     std::string_view end_key, size_t limit, const ValueFilter& wants_value,
+                     const RowVisitor& visit) {
   if (limit == 0 || limit > limits::kScanItemsMax) {
     return Status::InvalidArgument("scan limit must be in 1..kScanItemsMax");
   }
@@ -126,23 +126,24 @@ Result<std::vector<KeyValue>> ScanUserKeys(const ColumnFamilies& cfs, GroupId gr
   rocksdb::ReadOptions read;
   read.iterate_upper_bound = &upper_slice;
   std::unique_ptr<rocksdb::Iterator> it(cfs.db->NewIterator(read, cfs.state));
-  std::vector<KeyValue> out;
-  out.reserve(std::min<size_t>(limit, 1024));
-  for (it->Seek(UserKey(group, start_key)); it->Valid() && out.size() < limit; it->Next()) {
-    if (wants_value) {
-      std::optional<std::string_view> user_key = DecodeUserKey(group, it->key().ToStringView());
-      if (user_key && !wants_value(*user_key)) {
-        out.push_back({std::string(*user_key), {}});
-        continue;
-      }
+  size_t visited = 0;
+  for (it->Seek(UserKey(group, start_key)); it->Valid() && visited < limit; it->Next(), ++visited) {
+    const std::string_view stored_key = it->key().ToStringView();
+    std::optional<std::string_view> user_key = DecodeUserKey(group, stored_key);
+    if (!user_key) {
+      return Status::Corruption("state key " + HexForMessage(stored_key) +
+                                " is not a user key of group=" + std::to_string(group));
     }
-    Result<KeyValue> kv =
-        DecodeUserRecord(group, it->key().ToStringView(), it->value().ToStringView());
-    if (!kv.ok()) return kv.status();
-    out.push_back(std::move(kv).value());
+    if (wants_value && !wants_value(*user_key)) {
+      visit(*user_key, {});
+      continue;
+    }
+    Result<std::string_view> value = DecodeUserValue(group, *user_key, it->value().ToStringView());
+    if (!value.ok()) return value.status();
+    visit(*user_key, *value);
   }
-  TESSERA_RETURN_IF_ERROR(FromRocks(it->status(), "scan group=" + std::to_string(group)));
-  return out;
+  return FromRocks(it->status(), "scan group=" + std::to_string(group));
 }
+
 
 }  // namespace tessera::storage

@@ -68,11 +68,16 @@ Result<KeyValue> DecodeUserRecord(GroupId group, std::string_view stored_key,
 // unread, unverified and empty (the row still counts toward the limit).
 using ValueFilter = std::function<bool(std::string_view user_key)>;
 
-// User keys in [start_key, end_key) in byte order, at most `limit` of them
-// (1..kScanItemsMax); an empty end_key means the end of the group. With
-// `wants_value`, rows it refuses come back with an empty value.
-Result<std::vector<KeyValue>> ScanUserKeys(const ColumnFamilies& cfs, GroupId group,
-                                           std::string_view start_key, std::string_view end_key,
-                                           size_t limit, const ValueFilter& wants_value = {});
+// One row of a scan: the user key and its verified value (empty when
+// `wants_value` refused the row). Both views live only during the call.
+using RowVisitor = std::function<void(std::string_view user_key, std::string_view value)>;
+
+// Visits the user keys in [start_key, end_key) in byte order, at most
+// `limit` of them (1..kScanItemsMax); an empty end_key means the end of the
+// group. With `wants_value`, rows it refuses are visited with an empty
+// value. Copies nothing: callers keep what they need of each row.
+Status VisitUserKeys(const ColumnFamilies& cfs, GroupId group, std::string_view start_key,
+                     std::string_view end_key, size_t limit, const ValueFilter& wants_value,
+                     const RowVisitor& visit);
 
 }  // namespace tessera::storage

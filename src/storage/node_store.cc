@@ -259,21 +259,37 @@ Result<std::string> NodeStore::Get(GroupId group, std::string_view key) const {
 Result<std::vector<KeyValue>> NodeStore::Scan(GroupId group, std::string_view start_key,
                                               std::string_view end_key, size_t limit,
                                               const ValueFilter& wants_value) const {
+  std::vector<KeyValue> rows;
+  rows.reserve(std::min<size_t>(limit, 1024));
+  TESSERA_RETURN_IF_ERROR(Visit(group, start_key, end_key, limit, wants_value,
+                                [&rows](std::string_view key, std::string_view value) {
+                                  rows.push_back({std::string(key), std::string(value)});
+                                }));
+  return rows;
+}
+
+Status NodeStore::Visit(GroupId group, std::string_view start_key, std::string_view end_key,
+                        size_t limit, const ValueFilter& wants_value,
+                        const RowVisitor& visit) const {
   // RocksDB's perf context is per thread: counting is switched on for this
   // scan only and the previous level restored.
   const rocksdb::PerfLevel previous_level = rocksdb::GetPerfLevel();
   rocksdb::SetPerfLevel(rocksdb::PerfLevel::kEnableCount);
   rocksdb::PerfContext* perf = rocksdb::get_perf_context();
   perf->Reset();
-  Result<std::vector<KeyValue>> rows =
-      ScanUserKeys(cfs_, group, start_key, end_key, limit, wants_value);
+  size_t visited = 0;
+  const Status status = VisitUserKeys(cfs_, group, start_key, end_key, limit, wants_value,
+                                      [&](std::string_view key, std::string_view value) {
+                                        ++visited;
+                                        visit(key, value);
+                                      });
   const MemtableScanWork work{perf->next_on_memtable_count + perf->seek_on_memtable_count,
-                              rows.ok() ? rows->size() : 0};
+                              status.ok() ? visited : 0};
   rocksdb::SetPerfLevel(previous_level);
   if (obsolete_version_flush_.Observe(work, std::chrono::steady_clock::now())) {
     RequestStateFlush();
   }
-  return rows;
+  return status;
 }
 
 void NodeStore::RequestStateFlush() const {

@@ -136,12 +136,15 @@ class NodeStore {
   Result<std::string> Get(GroupId group, std::string_view key) const;
   // Keys in [start_key, end_key) in byte order (empty end_key: to the end of
   // the group), at most `limit` (1..kScanItemsMax) items.
-  // Rows `wants_value` refuses have empty values (ScanUserKeys). A scan
+  // Rows `wants_value` refuses have empty values (VisitUserKeys). A scan
   // that mostly stepped over obsolete versions in the memtable requests a
   // flush of the applied state (ObsoleteVersionFlush; not waited for).
   Result<std::vector<KeyValue>> Scan(GroupId group, std::string_view start_key,
                                      std::string_view end_key, size_t limit,
                                      const ValueFilter& wants_value = {}) const;
+  // The same rows, visited in place (VisitUserKeys) instead of copied.
+  Status Visit(GroupId group, std::string_view start_key, std::string_view end_key, size_t limit,
+               const ValueFilter& wants_value, const RowVisitor& visit) const;
   // A consistent view of the group's whole applied state and applied index.
   Result<std::unique_ptr<GroupSnapshot>> OpenSnapshot(GroupId group) const;
   // Replaces the group's applied state with `data` at applied index
