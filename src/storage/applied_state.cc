@@ -103,13 +103,24 @@ Result<std::string> ReadUserValue(const ColumnFamilies& cfs, const rocksdb::Read
   return std::string(*value);
 }
 
-Result<KeyValue> DecodeUserRecord(GroupId group, std::string_view stored_key,
-                                  std::string_view stored_value) {
+namespace {
+
+// The user key inside a state key of `group`; Corruption when it is none.
+Result<std::string_view> StoredUserKey(GroupId group, std::string_view stored_key) {
   std::optional<std::string_view> key = DecodeUserKey(group, stored_key);
   if (!key) {
     return Status::Corruption("state key " + HexForMessage(stored_key) +
                               " is not a user key of group=" + std::to_string(group));
   }
+  return *key;
+}
+
+}  // namespace
+
+Result<KeyValue> DecodeUserRecord(GroupId group, std::string_view stored_key,
+                                  std::string_view stored_value) {
+  Result<std::string_view> key = StoredUserKey(group, stored_key);
+  if (!key.ok()) return key.status();
   Result<std::string_view> value = DecodeUserValue(group, *key, stored_value);
   if (!value.ok()) return value.status();
   return KeyValue{std::string(*key), std::string(*value)};
@@ -128,12 +139,8 @@ Status VisitUserKeys(const ColumnFamilies& cfs, GroupId group, std::string_view 
   std::unique_ptr<rocksdb::Iterator> it(cfs.db->NewIterator(read, cfs.state));
   size_t visited = 0;
   for (it->Seek(UserKey(group, start_key)); it->Valid() && visited < limit; it->Next(), ++visited) {
-    const std::string_view stored_key = it->key().ToStringView();
-    std::optional<std::string_view> user_key = DecodeUserKey(group, stored_key);
-    if (!user_key) {
-      return Status::Corruption("state key " + HexForMessage(stored_key) +
-                                " is not a user key of group=" + std::to_string(group));
-    }
+    Result<std::string_view> user_key = StoredUserKey(group, it->key().ToStringView());
+    if (!user_key.ok()) return user_key.status();
     if (wants_value && !wants_value(*user_key)) {
       visit(*user_key, {});
       continue;
@@ -144,6 +151,5 @@ Status VisitUserKeys(const ColumnFamilies& cfs, GroupId group, std::string_view 
   }
   return FromRocks(it->status(), "scan group=" + std::to_string(group));
 }
-
 
 }  // namespace tessera::storage

@@ -166,13 +166,13 @@ void WriteCommonPrefixes(XmlWriter& w, const std::vector<std::string>& prefixes,
 
 void WriteObjectEntry(XmlWriter& w, const ObjectEntry& e, bool encode, bool with_owner) {
   w.Open("Contents");
+  // Not through MaybeEncode: an unencoded key is written without a copy.
   if (encode) {
     w.Element("Key", UrlEncodeForListing(e.key));
   } else {
     w.Element("Key", e.key);
   }
-  w
-      .Time("LastModified", e.last_modified_ms)
+  w.Time("LastModified", e.last_modified_ms)
       .Element("ETag", e.etag)
       .Element("Size", e.size);
   if (with_owner) w.OwnerLike("Owner", e.owner);
