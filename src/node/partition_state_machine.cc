@@ -238,12 +238,16 @@ Result<pb::KvScanResponse> PartitionStateMachine::Scan(const std::string& start_
   TESSERA_RETURN_IF_ERROR(VisitRows(
       start_key, end_key, capped + 1, wants_value,
       [&](std::string_view key, const RecordView* record) {
-        if (rows++ == capped) return out.set_resume_key(std::string(key));
+        if (rows++ == capped) {
+          out.set_resume_key(std::string(key));
+          return false;
+        }
         pb::KvItem* item = out.add_items();
         item->set_key(std::string(key));
-        if (record == nullptr) return;  // left unread by the filter: the key only
+        if (record == nullptr) return true;  // left unread by the filter: the key only
         item->set_value(std::string(record->value));
         item->set_version(record->version);
+        return true;
       }));
   return out;
 }
@@ -255,16 +259,15 @@ Status PartitionStateMachine::VisitRows(std::string_view start_key, std::string_
   TESSERA_RETURN_IF_ERROR(store_->Visit(
       group_, start_key, end_key, limit, wants_value,
       [&](std::string_view key, std::string_view stored) {
-        if (corrupt) return;
         // A stored KvRecord always carries its version (a slot >= 1), so an
         // empty value is one the filter left unread: no second filter call.
         if (stored.empty()) return visit(key, nullptr);
         RecordView record;
         if (!ReadKvRecord(stored, &record.value, &record.version)) {
           corrupt = true;
-          return;
+          return false;
         }
-        visit(key, &record);
+        return visit(key, &record);
       }));
   if (corrupt) return Status::Corruption("unparseable KvRecord in group " + std::to_string(group_));
   return Status::Ok();

@@ -61,10 +61,11 @@ class PartitionStateMachine {
     uint64_t version = 0;
   };
   // One row of VisitRows: the key and its record, null for a row
-  // `wants_value` refused.
-  using RowVisitor = std::function<void(std::string_view key, const RecordView* record)>;
+  // `wants_value` refused. Returns false to end the visit after this row.
+  using RowVisitor = std::function<bool(std::string_view key, const RecordView* record)>;
   // Visits the rows Scan would return, without a resume key and without
-  // copying them: at most `limit` (1..kScanItemsMax) rows in key order.
+  // copying them: at most `limit` (1..kScanItemsMax) rows in key order,
+  // until `visit` returns false.
   // Corruption when a stored record does not parse.
   Status VisitRows(std::string_view start_key, std::string_view end_key, size_t limit,
                    const storage::ValueFilter& wants_value, const RowVisitor& visit) const;

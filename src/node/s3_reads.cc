@@ -17,19 +17,25 @@ class StateRecords : public s3::model::RecordSource {
 
   Result<std::vector<s3::model::RecordRow>> Scan(const std::string& start, const std::string& end,
                                                  size_t limit) const override {
-    // Data records (inline bytes) sit between heads: never read by a listing.
-    const auto wants_value = [](std::string_view key) {
-      auto parsed = s3::model::ParseObjectRecordKey(key);
-      return !parsed || parsed->type != s3::model::RecordType::kData;
-    };
     std::vector<s3::model::RecordRow> out;
     out.reserve(std::min<size_t>(limit, 1024));
-    TESSERA_RETURN_IF_ERROR(state_.VisitRows(
-        start, end, std::min(limit, limits::kScanItemsMax), wants_value,
-        [&out](std::string_view key, const PartitionStateMachine::RecordView* record) {
-          out.push_back({std::string(key), record ? std::string(record->value) : std::string()});
-        }));
+    TESSERA_RETURN_IF_ERROR(Walk(start, end, limit, {},
+                                 [&out](std::string_view key, std::string_view value) {
+                                   out.push_back({std::string(key), std::string(value)});
+                                   return true;
+                                 }));
     return out;
+  }
+
+  // In place: the rows' views point into the RocksDB iterator.
+  Status Walk(const std::string& start, const std::string& end, size_t limit,
+              const s3::model::KeyFilter& wants_value,
+              const s3::model::RowVisitor& visit) const override {
+    return state_.VisitRows(
+        start, end, std::min(limit, limits::kScanItemsMax), wants_value,
+        [&visit](std::string_view key, const PartitionStateMachine::RecordView* record) {
+          return visit(key, record ? record->value : std::string_view());
+        });
   }
 
  private:

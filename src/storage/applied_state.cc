@@ -142,12 +142,12 @@ Status VisitUserKeys(const ColumnFamilies& cfs, GroupId group, std::string_view 
     Result<std::string_view> user_key = StoredUserKey(group, it->key().ToStringView());
     if (!user_key.ok()) return user_key.status();
     if (wants_value && !wants_value(*user_key)) {
-      visit(*user_key, {});
+      if (!visit(*user_key, {})) break;
       continue;
     }
     Result<std::string_view> value = DecodeUserValue(group, *user_key, it->value().ToStringView());
     if (!value.ok()) return value.status();
-    visit(*user_key, *value);
+    if (!visit(*user_key, *value)) break;
   }
   return FromRocks(it->status(), "scan group=" + std::to_string(group));
 }

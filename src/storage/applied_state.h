@@ -70,12 +70,14 @@ using ValueFilter = std::function<bool(std::string_view user_key)>;
 
 // One row of a scan: the user key and its verified value (empty when
 // `wants_value` refused the row). Both views live only during the call.
-using RowVisitor = std::function<void(std::string_view user_key, std::string_view value)>;
+// Returns false to end the scan after this row.
+using RowVisitor = std::function<bool(std::string_view user_key, std::string_view value)>;
 
 // Visits the user keys in [start_key, end_key) in byte order, at most
-// `limit` of them (1..kScanItemsMax); an empty end_key means the end of the
-// group. With `wants_value`, rows it refuses are visited with an empty
-// value. Copies nothing: callers keep what they need of each row.
+// `limit` of them (1..kScanItemsMax), until `visit` returns false; an empty
+// end_key means the end of the group. With `wants_value`, rows it refuses
+// are visited with an empty value. Copies nothing: callers keep what they
+// need of each row.
 Status VisitUserKeys(const ColumnFamilies& cfs, GroupId group, std::string_view start_key,
                      std::string_view end_key, size_t limit, const ValueFilter& wants_value,
                      const RowVisitor& visit);

@@ -264,6 +264,7 @@ Result<std::vector<KeyValue>> NodeStore::Scan(GroupId group, std::string_view st
   TESSERA_RETURN_IF_ERROR(Visit(group, start_key, end_key, limit, wants_value,
                                 [&rows](std::string_view key, std::string_view value) {
                                   rows.push_back({std::string(key), std::string(value)});
+                                  return true;
                                 }));
   return rows;
 }
@@ -281,7 +282,7 @@ Status NodeStore::Visit(GroupId group, std::string_view start_key, std::string_v
   const Status status = VisitUserKeys(cfs_, group, start_key, end_key, limit, wants_value,
                                       [&](std::string_view key, std::string_view value) {
                                         ++visited;
-                                        visit(key, value);
+                                        return visit(key, value);
                                       });
   const MemtableScanWork work{perf->next_on_memtable_count + perf->seek_on_memtable_count,
                               status.ok() ? visited : 0};

@@ -142,7 +142,8 @@ class NodeStore {
   Result<std::vector<KeyValue>> Scan(GroupId group, std::string_view start_key,
                                      std::string_view end_key, size_t limit,
                                      const ValueFilter& wants_value = {}) const;
-  // The same rows, visited in place (VisitUserKeys) instead of copied.
+  // The same rows, visited in place (VisitUserKeys) instead of copied,
+  // until `visit` returns false.
   Status Visit(GroupId group, std::string_view start_key, std::string_view end_key, size_t limit,
                const ValueFilter& wants_value, const RowVisitor& visit) const;
   // A consistent view of the group's whole applied state and applied index.

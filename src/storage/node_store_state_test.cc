@@ -166,6 +166,24 @@ TEST(NodeStoreState, ScanValueFilterSkipsValuesNotRows) {
   EXPECT_EQ(rows->back(), (KeyValue{"b", "vb"}));
 }
 
+// Goal: a visit ends at the row its visitor declines to go past.
+TEST(NodeStoreState, VisitStopsWhenTheVisitorSaysSo) {
+  TempDir dir;
+  auto store = OpenStore(dir.path());
+  ASSERT_TRUE(store->Apply(10, 1, {Mutation::Put("a", "1"), Mutation::Put("b", "2"),
+                                   Mutation::Put("c", "3")})
+                  .ok());
+  std::vector<std::string> seen;
+  ASSERT_TRUE(store
+                  ->Visit(10, "", "", 100, {},
+                          [&seen](std::string_view key, std::string_view value) {
+                            seen.push_back(std::string(key) + "=" + std::string(value));
+                            return key < "b";
+                          })
+                  .ok());
+  EXPECT_EQ(seen, (std::vector<std::string>{"a=1", "b=2"}));
+}
+
 // Goal: InstallSnapshot replaces state, applied index and log in one step and keeps the hard state.
 TEST(NodeStoreState, InstallSnapshotReplacesStateAndLogAtomically) {
   TempDir dir;

@@ -11,9 +11,18 @@
 namespace tessera::s3::model {
 namespace {
 
-// Rows read per Scan: small, since a common prefix or a key with many
-// versions makes the rest of a batch useless.
-constexpr size_t kRowsPerScan = 128;
+// Rows one Walk visits at most. A walk is cut short sooner when the
+// listing is full or when kSkippedRowsBeforeSeek rows in a row lie before
+// the cursor (a key's versions and data records, or the keys of a common
+// prefix): the next walk then seeks to the cursor instead of stepping.
+constexpr size_t kRowsPerWalk = 4096;
+constexpr size_t kSkippedRowsBeforeSeek = 16;
+static_assert(kRowsPerWalk <= limits::kScanItemsMax);
+
+// A stored record of the walk, parsed from its view.
+bool ParseRecord(std::string_view bytes, google::protobuf::MessageLite* message) {
+  return message->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()));
+}
 
 std::string MinNonEmpty(const std::string& a, const std::string& b) {
   if (a.empty()) return b;
@@ -24,39 +33,94 @@ std::string MinNonEmpty(const std::string& a, const std::string& b) {
 class Lister {
  public:
   Lister(const RecordSource& source, const pb::S3ListRequest& request)
-      : source_(source), req_(request) {}
+      : source_(source),
+        req_(request),
+        max_items_(std::clamp<size_t>(request.max_keys(), 1, limits::kScanItemsMax)) {}
 
   Result<pb::S3ListResponse> Run() {
     const uint64_t bucket = req_.bucket_id();
-    std::string cursor = ObjectPrefix(bucket, req_.prefix());
+    cursor_ = ObjectPrefix(bucket, req_.prefix());
     if (!req_.start_after().empty() && req_.start_after() >= req_.prefix()) {
       auto resume = ResumeAfterMarker();
       if (!resume.ok()) return resume.status();
-      cursor = std::max(cursor, *resume);
+      cursor_ = std::max(cursor_, *resume);
     }
-    std::string prefix_end = PrefixSuccessor(ObjectPrefix(bucket, req_.prefix()));
-    const std::string end = MinNonEmpty(prefix_end, req_.end_key());
-    const size_t max_items = std::clamp<size_t>(req_.max_keys(), 1, limits::kScanItemsMax);
-    while (static_cast<size_t>(out_.items_size()) < max_items) {
-      if (!end.empty() && cursor >= end) break;
-      auto rows = source_.Scan(cursor, end, kRowsPerScan);
-      if (!rows.ok()) return rows.status();
-      if (rows->empty()) break;
-      std::string next = rows->back().key + '\0';  // past the batch by default
-      for (const RecordRow& row : *rows) {
-        if (row.key < cursor) continue;  // skipped by an earlier seek
-        auto jump = Visit(row);
-        if (!jump.ok()) return jump.status();
-        cursor = std::move(jump).value();
-        if (cursor.empty()) return Finish(max_items);  // nothing can follow
-        if (static_cast<size_t>(out_.items_size()) >= max_items) break;
-      }
-      cursor = std::max(cursor, next);
+    end_ = MinNonEmpty(PrefixSuccessor(ObjectPrefix(bucket, req_.prefix())), req_.end_key());
+    while (!done_ && !Full() && (end_.empty() || cursor_ < end_)) {
+      auto more = WalkFromCursor();
+      if (!more.ok()) return more.status();
+      if (!*more) break;
     }
-    return Finish(max_items);
+    out_.set_truncated(Full());
+    return std::move(out_);
   }
 
  private:
+  bool Full() const { return static_cast<size_t>(out_.items_size()) >= max_items_; }
+
+  // One walk from the cursor, visiting rows in place. Returns whether the
+  // range may hold more rows past the cursor.
+  Result<bool> WalkFromCursor() {
+    const std::string start = cursor_;
+    size_t rows = 0;
+    size_t skipped = 0;  // rows in a row before the cursor
+    bool stopped = false;
+    Status failed;
+    const auto visit = [&](std::string_view key, std::string_view value) {
+      ++rows;
+      if (key < cursor_) {  // left behind by an earlier row's jump
+        if (++skipped == kSkippedRowsBeforeSeek) {
+          stopped = true;
+          return false;
+        }
+      } else {
+        skipped = 0;
+        failed = VisitRow(key, value);
+        if (!failed.ok() || done_ || Full()) {
+          stopped = true;
+          return false;
+        }
+      }
+      if (rows == kRowsPerWalk && key >= cursor_) {
+        cursor_.assign(key);
+        cursor_.push_back('\0');
+      }
+      return true;
+    };
+    const auto wants_value = [this](std::string_view key) { return WantsValue(key); };
+    TESSERA_RETURN_IF_ERROR(source_.Walk(start, end_, kRowsPerWalk, wants_value, visit));
+    TESSERA_RETURN_IF_ERROR(failed);
+    return stopped || rows == kRowsPerWalk;
+  }
+
+  // Whether VisitRow reads the value of the row at `key`: only the records
+  // it parses, and none the cursor has passed.
+  bool WantsValue(std::string_view key) const {
+    if (key < cursor_) return false;
+    auto parsed = ParseObjectRecordKey(key);
+    if (!parsed || parsed->bucket_id != req_.bucket_id()) return false;
+    if (req_.uploads()) return parsed->type == RecordType::kUpload;
+    if (req_.versions()) {
+      return parsed->type == RecordType::kHead || parsed->type == RecordType::kVersion;
+    }
+    return parsed->type == RecordType::kHead;
+  }
+
+  // The walk continues at `next`; empty: nothing can follow.
+  void JumpTo(std::string next) {
+    if (next.empty()) {
+      done_ = true;
+    } else {
+      cursor_ = std::move(next);
+    }
+  }
+
+  // The walk continues just past the row at `key`.
+  void JumpPast(std::string_view key) {
+    cursor_.assign(key);
+    cursor_.push_back('\0');
+  }
+
   // Where the walk resumes after start_after: past all of its records, or,
   // in a version listing with a version id marker, just past that version
   // (remembering the key's latest version for is_latest).
@@ -87,40 +151,50 @@ class Lister {
   // A version listing's row: heads set the key's latest (and stand for the
   // only, null, version of keys without version records); version records
   // become entries.
-  Result<std::string> VisitVersion(const RecordRow& row, const ParsedKey& parsed) {
+  Status VisitVersion(std::string_view row_key, std::string_view value, const ParsedKey& parsed) {
     const uint64_t bucket = req_.bucket_id();
     if (parsed.type == RecordType::kHead) {
       pb::ObjectHead head;
-      if (!head.ParseFromString(row.value)) return Status::Corruption("unparseable head record");
+      if (!ParseRecord(value, &head)) return Status::Corruption("unparseable head record");
       current_key_ = std::string(parsed.object_key);
       current_latest_seq_ = head.latest_seq();
-      if (head.latest_seq() != 0) return row.key + '\0';
+      if (head.latest_seq() != 0) {
+        JumpPast(row_key);
+        return Status::Ok();
+      }
       AddEntry(parsed.object_key, std::move(*head.mutable_latest()), /*is_latest=*/true);
-      return ObjectEnd(bucket, parsed.object_key);
+      AssignObjectEnd(bucket, parsed.object_key, &cursor_);
+      return Status::Ok();
     }
     if (parsed.type == RecordType::kVersion) {
       pb::VersionRecord record;
-      if (!record.ParseFromString(row.value)) return Status::Corruption("unparseable version");
+      if (!ParseRecord(value, &record)) return Status::Corruption("unparseable version");
       const uint64_t seq = ~ReadBigEndian64(parsed.suffix);
       AddEntry(parsed.object_key, std::move(*record.mutable_version()),
                parsed.object_key == current_key_ && seq == current_latest_seq_);
-      return row.key + '\0';
+      JumpPast(row_key);
+      return Status::Ok();
     }
-    return ObjectEnd(bucket, parsed.object_key);
+    AssignObjectEnd(bucket, parsed.object_key, &cursor_);
+    return Status::Ok();
   }
 
   // An upload listing's row: upload records become entries (or roll into
   // a common prefix); a key's head and versions are skipped to its first
   // upload record, its parts to the key's end.
-  Result<std::string> VisitUpload(const RecordRow& row, const ParsedKey& parsed) {
+  Status VisitUpload(std::string_view row_key, std::string_view value, const ParsedKey& parsed) {
     const uint64_t bucket = req_.bucket_id();
     if (parsed.type == RecordType::kHead || parsed.type == RecordType::kVersion) {
-      return UploadKey(bucket, parsed.object_key, "");
+      JumpTo(UploadKey(bucket, parsed.object_key, ""));
+      return Status::Ok();
     }
-    if (parsed.type != RecordType::kUpload) return ObjectEnd(bucket, parsed.object_key);
-    if (auto past = RollUp(parsed.object_key)) return std::move(*past);
+    if (parsed.type != RecordType::kUpload) {
+      AssignObjectEnd(bucket, parsed.object_key, &cursor_);
+      return Status::Ok();
+    }
+    if (RollUp(parsed.object_key)) return Status::Ok();
     pb::UploadRecord upload;
-    if (!upload.ParseFromString(row.value)) return Status::Corruption("unparseable upload record");
+    if (!ParseRecord(value, &upload)) return Status::Corruption("unparseable upload record");
     pb::S3ListEntry* e = out_.add_items()->mutable_entry();
     e->set_key(std::string(parsed.object_key));
     e->set_upload_id(upload.upload_id());
@@ -131,17 +205,18 @@ class Lister {
       e->set_checksum_algorithm(upload.checksum_algorithm());
       e->set_checksum_type(upload.checksum_full_object() ? "FULL_OBJECT" : "COMPOSITE");
     }
-    return row.key + '\0';
+    JumpPast(row_key);
+    return Status::Ok();
   }
 
   // With a delimiter, when `key` rolls into a common prefix: emits it (once:
-  // the walk then seeks past it; and only after start_after) and returns
-  // where the walk continues. nullopt when the key does not roll up.
-  std::optional<std::string> RollUp(std::string_view key) {
-    if (req_.delimiter().empty()) return std::nullopt;
+  // the walk then seeks past it; and only after start_after), moves the
+  // cursor past it and returns true. False when the key does not roll up.
+  bool RollUp(std::string_view key) {
+    if (req_.delimiter().empty()) return false;
     const std::string_view rest = key.substr(std::min(key.size(), req_.prefix().size()));
     const size_t at = rest.find(req_.delimiter());
-    if (at == std::string_view::npos) return std::nullopt;
+    if (at == std::string_view::npos) return false;
     std::string common(key.substr(0, req_.prefix().size() + at + req_.delimiter().size()));
     if (req_.start_after().empty() || common > req_.start_after()) {
       out_.add_items()->set_common_prefix(common);
@@ -150,32 +225,31 @@ class Lister {
     // prefix is all 0xFF), past the bucket.
     const uint64_t bucket = req_.bucket_id();
     std::string after = PrefixSuccessor(common);
-    return after.empty() ? PrefixSuccessor(BucketPrefix(bucket)) : ObjectPrefix(bucket, after);
+    JumpTo(after.empty() ? PrefixSuccessor(BucketPrefix(bucket)) : ObjectPrefix(bucket, after));
+    return true;
   }
 
-  pb::S3ListResponse Finish(size_t max_items) {
-    out_.set_truncated(static_cast<size_t>(out_.items_size()) >= max_items);
-    return std::move(out_);
-  }
-
-  // Handles one row; returns where the walk continues (the row's key + 1 at
-  // least).
-  Result<std::string> Visit(const RecordRow& row) {
-    auto parsed = ParseObjectRecordKey(row.key);
-    if (!parsed || parsed->bucket_id != req_.bucket_id()) return row.key + '\0';
+  // Handles one row at or past the cursor and moves the cursor past it at
+  // least. `value` is the row's record when WantsValue(row_key), else empty.
+  Status VisitRow(std::string_view row_key, std::string_view value) {
+    auto parsed = ParseObjectRecordKey(row_key);
+    if (!parsed || parsed->bucket_id != req_.bucket_id()) {
+      JumpPast(row_key);
+      return Status::Ok();
+    }
     const std::string_view key = parsed->object_key;
-    const uint64_t bucket = req_.bucket_id();
-    if (req_.uploads()) return VisitUpload(row, *parsed);
-    if (auto past = RollUp(key)) return std::move(*past);
-    if (req_.versions()) return VisitVersion(row, *parsed);
+    if (req_.uploads()) return VisitUpload(row_key, value, *parsed);
+    if (RollUp(key)) return Status::Ok();
+    if (req_.versions()) return VisitVersion(row_key, value, *parsed);
     if (parsed->type == RecordType::kHead) {
       pb::ObjectHead head;
-      if (!head.ParseFromString(row.value)) return Status::Corruption("unparseable head record");
+      if (!ParseRecord(value, &head)) return Status::Corruption("unparseable head record");
       if (!head.latest().delete_marker()) {
         AddEntry(key, std::move(*head.mutable_latest()), /*is_latest=*/true);
       }
     }
-    return ObjectEnd(bucket, key);
+    AssignObjectEnd(req_.bucket_id(), key, &cursor_);
+    return Status::Ok();
   }
 
   // Takes the version's strings (the caller's parsed record, not used
@@ -201,12 +275,29 @@ class Lister {
 
   const RecordSource& source_;
   const pb::S3ListRequest& req_;
+  const size_t max_items_;
+  // Rows before the cursor are passed over; the end of the range is end_
+  // (empty: none). done_: nothing can follow in the whole table.
+  std::string cursor_;
+  std::string end_;
+  bool done_ = false;
   pb::S3ListResponse out_;
   std::string current_key_;         // version listings: the key being walked
   uint64_t current_latest_seq_ = 0;  // and its head's latest version
 };
 
 }  // namespace
+
+Status RecordSource::Walk(const std::string& start, const std::string& end, size_t limit,
+                          const KeyFilter& wants_value, const RowVisitor& visit) const {
+  auto rows = Scan(start, end, limit);
+  if (!rows.ok()) return rows.status();
+  for (const RecordRow& row : *rows) {
+    const bool wanted = !wants_value || wants_value(row.key);
+    if (!visit(row.key, wanted ? std::string_view(row.value) : std::string_view())) break;
+  }
+  return Status::Ok();
+}
 
 Result<pb::S3ListResponse> ListPartition(const RecordSource& source,
                                          const pb::S3ListRequest& request) {

@@ -18,7 +18,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/result.h"
@@ -31,12 +33,25 @@ struct RecordRow {
   std::string value;  // the serialized record (ObjectHead for head keys)
 };
 
+// Which rows of a Walk the visitor reads the value of.
+using KeyFilter = std::function<bool(std::string_view key)>;
+// One row of a Walk: both views live only during the call; the value of a
+// row whose key the filter refused is empty and must not be read. Returns
+// false to end the walk after this row.
+using RowVisitor = std::function<bool(std::string_view key, std::string_view value)>;
+
 class RecordSource {
  public:
   virtual ~RecordSource() = default;
   // Rows with keys in [start, end) (empty end: no bound), at most `limit`.
   virtual Result<std::vector<RecordRow>> Scan(const std::string& start, const std::string& end,
                                               size_t limit) const = 0;
+  // The rows Scan(start, end, limit) returns, visited in key order until
+  // `visit` returns false; rows `wants_value` refuses are visited without
+  // their values. This default copies them through Scan; a source that can
+  // visit its rows in place overrides it.
+  virtual Status Walk(const std::string& start, const std::string& end, size_t limit,
+                      const KeyFilter& wants_value, const RowVisitor& visit) const;
 };
 
 Result<pb::S3ListResponse> ListPartition(const RecordSource& source,

@@ -112,15 +112,41 @@ TEST_F(ListingTest, DeleteMarkersHideKeysAndVersionsAreSkipped) {
   Put("gone", pb::VERSIONING_ENABLED);
   DeleteVersioned("gone");
   Put("kept", pb::VERSIONING_ENABLED);
+  const size_t rows_before = state_.walked_rows();
   EXPECT_EQ(List("", "", "", 100), (std::vector<std::string>{"k:kept", "k:many"}));
+  // "many" has 101 records after its head: the walk steps over a few, then
+  // seeks past the rest.
+  EXPECT_LT(state_.walked_rows() - rows_before, 60u);
 }
 
 TEST_F(ListingTest, CommonPrefixIsSkippedBySeekingNotReading) {
   for (int i = 0; i < 2000; ++i) Put("dir/" + std::to_string(i));
   Put("end");
-  const size_t scans_before = state_.scans();
+  const size_t walks_before = state_.walks();
+  const size_t rows_before = state_.walked_rows();
   EXPECT_EQ(List("", "/", "", 100), (std::vector<std::string>{"p:dir/", "k:end"}));
-  EXPECT_LE(state_.scans() - scans_before, 3u);
+  EXPECT_LE(state_.walks() - walks_before, 3u);
+  EXPECT_LT(state_.walked_rows() - rows_before, 40u);
+}
+
+// Goal: a listing longer than one walk resumes where the walk stopped and
+// reads only head records' values.
+TEST_F(ListingTest, LongListingSpansWalksAndReadsHeadsOnly) {
+  std::set<std::string> keys;
+  for (int i = 0; i < 3000; ++i) {
+    const std::string key = "k" + std::to_string(100000 + i);
+    keys.insert(key);
+    Put(key);
+  }
+  const size_t walks_before = state_.walks();
+  EXPECT_EQ(List("", "", "", 5000), Reference(keys, "", "", "", 5000));
+  EXPECT_GE(state_.walks() - walks_before, 2u);  // 6,000 rows: more than one walk
+  EXPECT_EQ(List("", "", "k101499", 1000), Reference(keys, "", "", "k101499", 1000));
+  for (const std::string& key : state_.values_read()) {
+    auto parsed = ParseObjectRecordKey(key);
+    ASSERT_TRUE(parsed.has_value());
+    EXPECT_EQ(parsed->type, RecordType::kHead) << "read a non-head value at " << parsed->object_key;
+  }
 }
 
 TEST_F(ListingTest, EndKeyBoundsThePartition) {

@@ -44,12 +44,35 @@ class MemoryState : public StateAccess, public RecordSource {
     return out;
   }
 
+  // In place, counting what a listing touches.
+  Status Walk(const std::string& start, const std::string& end, size_t limit,
+              const KeyFilter& wants_value, const RowVisitor& visit) const override {
+    ++walks_;
+    size_t visited = 0;
+    for (auto it = rows_.lower_bound(start); it != rows_.end() && visited < limit; ++it) {
+      if (!end.empty() && it->first >= end) break;
+      ++visited;
+      ++walked_rows_;
+      const bool wanted = !wants_value || wants_value(it->first);
+      if (wanted) values_read_.push_back(it->first);
+      if (!visit(it->first, wanted ? std::string_view(it->second) : std::string_view())) break;
+    }
+    return Status::Ok();
+  }
+
   const std::map<std::string, std::string>& rows() const { return rows_; }
   size_t scans() const { return scans_; }
+  size_t walks() const { return walks_; }
+  size_t walked_rows() const { return walked_rows_; }
+  // The keys whose values walks handed out, in order.
+  const std::vector<std::string>& values_read() const { return values_read_; }
 
  private:
   std::map<std::string, std::string> rows_;
   mutable size_t scans_ = 0;
+  mutable size_t walks_ = 0;
+  mutable size_t walked_rows_ = 0;
+  mutable std::vector<std::string> values_read_;
 };
 
 }  // namespace tessera::s3::model

@@ -94,10 +94,17 @@ std::string PartKey(uint64_t bucket_id, std::string_view key, std::string_view u
 }
 
 std::string ObjectEnd(uint64_t bucket_id, std::string_view key) {
-  std::string out = ObjectPrefix(bucket_id, key);
-  out.push_back(kSeparator);
-  out.push_back(static_cast<char>(0xFF));
+  std::string out;
+  AssignObjectEnd(bucket_id, key, &out);
   return out;
+}
+
+void AssignObjectEnd(uint64_t bucket_id, std::string_view key, std::string* out) {
+  out->clear();
+  AppendBigEndian64(out, bucket_id);
+  out->append(key);
+  out->push_back(kSeparator);
+  out->push_back(static_cast<char>(0xFF));
 }
 
 std::string PrefixSuccessor(std::string_view prefix) {

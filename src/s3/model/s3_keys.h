@@ -54,6 +54,8 @@ std::string PartsEnd(uint64_t bucket_id, std::string_view key, std::string_view 
 // The first table key past every record of exactly `key` (but before keys
 // that extend it, e.g. "key/..."): bucket | key | 0x00 | 0xFF.
 std::string ObjectEnd(uint64_t bucket_id, std::string_view key);
+// ObjectEnd written over `out`, reusing its storage (a listing's cursor).
+void AssignObjectEnd(uint64_t bucket_id, std::string_view key, std::string* out);
 // The smallest string greater than every string starting with `prefix`
 // (empty when none exists: prefix is all 0xFF or empty).
 std::string PrefixSuccessor(std::string_view prefix);
