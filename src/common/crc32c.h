@@ -1,5 +1,5 @@
 // CRC-32C (Castagnoli), the checksum of every durable record and blob chunk,
-// computed by isa-l (D40).
+// computed by isa-l (D40), short inputs by the SSE 4.2 instruction (D48).
 #pragma once
 
 #include <cstddef>

@@ -48,9 +48,9 @@ std::string PseudoRandomBytes(size_t size, uint32_t seed) {
   return data;
 }
 
-// Goal: isa-l's implementation (whichever kernel it picks for this CPU)
-// agrees with the definition for every length 0..300 and every start
-// alignment.
+// Goal: both paths (SSE 4.2 below 256 bytes; isa-l from there on, whichever
+// kernel it picks for this CPU) agree with the definition for every length
+// 0..300 and every start alignment, and chain across the threshold.
 TEST(Crc32c, MatchesDefinitionAtEveryLengthAndAlignment) {
   const std::string data = PseudoRandomBytes(320, 12345);
   for (size_t offset = 0; offset < 8; ++offset) {
@@ -58,6 +58,10 @@ TEST(Crc32c, MatchesDefinitionAtEveryLengthAndAlignment) {
       const std::string_view piece = std::string_view(data).substr(offset, length);
       ASSERT_EQ(Crc32c(piece), ReferenceCrc32c(piece)) << offset << " " << length;
     }
+  }
+  const std::string_view all = std::string_view(data).substr(0, 300);
+  for (size_t cut = 0; cut <= all.size(); ++cut) {
+    ASSERT_EQ(Crc32c(all.substr(cut), Crc32c(all.substr(0, cut))), ReferenceCrc32c(all)) << cut;
   }
 }
 
