@@ -1,6 +1,7 @@
 #include "s3/model/blob_refs.h"
 
 #include "s3/model/s3_keys.h"
+#include "s3/model/stored_record.h"
 #include "tessera/s3.pb.h"
 
 namespace tessera::s3::model {
@@ -15,15 +16,6 @@ void AppendRefs(const google::protobuf::RepeatedPtrField<pb::BlobRef>& refs,
   for (const pb::BlobRef& ref : refs) blob_ids->push_back(ref.blob_id());
 }
 
-template <typename Message>
-Result<Message> Parse(std::string_view value, const char* kind) {
-  Message message;
-  if (!message.ParseFromArray(value.data(), static_cast<int>(value.size()))) {
-    return Status::Corruption(std::string("unparseable ") + kind + " record");
-  }
-  return message;
-}
-
 }  // namespace
 
 Status AppendRecordBlobs(std::string_view table_key, std::string_view value,
@@ -32,19 +24,19 @@ Status AppendRecordBlobs(std::string_view table_key, std::string_view value,
   if (!parsed) return Status::Ok();
   switch (parsed->type) {
     case RecordType::kHead: {
-      auto head = Parse<pb::ObjectHead>(value, "head");
+      auto head = ParseStoredRecord<pb::ObjectHead>(value, "head");
       if (!head.ok()) return head.status();
       AppendRefs(head->latest().blobs(), blob_ids);
       return Status::Ok();
     }
     case RecordType::kVersion: {
-      auto version = Parse<pb::VersionRecord>(value, "version");
+      auto version = ParseStoredRecord<pb::VersionRecord>(value, "version");
       if (!version.ok()) return version.status();
       AppendRefs(version->version().blobs(), blob_ids);
       return Status::Ok();
     }
     case RecordType::kPart: {
-      auto part = Parse<pb::PartRecord>(value, "part");
+      auto part = ParseStoredRecord<pb::PartRecord>(value, "part");
       if (!part.ok()) return part.status();
       AppendRefs(part->blobs(), blob_ids);
       return Status::Ok();

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <optional>
 
+#include "common/check.h"
 #include "common/limits.h"
 #include "s3/model/full_object_checksum.h"
 #include "s3/model/s3_keys.h"
+#include "s3/model/stored_record.h"
 #include "s3/model/version_id.h"
 
 namespace tessera::s3::model {
@@ -18,11 +20,6 @@ namespace {
 constexpr size_t kRowsPerWalk = 4096;
 constexpr size_t kSkippedRowsBeforeSeek = 16;
 static_assert(kRowsPerWalk <= limits::kScanItemsMax);
-
-// A stored record of the walk, parsed from its view.
-bool ParseRecord(std::string_view bytes, google::protobuf::MessageLite* message) {
-  return message->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()));
-}
 
 std::string MinNonEmpty(const std::string& a, const std::string& b) {
   if (a.empty()) return b;
@@ -80,10 +77,8 @@ class Lister {
           stopped = true;
           return false;
         }
-      }
-      if (rows == kRowsPerWalk && key >= cursor_) {
-        cursor_.assign(key);
-        cursor_.push_back('\0');
+        // So a walk that ends at its row limit resumes past its last row.
+        TESSERA_CHECK(key < cursor_);
       }
       return true;
     };
@@ -134,8 +129,9 @@ class Lister {
     auto rows = source_.Scan(HeadKey(bucket, key), HeadKey(bucket, key) + '\0', 1);
     if (!rows.ok()) return rows.status();
     if (rows->empty()) return ObjectEnd(bucket, key);
-    pb::ObjectHead head;
-    if (!head.ParseFromString(rows->front().value)) return Status::Corruption("unparseable head");
+    auto parsed_head = ParseStoredRecord<pb::ObjectHead>(rows->front().value, "head");
+    if (!parsed_head.ok()) return parsed_head.status();
+    const pb::ObjectHead& head = *parsed_head;
     current_key_ = key;
     current_latest_seq_ = head.latest_seq();
     uint64_t seq = 0;
@@ -154,23 +150,23 @@ class Lister {
   Status VisitVersion(std::string_view row_key, std::string_view value, const ParsedKey& parsed) {
     const uint64_t bucket = req_.bucket_id();
     if (parsed.type == RecordType::kHead) {
-      pb::ObjectHead head;
-      if (!ParseRecord(value, &head)) return Status::Corruption("unparseable head record");
+      auto head = ParseStoredRecord<pb::ObjectHead>(value, "head");
+      if (!head.ok()) return head.status();
       current_key_ = std::string(parsed.object_key);
-      current_latest_seq_ = head.latest_seq();
-      if (head.latest_seq() != 0) {
+      current_latest_seq_ = head->latest_seq();
+      if (head->latest_seq() != 0) {
         JumpPast(row_key);
         return Status::Ok();
       }
-      AddEntry(parsed.object_key, std::move(*head.mutable_latest()), /*is_latest=*/true);
+      AddEntry(parsed.object_key, std::move(*head->mutable_latest()), /*is_latest=*/true);
       AssignObjectEnd(bucket, parsed.object_key, &cursor_);
       return Status::Ok();
     }
     if (parsed.type == RecordType::kVersion) {
-      pb::VersionRecord record;
-      if (!ParseRecord(value, &record)) return Status::Corruption("unparseable version");
+      auto record = ParseStoredRecord<pb::VersionRecord>(value, "version");
+      if (!record.ok()) return record.status();
       const uint64_t seq = ~ReadBigEndian64(parsed.suffix);
-      AddEntry(parsed.object_key, std::move(*record.mutable_version()),
+      AddEntry(parsed.object_key, std::move(*record->mutable_version()),
                parsed.object_key == current_key_ && seq == current_latest_seq_);
       JumpPast(row_key);
       return Status::Ok();
@@ -193,8 +189,9 @@ class Lister {
       return Status::Ok();
     }
     if (RollUp(parsed.object_key)) return Status::Ok();
-    pb::UploadRecord upload;
-    if (!ParseRecord(value, &upload)) return Status::Corruption("unparseable upload record");
+    auto parsed_upload = ParseStoredRecord<pb::UploadRecord>(value, "upload");
+    if (!parsed_upload.ok()) return parsed_upload.status();
+    const pb::UploadRecord& upload = *parsed_upload;
     pb::S3ListEntry* e = out_.add_items()->mutable_entry();
     e->set_key(std::string(parsed.object_key));
     e->set_upload_id(upload.upload_id());
@@ -242,10 +239,10 @@ class Lister {
     if (RollUp(key)) return Status::Ok();
     if (req_.versions()) return VisitVersion(row_key, value, *parsed);
     if (parsed->type == RecordType::kHead) {
-      pb::ObjectHead head;
-      if (!ParseRecord(value, &head)) return Status::Corruption("unparseable head record");
-      if (!head.latest().delete_marker()) {
-        AddEntry(key, std::move(*head.mutable_latest()), /*is_latest=*/true);
+      auto head = ParseStoredRecord<pb::ObjectHead>(value, "head");
+      if (!head.ok()) return head.status();
+      if (!head->latest().delete_marker()) {
+        AddEntry(key, std::move(*head->mutable_latest()), /*is_latest=*/true);
       }
     }
     AssignObjectEnd(req_.bucket_id(), key, &cursor_);
