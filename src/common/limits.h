@@ -156,7 +156,7 @@ inline constexpr size_t kRouterMemdsQueuedLookupsMax = 16'384;
 // long.
 inline constexpr int64_t kRouterMemdsSuspectMs = 1'000;
 // Attempts of one client operation (first try + retries + redirects).
-inline constexpr uint32_t kRouterAttemptsMax = 64;
+inline constexpr uint32_t kRouterAttemptsMax = 1'024;
 // Longest backoff between two attempts, and longest total deadline of one
 // client operation a caller may configure.
 inline constexpr uint32_t kRouterBackoffMsMax = 5'000;

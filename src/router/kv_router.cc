@@ -45,6 +45,9 @@ Status ValidateKvRouterOptions(const KvRouterOptions& o) {
       o.backoff_max_ms > limits::kRouterBackoffMsMax) {
     return Status::InvalidArgument("backoff must satisfy 1 <= initial <= max <= kRouterBackoffMsMax");
   }
+  if (o.leader_search_backoff_max_ms < 1 || o.leader_search_backoff_max_ms > o.backoff_max_ms) {
+    return Status::InvalidArgument("leader_search_backoff_max_ms must be 1..backoff_max_ms");
+  }
   if (o.attempts_max < 1 || o.attempts_max > limits::kRouterAttemptsMax) {
     return Status::InvalidArgument("attempts_max out of range");
   }
@@ -122,7 +125,7 @@ class KvRouter::Operation : public std::enable_shared_from_this<Operation> {
         return Complete(Status(code, "table " + table_ + ": " + route.status().message()));
       }
       route_failed_ = true;
-      return RetryAfterBackoff(route.status());
+      return RetryAfterBackoff(route.status(), Pace::kLoad);
     }
     route_failed_ = false;
     partition_ = std::move(route).value();
@@ -130,7 +133,8 @@ class KvRouter::Operation : public std::enable_shared_from_this<Operation> {
     Result<std::shared_ptr<rpc::Channel>> channel = router_.nodes_.Get(target_);
     if (!channel.ok()) {
       NextReplica();
-      return RetryAfterBackoff(Status::Unavailable("no address for node " + std::to_string(target_)));
+      return RetryAfterBackoff(Status::Unavailable("no address for node " + std::to_string(target_)),
+                               Pace::kLeaderSearch);
     }
     const auto remaining = std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - Clock::now());
     const auto timeout = std::max<std::chrono::milliseconds>(
@@ -157,22 +161,25 @@ class KvRouter::Operation : public std::enable_shared_from_this<Operation> {
         }
         cache.Invalidate(table_, key_, partition_.group_id());
         NextReplica();
-        return RetryAfterBackoff(status);
+        return RetryAfterBackoff(status, Pace::kLeaderSearch);
       case StatusCode::kStaleEpoch:
       case StatusCode::kNotFound:
         cache.Invalidate(table_, key_, partition_.group_id());
         NextReplica();
-        return RetryAfterBackoff(status);
+        return RetryAfterBackoff(status, Pace::kLeaderSearch);
       case StatusCode::kThrottled:
       case StatusCode::kAborted:
-        return RetryAfterBackoff(status);
+        return RetryAfterBackoff(status, Pace::kLoad);
       case StatusCode::kUnavailable:
       case StatusCode::kTimeout:
         if (!idempotent_ && maybe_sent && !IsProvablyUnsent(status)) {
           return Complete(Status::Timeout("write outcome unknown (" + status.message() + ")"));
         }
         NextReplica();
-        return RetryAfterBackoff(status);
+        // An unreachable node (refused, reset) is looked past quickly; a
+        // node that took the whole timeout may be overloaded.
+        return RetryAfterBackoff(
+            status, status.code() == StatusCode::kUnavailable ? Pace::kLeaderSearch : Pace::kLoad);
       default:
         return Complete(status);
     }
@@ -191,11 +198,17 @@ class KvRouter::Operation : public std::enable_shared_from_this<Operation> {
     return partition_.replicas(static_cast<int>(replica_cursor_ % partition_.replicas_size())).node_id();
   }
 
-  void RetryAfterBackoff(Status why) {
+  // How far the backoff may grow for a failure (contract 5).
+  enum class Pace { kLeaderSearch, kLoad };
+
+  void RetryAfterBackoff(Status why, Pace pace) {
     last_ = std::move(why);
+    const uint32_t cap = pace == Pace::kLeaderSearch ? router_.options_.leader_search_backoff_max_ms
+                                                     : router_.options_.backoff_max_ms;
+    backoff_ms_ = std::min(backoff_ms_, cap);
     const auto wait = std::chrono::milliseconds(std::max<int64_t>(
         1, static_cast<int64_t>(backoff_ms_ * router_.JitterFactor())));
-    backoff_ms_ = std::min(backoff_ms_ * 2, router_.options_.backoff_max_ms);
+    backoff_ms_ = std::min(backoff_ms_ * 2, cap);
     // Every retry here follows a failure that proved a write did not happen.
     // A write retried into the last sliver of the deadline could only time
     // out and turn that into "outcome unknown", so a write is retried only

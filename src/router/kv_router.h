@@ -19,7 +19,13 @@
 //     (timeout, connection lost after sending) fails with Timeout
 //     ("outcome unknown").
 //  5. Backoff between attempts: initial backoff_initial_ms, doubled per
-//     retry up to backoff_max_ms, times a random factor in [0.5, 1). The
+//     retry, times a random factor in [0.5, 1). It grows up to
+//     backoff_max_ms after a sign of load (Throttled, Aborted, Timeout, a
+//     failed route lookup), but only up to leader_search_backoff_max_ms
+//     while the leader is being looked for (NotLeader without a hint,
+//     StaleEpoch, NotFound, an unreachable node): replicas answer those
+//     probes at once, and a leader elected meanwhile is then found within
+//     one short poll instead of one long backoff after the election. The
 //     operation ends by request_deadline_ms or attempts_max attempts at the
 //     latest; running out while no leader answered gives Unavailable
 //     "partition has no leader / no quorum". A write is not retried when
@@ -60,7 +66,11 @@ struct KvRouterOptions {
   uint32_t rpc_timeout_ms = 2'000;       // one attempt
   uint32_t backoff_initial_ms = 10;
   uint32_t backoff_max_ms = 500;
-  uint32_t attempts_max = 32;
+  uint32_t leader_search_backoff_max_ms = 50;  // <= backoff_max_ms
+  // Redirects count as attempts: a leader search polls at most every
+  // leader_search_backoff_max_ms / 2 with two attempts per poll (a replica,
+  // then the node it names), so 256 cover more than 3 s of an election.
+  uint32_t attempts_max = 256;
   uint64_t jitter_seed = 0;  // 0: from the clock
 };
 

@@ -181,7 +181,8 @@ class RouterRoutingTest : public ::testing::TestWithParam<Transport> {
     options.kv.request_deadline_ms = 1'500;
     options.kv.rpc_timeout_ms = 500;
     options.kv.backoff_initial_ms = 8;
-    options.kv.backoff_max_ms = 100;
+    options.kv.backoff_max_ms = 1'000;
+    options.kv.leader_search_backoff_max_ms = 20;
     options.memds_timeout_ms = 500;
     CredentialStore store;
     ASSERT_TRUE(store.Add(kCredential).ok());
@@ -366,6 +367,36 @@ TEST_P(RouterRoutingTest, NoQuorumIsA503NotAHang) {
     EXPECT_LT(elapsed, 3s) << "bounded by the 1.5 s request deadline";
   }
   EXPECT_EQ(Do("GET", "/kv/kv/a").status, 404u) << "the other partition still serves";
+}
+
+TEST_P(RouterRoutingTest, PollsForALeaderElectedWhileItWaits) {
+  ASSERT_EQ(Do("PUT", "/kv/kv/q", "v").status, 200u);
+  auto node_calls = [&] {
+    int sum = 0;
+    for (const auto& [node, calls] : cluster_.calls_per_node) sum += calls;
+    return sum;
+  };
+  int calls_before = 0;
+  {
+    std::lock_guard lock(cluster_.mu);
+    cluster_.groups[2].leader = 0;  // an election: every replica says NotLeader, no hint
+    calls_before = node_calls();
+  }
+  auto put = std::async(std::launch::async, [&] { return Do("PUT", "/kv/kv/q", "v2"); });
+  std::this_thread::sleep_for(600ms);
+  int calls_during = 0;
+  {
+    std::lock_guard lock(cluster_.mu);
+    calls_during = node_calls() - calls_before;
+    cluster_.groups[2].leader = 3;  // elected
+  }
+  HttpReply reply = put.get();
+  EXPECT_EQ(reply.status, 200u) << reply.body;
+  EXPECT_EQ(Do("GET", "/kv/kv/q").body, "v2");
+  // Backing off exponentially towards backoff_max_ms (1 s here) would have
+  // made about 7 attempts in those 600 ms (8 + 16 + ... + 256 ms, times a
+  // factor in [0.5, 1)); polling at most every 20 ms makes 30 or more.
+  EXPECT_GE(calls_during, 15);
 }
 
 TEST_P(RouterRoutingTest, ScanWalksPartitionsInKeyOrder) {
