@@ -8,6 +8,7 @@
 #include <chrono>
 #include <optional>
 
+#include "blob/read_response.h"
 #include "common/check.h"
 #include "common/crc32c.h"
 #include "rpc/frame.h"
@@ -204,7 +205,7 @@ class BlobClient::ReadOp : public std::enable_shared_from_this<ReadOp> {
 
  private:
   void OnReply(uint32_t node, Result<std::string> reply) {
-    Result<std::string> data = reply.ok() ? Verify(*reply) : Result<std::string>(reply.status());
+    Result<SharedBytes> data = reply.ok() ? Verify(std::move(reply).value()) : Result<SharedBytes>(reply.status());
     if (data.ok()) return Finish(std::move(data));
     const Status& status = data.status();
     // A range past the end is past the end on every copy.
@@ -217,17 +218,23 @@ class BlobClient::ReadOp : public std::enable_shared_from_this<ReadOp> {
     Attempt();
   }
 
-  // The data of a response whose checksum and length hold.
-  Result<std::string> Verify(const std::string& payload) const {
+  // The data of a response whose checksum and length hold, left where it
+  // lies in the payload.
+  Result<SharedBytes> Verify(std::string payload) const {
     pb::BlobReadResponse response;
-    if (!response.ParseFromString(payload)) return Status::Corruption("blob.read response does not parse");
-    if (Crc32c(response.data()) != response.crc32c()) {
+    std::string_view data;
+    if (!ParseReadResponse(payload, &response, &data)) {
+      return Status::Corruption("blob.read response does not parse");
+    }
+    if (Crc32c(data) != response.crc32c()) {
       return Status::Corruption("blob.read response fails its crc32c");
     }
-    if (response.data().size() > length_ || response.data().size() > response.total_size()) {
+    if (data.size() > length_ || data.size() > response.total_size()) {
       return Status::Corruption("blob.read response longer than asked");
     }
-    return std::move(*response.mutable_data());
+    const size_t offset = static_cast<size_t>(data.data() - payload.data());
+    const size_t size = data.size();
+    return SharedBytes(std::move(payload)).Slice(offset, size);
   }
 
   Status Failure() const {
@@ -238,7 +245,7 @@ class BlobClient::ReadOp : public std::enable_shared_from_this<ReadOp> {
     return Status::Unavailable(why);
   }
 
-  void Finish(Result<std::string> result) {
+  void Finish(Result<SharedBytes> result) {
     client_.metrics_->Record(kRead, start_, result.status().code());
     client_.Release(0);
     done_(std::move(result));
@@ -388,7 +395,7 @@ void BlobClient::Put(const BlobId& id, std::string owner, std::string data, Stat
   payload.head = request.SerializeAsString();
   rpc::AppendLengthDelimitedFieldHeader(&payload.head, pb::BlobPutRequest::kDataFieldNumber,
                                         data.size());
-  payload.tail = std::make_shared<const std::string>(std::move(data));
+  payload.tail = SharedBytes(std::move(data));
   auto op = std::make_shared<PutOp>(*this, id, slot_map_.ReplicasOf(id.slot), bytes, std::move(done));
   op->Start(std::move(payload));
 }

@@ -58,6 +58,7 @@
 #include "common/limits.h"
 #include "common/metrics.h"
 #include "common/result.h"
+#include "common/shared_bytes.h"
 #include "rpc/channel_pool.h"
 
 namespace tessera::blob {
@@ -78,7 +79,8 @@ Status ValidateBlobClientOptions(const BlobClientOptions& options);
 class BlobClient {
  public:
   using StatusCallback = std::function<void(Status)>;
-  using ReadCallback = std::function<void(Result<std::string>)>;
+  // The bytes read, a view into the reply they arrived in (never copied).
+  using ReadCallback = std::function<void(Result<SharedBytes>)>;
   struct ListPage {
     std::vector<std::pair<BlobId, uint64_t>> entries;  // id, size; ascending
     // Parallel to entries when listed with_owner: owner, file mtime (ms).

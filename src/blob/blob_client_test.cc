@@ -45,7 +45,7 @@ TEST_F(BlobClientTest, MaximalBlobRoundTripsWithRanges) {
   for (uint32_t node = 1; node <= kNodes; ++node) {
     auto stored = StoreOf(node).Read(id, 0, UINT64_MAX);
     ASSERT_TRUE(stored.ok()) << node << ": " << stored.status().ToString();
-    EXPECT_TRUE(stored->data == data);
+    EXPECT_TRUE(stored->data.view() == data);
   }
   EXPECT_EQ(ClientMetric("tessera_blob_client_third_copy_total{result=\"ok\"}"), 1u);
   auto all = Read(id);

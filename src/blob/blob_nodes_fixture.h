@@ -112,7 +112,9 @@ class BlobNodesTest : public ::testing::Test {
 
   Result<std::string> Read(const BlobId& id, uint64_t offset = 0, uint64_t length = UINT64_MAX) {
     std::promise<Result<std::string>> p;
-    client_->Read(id, offset, length, [&p](Result<std::string> r) { p.set_value(std::move(r)); });
+    client_->Read(id, offset, length, [&p](Result<SharedBytes> r) {
+      p.set_value(r.ok() ? Result<std::string>(std::string(r->view())) : Result<std::string>(r.status()));
+    });
     return p.get_future().get();
   }
 

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <string>
 
+#include "blob/read_response.h"
 #include "common/crc32c.h"
 #include "common/thread_name.h"
 #include "tessera/blob.pb.h"
@@ -67,7 +68,7 @@ struct BlobService::Metrics {
 struct BlobService::Job {
   size_t op;
   rpc::Responder responder;
-  std::function<Result<std::string>()> body;
+  std::function<Result<rpc::SplitPayload>()> body;
   Clock::time_point queued;
 };
 
@@ -138,18 +139,14 @@ void BlobService::HandleRead(const pb::Envelope& request, rpc::Responder respond
   if (!read.ok()) return Refuse(kRead, responder, read.status());
   auto id = BlobId::Parse(read->blob_id());
   if (!id.ok()) return Refuse(kRead, responder, id.status());
-  Submit(kRead, std::move(responder),
-         [this, id = *id, offset = read->offset(), length = read->length()]() -> Result<std::string> {
-           auto result = store_->Read(id, offset, length);
-           if (!result.ok()) return result.status();
-           metrics_->read_bytes.Increment(result->data.size());
-           pb::BlobReadResponse response;
-           response.set_crc32c(Crc32c(result->data));
-           response.set_total_size(result->total_size);
-           response.set_data(std::move(result->data));
-           response.set_owner(std::move(result->owner));
-           return response.SerializeAsString();
-         });
+  SubmitSplit(kRead, std::move(responder),
+              [this, id = *id, offset = read->offset(),
+               length = read->length()]() -> Result<rpc::SplitPayload> {
+                auto result = store_->Read(id, offset, length);
+                if (!result.ok()) return result.status();
+                metrics_->read_bytes.Increment(result->data.size());
+                return EncodeReadResponse(std::move(result).value());
+              });
 }
 
 void BlobService::HandleDelete(const pb::Envelope& request, rpc::Responder responder) {
@@ -215,6 +212,15 @@ void BlobService::Refuse(size_t op, const rpc::Responder& responder, const Statu
 }
 
 void BlobService::Submit(size_t op, rpc::Responder responder, std::function<Result<std::string>()> body) {
+  SubmitSplit(op, std::move(responder), [body = std::move(body)]() -> Result<rpc::SplitPayload> {
+    Result<std::string> reply = body();
+    if (!reply.ok()) return reply.status();
+    return rpc::SplitPayload{std::move(reply).value(), {}, 0};
+  });
+}
+
+void BlobService::SubmitSplit(size_t op, rpc::Responder responder,
+                              std::function<Result<rpc::SplitPayload>()> body) {
   std::unique_lock lock(mu_);
   if (stopping_) {
     lock.unlock();
@@ -245,7 +251,7 @@ void BlobService::WorkerLoop() {
 }
 
 void BlobService::Run(Job& job) {
-  Result<std::string> response = job.body();
+  Result<rpc::SplitPayload> response = job.body();
   metrics_->latency[job.op]->Observe(std::chrono::duration<double>(Clock::now() - job.queued).count());
   if (!response.ok()) {
     if (response.status().code() != StatusCode::kNotFound || (job.op != kRead && job.op != kStat)) {

@@ -85,7 +85,9 @@ class BlobService {
 
   // Queues `body` (the store work of request kind `op`, returning the
   // serialized response) for a worker, or answers Throttled/Aborted.
+  // Queues `body` for a worker, which replies with what it returns.
   void Submit(size_t op, rpc::Responder responder, std::function<Result<std::string>()> body);
+  void SubmitSplit(size_t op, rpc::Responder responder, std::function<Result<rpc::SplitPayload>()> body);
   // Answers a request that failed before it was queued.
   void Refuse(size_t op, const rpc::Responder& responder, const Status& status);
   void WorkerLoop();

@@ -80,18 +80,24 @@ Status WriteDirect(int fd, std::string_view prefix, std::string_view data, const
   return Status::Ok();
 }
 
-// Reads exactly `length` bytes at `offset`; Corruption when the file ends
-// first (it was truncated under us).
-Result<std::string> ReadAt(int fd, uint64_t offset, uint64_t length, const std::string& path) {
-  std::string out(length, '\0');
+// Reads exactly `length` bytes at `offset` into `out`; Corruption when the
+// file ends first (it was truncated under us).
+Status ReadInto(int fd, uint64_t offset, uint64_t length, const std::string& path, char* out) {
   uint64_t done = 0;
   while (done < length) {
-    const ssize_t n = ::pread(fd, out.data() + done, length - done, static_cast<off_t>(offset + done));
+    const ssize_t n = ::pread(fd, out + done, length - done, static_cast<off_t>(offset + done));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return ErrnoStatus("read " + path, errno);
     if (n == 0) return Status::Corruption("blob file " + path + ": truncated");
     done += static_cast<uint64_t>(n);
   }
+  return Status::Ok();
+}
+
+// ReadInto a string of its own (headers and tables: small).
+Result<std::string> ReadAt(int fd, uint64_t offset, uint64_t length, const std::string& path) {
+  std::string out(length, '\0');
+  TESSERA_RETURN_IF_ERROR(ReadInto(fd, offset, length, path, out.data()));
   return out;
 }
 
@@ -219,7 +225,7 @@ Status BlobStore::Put(const BlobId& id, std::string_view owner, std::string_view
   std::lock_guard lock(StripeOf(id));
   Result<BlobReadResult> existing = ReadFile(id, 0, UINT64_MAX);
   if (existing.ok()) {
-    if (existing->data != data || existing->owner != owner) {
+    if (existing->data.view() != data || existing->owner != owner) {
       return Status::Conflict("blob " + id.ToString() + " already holds other bytes or another owner");
     }
     counters_->puts.fetch_add(1, std::memory_order_relaxed);
@@ -306,9 +312,10 @@ Result<BlobReadResult> BlobStore::ReadFile(const BlobId& id, uint64_t offset, ui
   result.owner = std::string((*f)->owner);
   const uint64_t n = std::min(length, header.data_bytes - offset);
   if (n == 0) return result;
-  auto data = ReadBlocks(**f, offset, n);
-  if (!data.ok()) return counters_->Count(data.status());
-  result.data = std::move(data).value();
+  auto range = ReadBlocks(**f, offset, n);
+  if (!range.ok()) return counters_->Count(range.status());
+  result.data = std::move(range->bytes);
+  result.crc32c = range->crc32c;
   return result;
 }
 
@@ -319,25 +326,36 @@ Result<BlobStat> BlobStore::Stat(const BlobId& id) {
 }
 
 // Reads the blocks that hold [offset, offset + n) of a checked file,
-// verifies each block, and returns the range.
-Result<std::string> BlobStore::ReadBlocks(const OpenFile& f, uint64_t offset, uint64_t n) {
+// verifies each block, and returns the range with its CRC: the verified
+// block checksums combined, with the partial blocks at either end of an
+// unaligned range checksummed again for their part, so each byte is read
+// by a CRC once (twice at most in those two blocks).
+Result<BlobStore::Range> BlobStore::ReadBlocks(const OpenFile& f, uint64_t offset, uint64_t n) {
   const file::Header& header = f.header;
   const uint64_t first = offset / file::kBlockBytes;
   const uint64_t last = (offset + n - 1) / file::kBlockBytes;
   const uint64_t begin = first * file::kBlockBytes;
   const uint64_t end = std::min((last + 1) * file::kBlockBytes, header.data_bytes);
-  auto data = ReadAt(f.fd.get(), file::DataOffset(header.owner_bytes, header.data_bytes) + begin,
-                     end - begin, f.path);
-  if (!data.ok()) return data.status();
-  const std::string_view view(*data);
+  SharedBytes data = SharedBytes::Uninitialized(end - begin);
+  TESSERA_RETURN_IF_ERROR(ReadInto(f.fd.get(), file::DataOffset(header.owner_bytes, header.data_bytes) + begin,
+                                   end - begin, f.path, data.mutable_data()));
+  const std::string_view view = data.view();
+  uint32_t crc = 0;
   for (uint64_t b = first; b <= last; ++b) {
     const std::string_view block = view.substr((b - first) * file::kBlockBytes, file::kBlockBytes);
-    if (Crc32c(block) != file::TableEntry(f.table, b)) {
+    const uint32_t block_crc = Crc32c(block);
+    if (block_crc != file::TableEntry(f.table, b)) {
       return Status::Corruption("blob file " + f.path + ": checksum mismatch in block " + std::to_string(b));
     }
+    // The part of this block inside the range, relative to the block.
+    const uint64_t block_start = b * file::kBlockBytes;
+    const uint64_t lo = std::max(offset, block_start) - block_start;
+    const uint64_t hi = std::min(offset + n, block_start + block.size()) - block_start;
+    const uint32_t part_crc = lo == 0 && hi == block.size() ? block_crc : Crc32c(block.substr(lo, hi - lo));
+    crc = b == first ? part_crc : Crc32cCombine(crc, part_crc, hi - lo);
   }
-  if (begin == offset && end - begin == n) return std::move(data).value();
-  return data->substr(offset - begin, n);
+  if (begin == offset && end - begin == n) return Range{std::move(data), crc};
+  return Range{data.Slice(offset - begin, n), crc};
 }
 
 Status BlobStore::Delete(const BlobId& id) {

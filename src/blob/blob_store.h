@@ -15,7 +15,9 @@
 //     read checks only its blocks): Corruption on any mismatch, a short or
 //     overlong file, or a file naming another id; NotFound when the blob is
 //     absent; InvalidArgument when `offset` lies past the end. It returns
-//     min(length, total_size - offset) bytes and the blob's total size.
+//     min(length, total_size - offset) bytes, their CRC-32C (combined from
+//     the verified block checksums, so the bytes are checksummed once) and
+//     the blob's total size.
 //  3. Delete removes the file and fsyncs its directory; NotFound when absent.
 //  4. List returns ids in BlobId order, starting at slot `slot_from`, after
 //     `after` (exclusive) when given, each with size, owner and file mtime
@@ -47,6 +49,7 @@
 #include "blob/blob_file.h"
 #include "blob/blob_id.h"
 #include "common/result.h"
+#include "common/shared_bytes.h"
 
 namespace tessera::blob {
 
@@ -58,7 +61,8 @@ struct BlobStoreOptions {
 };
 
 struct BlobReadResult {
-  std::string data;
+  SharedBytes data;         // as read into memory, never copied after
+  uint32_t crc32c = 0;      // Crc32c(data), from the verified block checksums
   uint64_t total_size = 0;  // of the whole blob
   std::string owner;        // empty for format-1 files
 };
@@ -122,7 +126,12 @@ class BlobStore {
   // Opens the blob's file and checks header, size, owner and table.
   Result<std::unique_ptr<OpenFile>> OpenChecked(const BlobId& id);
   Result<BlobReadResult> ReadFile(const BlobId& id, uint64_t offset, uint64_t length);
-  Result<std::string> ReadBlocks(const OpenFile& file, uint64_t offset, uint64_t n);
+  // The range [offset, offset + n) of the data, and its CRC-32C.
+  struct Range {
+    SharedBytes bytes;
+    uint32_t crc32c = 0;
+  };
+  Result<Range> ReadBlocks(const OpenFile& file, uint64_t offset, uint64_t n);
   bool Describe(BlobListEntry& entry);
   Status Sync(int fd, const std::string& what);
   Status SyncDir(const std::string& dir);

@@ -11,6 +11,7 @@
 
 #include "blob/blob_file.h"
 #include "blob/blob_test_util.h"
+#include "common/crc32c.h"
 #include "common/limits.h"
 
 namespace tessera::blob {
@@ -36,7 +37,7 @@ class BlobStoreTest : public ::testing::Test {
   std::string ReadAll(const BlobId& id) {
     auto r = store_->Read(id, 0, UINT64_MAX);
     EXPECT_TRUE(r.ok()) << r.status().ToString();
-    return r.ok() ? r->data : std::string();
+    return r.ok() ? std::string(r->data.view()) : std::string();
   }
 
   StatusCode ReadCode(const BlobId& id, uint64_t offset = 0, uint64_t length = UINT64_MAX) {
@@ -69,7 +70,8 @@ TEST_F(BlobStoreTest, RoundTripsEverySize) {
     auto r = store_->Read(id, 0, UINT64_MAX);
     ASSERT_TRUE(r.ok()) << r.status().ToString();
     EXPECT_EQ(r->total_size, size);
-    EXPECT_TRUE(r->data == data) << size;
+    EXPECT_TRUE(r->data.view() == data) << size;
+    EXPECT_EQ(r->crc32c, Crc32c(data)) << size;
   }
 }
 
@@ -86,11 +88,14 @@ TEST_F(BlobStoreTest, RangesAreExactAndClamped) {
   ASSERT_TRUE(store_->Put(id, "", data).ok());
   const std::vector<std::pair<uint64_t, uint64_t>> ranges = {
       {0, 1}, {kBlock - 1, 2}, {kBlock, kBlock}, {kBlock + 5, 3 * kBlock}, {5 * kBlock, 123},
-      {5 * kBlock + 100, 1000}, {data.size(), 10}, {17, 0}};
+      {5 * kBlock + 100, 1000}, {data.size(), 10}, {17, 0}, {0, 2 * kBlock}, {3, 2 * kBlock - 3},
+      {kBlock, 4 * kBlock + 123}, {7, 5 * kBlock}};
   for (const auto& [offset, length] : ranges) {
     auto r = store_->Read(id, offset, length);
     ASSERT_TRUE(r.ok()) << offset << " " << r.status().ToString();
-    EXPECT_TRUE(r->data == data.substr(offset, length)) << offset << "+" << length;
+    EXPECT_TRUE(r->data.view() == data.substr(offset, length)) << offset << "+" << length;
+    // Combined from block checksums (whole blocks) and partial ones (edges).
+    EXPECT_EQ(r->crc32c, Crc32c(data.substr(offset, length))) << offset << "+" << length;
     EXPECT_EQ(r->total_size, data.size());
   }
   EXPECT_EQ(ReadCode(id, data.size() + 1, 1), StatusCode::kInvalidArgument);
@@ -132,10 +137,10 @@ TEST_F(BlobStoreTest, FlippedDataByteCorruptsOnlyItsBlock) {
   EXPECT_EQ(ReadCode(id, 2 * kBlock - 5, 10), StatusCode::kCorruption);  // spans into it
   auto before = store_->Read(id, 0, 2 * kBlock);
   ASSERT_TRUE(before.ok());
-  EXPECT_TRUE(before->data == data.substr(0, 2 * kBlock));
+  EXPECT_TRUE(before->data.view() == data.substr(0, 2 * kBlock));
   auto after = store_->Read(id, 3 * kBlock, kBlock);
   ASSERT_TRUE(after.ok());
-  EXPECT_TRUE(after->data == data.substr(3 * kBlock));
+  EXPECT_TRUE(after->data.view() == data.substr(3 * kBlock));
   EXPECT_GE(store_->stats().corruptions, 3u);
 }
 
@@ -269,7 +274,7 @@ TEST_F(BlobStoreTest, OwnerRoundTripsThroughReadStatAndList) {
   auto r = store_->Read(id, kBlock, 100);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->owner, owner);
-  EXPECT_EQ(r->data, data.substr(kBlock, 5));
+  EXPECT_EQ(r->data.view(), data.substr(kBlock, 5));
   auto st = store_->Stat(id);
   ASSERT_TRUE(st.ok());
   EXPECT_EQ(st->owner, owner);
@@ -306,7 +311,7 @@ TEST_F(BlobStoreTest, LegacyVersionOneFileReadsWithEmptyOwner) {
   }
   auto r = store_->Read(id, 0, UINT64_MAX);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
-  EXPECT_TRUE(r->data == data);
+  EXPECT_TRUE(r->data.view() == data);
   EXPECT_EQ(r->owner, "");
   auto st = store_->Stat(id);
   ASSERT_TRUE(st.ok());

@@ -106,7 +106,8 @@ class ExchangeImpl final : public Exchange {
   void Respond(unsigned status, Headers headers, std::string body, StatusCallback done) override;
   void StartResponse(unsigned status, Headers headers, std::optional<uint64_t> content_length,
                      StatusCallback done) override;
-  void WriteBody(std::string piece, StatusCallback done) override;
+  using Exchange::WriteBody;
+  void WriteBody(SharedBytes piece, StatusCallback done) override;
   void FinishResponse(StatusCallback done) override;
   void Abort() override;
 
@@ -155,7 +156,7 @@ class Connection final : public ConnectionBase,
                  StatusCallback done);
   void DoStartResponse(uint64_t seq, unsigned status, Headers headers,
                        std::optional<uint64_t> content_length, StatusCallback done);
-  void DoWriteBody(uint64_t seq, std::string piece, StatusCallback done);
+  void DoWriteBody(uint64_t seq, SharedBytes piece, StatusCallback done);
   void DoFinishResponse(uint64_t seq, StatusCallback done);
   void DoAbort(uint64_t seq) {
     if (Check(seq).ok()) Close();
@@ -242,7 +243,7 @@ class Connection final : public ConnectionBase,
   std::optional<uint64_t> out_length_;
   uint64_t out_written_ = 0;
   bool out_head_only_ = false;
-  std::string out_piece_;
+  SharedBytes out_piece_;
 
   // Drain and linger.
   std::string discard_;
@@ -603,7 +604,7 @@ void Connection<Stream>::DoStartResponse(uint64_t seq, unsigned status, Headers 
 }
 
 template <class Stream>
-void Connection<Stream>::DoWriteBody(uint64_t seq, std::string piece, StatusCallback done) {
+void Connection<Stream>::DoWriteBody(uint64_t seq, SharedBytes piece, StatusCallback done) {
   Status check = Check(seq);
   if (check.ok() && response_ != ResponseState::kStreaming) {
     check = Status::InvalidArgument("http: WriteBody without a started streaming response");
@@ -624,7 +625,7 @@ void Connection<Stream>::DoWriteBody(uint64_t seq, std::string piece, StatusCall
   }
   out_written_ += piece.size();
   out_piece_ = std::move(piece);
-  out_message_->body().data = out_piece_.data();
+  out_message_->body().data = const_cast<char*>(out_piece_.data());  // only read
   out_message_->body().size = out_piece_.size();
   out_message_->body().more = true;
   write_pending_ = true;
@@ -675,7 +676,7 @@ void Connection<Stream>::OnWritten(error_code ec, bool finishes_response) {
   write_pending_ = false;
   StatusCallback done = std::move(write_cb_);
   write_cb_ = nullptr;
-  out_piece_ = std::string();
+  out_piece_ = SharedBytes();
   if (ec) {
     Close();
     if (done) done(WriteStatus(ec));
@@ -843,7 +844,7 @@ void ExchangeImpl<Stream>::StartResponse(unsigned status, Headers headers,
 }
 
 template <class Stream>
-void ExchangeImpl<Stream>::WriteBody(std::string piece, StatusCallback done) {
+void ExchangeImpl<Stream>::WriteBody(SharedBytes piece, StatusCallback done) {
   auto shared = std::make_shared<StatusCallback>(std::move(done));
   connection_->Run(
       [c = connection_, seq = seq_, piece = std::move(piece), shared]() mutable {

@@ -89,6 +89,7 @@
 
 #include "common/limits.h"
 #include "common/result.h"
+#include "common/shared_bytes.h"
 #include "common/status.h"
 #include "http/headers.h"
 
@@ -161,8 +162,12 @@ class Exchange {
   // content_length is announced as Content-Length and no body follows.
   virtual void StartResponse(unsigned status, Headers headers,
                              std::optional<uint64_t> content_length, StatusCallback done) = 0;
-  // Writes one piece (empty: no-op). Call again only after `done` ran OK.
-  virtual void WriteBody(std::string piece, StatusCallback done) = 0;
+  // Writes one piece (empty: no-op), from where it lies until `done` runs.
+  // Call again only after `done` ran OK.
+  virtual void WriteBody(SharedBytes piece, StatusCallback done) = 0;
+  void WriteBody(std::string piece, StatusCallback done) {
+    WriteBody(SharedBytes(std::move(piece)), std::move(done));
+  }
   // Ends the body (chunked: the last chunk) after the last WriteBody's done.
   virtual void FinishResponse(StatusCallback done) = 0;
 

@@ -236,7 +236,7 @@ void BlobMaintenance::Repair(Round& round, const blob::BlobListEntry& entry) {
       return;  // our own copy is gone or bad: another holder repairs
     }
     auto put = WaitFor<Status>(kStepWait, [&](auto finish) {
-      blobs_.PutNode(node, entry.id, local->owner, std::move(local->data), finish);
+      blobs_.PutNode(node, entry.id, local->owner, std::string(local->data.view()), finish);
     });
     if (put && put->ok()) {
       metrics_->repaired.Increment();

@@ -102,11 +102,11 @@ class NodeBlobTest : public ::testing::Test {
 TEST_F(NodeBlobTest, BlobsLiveBesideTheRocksDbDirectory) {
   const blob::BlobId id = client_->NextBlobId();
   ASSERT_TRUE(Put(id, "object bytes").ok());
-  std::promise<Result<std::string>> read;
-  client_->Read(id, 7, 100, [&read](Result<std::string> r) { read.set_value(std::move(r)); });
+  std::promise<Result<SharedBytes>> read;
+  client_->Read(id, 7, 100, [&read](Result<SharedBytes> r) { read.set_value(std::move(r)); });
   auto r = read.get_future().get();
   ASSERT_TRUE(r.ok()) << r.status().ToString();
-  EXPECT_EQ(*r, "bytes");
+  EXPECT_EQ(r->view(), "bytes");
   for (int i = 0; i < 200 && client_->inflight() > 0; ++i) std::this_thread::sleep_for(10ms);
   const std::string name = id.ToString() + ".blob";
   for (uint32_t node = 1; node <= 3; ++node) {

@@ -58,9 +58,9 @@ void AppendLengthDelimitedFieldHeader(std::string* out, int field_number, uint64
 Result<std::string> EncodeFrameSplit(const pb::Envelope& envelope, const SplitPayload& payload,
                                      size_t frame_bytes_max) {
   TESSERA_CHECK(frame_bytes_max <= UINT32_MAX);
-  TESSERA_CHECK(envelope.payload().empty() && payload.tail != nullptr);
+  TESSERA_CHECK(envelope.payload().empty());
   const size_t envelope_bytes = envelope.ByteSizeLong();
-  const uint64_t payload_length = payload.head.size() + payload.tail->size();
+  const uint64_t payload_length = payload.head.size() + payload.tail.size();
   std::string field_header;
   AppendLengthDelimitedFieldHeader(&field_header, pb::Envelope::kPayloadFieldNumber,
                                    payload_length);
@@ -76,7 +76,7 @@ Result<std::string> EncodeFrameSplit(const pb::Envelope& envelope, const SplitPa
   frame.append(payload.head);
   const uint32_t crc =
       Crc32cCombine(Crc32c(std::string_view(frame).substr(kFrameHeaderBytes)),
-                    payload.tail_crc32c, payload.tail->size());
+                    payload.tail_crc32c, payload.tail.size());
   PutBigEndian32(frame.data(), static_cast<uint32_t>(frame_payload_bytes));
   PutBigEndian32(frame.data() + 4, crc);
   return frame;

@@ -31,7 +31,7 @@ Result<std::string> EncodeFrame(const pb::Envelope& envelope, size_t frame_bytes
 void AppendLengthDelimitedFieldHeader(std::string* out, int field_number, uint64_t length);
 
 // `envelope` (its payload field empty: CHECKed) carrying `payload`, as one
-// frame of which this returns every byte before *payload.tail; the frame
+// frame of which this returns every byte before payload.tail; the frame
 // is the returned bytes followed by the tail. The payload field is written
 // after the envelope's other fields, which protobuf parses like any other
 // order, so the receiver decodes it as EncodeFrame's frame of the same

@@ -36,23 +36,23 @@ pb::Envelope Parse(std::string_view payload) {
 // payload lengths (one- and multi-byte varints).
 TEST(Frame, SplitFrameDecodesAsTheWholeFrame) {
   for (size_t tail_bytes : {size_t{0}, size_t{1}, size_t{127}, size_t{128}, size_t{70'000}}) {
-    auto tail = std::make_shared<const std::string>(tail_bytes, 'z');
-    const SplitPayload payload{"head", tail, Crc32c(*tail)};
+    const std::string tail(tail_bytes, 'z');
+    const SplitPayload payload{"head", SharedBytes(tail), Crc32c(tail)};
     const pb::Envelope envelope = MakeRequest(9, "blob.put", {});
     Result<std::string> before_tail =
         EncodeFrameSplit(envelope, payload, limits::kRpcFrameBytesMax);
     ASSERT_TRUE(before_tail.ok()) << before_tail.status().ToString();
     FrameDecoder decoder(limits::kRpcFrameBytesMax);
-    Feed(decoder, *before_tail + *tail);
+    Feed(decoder, *before_tail + tail);
     std::string_view decoded;
     ASSERT_EQ(decoder.Next(&decoded), FrameDecoder::Outcome::kFrame) << decoder.error_detail();
     const pb::Envelope parsed = Parse(decoded);
     EXPECT_EQ(parsed.call_id(), 9u);
     EXPECT_EQ(parsed.method(), "blob.put");
-    EXPECT_EQ(parsed.payload(), "head" + *tail);
+    EXPECT_EQ(parsed.payload(), "head" + tail);
   }
-  auto tail = std::make_shared<const std::string>(100, 'z');
-  EXPECT_EQ(EncodeFrameSplit(MakeRequest(9, "m", {}), SplitPayload{"", tail, Crc32c(*tail)}, 50)
+  const std::string tail(100, 'z');
+  EXPECT_EQ(EncodeFrameSplit(MakeRequest(9, "m", {}), SplitPayload{"", SharedBytes(tail), Crc32c(tail)}, 50)
                 .status()
                 .code(),
             StatusCode::kInvalidArgument);

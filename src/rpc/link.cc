@@ -124,7 +124,7 @@ void Link::MaybeWrite() {
   write_buffers_.clear();
   for (const OutFrame& frame : writing_) {
     write_buffers_.push_back(asio::buffer(frame.bytes));
-    if (frame.tail) write_buffers_.push_back(asio::buffer(*frame.tail));
+    if (!frame.tail.empty()) write_buffers_.push_back(asio::buffer(frame.tail.data(), frame.tail.size()));
   }
   write_in_flight_ = true;
   asio::async_write(socket_, write_buffers_,

@@ -23,6 +23,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/shared_bytes.h"
+
 namespace tessera::rpc::internal {
 
 using Clock = std::chrono::steady_clock;
@@ -36,10 +38,10 @@ struct OutFrame {
   Clock::time_point release{}; // not written before this
   bool budgeted = true;        // false for handshake frames
   // The frame's last bytes, shared with other frames and never copied
-  // (EncodeFrameSplit); null for a frame that is all in `bytes`.
-  std::shared_ptr<const std::string> tail;
+  // (EncodeFrameSplit); empty for a frame that is all in `bytes`.
+  SharedBytes tail;
 
-  size_t size() const { return bytes.size() + (tail ? tail->size() : 0); }
+  size_t size() const { return bytes.size() + tail.size(); }
 };
 
 class QueueBudget {

@@ -48,18 +48,48 @@ TEST_F(RpcTest, EchoCallRoundTrip) {
 TEST_F(RpcTest, SplitPayloadCallsShareTheirTail) {
   auto server = StartServer(1, {{"echo", Echo()}});
   auto channel = MakeChannel(100, server->port(), 1);
-  auto tail = std::make_shared<const std::string>(std::string(3 << 20, 't') + "end");
+  const std::string expected_tail = std::string(3 << 20, 't') + "end";
+  const SharedBytes tail(expected_tail);
   for (const std::string& head : {std::string(), std::string("head-"), std::string(300, 'h')}) {
-    SplitPayload payload{head, tail, Crc32c(*tail)};
+    SplitPayload payload{head, tail, Crc32c(tail.view())};
     Result<std::string> echoed = CallSync(*channel, "echo", std::move(payload));
     ASSERT_TRUE(echoed.ok()) << echoed.status().ToString();
-    EXPECT_EQ(*echoed, head + *tail);
+    EXPECT_EQ(*echoed, head + expected_tail);
   }
-  EXPECT_EQ(*tail, std::string(3 << 20, 't') + "end");
+  EXPECT_EQ(tail.view(), expected_tail);
   // A wrong tail CRC makes a frame the server refuses (it closes the
   // connection): the call fails, never delivers altered bytes.
   Result<std::string> refused = CallSync(*channel, "echo", SplitPayload{"x", tail, 0}, 500ms);
   EXPECT_FALSE(refused.ok());
+}
+
+// Goal: a reply whose large part is shared (Responder::Reply(SplitPayload))
+// reaches the caller as head || tail; an empty tail sends the head alone; a
+// reply over the frame limit answers InvalidArgument instead; a wrong tail
+// CRC never delivers the bytes.
+TEST_F(RpcTest, SplitRepliesShareTheirTail) {
+  const std::string expected_tail = std::string(3 << 20, 'r') + "end";
+  const SharedBytes tail(expected_tail);
+  const SharedBytes too_large(std::string(limits::kRpcFrameBytesMax, 'x'));
+  Handler split = [&](const PeerInfo&, const pb::Envelope& request, Responder responder) {
+    if (request.payload() == "empty") return responder.Reply(SplitPayload{"head-only", {}, 0});
+    if (request.payload() == "large") return responder.Reply(SplitPayload{"h", too_large, 0});
+    const uint32_t crc = request.payload() == "bad-crc" ? 0 : Crc32c(tail.view());
+    responder.Reply(SplitPayload{request.payload(), tail, crc});
+  };
+  auto server = StartServer(1, {{"split", split}});
+  auto channel = MakeChannel(100, server->port(), 1);
+  for (const std::string& head : {std::string(), std::string("head-"), std::string(300, 'h')}) {
+    Result<std::string> reply = CallSync(*channel, "split", head);
+    ASSERT_TRUE(reply.ok()) << reply.status().ToString();
+    EXPECT_EQ(*reply, head + expected_tail);
+  }
+  EXPECT_EQ(tail.view(), expected_tail);
+  EXPECT_EQ(CallSync(*channel, "split", std::string("empty")).value(), "head-only");
+  Result<std::string> large = CallSync(*channel, "split", std::string("large"));
+  EXPECT_EQ(large.status().code(), StatusCode::kInvalidArgument) << large.status().ToString();
+  EXPECT_NE(large.status().message().find("response too large"), std::string::npos);
+  EXPECT_FALSE(CallSync(*channel, "split", std::string("bad-crc"), 500ms).ok());
 }
 
 // Goal: a handler may answer later from another thread; a Responder dropped

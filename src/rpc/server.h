@@ -58,6 +58,9 @@ class Responder {
 
   bool expects_response() const { return slot_ != nullptr; }
   void Reply(std::string payload) const;
+  // The payload head || tail, the tail sent from where it lies (never
+  // copied, see SplitPayload).
+  void Reply(SplitPayload payload) const;
   // `status` must not be OK.
   void Fail(Status status) const;
 

@@ -16,6 +16,12 @@ void Responder::Reply(std::string payload) const {
   if (slot_ != nullptr) slot_->Send(std::move(payload));
 }
 
+void Responder::Reply(SplitPayload payload) const {
+  if (slot_ == nullptr) return;
+  if (payload.tail.empty()) return slot_->Send(Result<std::string>(std::move(payload.head)));
+  slot_->Send(std::move(payload));
+}
+
 void Responder::Fail(Status status) const {
   TESSERA_CHECK(!status.ok());
   if (slot_ != nullptr) slot_->Send(std::move(status));
@@ -36,8 +42,27 @@ void ResponseSlot::Send(Result<std::string> result) {
                                                   "response too large: " + frame.status().message())),
                         limits::kRpcFrameBytesMax);
   }
-  asio::post(strand, [weak = connection, bytes = std::move(frame).value()]() mutable {
-    if (auto conn = weak.lock()) conn->OnResponseReady(std::move(bytes));
+  Post(OutFrame{std::move(frame).value()});
+}
+
+void ResponseSlot::Send(SplitPayload payload) {
+  TESSERA_CHECK(!answered.exchange(true));  // exactly one response per request
+  Result<std::string> frame =
+      EncodeFrameSplit(MakeResponse(call_id, std::string()), payload, limits::kRpcFrameBytesMax);
+  if (!frame.ok()) {
+    frame = EncodeFrame(MakeResponse(call_id, Status::InvalidArgument(
+                                                  "response too large: " + frame.status().message())),
+                        limits::kRpcFrameBytesMax);
+    return Post(OutFrame{std::move(frame).value()});
+  }
+  OutFrame out{std::move(frame).value()};
+  out.tail = std::move(payload.tail);
+  Post(std::move(out));
+}
+
+void ResponseSlot::Post(OutFrame frame) {
+  asio::post(strand, [weak = connection, frame = std::move(frame)]() mutable {
+    if (auto conn = weak.lock()) conn->OnResponseReady(std::move(frame));
   });
 }
 
@@ -158,30 +183,30 @@ void ServerConnection::Respond(uint64_t call_id, Status status) {
   Result<std::string> frame =
       EncodeFrame(MakeResponse(call_id, std::move(status)), limits::kRpcFrameBytesMax);
   TESSERA_CHECK(frame.ok());
-  SendData(std::move(frame).value());
+  SendData(OutFrame{std::move(frame).value()});
 }
 
-void ServerConnection::OnResponseReady(std::string frame) {
+void ServerConnection::OnResponseReady(OutFrame frame) {
   if (closed_) return;
   TESSERA_CHECK(inflight_ > 0);
   --inflight_;
   SendData(std::move(frame));
 }
 
-void ServerConnection::SendData(std::string frame) {
+void ServerConnection::SendData(OutFrame out) {
   if (closed_) return;
   const FaultDecision fault = core_->context.faults.Decide(peer_.peer_id);
   if (fault.drop) {
     core_->metrics->fault_dropped_frames.Increment();
     return;
   }
-  if (!budget_->TryAcquire(frame.size())) {
+  if (!budget_->TryAcquire(out.size())) {
     spdlog::warn("rpc.slow_peer side=server peer={} peer_id={} queued_bytes={}", peer_.address,
                  peer_.peer_id, budget_->bytes());
     Close();
     return;
   }
-  OutFrame out{std::move(frame), {}, /*budgeted=*/true};
+  out.budgeted = true;
   if (fault.delay_ms > 0) {
     core_->metrics->fault_delayed_frames.Increment();
     out.release = Clock::now() + std::chrono::milliseconds(fault.delay_ms);

@@ -72,7 +72,7 @@ class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
   // On the strand. Idempotent.
   void Close();
   // On the strand: a response frame encoded by a ResponseSlot.
-  void OnResponseReady(std::string frame);
+  void OnResponseReady(OutFrame frame);
 
   const Strand& strand() const { return strand_; }
 
@@ -81,7 +81,7 @@ class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
   void OnHello(const pb::Envelope& envelope);
   void OnRequest(const pb::Envelope& request);
   void Respond(uint64_t call_id, Status status);
-  void SendData(std::string frame);
+  void SendData(OutFrame frame);
   void SendHandshake(std::string_view method, const google::protobuf::MessageLite& message);
   void AuthFailed(std::string_view reason);
   void Malformed(std::string_view reason);
@@ -110,11 +110,16 @@ struct ResponseSlot {
   ResponseSlot& operator=(const ResponseSlot&) = delete;
 
   void Send(Result<std::string> result);
+  void Send(SplitPayload payload);
 
   const std::weak_ptr<ServerConnection> connection;
   const Strand strand;
   const uint64_t call_id;
   std::atomic<bool> answered{false};
+
+ private:
+  // Hands an encoded response to the connection's strand.
+  void Post(OutFrame frame);
 };
 
 }  // namespace tessera::rpc::internal

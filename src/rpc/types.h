@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "common/shared_bytes.h"
 #include "common/status.h"
 
 namespace boost::asio {
@@ -50,11 +51,11 @@ struct RpcContext {
 Status ValidateIdentity(const Identity& identity);
 
 // A payload whose large part is shared, not copied: the envelope's payload
-// is head || *tail. tail_crc32c must equal Crc32c(*tail): the caller
+// is head || tail. tail_crc32c must equal Crc32c(tail): the caller
 // computed it already (trusted here; the receiver verifies the frame).
 struct SplitPayload {
   std::string head;
-  std::shared_ptr<const std::string> tail;  // not null
+  SharedBytes tail;
   uint32_t tail_crc32c = 0;
 };
 

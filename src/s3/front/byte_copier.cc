@@ -44,7 +44,7 @@ void ByteCopier::ReadNext() {
       auto id = blob::BlobId::Parse(ref.blob_id());
       if (!id.ok()) return Fail(S3Error(S3ErrorCode::kInternalError, "bad source blob id"));
       front_.blobs().Read(*id, offset, length,
-                          [self = shared_from_this(), length](Result<std::string> data) {
+                          [self = shared_from_this(), length](Result<SharedBytes> data) {
                             self->OnPiece(std::move(data), length);
                           });
       return;
@@ -54,7 +54,7 @@ void ByteCopier::ReadNext() {
   Fail(S3Error(S3ErrorCode::kInternalError, "source blobs do not cover its size"));
 }
 
-void ByteCopier::OnPiece(Result<std::string> data, uint64_t length) {
+void ByteCopier::OnPiece(Result<SharedBytes> data, uint64_t length) {
   if (!data.ok()) {
     return Fail(FromBlobStatus(data.status()));
   }
@@ -62,7 +62,7 @@ void ByteCopier::OnPiece(Result<std::string> data, uint64_t length) {
     return Fail(S3Error(S3ErrorCode::kInternalError, "short source blob read"));
   }
   next_ += length;
-  Consume(std::move(data).value());
+  Consume(std::string(data->view()));  // the blob writer keeps a string of its own
 }
 
 void ByteCopier::Consume(std::string data) {

@@ -57,7 +57,7 @@ class ByteCopier : public std::enable_shared_from_this<ByteCopier> {
 
  private:
   void ReadNext();
-  void OnPiece(Result<std::string> data, uint64_t length);
+  void OnPiece(Result<SharedBytes> data, uint64_t length);
   void Consume(std::string data);
   void Complete();
   void Fail(S3Error error);

@@ -98,7 +98,7 @@ class BlobStreamer : public std::enable_shared_from_this<BlobStreamer> {
  private:
   struct Piece {
     uint64_t length = 0;
-    std::optional<Result<std::string>> data;  // set once its read answered
+    std::optional<Result<SharedBytes>> data;  // set once its read answered
   };
   struct ReadOrder {
     blob::BlobId id;
@@ -113,13 +113,13 @@ class BlobStreamer : public std::enable_shared_from_this<BlobStreamer> {
   // piece was written.
   void Pump() {
     std::vector<ReadOrder> reads;
-    std::string piece;
+    SharedBytes piece;
     Next next = Next::kNothing;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       if (done_) return;
       if (!writing_ && !pieces_.empty() && pieces_.front().data) {
-        Result<std::string> data = std::move(*pieces_.front().data);
+        Result<SharedBytes> data = std::move(*pieces_.front().data);
         const uint64_t length = pieces_.front().length;
         pieces_.pop_front();
         ++front_sequence_;
@@ -151,7 +151,7 @@ class BlobStreamer : public std::enable_shared_from_this<BlobStreamer> {
     for (ReadOrder& order : reads) {
       call_->front.blobs().Read(order.id, order.offset, order.length,
                                 [self = shared_from_this(), sequence = order.sequence](
-                                    Result<std::string> data) { self->OnRead(sequence, std::move(data)); });
+                                    Result<SharedBytes> data) { self->OnRead(sequence, std::move(data)); });
     }
   }
 
@@ -176,7 +176,7 @@ class BlobStreamer : public std::enable_shared_from_this<BlobStreamer> {
     return true;
   }
 
-  void OnRead(uint64_t sequence, Result<std::string> data) {
+  void OnRead(uint64_t sequence, Result<SharedBytes> data) {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       if (done_) return;
