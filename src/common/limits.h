@@ -340,9 +340,12 @@ inline constexpr uint64_t kS3ObjectBytesMax = uint64_t{5} << 30;
 // Bytes of one blob read while streaming an object out.
 inline constexpr size_t kS3ReadPieceBytes = 2 << 20;
 // Pieces of one GET held at once (being read, waiting, being written): the
-// read-ahead that overlaps the nodes' reads with the client's (D42); a GET
-// holds at most this many times kS3ReadPieceBytes.
-inline constexpr size_t kS3ReadPiecesInFlight = 2;
+// read-ahead that overlaps the nodes' reads with each other and with the
+// client's (D42, D51); a GET holds at most this many times kS3ReadPieceBytes.
+inline constexpr size_t kS3ReadPiecesInFlight = 8;
+// Bytes all GETs of a router may hold in pieces read ahead (every piece but
+// each GET's first, which is always allowed: s3/front/read_ahead_budget.h).
+inline constexpr size_t kS3ReadAheadBytesMax = 256 << 20;
 // XML request bodies (CreateBucketConfiguration, Delete, and the largest:
 // CompleteMultipartUpload of 10,000 parts with checksums, about 1.7 MB).
 inline constexpr size_t kS3XmlBodyBytesMax = 4 << 20;

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/check.h"
@@ -68,7 +69,9 @@ void ApplyOverrides(const S3Call& call, http::Headers& headers) {
 //
 // Invariants: pieces reach the client in object order, one WriteBody at a
 // time; at most kS3ReadPiecesInFlight pieces (being read, read and waiting,
-// or being written) exist at once, which bounds a GET's memory; once the
+// or being written) exist at once, which bounds a GET's memory; every piece
+// but the one the stream may always hold took its bytes from the router's
+// ReadAheadBudget and gives them back when written or dropped; once the
 // stream failed (a read failed, the blob list is short, the client went
 // away) nothing more is read or written, and a failure after the head was
 // sent aborts the connection (the client sees a truncated body).
@@ -93,11 +96,18 @@ class BlobStreamer : public std::enable_shared_from_this<BlobStreamer> {
     blob_ = it == starts_.begin() ? 0 : static_cast<size_t>(it - starts_.begin()) - 1;
   }
 
+  ~BlobStreamer() {
+    size_t held = writing_budgeted_;
+    for (const Piece& p : pieces_) held += p.budgeted ? p.length : 0;
+    if (held > 0) call_->front.read_ahead().Release(held);
+  }
+
   void Start() { Pump(); }
 
  private:
   struct Piece {
     uint64_t length = 0;
+    bool budgeted = false;  // its length is held in the ReadAheadBudget
     std::optional<Result<SharedBytes>> data;  // set once its read answered
   };
   struct ReadOrder {
@@ -121,6 +131,8 @@ class BlobStreamer : public std::enable_shared_from_this<BlobStreamer> {
       if (!writing_ && !pieces_.empty() && pieces_.front().data) {
         Result<SharedBytes> data = std::move(*pieces_.front().data);
         const uint64_t length = pieces_.front().length;
+        TESSERA_CHECK(writing_budgeted_ == 0);
+        writing_budgeted_ = pieces_.front().budgeted ? length : 0;
         pieces_.pop_front();
         ++front_sequence_;
         if (data.ok() && data->size() == length) {
@@ -156,7 +168,8 @@ class BlobStreamer : public std::enable_shared_from_this<BlobStreamer> {
   }
 
   // Queues reads of the next pieces while fewer than kS3ReadPiecesInFlight
-  // exist; false when the blob list cannot serve the range.
+  // exist and the read-ahead budget has room for all but the first; false
+  // when the blob list cannot serve the range.
   bool PlanReadsLocked(std::vector<ReadOrder>& reads) {
     while (next_ <= last_ && pieces_.size() + (writing_ ? 1 : 0) < limits::kS3ReadPiecesInFlight) {
       while (blob_ < starts_.size() && next_ >= starts_[blob_] + object_.blobs(blob_).size()) {
@@ -169,8 +182,10 @@ class BlobStreamer : public std::enable_shared_from_this<BlobStreamer> {
           std::min<uint64_t>({ref.size() - offset, last_ - next_ + 1, limits::kS3ReadPieceBytes});
       auto id = blob::BlobId::Parse(ref.blob_id());
       if (!id.ok()) return false;
+      const bool ahead = !pieces_.empty() || writing_;
+      if (ahead && !call_->front.read_ahead().TryAcquire(length)) break;
       reads.push_back(ReadOrder{*id, offset, length, front_sequence_ + pieces_.size()});
-      pieces_.push_back(Piece{length, std::nullopt});
+      pieces_.push_back(Piece{length, ahead, std::nullopt});
       next_ += length;
     }
     return true;
@@ -190,6 +205,7 @@ class BlobStreamer : public std::enable_shared_from_this<BlobStreamer> {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       writing_ = false;
+      if (writing_budgeted_ > 0) call_->front.read_ahead().Release(std::exchange(writing_budgeted_, 0));
       if (!st.ok()) done_ = true;  // the client went away; the exchange is dead
     }
     Pump();
@@ -205,6 +221,7 @@ class BlobStreamer : public std::enable_shared_from_this<BlobStreamer> {
   std::deque<Piece> pieces_;      // asked for, not yet written, in order
   uint64_t front_sequence_ = 0;   // sequence number of pieces_.front()
   bool writing_ = false;          // a WriteBody is in flight
+  size_t writing_budgeted_ = 0;   // budget bytes of the piece being written
   bool done_ = false;             // finished, aborted or the client gone
 };
 

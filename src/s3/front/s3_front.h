@@ -37,6 +37,7 @@
 #include "router/registry_client.h"
 #include "s3/front/digest_pool.h"
 #include "s3/front/object_index.h"
+#include "s3/front/read_ahead_budget.h"
 
 namespace tessera::s3::front {
 
@@ -82,6 +83,7 @@ class S3Front {
   blob::BlobClient& blobs() { return blobs_; }
   const S3FrontOptions& options() const { return options_; }
   DigestPool& digests() { return digests_; }
+  ReadAheadBudget& read_ahead() { return read_ahead_; }
   std::string NextRequestId();
 
  private:
@@ -91,6 +93,7 @@ class S3Front {
   const S3FrontOptions options_;
   admission::S3Admission admission_;
   metrics::Counter* requests_ = nullptr;
+  ReadAheadBudget read_ahead_{limits::kS3ReadAheadBytesMax};
   std::atomic<uint64_t> request_counter_{0};
   const uint64_t request_id_salt_;
   // Last: destroyed first, so its queued digests finish while everything
