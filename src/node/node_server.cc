@@ -187,7 +187,7 @@ Status NodeServer::Impl::RegisterHandlers() {
       {"admin.faults",
        [this](const PeerInfo&, const pb::Envelope& r, Responder s) { OnFaults(r, std::move(s)); }},
       {"blob.put",
-       [this](const PeerInfo&, const pb::Envelope& r, Responder s) { blob_->HandlePut(r, std::move(s)); }},
+       [this](const PeerInfo&, pb::Envelope& r, Responder s) { blob_->HandlePut(r, std::move(s)); }},
       {"blob.read",
        [this](const PeerInfo&, const pb::Envelope& r, Responder s) { blob_->HandleRead(r, std::move(s)); }},
       {"blob.delete",

@@ -71,7 +71,7 @@ class MemdsClientTest : public ::testing::Test {
           if (lookup.table() != "kv") return Status::NotFound("no table " + lookup.table());
           return PartitionOf(lookup.key());
         });
-    auto delayed = [handler, delay](const rpc::PeerInfo& peer, const pb::Envelope& request,
+    auto delayed = [handler, delay](const rpc::PeerInfo& peer, pb::Envelope& request,
                                     rpc::Responder responder) {
       std::this_thread::sleep_for(delay);
       handler(peer, request, std::move(responder));

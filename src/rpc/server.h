@@ -71,8 +71,9 @@ class Responder {
   std::shared_ptr<internal::ResponseSlot> slot_;
 };
 
-using Handler =
-    std::function<void(const PeerInfo& peer, const pb::Envelope& request, Responder responder)>;
+// `request` is the handler's to take from (e.g. move its payload out): the
+// server does not read it after the call.
+using Handler = std::function<void(const PeerInfo& peer, pb::Envelope& request, Responder responder)>;
 
 struct ServerOptions {
   Identity identity;

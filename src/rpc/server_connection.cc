@@ -148,7 +148,7 @@ void ServerConnection::OnHello(const pb::Envelope& envelope) {
   SendHandshake(kWelcomeMethod, welcome);
 }
 
-void ServerConnection::OnRequest(const pb::Envelope& request) {
+void ServerConnection::OnRequest(pb::Envelope& request) {
   core_->requests.fetch_add(1, std::memory_order_relaxed);
   const uint64_t call_id = request.call_id();
   const Handler* handler = core_->FindHandler(request.method());

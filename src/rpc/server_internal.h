@@ -79,7 +79,7 @@ class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
  private:
   void OnFrame(std::string_view payload);
   void OnHello(const pb::Envelope& envelope);
-  void OnRequest(const pb::Envelope& request);
+  void OnRequest(pb::Envelope& request);
   void Respond(uint64_t call_id, Status status);
   void SendData(OutFrame frame);
   void SendHandshake(std::string_view method, const google::protobuf::MessageLite& message);
