@@ -84,8 +84,8 @@ class BlobService {
               BlobServiceOptions options);
 
   // Queues `body` (the store work of request kind `op`, returning the
-  // serialized response) for a worker, or answers Throttled/Aborted.
-  // Queues `body` for a worker, which replies with what it returns.
+  // serialized response, or for SubmitSplit a response whose tail is sent
+  // uncopied) for a worker, or answers Throttled/Aborted.
   void Submit(size_t op, rpc::Responder responder, std::function<Result<std::string>()> body);
   void SubmitSplit(size_t op, rpc::Responder responder, std::function<Result<rpc::SplitPayload>()> body);
   // Answers a request that failed before it was queued.

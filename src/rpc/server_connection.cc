@@ -37,11 +37,7 @@ void ResponseSlot::Send(Result<std::string> result) {
   TESSERA_CHECK(!answered.exchange(true));  // exactly one response per request
   Result<std::string> frame =
       EncodeFrame(MakeResponse(call_id, std::move(result)), limits::kRpcFrameBytesMax);
-  if (!frame.ok()) {
-    frame = EncodeFrame(MakeResponse(call_id, Status::InvalidArgument(
-                                                  "response too large: " + frame.status().message())),
-                        limits::kRpcFrameBytesMax);
-  }
+  if (!frame.ok()) return PostTooLarge(frame.status());
   Post(OutFrame{std::move(frame).value()});
 }
 
@@ -49,15 +45,18 @@ void ResponseSlot::Send(SplitPayload payload) {
   TESSERA_CHECK(!answered.exchange(true));  // exactly one response per request
   Result<std::string> frame =
       EncodeFrameSplit(MakeResponse(call_id, std::string()), payload, limits::kRpcFrameBytesMax);
-  if (!frame.ok()) {
-    frame = EncodeFrame(MakeResponse(call_id, Status::InvalidArgument(
-                                                  "response too large: " + frame.status().message())),
-                        limits::kRpcFrameBytesMax);
-    return Post(OutFrame{std::move(frame).value()});
-  }
+  if (!frame.ok()) return PostTooLarge(frame.status());
   OutFrame out{std::move(frame).value()};
   out.tail = std::move(payload.tail);
   Post(std::move(out));
+}
+
+void ResponseSlot::PostTooLarge(const Status& why) {
+  Result<std::string> frame = EncodeFrame(
+      MakeResponse(call_id, Status::InvalidArgument("response too large: " + why.message())),
+      limits::kRpcFrameBytesMax);
+  TESSERA_CHECK(frame.ok());
+  Post(OutFrame{std::move(frame).value()});
 }
 
 void ResponseSlot::Post(OutFrame frame) {

@@ -120,6 +120,8 @@ struct ResponseSlot {
  private:
   // Hands an encoded response to the connection's strand.
   void Post(OutFrame frame);
+  // Posts InvalidArgument for a response that did not fit a frame (`why`).
+  void PostTooLarge(const Status& why);
 };
 
 }  // namespace tessera::rpc::internal

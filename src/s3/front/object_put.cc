@@ -47,10 +47,6 @@ class PutUpload : public std::enable_shared_from_this<PutUpload> {
 
   void Start() {
     if (auto st = Prepare(); !st.ok()) return call_->Fail(st.error());
-    {
-      std::lock_guard lock(mu_);
-      reading_ = true;
-    }
     ReadNext();
   }
 
@@ -120,20 +116,23 @@ class PutUpload : public std::enable_shared_from_this<PutUpload> {
                                ? S3ErrorCode::kRequestTimeout
                                : S3ErrorCode::kIncompleteBody));
     }
-    bool read_more = false;
     {
       std::lock_guard lock(mu_);
-      reading_ = false;
       if (stopped_) return;
       if (processing_) {
         parked_.emplace(Parked{std::move(piece).value(), end});
         return;
       }
       processing_ = true;
-      read_more = reading_ = !end;
     }
-    if (read_more) ReadNext();
-    Process(std::move(piece).value(), end);
+    Advance(std::move(piece).value(), end);
+  }
+
+  // Starts a piece that just entered processing, reading the next one
+  // meanwhile unless this was the last.
+  void Advance(std::string piece, bool end) {
+    if (!end) ReadNext();
+    Process(std::move(piece), end);
   }
 
   // The digest stage of one piece, then HandOn. One piece at a time, in
@@ -195,7 +194,6 @@ class PutUpload : public std::enable_shared_from_this<PutUpload> {
   void Processed(bool end) {
     if (end) return Finish();
     std::optional<Parked> next;
-    bool read_more = false;
     {
       std::lock_guard lock(mu_);
       processing_ = false;
@@ -203,10 +201,8 @@ class PutUpload : public std::enable_shared_from_this<PutUpload> {
       next = std::move(parked_);
       parked_.reset();
       processing_ = true;
-      read_more = reading_ = !next->end;
     }
-    if (read_more) ReadNext();
-    Process(std::move(next->piece), next->end);
+    Advance(std::move(next->piece), next->end);
   }
 
   void Finish() {
@@ -350,7 +346,6 @@ class PutUpload : public std::enable_shared_from_this<PutUpload> {
     bool end = false;
   };
   std::mutex mu_;  // guards the stage state below
-  bool reading_ = false;     // a ReadBody is outstanding
   bool processing_ = false;  // a piece is in Process / HandOn
   bool stopped_ = false;     // aborted: nothing more moves
   std::optional<Parked> parked_;  // read while the previous piece was processing
