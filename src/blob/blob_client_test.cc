@@ -91,7 +91,7 @@ TEST_F(BlobClientTest, ReadFallsBackWhenNearestCopyIsCorrupt) {
   WaitIdle();
   {
     std::fstream f(StoreOf(1).PathOf(id), std::ios::in | std::ios::out | std::ios::binary);
-    f.seekp(static_cast<std::streamoff>(file::DataOffset(0, data.size()) + 100));
+    f.seekp(static_cast<std::streamoff>(file::DataOffset(file::kVersion, 0, data.size()) + 100));
     f.put('\x7f' ^ data[100]);
   }
   auto r = Read(id);

@@ -32,17 +32,21 @@ uint64_t MetaBytes(uint64_t owner_bytes, uint64_t data_bytes) {
   return owner_bytes + 4 * BlockCount(data_bytes);
 }
 
-uint64_t DataOffset(uint64_t owner_bytes, uint64_t data_bytes) {
-  return kHeaderBytes + MetaBytes(owner_bytes, data_bytes);
+uint64_t DataOffset(uint16_t version, uint64_t owner_bytes, uint64_t data_bytes) {
+  const uint64_t packed = kHeaderBytes + MetaBytes(owner_bytes, data_bytes);
+  if (version < kVersion) return packed;
+  const uint64_t unpadded = packed + data_bytes;
+  const uint64_t file = (unpadded + kFileAlignmentBytes - 1) / kFileAlignmentBytes * kFileAlignmentBytes;
+  return file - data_bytes;
 }
 
-uint64_t FileBytes(uint64_t owner_bytes, uint64_t data_bytes) {
-  return DataOffset(owner_bytes, data_bytes) + data_bytes;
+uint64_t FileBytes(uint16_t version, uint64_t owner_bytes, uint64_t data_bytes) {
+  return DataOffset(version, owner_bytes, data_bytes) + data_bytes;
 }
 
 std::string EncodePrefix(const BlobId& id, std::string_view owner, std::string_view data,
                          uint16_t version) {
-  TESSERA_CHECK(version == kVersion || (version == kLegacyVersion && owner.empty()));
+  TESSERA_CHECK(version == kVersion || version == kVersion2 || (version == kLegacyVersion && owner.empty()));
   TESSERA_CHECK(owner.size() <= limits::kBlobOwnerBytesMax);
   std::string meta(owner);
   const uint64_t blocks = BlockCount(data.size());
@@ -61,6 +65,7 @@ std::string EncodePrefix(const BlobId& id, std::string_view owner, std::string_v
   TESSERA_CHECK(out.size() == kHeaderCrcOffset);
   PutLe(out, Crc32c(out), 4);
   out += meta;
+  out.resize(DataOffset(version, owner.size(), data.size()), '\0');
   return out;
 }
 
@@ -74,7 +79,7 @@ Result<Header> DecodeHeader(std::string_view bytes) {
   }
   Header header;
   header.version = static_cast<uint16_t>(GetLe(bytes, 4, 2));
-  if (header.version != kVersion && header.version != kLegacyVersion) {
+  if (header.version != kVersion && header.version != kVersion2 && header.version != kLegacyVersion) {
     return Status::Corruption("blob file: unknown version");
   }
   header.owner_bytes = static_cast<uint32_t>(GetLe(bytes, 6, 2));

@@ -3,7 +3,7 @@
 //
 //   offset      size  field (integers little-endian)
 //   0           4     magic "TBLB"
-//   4           2     format version (2; 1 is still read)
+//   4           2     format version (3; 2 and 1 are still read)
 //   6           2     owner length m (version 1: reserved, 0)
 //   8           4     block size in bytes (65536)
 //   12          4     blob slot
@@ -14,7 +14,11 @@
 //   48          m     owner (version 2 only)
 //   48 + m      4k    block checksum table: CRC-32C of each block of data,
 //                     k = ceil(n / block size)
-//   48 + m + 4k n     data
+//   48 + m + 4k g     zeros (version 3 only), g < 4096 so that the file
+//                     ends at a multiple of 4096: data written with O_DIRECT
+//                     from a buffer whose end is 4 KiB aligned (a received
+//                     frame's, rpc/frame.h) needs no copy
+//   d = 48+m+4k+g n   data
 //
 // Thread safety: pure functions.
 #pragma once
@@ -29,8 +33,11 @@
 
 namespace tessera::blob::file {
 
-inline constexpr uint16_t kVersion = 2;
+inline constexpr uint16_t kVersion = 3;
+inline constexpr uint16_t kVersion2 = 2;       // data right after the table; still read
 inline constexpr uint16_t kLegacyVersion = 1;  // no owner; still read
+// A version 3 file's size is a multiple of this.
+inline constexpr uint64_t kFileAlignmentBytes = 4096;
 inline constexpr size_t kHeaderBytes = 48;
 inline constexpr uint32_t kBlockBytes = 64 << 10;
 
@@ -44,15 +51,16 @@ struct Header {
 
 // Blocks of a blob of `data_bytes`, and the size of its whole file.
 uint64_t BlockCount(uint64_t data_bytes);
-uint64_t FileBytes(uint64_t owner_bytes, uint64_t data_bytes);
+uint64_t FileBytes(uint16_t version, uint64_t owner_bytes, uint64_t data_bytes);
 // Bytes of owner and table between the header and the data.
 uint64_t MetaBytes(uint64_t owner_bytes, uint64_t data_bytes);
-// Where the data starts in a file.
-uint64_t DataOffset(uint64_t owner_bytes, uint64_t data_bytes);
+// Where the data starts in a file (d).
+uint64_t DataOffset(uint16_t version, uint64_t owner_bytes, uint64_t data_bytes);
 
-// The header, owner and block checksum table of a blob. `version` 1 (for
-// tests of legacy files) requires an empty owner (CHECKed), as does an
-// owner over limits::kBlobOwnerBytesMax.
+// Every byte of a blob's file before its data: header, owner, block
+// checksum table and (version 3) the zeros, DataOffset bytes. `version` 1
+// or 2 are for tests of older files; version 1 requires an empty owner
+// (CHECKed), as does an owner over limits::kBlobOwnerBytesMax.
 std::string EncodePrefix(const BlobId& id, std::string_view owner, std::string_view data,
                          uint16_t version = kVersion);
 

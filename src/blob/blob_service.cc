@@ -100,8 +100,10 @@ Result<std::unique_ptr<BlobService>> BlobService::Open(metrics::Registry& metric
 Status BlobService::RegisterHandlers(rpc::RpcServer& server) {
   using rpc::PeerInfo;
   using rpc::Responder;
-  TESSERA_RETURN_IF_ERROR(server.RegisterHandler(
-      "blob.put", [this](const PeerInfo&, pb::Envelope& r, Responder s) { HandlePut(r, std::move(s)); }));
+  TESSERA_RETURN_IF_ERROR(server.RegisterPayloadHandler(
+      "blob.put", [this](const PeerInfo&, pb::Envelope&, SharedBytes payload, Responder s) {
+        HandlePut(std::move(payload), std::move(s));
+      }));
   TESSERA_RETURN_IF_ERROR(server.RegisterHandler(
       "blob.read", [this](const PeerInfo&, const pb::Envelope& r, Responder s) { HandleRead(r, std::move(s)); }));
   TESSERA_RETURN_IF_ERROR(server.RegisterHandler(
@@ -112,13 +114,12 @@ Status BlobService::RegisterHandlers(rpc::RpcServer& server) {
       "blob.stat", [this](const PeerInfo&, const pb::Envelope& r, Responder s) { HandleStat(r, std::move(s)); });
 }
 
-void BlobService::HandlePut(pb::Envelope& request, rpc::Responder responder) {
-  // The request's payload is taken over and its data used where it lies
-  // (rpc/bytes_field.h), not copied into a BlobPutRequest.
-  auto payload = std::make_shared<const std::string>(std::move(*request.mutable_payload()));
+void BlobService::HandlePut(SharedBytes payload, rpc::Responder responder) {
+  // The data is used where it lies (rpc/bytes_field.h): for a large put,
+  // in the buffer its frame was received into.
   pb::BlobPutRequest put;
   std::string_view data;
-  if (!rpc::ParseAroundBytesField(*payload, pb::BlobPutRequest::kDataFieldNumber, &put, &data)) {
+  if (!rpc::ParseAroundBytesField(payload.view(), pb::BlobPutRequest::kDataFieldNumber, &put, &data)) {
     return Refuse(kPut, responder, Status::InvalidArgument("payload of blob.put does not parse"));
   }
   auto id = BlobId::Parse(put.blob_id());

@@ -63,7 +63,7 @@ class BlobService {
   BlobService(const BlobService&) = delete;
   BlobService& operator=(const BlobService&) = delete;
 
-  void HandlePut(pb::Envelope& request, rpc::Responder responder);
+  void HandlePut(SharedBytes payload, rpc::Responder responder);
   void HandleRead(const pb::Envelope& request, rpc::Responder responder);
   void HandleDelete(const pb::Envelope& request, rpc::Responder responder);
   void HandleList(const pb::Envelope& request, rpc::Responder responder);

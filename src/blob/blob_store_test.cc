@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <cstring>
 #include <fstream>
 #include <thread>
 
@@ -13,6 +14,7 @@
 #include "blob/blob_test_util.h"
 #include "common/crc32c.h"
 #include "common/limits.h"
+#include "common/shared_bytes.h"
 
 namespace tessera::blob {
 namespace {
@@ -66,12 +68,44 @@ TEST_F(BlobStoreTest, RoundTripsEverySize) {
     const BlobId id = BlobId::Generate(static_cast<uint32_t>(size % limits::kBlobSlots));
     const std::string data = TestData(size, size);
     ASSERT_TRUE(store_->Put(id, "", data).ok()) << size;
-    EXPECT_EQ(fs::file_size(store_->PathOf(id)), file::FileBytes(0, size));
+    EXPECT_EQ(fs::file_size(store_->PathOf(id)), file::FileBytes(file::kVersion, 0, size));
     auto r = store_->Read(id, 0, UINT64_MAX);
     ASSERT_TRUE(r.ok()) << r.status().ToString();
     EXPECT_EQ(r->total_size, size);
     EXPECT_TRUE(r->data.view() == data) << size;
     EXPECT_EQ(r->crc32c, Crc32c(data)) << size;
+  }
+}
+
+// Goal: version 3 files end at a 4 KiB multiple, and a put reads back
+// byte for byte whether its data lies where O_DIRECT can write it without
+// a copy (ending on a 4 KiB boundary, as a received blob.put frame's does)
+// or anywhere else, with an owner of any length.
+TEST_F(BlobStoreTest, DataFromAlignedAndUnalignedBuffersRoundTrips) {
+  uint32_t slot = 40;
+  for (uint64_t size : {uint64_t{1}, uint64_t{4095}, uint64_t{4096}, uint64_t{4097}, 3 * kBlock + 17,
+                        uint64_t{limits::kBlobBytesMax}}) {
+    for (const std::string& owner : {std::string(), std::string(300, 'o'), std::string(limits::kBlobOwnerBytesMax, 'w')}) {
+      const std::string data = TestData(size, size + owner.size());
+      SharedBytes aligned = SharedBytes::UninitializedEndAligned(size, file::kFileAlignmentBytes);
+      std::memcpy(aligned.mutable_data(), data.data(), size);
+      std::string unaligned_storage = "x" + data;
+      const std::string_view unaligned = std::string_view(unaligned_storage).substr(1);
+      for (const std::string_view from : {aligned.view(), unaligned}) {
+        const BlobId id = BlobId::Generate(slot++);
+        ASSERT_TRUE(store_->Put(id, owner, from).ok()) << size;
+        const uint64_t file_bytes = fs::file_size(store_->PathOf(id));
+        EXPECT_EQ(file_bytes % file::kFileAlignmentBytes, 0u) << size;
+        EXPECT_EQ(file_bytes, file::FileBytes(file::kVersion, owner.size(), size));
+        auto r = store_->Read(id, 0, UINT64_MAX);
+        ASSERT_TRUE(r.ok()) << r.status().ToString();
+        EXPECT_EQ(r->owner, owner);
+        EXPECT_TRUE(r->data.view() == data) << size;
+        auto tail = store_->Read(id, size - 1, 1);
+        ASSERT_TRUE(tail.ok());
+        EXPECT_EQ(tail->data.view(), data.substr(size - 1));
+      }
+    }
   }
 }
 
@@ -131,7 +165,7 @@ TEST_F(BlobStoreTest, FlippedDataByteCorruptsOnlyItsBlock) {
   const BlobId id = BlobId::Generate(11);
   const std::string data = TestData(4 * kBlock);
   ASSERT_TRUE(store_->Put(id, "", data).ok());
-  FlipByte(id, file::DataOffset(0, data.size()) + 2 * kBlock + 10);
+  FlipByte(id, file::DataOffset(file::kVersion, 0, data.size()) + 2 * kBlock + 10);
   EXPECT_EQ(ReadCode(id), StatusCode::kCorruption);
   EXPECT_EQ(ReadCode(id, 2 * kBlock + 5, 10), StatusCode::kCorruption);
   EXPECT_EQ(ReadCode(id, 2 * kBlock - 5, 10), StatusCode::kCorruption);  // spans into it
@@ -181,7 +215,7 @@ TEST_F(BlobStoreTest, PutReplacesACorruptFile) {
   const BlobId id = BlobId::Generate(13);
   const std::string data = TestData(1000);
   ASSERT_TRUE(store_->Put(id, "", data).ok());
-  FlipByte(id, file::DataOffset(0, data.size()) + 10);
+  FlipByte(id, file::DataOffset(file::kVersion, 0, data.size()) + 10);
   ASSERT_EQ(ReadCode(id), StatusCode::kCorruption);
   ASSERT_TRUE(store_->Put(id, "", data).ok());
   EXPECT_TRUE(ReadAll(id) == data);
@@ -268,7 +302,7 @@ TEST_F(BlobStoreTest, OwnerRoundTripsThroughReadStatAndList) {
   const std::string owner = std::string(8, '\0') + "bucket/key";
   const std::string data = TestData(kBlock + 5);
   ASSERT_TRUE(store_->Put(id, owner, data).ok());
-  EXPECT_EQ(fs::file_size(store_->PathOf(id)), file::FileBytes(owner.size(), data.size()));
+  EXPECT_EQ(fs::file_size(store_->PathOf(id)), file::FileBytes(file::kVersion, owner.size(), data.size()));
   EXPECT_TRUE(store_->Put(id, owner, data).ok());  // a retried put
   EXPECT_EQ(store_->Put(id, "other owner", data).code(), StatusCode::kConflict);
   auto r = store_->Read(id, kBlock, 100);
@@ -299,6 +333,23 @@ TEST_F(BlobStoreTest, DamagedOwnerIsCorruption) {
   ASSERT_TRUE(page.ok());
   ASSERT_EQ(page->entries.size(), 1u);
   EXPECT_TRUE(page->entries[0].corrupt);
+}
+
+TEST_F(BlobStoreTest, VersionTwoFileReadsWithItsOwner) {
+  const BlobId id = BlobId::Generate(36);
+  const std::string data = TestData(2 * kBlock + 9);
+  fs::create_directories(fs::path(store_->PathOf(id)).parent_path());
+  {
+    std::ofstream f(store_->PathOf(id), std::ios::binary);
+    f << file::EncodePrefix(id, "owner-2", data, file::kVersion2) << data;
+  }
+  EXPECT_EQ(fs::file_size(store_->PathOf(id)), file::FileBytes(file::kVersion2, 7, data.size()));
+  auto r = store_->Read(id, kBlock - 3, kBlock);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(r->data.view() == data.substr(kBlock - 3, kBlock));
+  EXPECT_EQ(r->owner, "owner-2");
+  EXPECT_TRUE(store_->Put(id, "owner-2", data).ok());  // identical: OK
+  EXPECT_EQ(store_->Put(id, "other", data).code(), StatusCode::kConflict);
 }
 
 TEST_F(BlobStoreTest, LegacyVersionOneFileReadsWithEmptyOwner) {

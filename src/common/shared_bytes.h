@@ -11,6 +11,10 @@
 //     anyway, and zeroing one first costs as much as filling it.
 //  3. A default-constructed SharedBytes is empty (size 0, no storage).
 //  4. Slice views part of the bytes and shares their storage.
+//  5. UninitializedEndAligned(n, a) is Uninitialized whose last byte ends
+//     at a multiple of `a` (a power of two): a buffer received into whose
+//     tail (a blob's data, the end of a frame) can be written to a file
+//     opened with O_DIRECT without a copy.
 //
 // Thread safety: a SharedBytes may be copied and read from any thread
 // (shared_ptr semantics); mutable_data() only by its creator, before
@@ -19,6 +23,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <new>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -65,6 +70,24 @@ class SharedBytes {
     SharedBytes out;
     std::shared_ptr<char[]> storage = std::make_shared_for_overwrite<char[]>(size);
     out.data_ = storage.get();
+    out.size_ = size;
+    out.owner_ = std::move(storage);
+    out.writable_ = true;
+    return out;
+  }
+
+  // Contract 5. `alignment`: a power of two, at most 64 KiB (CHECKed).
+  static SharedBytes UninitializedEndAligned(size_t size, size_t alignment) {
+    TESSERA_CHECK(alignment > 0 && (alignment & (alignment - 1)) == 0 && alignment <= (64 << 10));
+    const size_t lead = (alignment - size % alignment) % alignment;
+    // Through operator new: the binary serves large buffers from huge
+    // pages (D45).
+    char* base = static_cast<char*>(::operator new(lead + size, std::align_val_t{alignment}));
+    std::shared_ptr<char> storage(base, [alignment](char* p) {
+      ::operator delete(p, std::align_val_t{alignment});
+    });
+    SharedBytes out;
+    out.data_ = base + lead;
     out.size_ = size;
     out.owner_ = std::move(storage);
     out.writable_ = true;

@@ -186,8 +186,6 @@ Status NodeServer::Impl::RegisterHandlers() {
       {"admin.status", [this](const PeerInfo&, const pb::Envelope&, Responder s) { OnStatus(std::move(s)); }},
       {"admin.faults",
        [this](const PeerInfo&, const pb::Envelope& r, Responder s) { OnFaults(r, std::move(s)); }},
-      {"blob.put",
-       [this](const PeerInfo&, pb::Envelope& r, Responder s) { blob_->HandlePut(r, std::move(s)); }},
       {"blob.read",
        [this](const PeerInfo&, const pb::Envelope& r, Responder s) { blob_->HandleRead(r, std::move(s)); }},
       {"blob.delete",
@@ -202,7 +200,10 @@ Status NodeServer::Impl::RegisterHandlers() {
   for (const auto& [method, handler] : handlers) {
     TESSERA_RETURN_IF_ERROR(rpc_->RegisterHandler(method, handler));
   }
-  return Status::Ok();
+  return rpc_->RegisterPayloadHandler(
+      "blob.put", [this](const PeerInfo&, pb::Envelope&, SharedBytes payload, Responder s) {
+        blob_->HandlePut(std::move(payload), std::move(s));
+      });
 }
 
 // The blob store beside the RocksDB directory unless placed explicitly. The

@@ -272,7 +272,7 @@ void ChannelCore::OnConnected(uint64_t attempt, const boost::system::error_code&
   link_ = std::make_shared<Link>(std::move(socket_), metrics_, budget_, counters_);
   state_ = State::kAwaitChallenge;
   auto self = shared_from_this();
-  link_->Start({[self](std::string_view payload) { self->OnFrame(payload); },
+  link_->Start({[self](std::string_view frame, SharedBytes) { self->OnFrame(frame); },
                 [self](std::string_view reason, std::string_view detail) {
                   const bool in_handshake = self->state_ != State::kReady;
                   self->ConnectionFailed(in_handshake && reason == "eof" ? "closed_in_handshake"

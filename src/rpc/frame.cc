@@ -85,6 +85,10 @@ Result<std::string> EncodeFrameSplit(const pb::Envelope& envelope, const SplitPa
 FrameDecoder::FrameDecoder(size_t frame_bytes_max) : frame_bytes_max_(frame_bytes_max) {}
 
 std::span<char> FrameDecoder::Prepare(size_t min_bytes) {
+  delivered_ = SharedBytes();
+  if (!owned_.empty()) {
+    return std::span<char>(owned_.mutable_data() + owned_filled_, owned_.size() - owned_filled_);
+  }
   const size_t buffered = end_ - begin_;
   const size_t lacking = wanted_ > buffered ? wanted_ - buffered : 0;
   const size_t need = std::max(min_bytes, lacking);
@@ -115,11 +119,46 @@ void FrameDecoder::Grow(size_t bytes) {
 }
 
 void FrameDecoder::Commit(size_t n) {
+  if (!owned_.empty()) {
+    TESSERA_CHECK(n <= owned_.size() - owned_filled_);
+    owned_filled_ += n;
+    return;
+  }
   TESSERA_CHECK(n <= capacity_ - end_);
   end_ += n;
 }
 
-FrameDecoder::Outcome FrameDecoder::Next(std::string_view* payload) {
+void FrameDecoder::StartOwnedFrame(uint32_t length, uint32_t crc) {
+  owned_ = SharedBytes::UninitializedEndAligned(length, kOwnedFrameEndAlignment);
+  owned_crc_ = crc;
+  const size_t buffered_body = end_ - begin_ - kFrameHeaderBytes;
+  owned_filled_ = std::min<size_t>(buffered_body, length);
+  std::memcpy(owned_.mutable_data(), buffer_.get() + begin_ + kFrameHeaderBytes, owned_filled_);
+  begin_ += kFrameHeaderBytes + owned_filled_;
+  wanted_ = 0;
+  if (begin_ == end_) begin_ = end_ = 0;
+}
+
+FrameDecoder::Outcome FrameDecoder::BadChecksum(std::string_view body, uint32_t stored_crc) {
+  char detail[96];
+  std::snprintf(detail, sizeof(detail), "length %zu stored_crc=0x%08x computed_crc=0x%08x",
+                body.size(), stored_crc, Crc32c(body));
+  error_detail_ = detail;
+  return Outcome::kBadChecksum;
+}
+
+FrameDecoder::Outcome FrameDecoder::DeliverOwnedFrame(std::string_view* payload, SharedBytes* owner) {
+  if (owned_filled_ < owned_.size()) return Outcome::kNeedMore;
+  if (Crc32c(owned_.view()) != owned_crc_) return BadChecksum(owned_.view(), owned_crc_);
+  *payload = owned_.view();
+  SharedBytes& to = owner != nullptr ? *owner : delivered_;
+  to = std::move(owned_);  // leaves owned_ empty: no frame being received
+  owned_filled_ = 0;
+  return Outcome::kFrame;
+}
+
+FrameDecoder::Outcome FrameDecoder::Next(std::string_view* payload, SharedBytes* owner) {
+  if (!owned_.empty()) return DeliverOwnedFrame(payload, owner);
   const size_t buffered = end_ - begin_;
   if (buffered < kFrameHeaderBytes) return Outcome::kNeedMore;
   const char* header = buffer_.get() + begin_;
@@ -130,21 +169,19 @@ FrameDecoder::Outcome FrameDecoder::Next(std::string_view* payload) {
                     std::to_string(frame_bytes_max_);
     return Outcome::kTooLarge;
   }
+  if (length >= kOwnedFrameBytesMin) {
+    StartOwnedFrame(length, stored_crc);
+    return DeliverOwnedFrame(payload, owner);
+  }
   wanted_ = kFrameHeaderBytes + length;
   if (buffered < wanted_) return Outcome::kNeedMore;
   const std::string_view body(header + kFrameHeaderBytes, length);
-  const uint32_t computed_crc = Crc32c(body);
-  if (computed_crc != stored_crc) {
-    char detail[96];
-    std::snprintf(detail, sizeof(detail), "length %u stored_crc=0x%08x computed_crc=0x%08x",
-                  length, stored_crc, computed_crc);
-    error_detail_ = detail;
-    return Outcome::kBadChecksum;
-  }
+  if (Crc32c(body) != stored_crc) return BadChecksum(body, stored_crc);
   begin_ += wanted_;
   wanted_ = 0;
   if (begin_ == end_) begin_ = end_ = 0;  // the bytes stay put until Prepare()
   *payload = body;
+  if (owner != nullptr) *owner = SharedBytes();
   return Outcome::kFrame;
 }
 

@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "common/crc32c.h"
 #include "common/limits.h"
@@ -25,10 +27,33 @@ std::string Frame(std::string_view method, std::string payload) {
   return EncodeFrame(MakeRequest(9, method, std::move(payload)), limits::kRpcFrameBytesMax).value();
 }
 
+// Feeds `bytes` as a socket would (each read at most what Prepare offers),
+// decoding after every read as Link does; returns the envelopes' payloads.
+std::vector<std::string> FeedAndDecode(FrameDecoder& decoder, std::string_view bytes,
+                                       size_t read_bytes_max = 1 << 30);
+
 pb::Envelope Parse(std::string_view payload) {
   pb::Envelope envelope;
   EXPECT_TRUE(envelope.ParseFromArray(payload.data(), static_cast<int>(payload.size())));
   return envelope;
+}
+
+std::vector<std::string> FeedAndDecode(FrameDecoder& decoder, std::string_view bytes,
+                                       size_t read_bytes_max) {
+  std::vector<std::string> payloads;
+  while (!bytes.empty()) {
+    const std::span<char> space = decoder.Prepare(std::min(bytes.size(), read_bytes_max));
+    const size_t n = std::min({space.size(), bytes.size(), read_bytes_max});
+    EXPECT_GT(n, 0u);
+    std::memcpy(space.data(), bytes.data(), n);
+    decoder.Commit(n);
+    bytes.remove_prefix(n);
+    std::string_view payload;
+    while (decoder.Next(&payload) == FrameDecoder::Outcome::kFrame) {
+      payloads.push_back(Parse(payload).payload());
+    }
+  }
+  return payloads;
 }
 
 // Goal: a split frame (bytes before the tail, then the tail) decodes to
@@ -131,13 +156,75 @@ TEST(FrameDecoder, PartialFrameStaysBuffered) {
 TEST(FrameDecoder, LargeFrameThenSmallOnes) {
   FrameDecoder decoder(8 << 20);
   const std::string big = Frame("big", std::string(4 << 20, 'b'));
-  Feed(decoder, big);
+  const std::vector<std::string> payloads = FeedAndDecode(decoder, big);
+  ASSERT_EQ(payloads.size(), 1u);
+  EXPECT_EQ(payloads[0], std::string(4 << 20, 'b'));
+  Feed(decoder, Frame("small", "s"));
   std::string_view payload;
   ASSERT_EQ(decoder.Next(&payload), FrameDecoder::Outcome::kFrame);
-  EXPECT_EQ(Parse(payload).payload().size(), 4u << 20);
-  Feed(decoder, Frame("small", "s"));
-  ASSERT_EQ(decoder.Next(&payload), FrameDecoder::Outcome::kFrame);
   EXPECT_EQ(Parse(payload).method(), "small");
+}
+
+// Goal (contract 2): a payload of kOwnedFrameBytesMin bytes or more is
+// received into a buffer of its own, ending on a kOwnedFrameEndAlignment
+// boundary, that Next() hands over; while it is received Prepare() offers
+// exactly what it lacks, so the small frame behind it stays out of it.
+TEST(FrameDecoder, LargePayloadsComeInEndAlignedBuffersOfTheirOwn) {
+  for (const size_t body : {kOwnedFrameBytesMin, kOwnedFrameBytesMin + 1, size_t{3 << 20} + 12345}) {
+    SCOPED_TRACE(body);
+    std::string payload_bytes(body, '\0');
+    for (size_t i = 0; i < body; ++i) payload_bytes[i] = static_cast<char>(i * 7 + 3);
+    const std::string big = Frame("big", payload_bytes);
+    const std::string stream = big + Frame("small", "s");
+    FrameDecoder decoder(8 << 20);
+    Feed(decoder, std::string_view(stream).substr(0, 1000));  // header and a little body
+    std::string_view payload;
+    SharedBytes owner;
+    ASSERT_EQ(decoder.Next(&payload, &owner), FrameDecoder::Outcome::kNeedMore);
+    EXPECT_EQ(decoder.buffered_bytes(), 1000u);
+    const std::span<char> rest = decoder.Prepare(64 << 10);
+    ASSERT_EQ(rest.size(), big.size() - 1000);
+    std::memcpy(rest.data(), stream.data() + 1000, rest.size());
+    decoder.Commit(rest.size());
+    ASSERT_EQ(decoder.Next(&payload, &owner), FrameDecoder::Outcome::kFrame);
+    ASSERT_FALSE(owner.empty());
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(owner.data() + owner.size()) % kOwnedFrameEndAlignment, 0u);
+    EXPECT_EQ(payload.data(), owner.data());
+    EXPECT_EQ(payload.size(), owner.size());
+    decoder.Prepare(64 << 10);  // the handed-over view outlives it
+    EXPECT_EQ(Parse(payload).payload(), payload_bytes);
+    EXPECT_EQ(decoder.buffered_bytes(), 0u);
+    EXPECT_EQ(FeedAndDecode(decoder, std::string_view(stream).substr(big.size())),
+              std::vector<std::string>{"s"});
+  }
+}
+
+// Goal: a small frame leaves the owner empty, and a large frame already
+// complete in the buffer comes out owned as well.
+TEST(FrameDecoder, OwnershipFollowsThePayloadSize) {
+  const std::string stream = Frame("small", "s") + Frame("big", std::string(kOwnedFrameBytesMin, 'b'));
+  FrameDecoder decoder(8 << 20);
+  Feed(decoder, stream);
+  std::string_view payload;
+  SharedBytes owner = SharedBytes(std::string("stale"));
+  ASSERT_EQ(decoder.Next(&payload, &owner), FrameDecoder::Outcome::kFrame);
+  EXPECT_TRUE(owner.empty());
+  EXPECT_EQ(Parse(payload).payload(), "s");
+  ASSERT_EQ(decoder.Next(&payload, &owner), FrameDecoder::Outcome::kFrame);
+  ASSERT_FALSE(owner.empty());
+  EXPECT_EQ(Parse(payload).payload(), std::string(kOwnedFrameBytesMin, 'b'));
+  EXPECT_EQ(decoder.Next(&payload, &owner), FrameDecoder::Outcome::kNeedMore);
+  EXPECT_EQ(decoder.buffered_bytes(), 0u);
+}
+
+TEST(FrameDecoder, BadChecksumOfAnOwnedFrameIsDetected) {
+  std::string frame = Frame("big", std::string(kOwnedFrameBytesMin, 'b'));
+  frame[frame.size() - 1] ^= 1;
+  FrameDecoder decoder(8 << 20);
+  FeedAndDecode(decoder, frame);
+  std::string_view payload;
+  EXPECT_EQ(decoder.Next(&payload), FrameDecoder::Outcome::kBadChecksum);
+  EXPECT_NE(decoder.error_detail().find("stored_crc"), std::string::npos);
 }
 
 // Goal: frames above the shrink size, arriving in socket-sized reads that
@@ -154,15 +241,7 @@ TEST(FrameDecoder, LargeFramesArrivingInReadsKeepEveryByte) {
   std::string stream;
   for (const std::string& p : payloads) stream += Frame("m", p);
   FrameDecoder decoder(8 << 20);
-  std::vector<std::string> received;
-  for (size_t offset = 0; offset < stream.size(); offset += 65'549) {
-    Feed(decoder, std::string_view(stream).substr(offset, 65'549));
-    std::string_view payload;
-    while (decoder.Next(&payload) == FrameDecoder::Outcome::kFrame) {
-      received.push_back(Parse(payload).payload());
-    }
-  }
-  EXPECT_EQ(received, payloads);
+  EXPECT_EQ(FeedAndDecode(decoder, stream, 65'549), payloads);
   EXPECT_EQ(decoder.buffered_bytes(), 0u);
 }
 

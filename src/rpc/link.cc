@@ -76,7 +76,8 @@ void Link::OnRead(const boost::system::error_code& error, size_t bytes) {
 void Link::DeliverFrames() {
   while (!closed_) {
     std::string_view payload;
-    switch (decoder_.Next(&payload)) {
+    SharedBytes owned;
+    switch (decoder_.Next(&payload, &owned)) {
       case FrameDecoder::Outcome::kNeedMore:
         return;
       case FrameDecoder::Outcome::kTooLarge:
@@ -88,7 +89,7 @@ void Link::DeliverFrames() {
       case FrameDecoder::Outcome::kFrame:
         metrics_->frames_received.Increment();
         counters_->frames_received.fetch_add(1, std::memory_order_relaxed);
-        callbacks_.on_frame(payload);
+        callbacks_.on_frame(payload, std::move(owned));
         break;
     }
   }

@@ -5,7 +5,10 @@
 // write (batching), honouring release times (fault-injected delays).
 //
 // Contract:
-//  1. on_frame gets verified payloads in stream order. on_closed is called
+//  1. on_frame gets verified payloads in stream order: a large one
+//     (rpc::kOwnedFrameBytesMin or more) with the buffer it was received
+//     into, which the callee may keep; otherwise `owned` is empty and the
+//     view is valid during the call only. on_closed is called
 //     at most once, when the link fails by itself: end of stream, I/O
 //     error, or a frame that is too large, fails its checksum or is cut off
 //     by the end of the stream (those three are logged as
@@ -57,7 +60,7 @@ std::string RemoteAddress(const asio::ip::tcp::socket& socket);
 class Link : public std::enable_shared_from_this<Link> {
  public:
   struct Callbacks {
-    std::function<void(std::string_view payload)> on_frame;
+    std::function<void(std::string_view payload, SharedBytes owned)> on_frame;
     // `reason`: eof, io_error, truncated, too_large, bad_checksum.
     std::function<void(std::string_view reason, std::string_view detail)> on_closed;
   };

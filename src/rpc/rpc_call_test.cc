@@ -63,6 +63,46 @@ TEST_F(RpcTest, SplitPayloadCallsShareTheirTail) {
   EXPECT_FALSE(refused.ok());
 }
 
+// Goal: a PayloadHandler gets every request's payload as SharedBytes: a
+// large one (kOwnedFrameBytesMin or more, plain or split) where its frame
+// was received, which it may keep after returning, a small one from the
+// envelope; one method cannot have two handlers.
+TEST_F(RpcTest, PayloadHandlersKeepLargePayloadsWhereTheyArrived) {
+  std::mutex mu;
+  std::vector<SharedBytes> kept;
+  PayloadHandler keep = [&](const PeerInfo&, pb::Envelope& request, SharedBytes payload, Responder responder) {
+    EXPECT_TRUE(request.payload().empty());
+    {
+      std::lock_guard lock(mu);
+      kept.push_back(payload);
+    }
+    responder.Reply(std::to_string(payload.size()) + ":" + std::to_string(Crc32c(payload.view())));
+  };
+  RpcServer server(context(), ServerOptions{.identity = MakeIdentity(1, "node")});
+  ASSERT_TRUE(server.RegisterPayloadHandler("keep", keep).ok());
+  EXPECT_EQ(server.RegisterHandler("keep", Echo()).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(server.RegisterPayloadHandler("keep", keep).code(), StatusCode::kInvalidArgument);
+  ASSERT_TRUE(server.Start().ok());
+  auto channel = MakeChannel(100, server.port(), 1);
+
+  const std::string large = std::string(kOwnedFrameBytesMin, 'L') + "end";
+  const std::string split_tail = std::string(3 << 20, 'T');
+  const std::vector<std::string> expected = {"small", large, "head-" + split_tail, ""};
+  ASSERT_EQ(CallSync(*channel, "keep", std::string("small")).value(), "5:" + std::to_string(Crc32c("small")));
+  ASSERT_TRUE(CallSync(*channel, "keep", large).ok());
+  const SharedBytes tail(split_tail);
+  ASSERT_TRUE(CallSync(*channel, "keep", SplitPayload{"head-", tail, Crc32c(split_tail)}).ok());
+  ASSERT_TRUE(CallSync(*channel, "keep", std::string()).ok());
+  std::lock_guard lock(mu);
+  ASSERT_EQ(kept.size(), expected.size());
+  for (size_t i = 0; i < kept.size(); ++i) EXPECT_EQ(kept[i].view(), expected[i]) << i;
+  // The large ones lie at the end of their receive buffers (FrameDecoder
+  // contract 2): the payload is the last field of the envelope.
+  for (size_t i : {1, 2}) {
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(kept[i].data() + kept[i].size()) % kOwnedFrameEndAlignment, 0u) << i;
+  }
+}
+
 // Goal: a reply whose large part is shared (Responder::Reply(SplitPayload))
 // reaches the caller as head || tail; an empty tail sends the head alone; a
 // reply over the frame limit answers InvalidArgument instead; a wrong tail

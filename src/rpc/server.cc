@@ -40,17 +40,17 @@ ServerCore::ServerCore(RpcContext ctx, ServerOptions opts)
       acceptor_(acceptor_strand),
       retry_timer_(acceptor_strand) {}
 
-Status ServerCore::RegisterHandler(std::string_view method, Handler handler) {
+Status ServerCore::RegisterHandler(std::string_view method, RegisteredHandler handler) {
   TESSERA_RETURN_IF_ERROR(ValidateMethod(method));
   if (started.load()) return Status::InvalidArgument("rpc server: handlers are registered before Start");
-  if (!handler) return Status::InvalidArgument("rpc server: empty handler");
+  if (!handler.plain && !handler.with_payload) return Status::InvalidArgument("rpc server: empty handler");
   if (!handlers_.emplace(std::string(method), std::move(handler)).second) {
     return Status::InvalidArgument("rpc server: duplicate handler for " + std::string(method));
   }
   return Status::Ok();
 }
 
-const Handler* ServerCore::FindHandler(const std::string& method) const {
+const RegisteredHandler* ServerCore::FindHandler(const std::string& method) const {
   const auto it = handlers_.find(method);
   return it == handlers_.end() ? nullptr : &it->second;
 }
@@ -147,7 +147,11 @@ RpcServer::RpcServer(RpcContext context, ServerOptions options)
 RpcServer::~RpcServer() { Stop(); }
 
 Status RpcServer::RegisterHandler(std::string_view method, Handler handler) {
-  return core_->RegisterHandler(method, std::move(handler));
+  return core_->RegisterHandler(method, {.plain = std::move(handler), .with_payload = nullptr});
+}
+
+Status RpcServer::RegisterPayloadHandler(std::string_view method, PayloadHandler handler) {
+  return core_->RegisterHandler(method, {.plain = nullptr, .with_payload = std::move(handler)});
 }
 
 Status RpcServer::Start() { return core_->Listen(); }

@@ -37,6 +37,7 @@
 
 #include "common/limits.h"
 #include "common/result.h"
+#include "common/shared_bytes.h"
 #include "rpc/types.h"
 #include "tessera/rpc.pb.h"
 
@@ -75,6 +76,13 @@ class Responder {
 // server does not read it after the call.
 using Handler = std::function<void(const PeerInfo& peer, pb::Envelope& request, Responder responder)>;
 
+// A handler for a method whose payload may be large (blob.put): it gets the
+// payload as SharedBytes, for a large request (rpc::kOwnedFrameBytesMin)
+// a view of the buffer the frame was received into, never copied;
+// `request`'s payload field is empty.
+using PayloadHandler = std::function<void(const PeerInfo& peer, pb::Envelope& request,
+                                          SharedBytes payload, Responder responder)>;
+
 struct ServerOptions {
   Identity identity;
   std::string host = "127.0.0.1";  // an IP address literal
@@ -103,6 +111,8 @@ class RpcServer {
   // InvalidArgument for an invalid or reserved method name, a duplicate, or
   // a call after Start.
   Status RegisterHandler(std::string_view method, Handler handler);
+  // The same for a PayloadHandler; one handler per method of either kind.
+  Status RegisterPayloadHandler(std::string_view method, PayloadHandler handler);
 
   // Validates the options, binds and listens (IOError when the address is
   // taken), then accepts in the background. At most once.

@@ -6,6 +6,7 @@
 
 #include "common/check.h"
 #include "rpc/auth.h"
+#include "rpc/bytes_field.h"
 #include "rpc/envelope.h"
 #include "rpc/fault_injector.h"
 #include "rpc/server_internal.h"
@@ -81,7 +82,9 @@ void ServerConnection::Start() {
     if (!error && !self->authenticated_ && !self->closed_) self->AuthFailed("handshake_timeout");
   });
   auto self = shared_from_this();
-  link_->Start({[self](std::string_view payload) { self->OnFrame(payload); },
+  link_->Start({[self](std::string_view frame, SharedBytes owned) {
+                  self->OnFrame(frame, std::move(owned));
+                },
                 [self](std::string_view reason, std::string_view detail) {
                   self->OnLinkClosed(reason, detail);
                 }},
@@ -101,11 +104,21 @@ void ServerConnection::SendHandshake(std::string_view method,
   link_->Enqueue(OutFrame{std::move(frame).value(), {}, /*budgeted=*/false});
 }
 
-void ServerConnection::OnFrame(std::string_view payload) {
+void ServerConnection::OnFrame(std::string_view frame, SharedBytes owned) {
   pb::Envelope envelope;
-  const bool parsed = envelope.ParseFromArray(payload.data(), static_cast<int>(payload.size()));
+  std::optional<SharedBytes> payload;
+  bool parsed = false;
+  if (owned.empty()) {
+    parsed = envelope.ParseFromArray(frame.data(), static_cast<int>(frame.size()));
+  } else {
+    // A large frame: its payload stays in the buffer it was received into.
+    std::string_view field;
+    parsed = ParseAroundBytesField(frame, pb::Envelope::kPayloadFieldNumber, &envelope, &field);
+    if (parsed) payload = owned.Slice(static_cast<size_t>(field.data() - owned.data()), field.size());
+  }
   if (!authenticated_) {
-    if (!parsed || envelope.method() != kHelloMethod) {
+    // Handshake frames are small (kRpcHandshakeFrameBytesMax): never owned.
+    if (!parsed || payload || envelope.method() != kHelloMethod) {
       AuthFailed("expected_hello");
     } else {
       OnHello(envelope);
@@ -114,7 +127,7 @@ void ServerConnection::OnFrame(std::string_view payload) {
   }
   if (!parsed) return Malformed("bad_envelope");
   if (envelope.is_response()) return Malformed("unexpected_response");
-  OnRequest(envelope);
+  OnRequest(envelope, std::move(payload));
 }
 
 void ServerConnection::OnHello(const pb::Envelope& envelope) {
@@ -147,10 +160,10 @@ void ServerConnection::OnHello(const pb::Envelope& envelope) {
   SendHandshake(kWelcomeMethod, welcome);
 }
 
-void ServerConnection::OnRequest(pb::Envelope& request) {
+void ServerConnection::OnRequest(pb::Envelope& request, std::optional<SharedBytes> payload) {
   core_->requests.fetch_add(1, std::memory_order_relaxed);
   const uint64_t call_id = request.call_id();
-  const Handler* handler = core_->FindHandler(request.method());
+  const RegisteredHandler* handler = core_->FindHandler(request.method());
   if (handler == nullptr) {
     core_->metrics->unknown_method.Increment();
     // Logged at counts 1, 2, 4, 8...: a peer of a newer version calling a
@@ -164,18 +177,24 @@ void ServerConnection::OnRequest(pb::Envelope& request) {
     if (call_id != 0) Respond(call_id, Status::NotFound("no handler for rpc method " + request.method()));
     return;
   }
-  if (call_id == 0) {
-    (*handler)(peer_, request, Responder());
-    return;
-  }
+  // Each kind of handler gets the payload where it wants it.
+  const auto dispatch = [&](Responder responder) {
+    if (handler->with_payload) {
+      SharedBytes bytes = payload ? std::move(*payload) : SharedBytes(std::move(*request.mutable_payload()));
+      handler->with_payload(peer_, request, std::move(bytes), std::move(responder));
+    } else {
+      if (payload) request.set_payload(std::string(payload->view()));
+      handler->plain(peer_, request, std::move(responder));
+    }
+  };
+  if (call_id == 0) return dispatch(Responder());
   if (inflight_ >= core_->options.inflight_requests_max) {
     core_->metrics->throttled.Increment();
     Respond(call_id, Status::Throttled("too many requests in flight on this connection"));
     return;
   }
   ++inflight_;
-  (*handler)(peer_, request,
-             Responder(std::make_shared<ResponseSlot>(weak_from_this(), strand_, call_id)));
+  dispatch(Responder(std::make_shared<ResponseSlot>(weak_from_this(), strand_, call_id)));
 }
 
 void ServerConnection::Respond(uint64_t call_id, Status status) {

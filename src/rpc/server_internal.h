@@ -23,22 +23,30 @@
 #include <unordered_map>
 #include <vector>
 
+#include <optional>
+
 #include "rpc/link.h"
 #include "rpc/server.h"
 
 namespace tessera::rpc::internal {
 
+// A method's handler: exactly one of the two is set.
+struct RegisteredHandler {
+  Handler plain;
+  PayloadHandler with_payload;
+};
+
 class ServerCore : public std::enable_shared_from_this<ServerCore> {
  public:
   ServerCore(RpcContext context, ServerOptions options);
 
-  Status RegisterHandler(std::string_view method, Handler handler);
+  Status RegisterHandler(std::string_view method, RegisteredHandler handler);
   Status Listen();
   // On the acceptor strand: closes the acceptor and every connection, then
   // calls `done` (from some connection's strand, or this one).
   void StopOnStrand(std::function<void()> done);
 
-  const Handler* FindHandler(const std::string& method) const;
+  const RegisteredHandler* FindHandler(const std::string& method) const;
 
   RpcContext context;
   const ServerOptions options;
@@ -59,7 +67,7 @@ class ServerCore : public std::enable_shared_from_this<ServerCore> {
 
   asio::ip::tcp::acceptor acceptor_;
   asio::steady_timer retry_timer_;  // after accept errors such as EMFILE
-  std::unordered_map<std::string, Handler> handlers_;
+  std::unordered_map<std::string, RegisteredHandler> handlers_;
   std::vector<std::weak_ptr<ServerConnection>> connections_;
 };
 
@@ -77,9 +85,12 @@ class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
   const Strand& strand() const { return strand_; }
 
  private:
-  void OnFrame(std::string_view payload);
+  // `owned`: the buffer a large frame was received into, else empty.
+  void OnFrame(std::string_view frame, SharedBytes owned);
   void OnHello(const pb::Envelope& envelope);
-  void OnRequest(pb::Envelope& request);
+  // `payload`: the request's payload when it was parsed around (left in
+  // the frame's buffer, see OnFrame); nullopt when it is in `request`.
+  void OnRequest(pb::Envelope& request, std::optional<SharedBytes> payload);
   void Respond(uint64_t call_id, Status status);
   void SendData(OutFrame frame);
   void SendHandshake(std::string_view method, const google::protobuf::MessageLite& message);
