@@ -5,10 +5,12 @@
 #include <chrono>
 #include <string>
 
+#include "blob/blob_file.h"
 #include "blob/read_response.h"
 #include "common/crc32c.h"
 #include "common/thread_name.h"
 #include "rpc/bytes_field.h"
+#include "rpc/frame.h"
 #include "tessera/blob.pb.h"
 
 namespace tessera::blob {
@@ -113,6 +115,10 @@ Status BlobService::RegisterHandlers(rpc::RpcServer& server) {
   return server.RegisterHandler(
       "blob.stat", [this](const PeerInfo&, const pb::Envelope& r, Responder s) { HandleStat(r, std::move(s)); });
 }
+
+// A blob.put's data ends its frame, so a node receives it ending where an
+// O_DIRECT write of a version 3 file can take it uncopied (D53).
+static_assert(rpc::kOwnedFrameEndAlignment % file::kFileAlignmentBytes == 0);
 
 void BlobService::HandlePut(SharedBytes payload, rpc::Responder responder) {
   // The data is used where it lies (rpc/bytes_field.h): for a large put,

@@ -58,6 +58,14 @@ class BlobStoreTest : public ::testing::Test {
     f.write(&c, 1);
   }
 
+  // A blob file of an older format `version`, written as that version did.
+  void WriteFileOfVersion(uint16_t version, const BlobId& id, std::string_view owner,
+                          const std::string& data) {
+    fs::create_directories(fs::path(store_->PathOf(id)).parent_path());
+    std::ofstream f(store_->PathOf(id), std::ios::binary);
+    f << file::EncodePrefix(id, owner, data, version) << data;
+  }
+
   TempDir dir_;
   std::unique_ptr<BlobStore> store_;
 };
@@ -338,11 +346,7 @@ TEST_F(BlobStoreTest, DamagedOwnerIsCorruption) {
 TEST_F(BlobStoreTest, VersionTwoFileReadsWithItsOwner) {
   const BlobId id = BlobId::Generate(36);
   const std::string data = TestData(2 * kBlock + 9);
-  fs::create_directories(fs::path(store_->PathOf(id)).parent_path());
-  {
-    std::ofstream f(store_->PathOf(id), std::ios::binary);
-    f << file::EncodePrefix(id, "owner-2", data, file::kVersion2) << data;
-  }
+  WriteFileOfVersion(file::kVersion2, id, "owner-2", data);
   EXPECT_EQ(fs::file_size(store_->PathOf(id)), file::FileBytes(file::kVersion2, 7, data.size()));
   auto r = store_->Read(id, kBlock - 3, kBlock);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
@@ -355,11 +359,7 @@ TEST_F(BlobStoreTest, VersionTwoFileReadsWithItsOwner) {
 TEST_F(BlobStoreTest, LegacyVersionOneFileReadsWithEmptyOwner) {
   const BlobId id = BlobId::Generate(35);
   const std::string data = TestData(2 * kBlock + 9);
-  fs::create_directories(fs::path(store_->PathOf(id)).parent_path());
-  {
-    std::ofstream f(store_->PathOf(id), std::ios::binary);
-    f << file::EncodePrefix(id, "", data, file::kLegacyVersion) << data;
-  }
+  WriteFileOfVersion(file::kLegacyVersion, id, "", data);
   auto r = store_->Read(id, 0, UINT64_MAX);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_TRUE(r->data.view() == data);

@@ -27,19 +27,16 @@ std::string Frame(std::string_view method, std::string payload) {
   return EncodeFrame(MakeRequest(9, method, std::move(payload)), limits::kRpcFrameBytesMax).value();
 }
 
-// Feeds `bytes` as a socket would (each read at most what Prepare offers),
-// decoding after every read as Link does; returns the envelopes' payloads.
-std::vector<std::string> FeedAndDecode(FrameDecoder& decoder, std::string_view bytes,
-                                       size_t read_bytes_max = 1 << 30);
-
 pb::Envelope Parse(std::string_view payload) {
   pb::Envelope envelope;
   EXPECT_TRUE(envelope.ParseFromArray(payload.data(), static_cast<int>(payload.size())));
   return envelope;
 }
 
+// Feeds `bytes` as a socket would (each read at most what Prepare offers),
+// decoding after every read as Link does; returns the envelopes' payloads.
 std::vector<std::string> FeedAndDecode(FrameDecoder& decoder, std::string_view bytes,
-                                       size_t read_bytes_max) {
+                                       size_t read_bytes_max = 1 << 30) {
   std::vector<std::string> payloads;
   while (!bytes.empty()) {
     const std::span<char> space = decoder.Prepare(std::min(bytes.size(), read_bytes_max));
