@@ -197,15 +197,15 @@ class BlobClient::ReadOp : public std::enable_shared_from_this<ReadOp> {
     const uint32_t node = order_[next_++];
     auto channel = client_.nodes_.Get(node);
     if (!channel.ok()) return OnReply(node, channel.status());
-    const Status accepted = (*channel)->Call(
+    const Status accepted = (*channel)->CallForBytes(
         "blob.read", payload_, std::chrono::milliseconds(client_.options_.read_timeout_ms),
-        [self = shared_from_this(), node](Result<std::string> reply) { self->OnReply(node, std::move(reply)); });
+        [self = shared_from_this(), node](Result<SharedBytes> reply) { self->OnReply(node, std::move(reply)); });
     if (!accepted.ok()) OnReply(node, accepted);
   }
 
  private:
-  void OnReply(uint32_t node, Result<std::string> reply) {
-    Result<SharedBytes> data = reply.ok() ? Verify(std::move(reply).value()) : Result<SharedBytes>(reply.status());
+  void OnReply(uint32_t node, Result<SharedBytes> reply) {
+    Result<SharedBytes> data = reply.ok() ? Verify(*reply) : Result<SharedBytes>(reply.status());
     if (data.ok()) return Finish(std::move(data));
     const Status& status = data.status();
     // A range past the end is past the end on every copy.
@@ -220,10 +220,10 @@ class BlobClient::ReadOp : public std::enable_shared_from_this<ReadOp> {
 
   // The data of a response whose checksum and length hold, left where it
   // lies in the payload.
-  Result<SharedBytes> Verify(std::string payload) const {
+  Result<SharedBytes> Verify(const SharedBytes& payload) const {
     pb::BlobReadResponse response;
     std::string_view data;
-    if (!ParseReadResponse(payload, &response, &data)) {
+    if (!ParseReadResponse(payload.view(), &response, &data)) {
       return Status::Corruption("blob.read response does not parse");
     }
     if (Crc32c(data) != response.crc32c()) {
@@ -234,7 +234,7 @@ class BlobClient::ReadOp : public std::enable_shared_from_this<ReadOp> {
     }
     const size_t offset = static_cast<size_t>(data.data() - payload.data());
     const size_t size = data.size();
-    return SharedBytes(std::move(payload)).Slice(offset, size);
+    return payload.Slice(offset, size);
   }
 
   Status Failure() const {

@@ -52,6 +52,11 @@ Status Channel::Call(std::string_view method, SplitPayload payload,
   return core_->Call(method, std::move(payload), timeout, std::move(done));
 }
 
+Status Channel::CallForBytes(std::string_view method, std::string payload,
+                             std::chrono::milliseconds timeout, BytesCallCallback done) {
+  return core_->CallForBytes(method, std::move(payload), timeout, std::move(done));
+}
+
 void Channel::Close() { core_->Close(); }
 
 ChannelStats Channel::stats() const { return core_->stats(); }

@@ -45,6 +45,7 @@
 
 #include "common/limits.h"
 #include "common/result.h"
+#include "common/shared_bytes.h"
 #include "rpc/types.h"
 
 namespace tessera::rpc {
@@ -54,6 +55,10 @@ class ChannelCore;
 }  // namespace internal
 
 using CallCallback = std::function<void(Result<std::string> response_payload)>;
+// The response payload left where it arrived: a large frame's payload is a
+// view into the buffer the frame was received into (FrameDecoder's owned
+// frames), a small one the received bytes moved in; never copied.
+using BytesCallCallback = std::function<void(Result<SharedBytes> response_payload)>;
 
 struct ChannelOptions {
   Identity identity;             // this process
@@ -111,6 +116,10 @@ class Channel {
   // to three replicas.
   Status Call(std::string_view method, SplitPayload payload, std::chrono::milliseconds timeout,
               CallCallback done);
+  // The same request, answered with the payload uncopied (BytesCallCallback):
+  // for large responses such as blob.read's data.
+  Status CallForBytes(std::string_view method, std::string payload,
+                      std::chrono::milliseconds timeout, BytesCallCallback done);
 
   // See contract 5. Idempotent.
   void Close();

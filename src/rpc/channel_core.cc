@@ -9,6 +9,7 @@
 
 #include "common/check.h"
 #include "rpc/auth.h"
+#include "rpc/bytes_field.h"
 #include "rpc/envelope.h"
 #include "rpc/fault_injector.h"
 
@@ -30,6 +31,20 @@ uint64_t RandomSeed() {
 }
 
 }  // namespace
+
+void CallDone::operator()(Result<ResponsePayload> result) {
+  if (!result.ok()) {
+    if (plain_) return plain_(result.status());
+    return bytes_(result.status());
+  }
+  ResponsePayload& payload = *result;
+  if (plain_) {
+    if (auto* bytes = std::get_if<std::string>(&payload)) return plain_(std::move(*bytes));
+    return plain_(std::string(std::get<SharedBytes>(payload).view()));
+  }
+  if (auto* shared = std::get_if<SharedBytes>(&payload)) return bytes_(std::move(*shared));
+  return bytes_(SharedBytes(std::move(std::get<std::string>(payload))));
+}
 
 ChannelCore::ChannelCore(RpcContext context, ChannelOptions options)
     : context_(context),
@@ -73,6 +88,16 @@ Status ChannelCore::Send(std::string_view method, std::string payload) {
 
 Status ChannelCore::Call(std::string_view method, std::string payload,
                          std::chrono::milliseconds timeout, CallCallback done) {
+  return StartWholeCall(method, std::move(payload), timeout, std::move(done));
+}
+
+Status ChannelCore::CallForBytes(std::string_view method, std::string payload,
+                                 std::chrono::milliseconds timeout, BytesCallCallback done) {
+  return StartWholeCall(method, std::move(payload), timeout, std::move(done));
+}
+
+Status ChannelCore::StartWholeCall(std::string_view method, std::string payload,
+                                   std::chrono::milliseconds timeout, CallDone done) {
   return StartCallWith(timeout, std::move(done), [&](uint64_t call_id) -> Result<OutFrame> {
     Result<std::string> frame = EncodeRequest(call_id, method, std::move(payload));
     if (!frame.ok()) return frame.status();
@@ -93,7 +118,7 @@ Status ChannelCore::Call(std::string_view method, SplitPayload payload,
   });
 }
 
-Status ChannelCore::StartCallWith(std::chrono::milliseconds timeout, CallCallback done,
+Status ChannelCore::StartCallWith(std::chrono::milliseconds timeout, CallDone done,
                                   const std::function<Result<OutFrame>(uint64_t)>& encode) {
   if (!done) return Status::InvalidArgument("rpc call without a callback");
   if (timeout.count() < 1 || timeout.count() > limits::kRpcCallTimeoutMsMax) {
@@ -152,7 +177,7 @@ ChannelStats ChannelCore::stats() const {
 // --- strand: messages and calls ------------------------------------------
 
 void ChannelCore::StartCall(uint64_t call_id, Clock::time_point start, Clock::time_point deadline,
-                            CallCallback done, OutFrame frame) {
+                            CallDone done, OutFrame frame) {
   if (state_ == State::kClosed || state_ == State::kBackoff) {
     budget_->Release(1, frame.size());
     const Status status =
@@ -206,10 +231,10 @@ void ChannelCore::Submit(OutFrame frame) {
   if (state_ == State::kIdle) StartConnect();
 }
 
-bool ChannelCore::CompleteCall(uint64_t call_id, Result<std::string> result, bool answered) {
+bool ChannelCore::CompleteCall(uint64_t call_id, Result<ResponsePayload> result, bool answered) {
   const auto it = calls_.find(call_id);
   if (it == calls_.end()) return false;
-  CallCallback done = std::move(it->second.done);
+  CallDone done = std::move(it->second.done);
   const Clock::time_point start = it->second.start;
   calls_.erase(it);  // destroying the timer cancels its wait
   pending_calls_.fetch_sub(1);
@@ -272,7 +297,9 @@ void ChannelCore::OnConnected(uint64_t attempt, const boost::system::error_code&
   link_ = std::make_shared<Link>(std::move(socket_), metrics_, budget_, counters_);
   state_ = State::kAwaitChallenge;
   auto self = shared_from_this();
-  link_->Start({[self](std::string_view frame, SharedBytes) { self->OnFrame(frame); },
+  link_->Start({[self](std::string_view frame, SharedBytes owned) {
+                  self->OnFrame(frame, std::move(owned));
+                },
                 [self](std::string_view reason, std::string_view detail) {
                   const bool in_handshake = self->state_ != State::kReady;
                   self->ConnectionFailed(in_handshake && reason == "eof" ? "closed_in_handshake"
@@ -282,16 +309,27 @@ void ChannelCore::OnConnected(uint64_t attempt, const boost::system::error_code&
                limits::kRpcHandshakeFrameBytesMax);
 }
 
-void ChannelCore::OnFrame(std::string_view payload) {
+void ChannelCore::OnFrame(std::string_view frame, SharedBytes owned) {
   pb::Envelope envelope;
-  if (!envelope.ParseFromArray(payload.data(), static_cast<int>(payload.size()))) {
+  std::optional<SharedBytes> payload;
+  bool parsed = false;
+  if (owned.empty()) {
+    parsed = envelope.ParseFromArray(frame.data(), static_cast<int>(frame.size()));
+  } else {
+    // A large frame: its payload stays in the buffer it was received into.
+    std::string_view field;
+    parsed = ParseAroundBytesField(frame, pb::Envelope::kPayloadFieldNumber, &envelope, &field);
+    if (parsed) payload = owned.Slice(static_cast<size_t>(field.data() - owned.data()), field.size());
+  }
+  // Handshake frames are small (kRpcHandshakeFrameBytesMax): never owned.
+  if (!parsed || (payload && state_ != State::kReady)) {
     if (state_ == State::kReady) return Malformed("bad_envelope");
     return HandshakeFailed(state_ == State::kAwaitChallenge ? "bad_challenge" : "bad_welcome");
   }
   switch (state_) {
     case State::kAwaitChallenge: return OnChallenge(envelope);
     case State::kAwaitWelcome: return OnWelcome(envelope);
-    case State::kReady: return OnResponse(envelope);
+    case State::kReady: return OnResponse(envelope, std::move(payload));
     default: return;
   }
 }
@@ -342,9 +380,14 @@ void ChannelCore::OnWelcome(const pb::Envelope& envelope) {
   backlog_.clear();
 }
 
-void ChannelCore::OnResponse(pb::Envelope& envelope) {
+void ChannelCore::OnResponse(pb::Envelope& envelope, std::optional<SharedBytes> payload) {
   if (!envelope.is_response()) return Malformed("unexpected_request");
-  if (!CompleteCall(envelope.call_id(), ResultFromResponse(envelope), /*answered=*/true)) {
+  Result<std::string> plain = ResultFromResponse(envelope);
+  Result<ResponsePayload> result =
+      !plain.ok() ? Result<ResponsePayload>(plain.status())
+      : payload   ? Result<ResponsePayload>(ResponsePayload(std::move(*payload)))
+                  : Result<ResponsePayload>(ResponsePayload(std::move(plain).value()));
+  if (!CompleteCall(envelope.call_id(), std::move(result), /*answered=*/true)) {
     metrics_->late_responses.Increment();
   }
 }

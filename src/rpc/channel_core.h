@@ -22,14 +22,36 @@
 #include <boost/asio/strand.hpp>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
+#include <variant>
 
 #include "rpc/channel.h"
 #include "rpc/link.h"
 #include "tessera/rpc.pb.h"
 
 namespace tessera::rpc::internal {
+
+// A response payload as it arrived: the bytes of a small frame, or a view
+// into the buffer of a large one (FrameDecoder's owned frames).
+using ResponsePayload = std::variant<std::string, SharedBytes>;
+
+// A pending call's callback, of either kind (channel.h). The payload
+// reaches it uncopied unless a plain CallCallback gets a large frame's
+// payload, which it must own as a string.
+class CallDone {
+ public:
+  CallDone() = default;
+  CallDone(CallCallback plain) : plain_(std::move(plain)) {}           // NOLINT: implicit
+  CallDone(BytesCallCallback bytes) : bytes_(std::move(bytes)) {}      // NOLINT: implicit
+  explicit operator bool() const { return plain_ || bytes_; }
+  void operator()(Result<ResponsePayload> result);
+
+ private:
+  CallCallback plain_;
+  BytesCallCallback bytes_;
+};
 
 class ChannelCore : public std::enable_shared_from_this<ChannelCore> {
  public:
@@ -40,18 +62,23 @@ class ChannelCore : public std::enable_shared_from_this<ChannelCore> {
               CallCallback done);
   Status Call(std::string_view method, SplitPayload payload, std::chrono::milliseconds timeout,
               CallCallback done);
+  Status CallForBytes(std::string_view method, std::string payload,
+                      std::chrono::milliseconds timeout, BytesCallCallback done);
   void Close();
   ChannelStats stats() const;
   const ChannelOptions& options() const { return options_; }
 
  private:
   enum class State { kIdle, kConnecting, kAwaitChallenge, kAwaitWelcome, kReady, kBackoff, kClosed };
+  // A call whose payload is encoded whole into its frame.
+  Status StartWholeCall(std::string_view method, std::string payload,
+                        std::chrono::milliseconds timeout, CallDone done);
   // Call's checks, bounds and start, for a frame `encode` makes from the
   // call id.
-  Status StartCallWith(std::chrono::milliseconds timeout, CallCallback done,
+  Status StartCallWith(std::chrono::milliseconds timeout, CallDone done,
                        const std::function<Result<OutFrame>(uint64_t)>& encode);
   struct PendingCall {
-    CallCallback done;
+    CallDone done;
     Clock::time_point start;
     asio::steady_timer timer;
   };
@@ -61,19 +88,21 @@ class ChannelCore : public std::enable_shared_from_this<ChannelCore> {
   // Strand: a data frame accepted by Send or Call.
   void Submit(OutFrame frame);
   void StartCall(uint64_t call_id, Clock::time_point start, Clock::time_point deadline,
-                 CallCallback done, OutFrame frame);
+                 CallDone done, OutFrame frame);
   // Runs the call's callback with `result` (`answered`: a response, whose
   // latency is observed); false when the call is no longer pending.
-  bool CompleteCall(uint64_t call_id, Result<std::string> result, bool answered);
+  bool CompleteCall(uint64_t call_id, Result<ResponsePayload> result, bool answered);
   void FailAllCalls(const Status& status);
   void DiscardBacklog();
 
   void StartConnect();
   void OnConnected(uint64_t attempt, const boost::system::error_code& error);
-  void OnFrame(std::string_view payload);
+  // `owned`: the buffer a large frame was received into (empty for small
+  // ones), which its payload may view.
+  void OnFrame(std::string_view frame, SharedBytes owned);
   void OnChallenge(const pb::Envelope& envelope);
   void OnWelcome(const pb::Envelope& envelope);
-  void OnResponse(pb::Envelope& envelope);
+  void OnResponse(pb::Envelope& envelope, std::optional<SharedBytes> payload);
   void HandshakeFailed(std::string_view reason);
   void Malformed(std::string_view reason);
   void ConnectionFailed(std::string_view reason, std::string_view detail);

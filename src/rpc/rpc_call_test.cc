@@ -3,6 +3,7 @@
 // connection, timeouts, reconnects and full queues behave as channel.h says.
 #include <gtest/gtest.h>
 
+#include <future>
 #include <map>
 #include <mutex>
 
@@ -101,6 +102,61 @@ TEST_F(RpcTest, PayloadHandlersKeepLargePayloadsWhereTheyArrived) {
   for (size_t i : {1, 2}) {
     EXPECT_EQ(reinterpret_cast<uintptr_t>(kept[i].data() + kept[i].size()) % kOwnedFrameEndAlignment, 0u) << i;
   }
+}
+
+// Goal: CallForBytes answers every response payload as SharedBytes: a
+// large one (kOwnedFrameBytesMin or more, plain or split) where its frame
+// was received, which the caller may keep; a small one as it arrived;
+// errors as statuses. A plain Call still gets a large response whole.
+TEST_F(RpcTest, BytesCallsKeepLargeResponsesWhereTheyArrived) {
+  const std::string large = std::string(kOwnedFrameBytesMin, 'L') + "end";
+  const std::string split_tail = std::string(3 << 20, 'T');
+  Handler answer = [&](const PeerInfo&, const pb::Envelope& request, Responder responder) {
+    if (request.payload() == "large") return responder.Reply(large);
+    if (request.payload() == "split") {
+      return responder.Reply(SplitPayload{"head-", SharedBytes(split_tail), Crc32c(split_tail)});
+    }
+    if (request.payload() == "fail") return responder.Fail(Status::NotLeader(2, "try 2"));
+    responder.Reply(request.payload());
+  };
+  auto server = StartServer(1, {{"answer", answer}});
+  auto channel = MakeChannel(100, server->port(), 1);
+  auto call_for_bytes = [&](std::string payload) {
+    auto promise = std::make_shared<std::promise<Result<SharedBytes>>>();
+    std::future<Result<SharedBytes>> future = promise->get_future();
+    const Status accepted = channel->CallForBytes(
+        "answer", std::move(payload), 2s, [promise](Result<SharedBytes> r) { promise->set_value(std::move(r)); });
+    EXPECT_TRUE(accepted.ok()) << accepted.ToString();
+    return future.get();
+  };
+
+  Result<SharedBytes> small = call_for_bytes("small");
+  ASSERT_TRUE(small.ok()) << small.status().ToString();
+  EXPECT_EQ(small->view(), "small");
+  Result<SharedBytes> empty = call_for_bytes("");
+  ASSERT_TRUE(empty.ok());
+  EXPECT_TRUE(empty->empty());
+  std::vector<SharedBytes> kept;
+  for (const char* which : {"large", "split"}) {
+    Result<SharedBytes> reply = call_for_bytes(which);
+    ASSERT_TRUE(reply.ok()) << which << ": " << reply.status().ToString();
+    kept.push_back(*reply);
+  }
+  EXPECT_EQ(kept[0].view(), large);
+  EXPECT_EQ(kept[1].view(), "head-" + split_tail);
+  // They lie at the end of their receive buffers (FrameDecoder contract 2):
+  // the payload is the last field of the envelope.
+  for (const SharedBytes& bytes : kept) {
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(bytes.data() + bytes.size()) % kOwnedFrameEndAlignment, 0u);
+  }
+  Result<SharedBytes> failed = call_for_bytes("fail");
+  EXPECT_EQ(failed.status().code(), StatusCode::kNotLeader);
+  EXPECT_EQ(failed.status().leader_hint(), 2u);
+  EXPECT_EQ(failed.status().message(), "try 2");
+  EXPECT_EQ(channel->CallForBytes("answer", "x", 2s, nullptr).code(), StatusCode::kInvalidArgument);
+
+  EXPECT_EQ(CallSync(*channel, "answer", "large").value(), large);
+  EXPECT_EQ(CallSync(*channel, "answer", "split").value(), "head-" + split_tail);
 }
 
 // Goal: a reply whose large part is shared (Responder::Reply(SplitPayload))
