@@ -15,6 +15,8 @@
 //     at a multiple of `a` (a power of two): a buffer received into whose
 //     tail (a blob's data, the end of a frame) can be written to a file
 //     opened with O_DIRECT without a copy.
+//  6. Viewing(owner, bytes) shares bytes that `owner` keeps alive (a file
+//     mapping, say); the caller vouches that they never change.
 //
 // Thread safety: a SharedBytes may be copied and read from any thread
 // (shared_ptr semantics); mutable_data() only by its creator, before
@@ -64,6 +66,15 @@ class SharedBytes {
     data_ = owned->data();
     size_ = owned->size();
     owner_ = std::move(owned);
+  }
+
+  // Contract 6.
+  static SharedBytes Viewing(std::shared_ptr<const void> owner, std::string_view bytes) {
+    SharedBytes out;
+    out.owner_ = std::move(owner);
+    out.data_ = bytes.data();
+    out.size_ = bytes.size();
+    return out;
   }
 
   static SharedBytes Uninitialized(size_t size) {
