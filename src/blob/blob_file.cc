@@ -45,15 +45,20 @@ uint64_t FileBytes(uint16_t version, uint64_t owner_bytes, uint64_t data_bytes) 
 }
 
 std::string EncodePrefix(const BlobId& id, std::string_view owner, std::string_view data,
-                         uint16_t version) {
+                         uint16_t version, uint32_t* data_crc32c) {
   TESSERA_CHECK(version == kVersion || version == kVersion2 || (version == kLegacyVersion && owner.empty()));
   TESSERA_CHECK(owner.size() <= limits::kBlobOwnerBytesMax);
   std::string meta(owner);
   const uint64_t blocks = BlockCount(data.size());
   meta.reserve(owner.size() + 4 * blocks);
+  uint32_t data_crc = Crc32c({});
   for (uint64_t b = 0; b < blocks; ++b) {
-    PutLe(meta, Crc32c(data.substr(b * kBlockBytes, kBlockBytes)), 4);
+    const std::string_view block = data.substr(b * kBlockBytes, kBlockBytes);
+    const uint32_t block_crc = Crc32c(block);
+    PutLe(meta, block_crc, 4);
+    data_crc = b == 0 ? block_crc : Crc32cCombine(data_crc, block_crc, block.size());
   }
+  if (data_crc32c != nullptr) *data_crc32c = data_crc;
   std::string out(kMagic, sizeof(kMagic));
   PutLe(out, version, 2);
   PutLe(out, owner.size(), 2);

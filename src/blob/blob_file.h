@@ -61,8 +61,10 @@ uint64_t DataOffset(uint16_t version, uint64_t owner_bytes, uint64_t data_bytes)
 // checksum table and (version 3) the zeros, DataOffset bytes. `version` 1
 // or 2 are for tests of older files; version 1 requires an empty owner
 // (CHECKed), as does an owner over limits::kBlobOwnerBytesMax.
+// `data_crc32c`, when not null, receives Crc32c(data), combined from the
+// block checksums (the data is read once).
 std::string EncodePrefix(const BlobId& id, std::string_view owner, std::string_view data,
-                         uint16_t version = kVersion);
+                         uint16_t version = kVersion, uint32_t* data_crc32c = nullptr);
 
 // The header in `bytes` (kHeaderBytes of them); Corruption for a bad magic,
 // version, block size or header checksum.

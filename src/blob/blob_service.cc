@@ -7,7 +7,6 @@
 
 #include "blob/blob_file.h"
 #include "blob/read_response.h"
-#include "common/crc32c.h"
 #include "common/thread_name.h"
 #include "rpc/bytes_field.h"
 #include "rpc/frame.h"
@@ -138,9 +137,9 @@ void BlobService::HandlePut(SharedBytes payload, rpc::Responder responder) {
   }
   Submit(kPut, std::move(responder),
          [this, id = *id, payload, data, owner = put.owner(), crc = put.crc32c()]() -> Result<std::string> {
-           // Checked here, not on the io thread: 8 MiB take milliseconds.
-           if (Crc32c(data) != crc) return Status::Corruption("blob.put data does not match its crc32c");
-           TESSERA_RETURN_IF_ERROR(store_->Put(id, owner, data));
+           // The CRC is checked here, not on the io thread (8 MiB take
+           // milliseconds), by the store while it checksums the blocks.
+           TESSERA_RETURN_IF_ERROR(store_->Put(id, owner, data, crc));
            metrics_->written_bytes.Increment(data.size());
            return pb::BlobPutResponse().SerializeAsString();
          });

@@ -142,6 +142,10 @@ std::optional<SharedBytes> MapRange(int fd, uint64_t offset, uint64_t length) {
   return SharedBytes::Viewing(std::move(mapping), {data, static_cast<size_t>(length)});
 }
 
+Status DataMismatch(const BlobId& id) {
+  return Status::Corruption("blob.put data of " + id.ToString() + " does not match its crc32c");
+}
+
 // ReadInto a string of its own (headers and tables: small).
 Result<std::string> ReadAt(int fd, uint64_t offset, uint64_t length, const std::string& path) {
   std::string out(length, '\0');
@@ -229,12 +233,15 @@ Status BlobStore::SyncDir(const std::string& dir) {
 }
 
 // Contract 1: temporary, fsync, rename, fsync of the directory.
-Status BlobStore::WriteNew(const BlobId& id, std::string_view owner, std::string_view data) {
+Status BlobStore::WriteNew(const BlobId& id, std::string_view owner, std::string_view data,
+                           std::optional<uint32_t> expected_crc32c) {
   TESSERA_RETURN_IF_ERROR(EnsureDir(id.slot));
   const std::string path = PathOf(id);
   const std::string temp = path + std::string(kTempSuffix);
   Status written = [&]() -> Status {
-    const std::string prefix = file::EncodePrefix(id, owner, data);
+    uint32_t data_crc = 0;
+    const std::string prefix = file::EncodePrefix(id, owner, data, file::kVersion, &data_crc);
+    if (expected_crc32c && data_crc != *expected_crc32c) return DataMismatch(id);
     // Direct I/O where the file system takes it; the page cache otherwise
     // (EINVAL at open: tmpfs and the like; a direct write refused, e.g. for
     // a larger alignment, starts over buffered).
@@ -264,7 +271,8 @@ Status BlobStore::WriteNew(const BlobId& id, std::string_view owner, std::string
   return SyncDir(dir_ + "/" + DirName(id.slot));
 }
 
-Status BlobStore::Put(const BlobId& id, std::string_view owner, std::string_view data) {
+Status BlobStore::Put(const BlobId& id, std::string_view owner, std::string_view data,
+                      std::optional<uint32_t> expected_crc32c) {
   if (id.slot >= limits::kBlobSlots) return Status::InvalidArgument("blob slot out of range");
   if (owner.size() > limits::kBlobOwnerBytesMax) return Status::InvalidArgument("blob owner too long");
   if (data.size() > limits::kBlobBytesMax) {
@@ -274,6 +282,7 @@ Status BlobStore::Put(const BlobId& id, std::string_view owner, std::string_view
   std::lock_guard lock(StripeOf(id));
   Result<BlobReadResult> existing = ReadFile(id, 0, UINT64_MAX);
   if (existing.ok()) {
+    if (expected_crc32c && Crc32c(data) != *expected_crc32c) return DataMismatch(id);
     if (existing->data.view() != data || existing->owner != owner) {
       return Status::Conflict("blob " + id.ToString() + " already holds other bytes or another owner");
     }
@@ -286,7 +295,9 @@ Status BlobStore::Put(const BlobId& id, std::string_view owner, std::string_view
   } else if (code != StatusCode::kNotFound) {
     return existing.status();
   }
-  TESSERA_RETURN_IF_ERROR(counters_->Count(WriteNew(id, owner, data)));
+  const Status written = WriteNew(id, owner, data, expected_crc32c);
+  // A mismatch is the sender's bytes, not a bad file: not counted.
+  if (!written.ok()) return written.code() == StatusCode::kCorruption ? written : counters_->Count(written);
   counters_->puts.fetch_add(1, std::memory_order_relaxed);
   counters_->put_bytes.fetch_add(data.size(), std::memory_order_relaxed);
   return Status::Ok();

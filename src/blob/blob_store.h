@@ -107,7 +107,11 @@ class BlobStore {
   BlobStore(const BlobStore&) = delete;
   BlobStore& operator=(const BlobStore&) = delete;
 
-  Status Put(const BlobId& id, std::string_view owner, std::string_view data);
+  // `expected_crc32c`: the CRC-32C the data was sent with; Corruption, and
+  // nothing written, when the data does not match it (checked while the
+  // block table is computed, so the data is read once).
+  Status Put(const BlobId& id, std::string_view owner, std::string_view data,
+             std::optional<uint32_t> expected_crc32c = std::nullopt);
   Result<BlobReadResult> Read(const BlobId& id, uint64_t offset, uint64_t length);
   Result<BlobStat> Stat(const BlobId& id);
   Status Delete(const BlobId& id);
@@ -137,7 +141,10 @@ class BlobStore {
   Status Sync(int fd, const std::string& what);
   Status SyncDir(const std::string& dir);
   Status EnsureDir(uint32_t slot);
-  Status WriteNew(const BlobId& id, std::string_view owner, std::string_view data);
+  // Corruption only when the data fails `expected_crc32c` (then nothing is
+  // written); IOError for the file system's failures.
+  Status WriteNew(const BlobId& id, std::string_view owner, std::string_view data,
+                  std::optional<uint32_t> expected_crc32c);
   std::mutex& StripeOf(const BlobId& id);
 
   const std::string dir_;

@@ -167,6 +167,25 @@ TEST_F(BlobStoreTest, LargeRangesAreMappedAndOutliveTheirFile) {
   EXPECT_TRUE(middle->data.view() == data.substr(kBlock + 4097, 300 << 10));
 }
 
+// Goal: a put with the CRC its data was sent with writes nothing when the
+// data fails it (new or existing id), is not counted as a bad file, and
+// writes as usual when it holds, for sizes that end inside a block or not.
+TEST_F(BlobStoreTest, PutWithAnExpectedCrcRefusesDataThatFailsIt) {
+  for (uint64_t size : {uint64_t{0}, uint64_t{5}, kBlock, 3 * kBlock + 17}) {
+    const BlobId id = BlobId::Generate(static_cast<uint32_t>(20 + size % 7));
+    const std::string data = TestData(size, size + 1);
+    const uint32_t crc = Crc32c(data);
+    EXPECT_EQ(store_->Put(id, "o", data, crc ^ 1).code(), StatusCode::kCorruption) << size;
+    EXPECT_FALSE(fs::exists(store_->PathOf(id))) << size;
+    ASSERT_TRUE(store_->Put(id, "o", data, crc).ok()) << size;
+    EXPECT_TRUE(ReadAll(id) == data) << size;
+    EXPECT_EQ(store_->Put(id, "o", data, crc ^ 1).code(), StatusCode::kCorruption) << size;
+    EXPECT_TRUE(store_->Put(id, "o", data, crc).ok()) << size;
+  }
+  EXPECT_EQ(store_->stats().corruptions, 0u);
+  EXPECT_EQ(store_->stats().puts, 8u);
+}
+
 TEST_F(BlobStoreTest, PutIsIdempotentAndDetectsConflicts) {
   const BlobId id = BlobId::Generate(9);
   ASSERT_TRUE(store_->Put(id, "", "hello").ok());
