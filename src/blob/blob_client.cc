@@ -199,12 +199,12 @@ class BlobClient::ReadOp : public std::enable_shared_from_this<ReadOp> {
     if (!channel.ok()) return OnReply(node, channel.status());
     const Status accepted = (*channel)->CallForBytes(
         "blob.read", payload_, std::chrono::milliseconds(client_.options_.read_timeout_ms),
-        [self = shared_from_this(), node](Result<SharedBytes> reply) { self->OnReply(node, std::move(reply)); });
+        [self = shared_from_this(), node](Result<rpc::ReceivedBytes> reply) { self->OnReply(node, std::move(reply)); });
     if (!accepted.ok()) OnReply(node, accepted);
   }
 
  private:
-  void OnReply(uint32_t node, Result<SharedBytes> reply) {
+  void OnReply(uint32_t node, Result<rpc::ReceivedBytes> reply) {
     Result<SharedBytes> data = reply.ok() ? Verify(*reply) : Result<SharedBytes>(reply.status());
     if (data.ok()) return Finish(std::move(data));
     const Status& status = data.status();
@@ -220,21 +220,26 @@ class BlobClient::ReadOp : public std::enable_shared_from_this<ReadOp> {
 
   // The data of a response whose checksum and length hold, left where it
   // lies in the payload.
-  Result<SharedBytes> Verify(const SharedBytes& payload) const {
+  Result<SharedBytes> Verify(const rpc::ReceivedBytes& reply) const {
+    const SharedBytes& payload = reply.bytes;
     pb::BlobReadResponse response;
     std::string_view data;
     if (!ParseReadResponse(payload.view(), &response, &data)) {
       return Status::Corruption("blob.read response does not parse");
     }
-    if (Crc32c(data) != response.crc32c()) {
+    // The data ends the payload (read_response.h): when the rpc layer knows
+    // the payload's CRC, the data's follows without reading it again.
+    const size_t data_offset = static_cast<size_t>(data.data() - payload.data());
+    const uint32_t data_crc = reply.crc32c && data_offset + data.size() == payload.size()
+                                  ? Crc32cOfSuffix(*reply.crc32c, payload.view(), data_offset)
+                                  : Crc32c(data);
+    if (data_crc != response.crc32c()) {
       return Status::Corruption("blob.read response fails its crc32c");
     }
     if (data.size() > length_ || data.size() > response.total_size()) {
       return Status::Corruption("blob.read response longer than asked");
     }
-    const size_t offset = static_cast<size_t>(data.data() - payload.data());
-    const size_t size = data.size();
-    return payload.Slice(offset, size);
+    return payload.Slice(data_offset, data.size());
   }
 
   Status Failure() const {

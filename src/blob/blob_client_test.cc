@@ -21,6 +21,7 @@
 #include "blob/blob_service.h"
 #include "blob/blob_nodes_fixture.h"
 #include "blob/blob_test_util.h"
+#include "blob/read_response.h"
 #include "rpc/fault_injector.h"
 #include "rpc/server.h"
 
@@ -104,6 +105,49 @@ TEST_F(BlobClientTest, ReadFallsBackWhenNearestCopyIsCorrupt) {
   ASSERT_TRUE(tail.ok());
   EXPECT_EQ(*tail, data.substr(150'000, 10));
   EXPECT_EQ(ClientMetric("tessera_blob_client_read_fallbacks_total"), 1u);
+}
+
+// Goal: a reply whose frame is intact but whose data fails the response's
+// crc32c is refused and the next replica read, for a small reply and for a
+// large one (whose data CRC the client derives from the frame's checksum
+// instead of reading the data again).
+TEST_F(BlobClientTest, ReadRefusesDataThatFailsTheResponseCrc) {
+  rpc::RpcServer liar(rpc::RpcContext{io_, node_registry_, node_faults_},
+                      rpc::ServerOptions{.identity = rpc::Identity{1, "node", testing::kSecret}});
+  ASSERT_TRUE(liar
+                  .RegisterHandler("blob.read",
+                                   [this](const rpc::PeerInfo&, const pb::Envelope& request,
+                                          rpc::Responder responder) {
+                                     pb::BlobReadRequest read;
+                                     ASSERT_TRUE(read.ParseFromString(request.payload()));
+                                     auto id = BlobId::Parse(read.blob_id());
+                                     ASSERT_TRUE(id.ok());
+                                     auto copy = StoreOf(1).Read(*id, read.offset(), read.length());
+                                     ASSERT_TRUE(copy.ok());
+                                     const uint32_t true_crc = copy->crc32c;
+                                     copy->crc32c ^= 1;  // the response lies; the frame holds
+                                     rpc::SplitPayload reply = EncodeReadResponse(std::move(copy).value());
+                                     reply.tail_crc32c = true_crc;
+                                     responder.Reply(std::move(reply));
+                                   })
+                  .ok());
+  std::vector<std::pair<BlobId, std::string>> blobs;
+  for (size_t size : {size_t{1000}, size_t{3} << 20}) {
+    blobs.emplace_back(client_->NextBlobId(), TestData(size, size));
+    ASSERT_TRUE(Put(blobs.back().first, blobs.back().second).ok());
+  }
+  WaitIdle();
+  ASSERT_TRUE(liar.Start().ok());
+  ASSERT_TRUE(pool_->SetPeerAddress(1, "127.0.0.1", liar.port()).ok());
+  size_t fallbacks = 0;
+  for (const auto& [id, data] : blobs) {
+    const size_t size = data.size();
+    auto r = Read(id);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_TRUE(*r == data) << size;
+    EXPECT_EQ(ClientMetric("tessera_blob_client_read_fallbacks_total"), ++fallbacks) << size;
+  }
+  liar.Stop();
 }
 
 TEST_F(BlobClientTest, ReadFallsBackWhenNearestNodeIsDownOrSlow) {

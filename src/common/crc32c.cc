@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "common/check.h"
 #include "common/crc_combine.h"
 
 namespace tessera {
@@ -60,6 +61,13 @@ uint32_t Crc32c(std::string_view data, uint32_t crc) {
 
 uint32_t Crc32cCombine(uint32_t crc_a, uint32_t crc_b, uint64_t length_b) {
   return CrcCombine(kCrc32cPolynomial, crc_a, crc_b, length_b);
+}
+
+uint32_t Crc32cOfSuffix(uint32_t whole_crc, std::string_view whole, size_t offset) {
+  TESSERA_CHECK(offset <= whole.size());
+  // crc(H || S) = crc(H) * x^(8|S|) + crc(S), and combining with an empty
+  // CRC for S gives the first term alone.
+  return whole_crc ^ Crc32cCombine(Crc32c(whole.substr(0, offset)), 0, whole.size() - offset);
 }
 
 }  // namespace tessera

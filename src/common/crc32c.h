@@ -16,4 +16,10 @@ uint32_t Crc32c(std::string_view data, uint32_t crc = 0);
 // that knows a large block's CRC checksum a small header in front of it.
 uint32_t Crc32cCombine(uint32_t crc_a, uint32_t crc_b, uint64_t length_b);
 
+// The CRC-32C of whole.substr(offset) from whole_crc = Crc32c(whole),
+// reading only the `offset` bytes before it: a receiver that verified a
+// frame's checksum gets its large tail's for the price of the head's.
+// `offset` <= whole.size().
+uint32_t Crc32cOfSuffix(uint32_t whole_crc, std::string_view whole, size_t offset);
+
 }  // namespace tessera

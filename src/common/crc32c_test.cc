@@ -99,4 +99,17 @@ TEST(Crc32c, CombineEqualsCrcOfConcatenation) {
   EXPECT_EQ(Crc32cCombine(Crc32c("1234"), Crc32c("56789"), 5), Crc32c("123456789"));
 }
 
+// Goal: the CRC of a suffix follows from the whole's CRC and the bytes
+// before it, for every kind of split, including the empty ends.
+TEST(Crc32c, SuffixCrcFollowsFromTheWholeAndItsHead) {
+  const std::string data = PseudoRandomBytes(300'000, 777);
+  const std::string_view all(data);
+  const uint32_t whole = Crc32c(all);
+  for (size_t offset : {size_t{0}, size_t{1}, size_t{37}, size_t{4096}, size_t{65'537},
+                        data.size() - 1, data.size()}) {
+    EXPECT_EQ(Crc32cOfSuffix(whole, all, offset), Crc32c(all.substr(offset))) << offset;
+  }
+  EXPECT_NE(Crc32cOfSuffix(whole ^ 1, all, 10), Crc32c(all.substr(10)));
+}
+
 }  // namespace tessera

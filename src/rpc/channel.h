@@ -40,6 +40,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -55,10 +56,16 @@ class ChannelCore;
 }  // namespace internal
 
 using CallCallback = std::function<void(Result<std::string> response_payload)>;
-// The response payload left where it arrived: a large frame's payload is a
+// A response payload left where it arrived: a large frame's payload is a
 // view into the buffer the frame was received into (FrameDecoder's owned
 // frames), a small one the received bytes moved in; never copied.
-using BytesCallCallback = std::function<void(Result<SharedBytes> response_payload)>;
+struct ReceivedBytes {
+  SharedBytes bytes;
+  // Crc32c(bytes), when the frame's verified checksum gave it for the
+  // price of the bytes before them (a large payload ending its frame).
+  std::optional<uint32_t> crc32c;
+};
+using BytesCallCallback = std::function<void(Result<ReceivedBytes> response_payload)>;
 
 struct ChannelOptions {
   Identity identity;             // this process

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "common/check.h"
+#include "common/crc32c.h"
 #include "rpc/auth.h"
 #include "rpc/bytes_field.h"
 #include "rpc/envelope.h"
@@ -40,10 +41,10 @@ void CallDone::operator()(Result<ResponsePayload> result) {
   ResponsePayload& payload = *result;
   if (plain_) {
     if (auto* bytes = std::get_if<std::string>(&payload)) return plain_(std::move(*bytes));
-    return plain_(std::string(std::get<SharedBytes>(payload).view()));
+    return plain_(std::string(std::get<ReceivedBytes>(payload).bytes.view()));
   }
-  if (auto* shared = std::get_if<SharedBytes>(&payload)) return bytes_(std::move(*shared));
-  return bytes_(SharedBytes(std::move(std::get<std::string>(payload))));
+  if (auto* received = std::get_if<ReceivedBytes>(&payload)) return bytes_(std::move(*received));
+  return bytes_(ReceivedBytes{SharedBytes(std::move(std::get<std::string>(payload))), std::nullopt});
 }
 
 ChannelCore::ChannelCore(RpcContext context, ChannelOptions options)
@@ -297,8 +298,8 @@ void ChannelCore::OnConnected(uint64_t attempt, const boost::system::error_code&
   link_ = std::make_shared<Link>(std::move(socket_), metrics_, budget_, counters_);
   state_ = State::kAwaitChallenge;
   auto self = shared_from_this();
-  link_->Start({[self](std::string_view frame, SharedBytes owned) {
-                  self->OnFrame(frame, std::move(owned));
+  link_->Start({[self](std::string_view frame, SharedBytes owned, uint32_t crc32c) {
+                  self->OnFrame(frame, std::move(owned), crc32c);
                 },
                 [self](std::string_view reason, std::string_view detail) {
                   const bool in_handshake = self->state_ != State::kReady;
@@ -309,9 +310,9 @@ void ChannelCore::OnConnected(uint64_t attempt, const boost::system::error_code&
                limits::kRpcHandshakeFrameBytesMax);
 }
 
-void ChannelCore::OnFrame(std::string_view frame, SharedBytes owned) {
+void ChannelCore::OnFrame(std::string_view frame, SharedBytes owned, uint32_t crc32c) {
   pb::Envelope envelope;
-  std::optional<SharedBytes> payload;
+  std::optional<ReceivedBytes> payload;
   bool parsed = false;
   if (owned.empty()) {
     parsed = envelope.ParseFromArray(frame.data(), static_cast<int>(frame.size()));
@@ -319,7 +320,13 @@ void ChannelCore::OnFrame(std::string_view frame, SharedBytes owned) {
     // A large frame: its payload stays in the buffer it was received into.
     std::string_view field;
     parsed = ParseAroundBytesField(frame, pb::Envelope::kPayloadFieldNumber, &envelope, &field);
-    if (parsed) payload = owned.Slice(static_cast<size_t>(field.data() - owned.data()), field.size());
+    if (parsed) {
+      const size_t offset = static_cast<size_t>(field.data() - owned.data());
+      payload = ReceivedBytes{owned.Slice(offset, field.size()), std::nullopt};
+      // The payload is the envelope's last field when its sender made it a
+      // shared tail (SplitPayload): its CRC follows from the frame's.
+      if (offset + field.size() == frame.size()) payload->crc32c = Crc32cOfSuffix(crc32c, frame, offset);
+    }
   }
   // Handshake frames are small (kRpcHandshakeFrameBytesMax): never owned.
   if (!parsed || (payload && state_ != State::kReady)) {
@@ -380,7 +387,7 @@ void ChannelCore::OnWelcome(const pb::Envelope& envelope) {
   backlog_.clear();
 }
 
-void ChannelCore::OnResponse(pb::Envelope& envelope, std::optional<SharedBytes> payload) {
+void ChannelCore::OnResponse(pb::Envelope& envelope, std::optional<ReceivedBytes> payload) {
   if (!envelope.is_response()) return Malformed("unexpected_request");
   Result<std::string> plain = ResultFromResponse(envelope);
   Result<ResponsePayload> result =

@@ -35,7 +35,7 @@ namespace tessera::rpc::internal {
 
 // A response payload as it arrived: the bytes of a small frame, or a view
 // into the buffer of a large one (FrameDecoder's owned frames).
-using ResponsePayload = std::variant<std::string, SharedBytes>;
+using ResponsePayload = std::variant<std::string, ReceivedBytes>;
 
 // A pending call's callback, of either kind (channel.h). The payload
 // reaches it uncopied unless a plain CallCallback gets a large frame's
@@ -99,10 +99,10 @@ class ChannelCore : public std::enable_shared_from_this<ChannelCore> {
   void OnConnected(uint64_t attempt, const boost::system::error_code& error);
   // `owned`: the buffer a large frame was received into (empty for small
   // ones), which its payload may view.
-  void OnFrame(std::string_view frame, SharedBytes owned);
+  void OnFrame(std::string_view frame, SharedBytes owned, uint32_t crc32c);
   void OnChallenge(const pb::Envelope& envelope);
   void OnWelcome(const pb::Envelope& envelope);
-  void OnResponse(pb::Envelope& envelope, std::optional<SharedBytes> payload);
+  void OnResponse(pb::Envelope& envelope, std::optional<ReceivedBytes> payload);
   void HandshakeFailed(std::string_view reason);
   void Malformed(std::string_view reason);
   void ConnectionFailed(std::string_view reason, std::string_view detail);

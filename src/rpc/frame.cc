@@ -147,18 +147,21 @@ FrameDecoder::Outcome FrameDecoder::BadChecksum(std::string_view body, uint32_t 
   return Outcome::kBadChecksum;
 }
 
-FrameDecoder::Outcome FrameDecoder::DeliverOwnedFrame(std::string_view* payload, SharedBytes* owner) {
+FrameDecoder::Outcome FrameDecoder::DeliverOwnedFrame(std::string_view* payload, SharedBytes* owner,
+                                                      uint32_t* crc32c) {
   if (owned_filled_ < owned_.size()) return Outcome::kNeedMore;
   if (Crc32c(owned_.view()) != owned_crc_) return BadChecksum(owned_.view(), owned_crc_);
   *payload = owned_.view();
+  if (crc32c != nullptr) *crc32c = owned_crc_;
   SharedBytes& to = owner != nullptr ? *owner : delivered_;
   to = std::move(owned_);  // leaves owned_ empty: no frame being received
   owned_filled_ = 0;
   return Outcome::kFrame;
 }
 
-FrameDecoder::Outcome FrameDecoder::Next(std::string_view* payload, SharedBytes* owner) {
-  if (!owned_.empty()) return DeliverOwnedFrame(payload, owner);
+FrameDecoder::Outcome FrameDecoder::Next(std::string_view* payload, SharedBytes* owner,
+                                         uint32_t* crc32c) {
+  if (!owned_.empty()) return DeliverOwnedFrame(payload, owner, crc32c);
   const size_t buffered = end_ - begin_;
   if (buffered < kFrameHeaderBytes) return Outcome::kNeedMore;
   const char* header = buffer_.get() + begin_;
@@ -171,7 +174,7 @@ FrameDecoder::Outcome FrameDecoder::Next(std::string_view* payload, SharedBytes*
   }
   if (length >= kOwnedFrameBytesMin) {
     StartOwnedFrame(length, stored_crc);
-    return DeliverOwnedFrame(payload, owner);
+    return DeliverOwnedFrame(payload, owner, crc32c);
   }
   wanted_ = kFrameHeaderBytes + length;
   if (buffered < wanted_) return Outcome::kNeedMore;
@@ -182,6 +185,7 @@ FrameDecoder::Outcome FrameDecoder::Next(std::string_view* payload, SharedBytes*
   if (begin_ == end_) begin_ = end_ = 0;  // the bytes stay put until Prepare()
   *payload = body;
   if (owner != nullptr) *owner = SharedBytes();
+  if (crc32c != nullptr) *crc32c = stored_crc;
   return Outcome::kFrame;
 }
 

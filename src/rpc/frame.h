@@ -85,8 +85,9 @@ class FrameDecoder {
   // and the view lives as long as it; otherwise (*owner left empty) the
   // view is valid until the next Prepare(). kTooLarge / kBadChecksum: the
   // stream is unusable from here on; error_detail() says why. kNeedMore: no
-  // complete frame buffered.
-  Outcome Next(std::string_view* payload, SharedBytes* owner = nullptr);
+  // complete frame buffered. `crc32c`, when given, receives the payload's
+  // verified CRC-32C on kFrame.
+  Outcome Next(std::string_view* payload, SharedBytes* owner = nullptr, uint32_t* crc32c = nullptr);
 
   // Bytes received and not yet returned in frames (nonzero at the end of a
   // stream means it ended inside a frame).
@@ -103,7 +104,7 @@ class FrameDecoder {
   // `crc` stored) into owned_ with the part of it already buffered.
   void StartOwnedFrame(uint32_t length, uint32_t crc);
   // Verifies and hands over a complete owned_.
-  Outcome DeliverOwnedFrame(std::string_view* payload, SharedBytes* owner);
+  Outcome DeliverOwnedFrame(std::string_view* payload, SharedBytes* owner, uint32_t* crc32c);
   Outcome BadChecksum(std::string_view body, uint32_t stored_crc);
 
   size_t frame_bytes_max_;

@@ -183,8 +183,10 @@ TEST(FrameDecoder, LargePayloadsComeInEndAlignedBuffersOfTheirOwn) {
     ASSERT_EQ(rest.size(), big.size() - 1000);
     std::memcpy(rest.data(), stream.data() + 1000, rest.size());
     decoder.Commit(rest.size());
-    ASSERT_EQ(decoder.Next(&payload, &owner), FrameDecoder::Outcome::kFrame);
+    uint32_t crc32c = 0;
+    ASSERT_EQ(decoder.Next(&payload, &owner, &crc32c), FrameDecoder::Outcome::kFrame);
     ASSERT_FALSE(owner.empty());
+    EXPECT_EQ(crc32c, Crc32c(owner.view()));  // the verified checksum comes along
     EXPECT_EQ(reinterpret_cast<uintptr_t>(owner.data() + owner.size()) % kOwnedFrameEndAlignment, 0u);
     EXPECT_EQ(payload.data(), owner.data());
     EXPECT_EQ(payload.size(), owner.size());

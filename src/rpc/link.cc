@@ -77,7 +77,8 @@ void Link::DeliverFrames() {
   while (!closed_) {
     std::string_view payload;
     SharedBytes owned;
-    switch (decoder_.Next(&payload, &owned)) {
+    uint32_t crc32c = 0;
+    switch (decoder_.Next(&payload, &owned, &crc32c)) {
       case FrameDecoder::Outcome::kNeedMore:
         return;
       case FrameDecoder::Outcome::kTooLarge:
@@ -89,7 +90,7 @@ void Link::DeliverFrames() {
       case FrameDecoder::Outcome::kFrame:
         metrics_->frames_received.Increment();
         counters_->frames_received.fetch_add(1, std::memory_order_relaxed);
-        callbacks_.on_frame(payload, std::move(owned));
+        callbacks_.on_frame(payload, std::move(owned), crc32c);
         break;
     }
   }

@@ -60,7 +60,8 @@ std::string RemoteAddress(const asio::ip::tcp::socket& socket);
 class Link : public std::enable_shared_from_this<Link> {
  public:
   struct Callbacks {
-    std::function<void(std::string_view payload, SharedBytes owned)> on_frame;
+    // `crc32c`: the payload's verified CRC-32C.
+    std::function<void(std::string_view payload, SharedBytes owned, uint32_t crc32c)> on_frame;
     // `reason`: eof, io_error, truncated, too_large, bad_checksum.
     std::function<void(std::string_view reason, std::string_view detail)> on_closed;
   };

@@ -122,34 +122,38 @@ TEST_F(RpcTest, BytesCallsKeepLargeResponsesWhereTheyArrived) {
   auto server = StartServer(1, {{"answer", answer}});
   auto channel = MakeChannel(100, server->port(), 1);
   auto call_for_bytes = [&](std::string payload) {
-    auto promise = std::make_shared<std::promise<Result<SharedBytes>>>();
-    std::future<Result<SharedBytes>> future = promise->get_future();
+    auto promise = std::make_shared<std::promise<Result<ReceivedBytes>>>();
+    std::future<Result<ReceivedBytes>> future = promise->get_future();
     const Status accepted = channel->CallForBytes(
-        "answer", std::move(payload), 2s, [promise](Result<SharedBytes> r) { promise->set_value(std::move(r)); });
+        "answer", std::move(payload), 2s, [promise](Result<ReceivedBytes> r) { promise->set_value(std::move(r)); });
     EXPECT_TRUE(accepted.ok()) << accepted.ToString();
     return future.get();
   };
 
-  Result<SharedBytes> small = call_for_bytes("small");
+  Result<ReceivedBytes> small = call_for_bytes("small");
   ASSERT_TRUE(small.ok()) << small.status().ToString();
-  EXPECT_EQ(small->view(), "small");
-  Result<SharedBytes> empty = call_for_bytes("");
+  EXPECT_EQ(small->bytes.view(), "small");
+  EXPECT_FALSE(small->crc32c.has_value());
+  Result<ReceivedBytes> empty = call_for_bytes("");
   ASSERT_TRUE(empty.ok());
-  EXPECT_TRUE(empty->empty());
-  std::vector<SharedBytes> kept;
+  EXPECT_TRUE(empty->bytes.empty());
+  std::vector<ReceivedBytes> kept;
   for (const char* which : {"large", "split"}) {
-    Result<SharedBytes> reply = call_for_bytes(which);
+    Result<ReceivedBytes> reply = call_for_bytes(which);
     ASSERT_TRUE(reply.ok()) << which << ": " << reply.status().ToString();
     kept.push_back(*reply);
   }
-  EXPECT_EQ(kept[0].view(), large);
-  EXPECT_EQ(kept[1].view(), "head-" + split_tail);
+  EXPECT_EQ(kept[0].bytes.view(), large);
+  EXPECT_EQ(kept[1].bytes.view(), "head-" + split_tail);
   // They lie at the end of their receive buffers (FrameDecoder contract 2):
-  // the payload is the last field of the envelope.
-  for (const SharedBytes& bytes : kept) {
+  // the payload is the last field of the envelope, so its CRC is known.
+  for (const ReceivedBytes& reply : kept) {
+    const SharedBytes& bytes = reply.bytes;
     EXPECT_EQ(reinterpret_cast<uintptr_t>(bytes.data() + bytes.size()) % kOwnedFrameEndAlignment, 0u);
+    ASSERT_TRUE(reply.crc32c.has_value());
+    EXPECT_EQ(*reply.crc32c, Crc32c(bytes.view()));
   }
-  Result<SharedBytes> failed = call_for_bytes("fail");
+  Result<ReceivedBytes> failed = call_for_bytes("fail");
   EXPECT_EQ(failed.status().code(), StatusCode::kNotLeader);
   EXPECT_EQ(failed.status().leader_hint(), 2u);
   EXPECT_EQ(failed.status().message(), "try 2");

@@ -82,7 +82,7 @@ void ServerConnection::Start() {
     if (!error && !self->authenticated_ && !self->closed_) self->AuthFailed("handshake_timeout");
   });
   auto self = shared_from_this();
-  link_->Start({[self](std::string_view frame, SharedBytes owned) {
+  link_->Start({[self](std::string_view frame, SharedBytes owned, uint32_t) {
                   self->OnFrame(frame, std::move(owned));
                 },
                 [self](std::string_view reason, std::string_view detail) {
