@@ -19,9 +19,9 @@
 //    an alignment, not aligned_alloc, to get one.
 //  - The arena is created by a static initializer, before main; allocations
 //    made before it exists (or if creating it failed) come from the
-//    ordinary arenas. It uses jemalloc's default decay, so freed buffers are
-//    reused for a while and then returned to the kernel by jemalloc's
-//    background thread, like every other arena (D31).
+//    ordinary arenas. It decays like every other arena (D31, D57): freed
+//    buffers are reused for 10 s, then handed back to the kernel lazily
+//    (MADV_FREE) by jemalloc's background thread.
 //  - Where the kernel has THP disabled, madvise fails harmlessly and the
 //    buffers are ordinary 4 KiB pages.
 #include <jemalloc/jemalloc.h>
