@@ -28,6 +28,9 @@ ETCD=$ANCHORS/kv/etcd
 WRK=$ANCHORS/kv/wrk/run.sh
 RAW=$OUT/kv.raw; SUMMARY=$OUT/summary.md
 : > "$RAW"
+# The load generator both halves share; without it no row can be measured.
+command -v wrk > /dev/null ||
+  { echo "bench/kv_vs_etcd.sh: wrk is not installed (scripts/install-deps.sh --bench, or make bench)" >&2; exit 1; }
 
 etcd_started=0; TESSERA_FAILED=0  # exit status: 1 when Tessera failed or erred
 cleanup() {
@@ -100,7 +103,9 @@ run_one() {
   echo "LOAD $sys $mode c=$c: $LOAD_NOTE" >> "$SUMMARY"
   res=$(grep '^RESULT' "$txt" | tail -1)
   if [[ -z $res ]]; then
-    echo "ERROR $sys $mode c=$c: no RESULT line (see $txt)" | tee -a "$SUMMARY"; return
+    echo "ERROR $sys $mode c=$c: no RESULT line (see $txt)" | tee -a "$SUMMARY"
+    [[ $sys == tessera ]] && TESSERA_FAILED=1  # a Tessera row without figures fails the run
+    return
   fi
   echo "system=$sys mode=$mode conns=$c load1=$LOAD_VAL ${res#RESULT }" | tee -a "$RAW" >&2
   if [[ $sys == tessera ]] && ! grep -q 'err_status=0 err_sock=0' <<< "$res"; then
