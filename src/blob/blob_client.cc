@@ -41,6 +41,12 @@ Status ValidateBlobClientOptions(const BlobClientOptions& o) {
   if (o.inflight_bytes_max < 1 || o.inflight_bytes_max > limits::kBlobClientInflightBytesMax) {
     return Status::InvalidArgument("blob client inflight_bytes_max out of range");
   }
+  if (o.node_read_bytes_max < 1 || o.node_read_bytes_max > limits::kBlobClientNodeReadBytesMax) {
+    return Status::InvalidArgument("blob client node_read_bytes_max out of range");
+  }
+  if (o.node_reads_max < 1 || o.node_reads_max > limits::kBlobClientNodeReadsMax) {
+    return Status::InvalidArgument("blob client node_reads_max out of range");
+  }
   return Status::Ok();
 }
 
@@ -55,7 +61,10 @@ struct BlobClient::Metrics {
         read_fallbacks(r.GetCounter("tessera_blob_client_read_fallbacks_total",
                                     "Blob reads retried on another replica after a failure")),
         throttled(r.GetCounter("tessera_blob_client_throttled_total",
-                               "Blob operations refused: too many in flight")) {
+                               "Blob operations refused: too many in flight")),
+        read_wait(r.GetHistogram("tessera_blob_client_read_wait_seconds",
+                                 "Time a blob read attempt waited for its node's bound on unanswered reads",
+                                 metrics::LatencyBucketsSeconds())) {
     for (size_t op = 0; op < kOps; ++op) {
       latency[op] = &r.GetHistogram("tessera_blob_client_latency_seconds",
                                     "Blob operation latency as the router sees it",
@@ -77,6 +86,7 @@ struct BlobClient::Metrics {
   metrics::Counter& third_copy_failed;
   metrics::Counter& read_fallbacks;
   metrics::Counter& throttled;
+  metrics::Histogram& read_wait;
   std::array<metrics::Histogram*, kOps> latency{};
   std::array<std::array<metrics::Counter*, kStatusCodes>, kOps> requests{};
 };
@@ -176,25 +186,40 @@ class BlobClient::PutOp : public std::enable_shared_from_this<PutOp> {
 };
 
 // Contract 3: one replica at a time, in read order. Each step starts from
-// the previous step's callback, so steps never overlap and need no lock.
+// the previous step's callback, so steps never overlap and need no lock
+// (the read gate's lock orders a step's start after its Enter).
 class BlobClient::ReadOp : public std::enable_shared_from_this<ReadOp> {
  public:
-  ReadOp(BlobClient& client, BlobId id, uint64_t offset, uint64_t length, ReadCallback done)
+  ReadOp(BlobClient& client, BlobId id, uint64_t offset, uint64_t length, ReadPriority priority,
+         ReadCallback done)
       : client_(client),
         id_(id),
         order_(client.ReadOrder(id.slot)),
+        priority_(priority),
+        length_(length),
+        charge_(static_cast<size_t>(std::min<uint64_t>(length, limits::kBlobBytesMax))),
         done_(std::move(done)) {
     pb::BlobReadRequest request;
     request.set_blob_id(id.ToString());
     request.set_offset(offset);
     request.set_length(length);
-    length_ = length;
     payload_ = request.SerializeAsString();
   }
 
+  // Asks the next replica, once its node's read bound lets it (contract 5a).
   void Attempt() {
     if (next_ == order_.size()) return Finish(Failure());
     const uint32_t node = order_[next_++];
+    entered_ = Clock::now();
+    client_.read_gate_.Enter(node, charge_, priority_, entered_,
+                             [self = shared_from_this(), node](Status admitted) { self->Send(node, admitted); });
+  }
+
+ private:
+  // `admitted` OK: this read holds its charge on `node` until OnReply.
+  void Send(uint32_t node, const Status& admitted) {
+    client_.metrics_->read_wait.Observe(std::chrono::duration<double>(Clock::now() - entered_).count());
+    if (!admitted.ok()) return OnFailure(node, admitted);
     auto channel = client_.nodes_.Get(node);
     if (!channel.ok()) return OnReply(node, channel.status());
     const Status accepted = (*channel)->CallForBytes(
@@ -203,11 +228,14 @@ class BlobClient::ReadOp : public std::enable_shared_from_this<ReadOp> {
     if (!accepted.ok()) OnReply(node, accepted);
   }
 
- private:
   void OnReply(uint32_t node, Result<rpc::ReceivedBytes> reply) {
+    client_.read_gate_.Leave(node, charge_, Clock::now());
     Result<SharedBytes> data = reply.ok() ? Verify(*reply) : Result<SharedBytes>(reply.status());
     if (data.ok()) return Finish(std::move(data));
-    const Status& status = data.status();
+    OnFailure(node, data.status());
+  }
+
+  void OnFailure(uint32_t node, const Status& status) {
     // A range past the end is past the end on every copy.
     if (status.code() == StatusCode::kInvalidArgument) return Finish(status);
     all_not_found_ = all_not_found_ && status.code() == StatusCode::kNotFound;
@@ -259,10 +287,13 @@ class BlobClient::ReadOp : public std::enable_shared_from_this<ReadOp> {
   BlobClient& client_;
   const BlobId id_;
   const std::vector<uint32_t> order_;
+  const ReadPriority priority_;
+  const uint64_t length_;
+  const size_t charge_;  // against the node's read bound
   const ReadCallback done_;
   const Clock::time_point start_ = Clock::now();
   std::string payload_;
-  uint64_t length_ = 0;
+  Clock::time_point entered_;  // the current attempt's Enter
   size_t next_ = 0;
   bool all_not_found_ = true;
   bool only_corrupt_or_missing_ = true;
@@ -323,7 +354,9 @@ BlobClient::BlobClient(rpc::ChannelPool& nodes, BlobSlotMap slot_map, std::strin
       slot_map_(std::move(slot_map)),
       local_az_(std::move(local_az)),
       options_(options),
-      metrics_(std::make_unique<Metrics>(metrics)) {
+      metrics_(std::make_unique<Metrics>(metrics)),
+      read_gate_(NodeReadGate::Options{options.node_read_bytes_max, options.node_reads_max,
+                                       std::chrono::milliseconds(options.read_timeout_ms)}) {
   TESSERA_CHECK(ValidateBlobClientOptions(options_).ok());
   uint32_t first = 0;
   TESSERA_CHECK(RAND_bytes(reinterpret_cast<unsigned char*>(&first), sizeof(first)) == 1);
@@ -405,14 +438,15 @@ void BlobClient::Put(const BlobId& id, std::string owner, std::string data, Stat
   op->Start(std::move(payload));
 }
 
-void BlobClient::Read(const BlobId& id, uint64_t offset, uint64_t length, ReadCallback done) {
+void BlobClient::Read(const BlobId& id, uint64_t offset, uint64_t length, ReadCallback done,
+                      ReadPriority priority) {
   if (id.slot >= limits::kBlobSlots) return done(Status::InvalidArgument("blob slot out of range"));
   const Status admitted = Admit(0);
   if (!admitted.ok()) {
     metrics_->requests[kRead][static_cast<size_t>(admitted.code())]->Increment();
     return done(admitted);
   }
-  std::make_shared<ReadOp>(*this, id, offset, length, std::move(done))->Attempt();
+  std::make_shared<ReadOp>(*this, id, offset, length, priority, std::move(done))->Attempt();
 }
 
 void BlobClient::Delete(const BlobId& id, StatusCallback done) {

@@ -30,13 +30,20 @@
 //  5. At most options.inflight_max operations (and inflight_bytes_max bytes
 //     of put data) are in flight; beyond that Put/Read/Delete answer
 //     Throttled at once. A put counts until all its replicas answered.
+//  5a. Reads asked of one node and not yet answered stay within
+//     node_read_bytes_max (each charged its length, at most a blob) and
+//     node_reads_max, so no read-ahead overruns what the node queues for
+//     this connection (NodeReadGate). Reads beyond wait in the client,
+//     kClientWaiting before kReadAhead; one that waited read_timeout_ms
+//     counts as that replica's failure and moves on to the next.
 //  6. Data over limits::kBlobBytesMax, or an id whose slot is out of range:
 //     InvalidArgument.
 //
 // Metrics: tessera_blob_client_requests_total{op,code},
 // tessera_blob_client_latency_seconds{op}, tessera_blob_client_third_copy_total
 // {result}, tessera_blob_client_read_fallbacks_total,
-// tessera_blob_client_throttled_total.
+// tessera_blob_client_throttled_total, tessera_blob_client_read_wait_seconds
+// (time a read attempt waited for its node's bound, contract 5a).
 //
 // Thread safety: every method may be called from any thread. The client
 // must outlive its operations' callbacks: destroy it after the io threads
@@ -55,6 +62,7 @@
 
 #include "blob/blob_id.h"
 #include "blob/blob_slot_map.h"
+#include "blob/node_read_gate.h"
 #include "common/limits.h"
 #include "common/metrics.h"
 #include "common/result.h"
@@ -70,6 +78,8 @@ struct BlobClientOptions {
   uint32_t list_timeout_ms = 10'000;   // one blob.list page
   size_t inflight_max = limits::kBlobClientInflightMax;
   size_t inflight_bytes_max = limits::kBlobClientInflightBytesMax;
+  size_t node_read_bytes_max = limits::kBlobClientNodeReadBytesMax;
+  size_t node_reads_max = limits::kBlobClientNodeReadsMax;
 };
 
 // InvalidArgument for timeouts outside 1..kBlobClientTimeoutMsMax or bounds
@@ -108,7 +118,10 @@ class BlobClient {
   // copy of `data`.
   void Put(const BlobId& id, std::string owner, std::string data, StatusCallback done,
            std::optional<uint32_t> data_crc32c = std::nullopt);
-  void Read(const BlobId& id, uint64_t offset, uint64_t length, ReadCallback done);
+  // `priority`: whether a client waits for these bytes now or they are
+  // read ahead (contract 5a).
+  void Read(const BlobId& id, uint64_t offset, uint64_t length, ReadCallback done,
+            ReadPriority priority = ReadPriority::kClientWaiting);
   // OK only when every replica of the slot confirmed the blob deleted or
   // absent (a GC record stays until then).
   void Delete(const BlobId& id, StatusCallback done);
@@ -157,6 +170,7 @@ class BlobClient {
   const std::string local_az_;
   const BlobClientOptions options_;
   std::unique_ptr<Metrics> metrics_;
+  NodeReadGate read_gate_;
   std::atomic<uint32_t> next_slot_;
   mutable std::mutex mu_;  // guards inflight_ and inflight_bytes_
   size_t inflight_ = 0;

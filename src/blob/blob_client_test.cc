@@ -249,6 +249,53 @@ TEST_F(BlobClientTest, InflightBoundThrottles) {
   WaitIdle();
 }
 
+// Goal: read-ahead for many GETs never asks one node for more than it
+// queues. Node 1 (the nearest copy) restarts queueing at most 8 MiB of
+// replies per connection and the client asks it for at most 3 MiB at once
+// (the node frees a reply's bytes when its write completes, which may be
+// after the client has the reply and asked again: hence the margin, as in
+// limits.h); 64 concurrent 1 MiB reads (64 MiB asked at once, and twice
+// the node's blob queue) are all served by node 1 without a slow-peer
+// close, a Throttled answer or a fallback.
+TEST_F(BlobClientTest, ConcurrentReadsStayWithinWhatTheNearestNodeQueues) {
+  const BlobId id = client_->NextBlobId();
+  const std::string data = TestData(limits::kBlobBytesMax, 11);
+  ASSERT_TRUE(Put(id, data).ok());
+  WaitIdle();
+  services_[0]->Stop();
+  servers_[0]->Stop();
+  StartNode(1, {}, 8 << 20);
+  ASSERT_TRUE(pool_->SetPeerAddress(1, "127.0.0.1", servers_[0]->port()).ok());
+  BlobClientOptions options;
+  options.read_timeout_ms = 30'000;
+  options.node_read_bytes_max = 3 << 20;
+  MakeClient(client_->slot_map(), options);
+
+  constexpr size_t kReads = 64;
+  constexpr uint64_t kPiece = 1 << 20;
+  std::vector<std::promise<Result<std::string>>> reads(kReads);
+  for (size_t i = 0; i < kReads; ++i) {
+    const uint64_t offset = (i % 8) * kPiece;
+    client_->Read(
+        id, offset, kPiece,
+        [&p = reads[i]](Result<SharedBytes> r) {
+          p.set_value(r.ok() ? Result<std::string>(std::string(r->view())) : Result<std::string>(r.status()));
+        },
+        i % 4 == 0 ? ReadPriority::kClientWaiting : ReadPriority::kReadAhead);
+  }
+  for (size_t i = 0; i < kReads; ++i) {
+    auto r = reads[i].get_future().get();
+    ASSERT_TRUE(r.ok()) << i << ": " << r.status().ToString();
+    EXPECT_TRUE(*r == data.substr((i % 8) * kPiece, kPiece)) << i;
+  }
+  EXPECT_EQ(SeriesValue(node_registry_, "tessera_rpc_slow_peer_closes_total{side=\"server\"}"), 0u);
+  EXPECT_EQ(SeriesValue(node_registry_, "tessera_blob_throttled_total"), 0u);
+  EXPECT_EQ(ClientMetric("tessera_blob_client_read_fallbacks_total"), 0u);
+  EXPECT_EQ(ClientMetric("tessera_blob_client_requests_total{code=\"OK\",op=\"read\"}"), kReads);
+  EXPECT_GE(ClientMetric("tessera_blob_client_read_wait_seconds_count"), kReads);
+  WaitIdle();
+}
+
 // A disk whose fsyncs block while `blocking` is set.
 struct Gate {
   std::mutex mu;  // guards blocking

@@ -80,12 +80,14 @@ class BlobNodesTest : public ::testing::Test {
     services_.clear();
   }
 
-  void StartNode(uint32_t id, BlobServiceOptions options = {}) {
+  void StartNode(uint32_t id, BlobServiceOptions options = {},
+                 size_t queue_bytes_max = limits::kRpcServerQueueBytesMax) {
     options.path = dir_.Sub("node" + std::to_string(id));
     auto service = BlobService::Open(node_registry_, options);
     ASSERT_TRUE(service.ok()) << service.status().ToString();
     rpc::ServerOptions server_options;
     server_options.identity = rpc::Identity{id, "node", kSecret};
+    server_options.queue_bytes_max = queue_bytes_max;
     auto server = std::make_unique<rpc::RpcServer>(rpc::RpcContext{io_, node_registry_, node_faults_},
                                                    server_options);
     ASSERT_TRUE((*service)->RegisterHandlers(*server).ok());

@@ -272,12 +272,26 @@ inline constexpr size_t kBlobClientInflightMax = 1'024;
 inline constexpr size_t kBlobClientInflightBytesMax = 256 << 20;
 // Longest per-replica timeout a BlobClient may be configured with.
 inline constexpr uint32_t kBlobClientTimeoutMsMax = 60'000;
+// Router side, per node (NodeReadGate): reply bytes and reads asked of one
+// node and not yet answered; reads beyond them wait in the router. Well
+// below what a node queues for one connection (beyond it the node closes the
+// connection as a slow peer) and its blob queue (beyond it: Throttled),
+// leaving room for the connection's other replies, for other routers, and
+// for the node freeing a reply's bytes only once its write completes (it
+// may by then have the next request).
+inline constexpr size_t kBlobClientNodeReadBytesMax = 16 << 20;
+inline constexpr size_t kBlobClientNodeReadsMax = 16;
 
 static_assert(kBlobSlots <= 0x10000, "a blob id's text form has 4 hex digits of slot");
 static_assert(kBlobBytesMax + (64 << 10) <= kRpcFrameBytesMax,
               "a maximal blob.put must fit one rpc frame");
 static_assert(kBlobBytesMax <= kBlobClientInflightBytesMax);
 static_assert(kBlobClientTimeoutMsMax <= kRpcCallTimeoutMsMax);
+// A node with no read in flight is always asked: the largest charge then is
+// one whole blob.
+static_assert(kBlobClientNodeReadBytesMax <= kRpcServerQueueBytesMax / 2);
+static_assert(kBlobBytesMax <= kRpcServerQueueBytesMax / 2);
+static_assert(kBlobClientNodeReadsMax <= kBlobServiceQueueMax / 2);
 
 // --- s3 auth (src/s3/auth) ----------------------------------------------------
 // One aws-chunked chunk's data: signed chunks are buffered whole until their

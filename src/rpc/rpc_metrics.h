@@ -12,6 +12,7 @@
 //   tessera_rpc_malformed_frames_total{reason}
 //   tessera_rpc_throttled_total              refused: queue, pending calls or in-flight bound
 //   tessera_rpc_discarded_frames_total       queued frames lost with their connection
+//   tessera_rpc_slow_peer_closes_total       server: closed, peer left queue_bytes_max unread
 //   tessera_rpc_fault_dropped_frames_total, tessera_rpc_fault_delayed_frames_total
 //   tessera_rpc_unknown_method_total         server: request for no registered handler
 //   tessera_rpc_late_responses_total         client: response after timeout or failure
@@ -46,6 +47,7 @@ class RpcMetrics {
   metrics::Counter& connect_failures;
   metrics::Counter& throttled;
   metrics::Counter& discarded_frames;
+  metrics::Counter& slow_peer_closes;
   metrics::Counter& fault_dropped_frames;
   metrics::Counter& fault_delayed_frames;
   metrics::Counter& unknown_method;

@@ -221,6 +221,7 @@ void ServerConnection::SendData(OutFrame out) {
   if (!budget_->TryAcquire(out.size())) {
     spdlog::warn("rpc.slow_peer side=server peer={} peer_id={} queued_bytes={}", peer_.address,
                  peer_.peer_id, budget_->bytes());
+    core_->metrics->slow_peer_closes.Increment();
     Close();
     return;
   }

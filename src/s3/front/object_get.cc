@@ -115,6 +115,7 @@ class BlobStreamer : public std::enable_shared_from_this<BlobStreamer> {
     uint64_t offset = 0;
     uint64_t length = 0;
     uint64_t sequence = 0;
+    blob::ReadPriority priority = blob::ReadPriority::kClientWaiting;
   };
   enum class Next { kNothing, kWrite, kFinish, kAbort };
 
@@ -161,9 +162,12 @@ class BlobStreamer : public std::enable_shared_from_this<BlobStreamer> {
         break;
     }
     for (ReadOrder& order : reads) {
-      call_->front.blobs().Read(order.id, order.offset, order.length,
-                                [self = shared_from_this(), sequence = order.sequence](
-                                    Result<SharedBytes> data) { self->OnRead(sequence, std::move(data)); });
+      call_->front.blobs().Read(
+          order.id, order.offset, order.length,
+          [self = shared_from_this(), sequence = order.sequence](Result<SharedBytes> data) {
+            self->OnRead(sequence, std::move(data));
+          },
+          order.priority);
     }
   }
 
@@ -184,7 +188,9 @@ class BlobStreamer : public std::enable_shared_from_this<BlobStreamer> {
       if (!id.ok()) return false;
       const bool ahead = !pieces_.empty() || writing_;
       if (ahead && !call_->front.read_ahead().TryAcquire(length)) break;
-      reads.push_back(ReadOrder{*id, offset, length, front_sequence_ + pieces_.size()});
+      // The piece the client waits for goes to its node ahead of read-ahead.
+      reads.push_back(ReadOrder{*id, offset, length, front_sequence_ + pieces_.size(),
+                                ahead ? blob::ReadPriority::kReadAhead : blob::ReadPriority::kClientWaiting});
       pieces_.push_back(Piece{length, ahead, std::nullopt});
       next_ += length;
     }
