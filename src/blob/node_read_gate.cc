@@ -1,6 +1,5 @@
 #include "blob/node_read_gate.h"
 
-#include <algorithm>
 #include <string>
 
 #include "common/check.h"

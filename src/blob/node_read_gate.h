@@ -9,9 +9,9 @@
 //
 // Contract:
 //  1. Enter(node, bytes, priority, now, start) calls start(OK) before it
-//     returns (unless called from within a start: contract 4) when the node has no read in flight, or when `bytes` more stay
-//     within bytes_max and one more within reads_max; otherwise the read
-//     waits. A read started with OK holds its bytes until Leave(node, bytes,
+//     returns (unless called from within a start: contract 4) when the
+//     node has no read in flight, or when `bytes` more stay within
+//     bytes_max and one more within reads_max; otherwise the read waits. A read started with OK holds its bytes until Leave(node, bytes,
 //     now), which its owner calls exactly once.
 //  2. Leave gives the bytes back and starts waiting reads that now fit, the
 //     node's kClientWaiting reads before its kReadAhead ones, first come

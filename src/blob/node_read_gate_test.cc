@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <string>
 #include <thread>
@@ -28,7 +29,9 @@ NodeReadGate::Options Bounds(size_t bytes_max, size_t reads_max, Clock::duration
 struct Journal {
   std::vector<std::string> started;
   NodeReadGate::Start Record(std::string name) {
-    return [this, name](Status s) { started.push_back(s.ok() ? name : name + ":" + StatusCodeName(s.code()).data()); };
+    return [this, name](Status s) {
+      started.push_back(s.ok() ? name : name + ":" + std::string(StatusCodeName(s.code())));
+    };
   }
 };
 
@@ -53,7 +56,9 @@ TEST(NodeReadGateTest, ReadsBeyondTheCountBoundWait) {
   NodeReadGate gate(Bounds(1'000, 2));
   Journal j;
   const auto now = Clock::now();
-  for (const char* name : {"a", "b", "c"}) gate.Enter(kNode, 1, ReadPriority::kClientWaiting, now, j.Record(name));
+  for (const char* name : {"a", "b", "c"}) {
+    gate.Enter(kNode, 1, ReadPriority::kClientWaiting, now, j.Record(name));
+  }
   EXPECT_EQ(j.started.size(), 2u);
   gate.Leave(kNode, 1, now);
   EXPECT_EQ(j.started.size(), 3u);
