@@ -169,12 +169,15 @@ def s3(rgw_log, tessera_log, sink_log=None):
 # ---------------------------------------------------------------- KV
 
 def kv(raw):
+    # (system, mode, conns) -> {round: fields}; lines without round= (older
+    # logs) count as one round each, in file order.
     runs, fo = {}, {"etcd": [], "tessera": []}
     for line in open(raw, errors="replace"):
         line = line.strip()
         if line.startswith("system="):
             f = fields(line)
-            runs[(f["system"], f["mode"], int(f["conns"]))] = f
+            rounds = runs.setdefault((f["system"], f["mode"], int(f["conns"])), {})
+            rounds[int(f.get("round", len(rounds) + 1))] = f
         elif line.startswith("failover etcd "):
             m = re.search(r"\{.*\}", line)
             if m:
@@ -186,40 +189,65 @@ def kv(raw):
                 if d.get("name") == "failover_trial":
                     fo["tessera"].append(d.get("longest_write_gap_ms"))
 
-    def cell(f):
-        if not f:
+    def median_of(rounds, k):
+        xs = [num(f[k]) for f in rounds.values() if num(f.get(k)) is not None]
+        return statistics.median(xs) if xs else None
+
+    def cell(rounds):
+        if not rounds:
             return "-"
-        s = f"{fmt(num(f['rps']))} ({fmt(num(f['p50_ms']), 2)} / {fmt(num(f['p99_ms']), 2)})"
-        errs = int(f.get("err_status", 0)) + int(f.get("err_sock", 0))
-        if errs:
-            s += f" **{f.get('err_status')} non-2xx, {f.get('err_sock')} socket errors**"
+        s = (f"{fmt(median_of(rounds, 'rps'))} ({fmt(median_of(rounds, 'p50_ms'), 2)} / "
+             f"{fmt(median_of(rounds, 'p99_ms'), 2)})")
+        errs = [int(f.get(k, 0)) for f in rounds.values() for k in ("err_status", "err_sock")]
+        if any(errs):
+            s += f" **{sum(errs[0::2])} non-2xx, {sum(errs[1::2])} socket errors**"
         return s
 
+    def round_ratios(mode, c, k):
+        """Tessera / etcd of figure k, one per round both systems measured."""
+        a, b = runs.get(("etcd", mode, c), {}), runs.get(("tessera", mode, c), {})
+        return [ratio(num(b[r][k]), num(a[r][k])) for r in sorted(a.keys() & b.keys())
+                if ratio(num(b[r][k]), num(a[r][k])) is not None]
+
+    def ratio_of(mode, c, k):
+        rs = round_ratios(mode, c, k)
+        return statistics.median(rs) if rs else None
+
+    def ratio_cell(mode, c, k):
+        rs = round_ratios(mode, c, k)
+        if not rs:
+            return "-"
+        s = f"{fmt(statistics.median(rs), 2)}×"
+        return s if len(rs) == 1 else s + f" ({fmt(min(rs), 2)}–{fmt(max(rs), 2)})"
+
+    def loads(rounds):
+        xs = sorted(num(f["load1"]) for f in rounds.values() if num(f.get("load1")) is not None) if rounds else []
+        if not xs:
+            return "-"
+        return f"{xs[0]:.2f}" if len(xs) == 1 else f"{xs[0]:.2f}–{xs[-1]:.2f}"
+
+    n_rounds = max((len(v) for v in runs.values()), default=0)
+    if n_rounds > 1:
+        print(f"{n_rounds} interleaved rounds: figures are each system's medians; "
+              "ratios the median of the per-round ratios (range in brackets).\n")
     print("| op | conns | etcd ops/s (p50 / p99 ms) | Tessera ops/s (p50 / p99 ms) "
           "| ops/s ratio | p50 ratio | p99 ratio | load1 etcd / Tessera |")
     print("|---|---|---|---|---|---|---|---|")
     for mode, name in (("put", "write"), ("get", "strong read")):
         for c in (1, 16, 64):
             a, b = runs.get(("etcd", mode, c)), runs.get(("tessera", mode, c))
-            g = lambda f, k: num(f[k]) if f else None
-            print(f"| {name} | {c} | {cell(a)} | {cell(b)} | {fmt(ratio(g(b, 'rps'), g(a, 'rps')), 2)}× "
-                  f"| {fmt(ratio(g(b, 'p50_ms'), g(a, 'p50_ms')), 2)}× "
-                  f"| {fmt(ratio(g(b, 'p99_ms'), g(a, 'p99_ms')), 2)}× "
-                  f"| {a['load1'] if a else '-'} / {b['load1'] if b else '-'} |")
-
-    def get(sys_, mode, c, k):
-        f = runs.get((sys_, mode, c))
-        return num(f[k]) if f else None
+            print(f"| {name} | {c} | {cell(a)} | {cell(b)} | {ratio_cell(mode, c, 'rps')} "
+                  f"| {ratio_cell(mode, c, 'p50_ms')} | {ratio_cell(mode, c, 'p99_ms')} "
+                  f"| {loads(a)} / {loads(b)} |")
 
     print("\nTargets (issue 3), ratios from this run:")
-    r = ratio(get("tessera", "put", 64, "rps"), get("etcd", "put", 64, "rps"))
-    p = ratio(get("tessera", "put", 64, "p99_ms"), get("etcd", "put", 64, "p99_ms"))
+    r, p = ratio_of("put", 64, "rps"), ratio_of("put", 64, "p99_ms")
     print(f"- writes at 64 conns ≥ 3× etcd: {fmt(r, 2)}× {verdict(r, 3)}; "
           f"p99 ≤ etcd's: {fmt(p, 2)}× {verdict(p, 1, False)}")
-    r = ratio(get("tessera", "put", 1, "p50_ms"), get("etcd", "put", 1, "p50_ms"))
+    r = ratio_of("put", 1, "p50_ms")
     print(f"- 1-conn write p50 ≤ 1/3 of etcd's: {fmt(r, 2)}× {verdict(r, 1 / 3, False)}")
     for c in (64, 16, 1):
-        r = ratio(get("tessera", "get", c, "rps"), get("etcd", "get", c, "rps"))
+        r = ratio_of("get", c, "rps")
         print(f"- strong reads at {c} conns ≥ 5× etcd's linearizable: {fmt(r, 2)}× {verdict(r, 5)}")
     med = {k: (statistics.median([x for x in v if x is not None]) if any(x is not None for x in v)
                else None) for k, v in fo.items()}

@@ -11,7 +11,12 @@
 # the key space instead (measured slower on two cores: docs/benchmarks.md).
 #
 #   bench/kv_vs_etcd.sh                # prints the comparison table (markdown)
-#   DUR=10 CONNS="1 16 64" TRIALS=5 SKIP_ETCD=1 SKIP_FAILOVER=1 KV_SPLIT=1 bench/kv_vs_etcd.sh
+#   DUR=10 CONNS="1 16 64" ROUNDS=3 TRIALS=5 SKIP_ETCD=1 SKIP_FAILOVER=1 KV_SPLIT=1 bench/kv_vs_etcd.sh
+#
+# ROUNDS=N repeats the whole interleaved series N times (etcd, Tessera, etcd,
+# ... at every point, then again); the table then shows each system's median
+# figures and the median of the N per-round ratios, with their range, since
+# on a shared VM one 10 s point moves by tens of percent from run to run.
 #
 # A peer that cannot start is reported and skipped; Tessera's half still runs.
 # Raw lines: $OUT/kv.raw; wrk reports: $OUT/wrk-*.txt; cluster logs: $TDIR/logs.
@@ -20,7 +25,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/lib.sh"
 OUT=${OUT:-/var/tmp/tessera-bench.kv.$(date +%Y%m%d-%H%M%S)}
 mkdir -p "$OUT"
-DUR=${DUR:-10}; CONNS=${CONNS:-"1 16 64"}; TRIALS=${TRIALS:-5}; KEYSPACE=${KV_KEYSPACE:-100000}
+DUR=${DUR:-10}; CONNS=${CONNS:-"1 16 64"}; ROUNDS=${ROUNDS:-1}; TRIALS=${TRIALS:-5}; KEYSPACE=${KV_KEYSPACE:-100000}
 export KV_KEYSPACE=$KEYSPACE KV_VALLEN=100
 TDIR=${TDIR:-/var/tmp/tessera-bench-kv.$(date +%s)}
 ETCD_DIR=${ETCD_DIR:-/var/tmp/tessera-bench-etcd.$(date +%s)}
@@ -41,7 +46,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-{ machine_notes; echo "# DUR=${DUR}s CONNS=\"$CONNS\" keyspace=$KEYSPACE out=$OUT"; } | tee "$SUMMARY"
+{ machine_notes; echo "# DUR=${DUR}s CONNS=\"$CONNS\" ROUNDS=$ROUNDS keyspace=$KEYSPACE out=$OUT"; } | tee "$SUMMARY"
 
 # ---- start both, preload both
 etcd_url=""
@@ -83,7 +88,7 @@ fi
 
 # One wrk run; appends "system=.. mode=.. conns=.. load1=.. <RESULT fields>" to RAW.
 run_one() {
-  local sys=$1 mode=$2 c=$3 txt=$OUT/wrk-$1-$2-$3.txt res t0
+  local sys=$1 mode=$2 c=$3 round=$4 txt=$OUT/wrk-$1-$2-$3-r$4.txt res t0
   wait_quiet
   t0=$(date -u +%FT%T)
   {
@@ -107,7 +112,7 @@ run_one() {
     [[ $sys == tessera ]] && TESSERA_FAILED=1  # a Tessera row without figures fails the run
     return
   fi
-  echo "system=$sys mode=$mode conns=$c load1=$LOAD_VAL ${res#RESULT }" | tee -a "$RAW" >&2
+  echo "system=$sys mode=$mode conns=$c round=$round load1=$LOAD_VAL ${res#RESULT }" | tee -a "$RAW" >&2
   if [[ $sys == tessera ]] && ! grep -q 'err_status=0 err_sock=0' <<< "$res"; then
     tessera_failure "$mode" "$c" "$res" "$t0"
   fi
@@ -128,10 +133,12 @@ tessera_failure() {
   tessera_log_evidence "$4" | tee -a "$SUMMARY"
 }
 
-for c in $CONNS; do
-  for mode in put get; do
-    [[ -n $etcd_url ]] && run_one etcd "$mode" "$c"
-    [[ -n $tessera_url ]] && run_one tessera "$mode" "$c"
+for ((round = 1; round <= ROUNDS; round++)); do
+  for c in $CONNS; do
+    for mode in put get; do
+      [[ -n $etcd_url ]] && run_one etcd "$mode" "$c" "$round"
+      [[ -n $tessera_url ]] && run_one tessera "$mode" "$c" "$round"
+    done
   done
 done
 
