@@ -77,6 +77,8 @@ def parse_s3(path):
             big["down"] = num(line.split()[-2])
         elif line.startswith("RESULT transfer upload"):
             big["xfer_up"] = num(line.split()[3])
+        elif line.startswith("RESULT transfer download_discarded"):
+            big["xfer_down_discarded"] = num(line.split()[3])
         elif line.startswith("RESULT transfer download"):
             big["xfer_down"] = num(line.split()[3])
         elif line.startswith("RESULT cli upload"):
@@ -129,7 +131,8 @@ def s3(rgw_log, tessera_log, sink_log=None):
                     ("cli_up", "PUT (aws s3 cp, timed alone)"),
                     ("cli_down", "GET (aws s3 cp, timed alone, 3×)"),
                     ("xfer_up", "PUT (s3transfer, aws CLI defaults)"),
-                    ("xfer_down", "GET (s3transfer, aws CLI defaults)")):
+                    ("xfer_down", "GET (s3transfer, aws CLI defaults)"),
+                    ("xfer_down_discarded", "GET (s3transfer, body discarded)")):
         a, b = rgw_big.get(d), tes_big.get(d)
         r = ratio(b, a)
         print(f"| {os.environ.get('BIG_MB', '256')} MiB {name} | - | {fmt(a, 1)} MiB/s "
@@ -152,7 +155,9 @@ def s3(rgw_log, tessera_log, sink_log=None):
                           for d in ("cli_up", "cli_down"))
               + "; s3transfer: "
               + ", ".join(f"{d[5:]} {fmt(sink_big.get(d), 1)} MiB/s = {fmt(ratio(sink_big.get(d), rgw_big.get(d)), 2)}× RGW"
-                          for d in ("xfer_up", "xfer_down")))
+                          for d in ("xfer_up", "xfer_down"))
+              + f"; s3transfer, body discarded: down {fmt(sink_big.get('xfer_down_discarded'), 1)} MiB/s = "
+              f"{fmt(ratio(sink_big.get('xfer_down_discarded'), rgw_big.get('xfer_down_discarded')), 2)}× RGW")
     for name, big in (("RGW", rgw_big), ("Tessera", tes_big)):
         if big.get("roundtrip"):
             print(f"\n{name} large object round trip: {big['roundtrip']}")
