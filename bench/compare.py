@@ -195,7 +195,7 @@ def kv(raw):
                     fo["tessera"].append(d.get("longest_write_gap_ms"))
 
     def median_of(rounds, k):
-        xs = [num(f[k]) for f in rounds.values() if num(f.get(k)) is not None]
+        xs = [x for x in (num(f.get(k)) for f in rounds.values()) if x is not None]
         return statistics.median(xs) if xs else None
 
     def cell(rounds):
@@ -203,16 +203,17 @@ def kv(raw):
             return "-"
         s = (f"{fmt(median_of(rounds, 'rps'))} ({fmt(median_of(rounds, 'p50_ms'), 2)} / "
              f"{fmt(median_of(rounds, 'p99_ms'), 2)})")
-        errs = [int(f.get(k, 0)) for f in rounds.values() for k in ("err_status", "err_sock")]
-        if any(errs):
-            s += f" **{sum(errs[0::2])} non-2xx, {sum(errs[1::2])} socket errors**"
+        non_2xx = sum(int(f.get("err_status", 0)) for f in rounds.values())
+        socket_errors = sum(int(f.get("err_sock", 0)) for f in rounds.values())
+        if non_2xx or socket_errors:
+            s += f" **{non_2xx} non-2xx, {socket_errors} socket errors**"
         return s
 
     def round_ratios(mode, c, k):
         """Tessera / etcd of figure k, one per round both systems measured."""
         a, b = runs.get(("etcd", mode, c), {}), runs.get(("tessera", mode, c), {})
-        return [ratio(num(b[r][k]), num(a[r][k])) for r in sorted(a.keys() & b.keys())
-                if ratio(num(b[r][k]), num(a[r][k])) is not None]
+        rs = (ratio(num(b[r].get(k)), num(a[r].get(k))) for r in sorted(a.keys() & b.keys()))
+        return [x for x in rs if x is not None]
 
     def ratio_of(mode, c, k):
         rs = round_ratios(mode, c, k)
@@ -226,7 +227,7 @@ def kv(raw):
         return s if len(rs) == 1 else s + f" ({fmt(min(rs), 2)}–{fmt(max(rs), 2)})"
 
     def loads(rounds):
-        xs = sorted(num(f["load1"]) for f in rounds.values() if num(f.get("load1")) is not None) if rounds else []
+        xs = sorted(x for x in (num(f.get("load1")) for f in (rounds or {}).values()) if x is not None)
         if not xs:
             return "-"
         return f"{xs[0]:.2f}" if len(xs) == 1 else f"{xs[0]:.2f}–{xs[-1]:.2f}"
