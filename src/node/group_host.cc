@@ -8,6 +8,7 @@
 
 #include "common/check.h"
 #include "common/limits.h"
+#include "node/tick_schedule.h"
 #include "storage/snapshot_staging.h"
 
 namespace tessera::node {
@@ -62,7 +63,9 @@ uint64_t GroupHost::NowUs() const {
 
 void GroupHost::ScheduleTick() {
   if (stopped_) return;
-  tick_timer_.expires_after(std::chrono::microseconds(options_.consensus.tick_interval_us));
+  tick_timer_.expires_at(NextAlignedTick(
+      std::chrono::steady_clock::now(),
+      std::chrono::microseconds(options_.consensus.tick_interval_us)));
   tick_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
     if (!ec) self->OnTick();
   });

@@ -4,6 +4,7 @@
 #include "node/group_host.h"
 
 #include "node/group_host_test_util.h"
+#include "node/tick_schedule.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -18,6 +19,24 @@
 
 namespace tessera::node {
 namespace {
+
+// Ticks fall on multiples of the interval: strictly after now, at most one
+// interval later, the same instant for every caller within one interval.
+TEST(TickSchedule, NextTickIsTheNextMultipleOfTheInterval) {
+  using std::chrono::microseconds;
+  using std::chrono::steady_clock;
+  const microseconds interval(10'000);
+  const auto at = [](int64_t us) { return steady_clock::time_point(microseconds(us)); };
+  EXPECT_EQ(NextAlignedTick(at(1'234'567), interval), at(1'240'000));
+  EXPECT_EQ(NextAlignedTick(at(1'230'001), interval), at(1'240'000));
+  EXPECT_EQ(NextAlignedTick(at(1'239'999), interval), at(1'240'000));
+  EXPECT_EQ(NextAlignedTick(at(1'240'000), interval), at(1'250'000));  // never now itself
+  EXPECT_EQ(NextAlignedTick(at(0), interval), at(10'000));
+  const auto now = steady_clock::now();
+  const auto next = NextAlignedTick(now, interval);
+  EXPECT_GT(next, now);
+  EXPECT_LE(next, now + interval);
+}
 
 class GroupHostTest : public testing::ThreeReplicaGroupTest {
  protected:
