@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -119,29 +118,6 @@ Status ReadInto(int fd, uint64_t offset, uint64_t length, const std::string& pat
   return Status::Ok();
 }
 
-// Reads of at least this many bytes map the file instead of copying it
-// (D55): a mapping costs a few syscalls and page-table updates, a copy
-// ~0.1 ms per MiB; below this the copy is the cheaper.
-constexpr uint64_t kMappedReadBytesMin = 256 << 10;
-
-// [offset, offset + length) of `fd` as shared bytes that map the file, its
-// pages read in (MADV_POPULATE_READ) so that touching them cannot fault on
-// the disk; nullopt when mapping or reading in fails (the caller falls back
-// to pread, which reports the error as a status, not as a SIGBUS). The
-// range must lie inside the file (blob files are never truncated or written
-// in place: a rename or an unlink leaves a mapping of the old file intact).
-std::optional<SharedBytes> MapRange(int fd, uint64_t offset, uint64_t length) {
-  static const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
-  const uint64_t start = offset / page * page;
-  const size_t mapped = static_cast<size_t>(offset + length - start);
-  void* base = ::mmap(nullptr, mapped, PROT_READ, MAP_SHARED, fd, static_cast<off_t>(start));
-  if (base == MAP_FAILED) return std::nullopt;
-  std::shared_ptr<const void> mapping(base, [mapped](const void* p) { ::munmap(const_cast<void*>(p), mapped); });
-  if (::madvise(base, mapped, MADV_POPULATE_READ) != 0) return std::nullopt;
-  const char* data = static_cast<const char*>(base) + (offset - start);
-  return SharedBytes::Viewing(std::move(mapping), {data, static_cast<size_t>(length)});
-}
-
 Status DataMismatch(const BlobId& id) {
   return Status::Corruption("blob.put data of " + id.ToString() + " does not match its crc32c");
 }
@@ -160,7 +136,6 @@ struct BlobStore::Counters {
   std::atomic<uint64_t> put_bytes{0};
   std::atomic<uint64_t> reads{0};
   std::atomic<uint64_t> read_bytes{0};
-  std::atomic<uint64_t> mapped_reads{0};
   std::atomic<uint64_t> deletes{0};
   std::atomic<uint64_t> corruptions{0};
   std::atomic<uint64_t> io_errors{0};
@@ -397,16 +372,11 @@ Result<BlobStore::Range> BlobStore::ReadBlocks(const OpenFile& f, uint64_t offse
   const uint64_t begin = first * file::kBlockBytes;
   const uint64_t end = std::min((last + 1) * file::kBlockBytes, header.data_bytes);
   const uint64_t file_offset = file::DataOffset(header.version, header.owner_bytes, header.data_bytes) + begin;
-  std::optional<SharedBytes> mapped;
-  if (end - begin >= kMappedReadBytesMin) mapped = MapRange(f.fd.get(), file_offset, end - begin);
-  SharedBytes data;
-  if (mapped) {
-    counters_->mapped_reads.fetch_add(1, std::memory_order_relaxed);
-    data = std::move(*mapped);
-  } else {
-    data = SharedBytes::Uninitialized(end - begin);
-    TESSERA_RETURN_IF_ERROR(ReadInto(f.fd.get(), file_offset, end - begin, f.path, data.mutable_data()));
-  }
+  // Read, not mapped, at every size (D61): populating a mapping's page
+  // tables costs a virtual machine with software-managed page tables 3-6
+  // times the copy, and buffers of 2 MiB or more come from huge pages (D45).
+  SharedBytes data = SharedBytes::Uninitialized(end - begin);
+  TESSERA_RETURN_IF_ERROR(ReadInto(f.fd.get(), file_offset, end - begin, f.path, data.mutable_data()));
   const std::string_view view = data.view();
   uint32_t crc = 0;
   for (uint64_t b = first; b <= last; ++b) {
@@ -498,7 +468,6 @@ BlobStoreStats BlobStore::stats() const {
   s.put_bytes = counters_->put_bytes.load(std::memory_order_relaxed);
   s.reads = counters_->reads.load(std::memory_order_relaxed);
   s.read_bytes = counters_->read_bytes.load(std::memory_order_relaxed);
-  s.mapped_reads = counters_->mapped_reads.load(std::memory_order_relaxed);
   s.deletes = counters_->deletes.load(std::memory_order_relaxed);
   s.corruptions = counters_->corruptions.load(std::memory_order_relaxed);
   s.io_errors = counters_->io_errors.load(std::memory_order_relaxed);

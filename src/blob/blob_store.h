@@ -92,7 +92,6 @@ struct BlobStoreStats {
   uint64_t put_bytes = 0;       // data bytes of new blobs written
   uint64_t reads = 0;           // successful reads
   uint64_t read_bytes = 0;      // data bytes returned
-  uint64_t mapped_reads = 0;    // reads served from a file mapping (D55)
   uint64_t deletes = 0;         // files removed
   uint64_t corruptions = 0;     // reads (or put comparisons) that found a bad file
   uint64_t io_errors = 0;
