@@ -304,7 +304,7 @@ class BlobClient::ReadOp : public std::enable_shared_from_this<ReadOp> {
 // mu_ guards the tallies (replies come from different strands).
 class BlobClient::DeleteOp : public std::enable_shared_from_this<DeleteOp> {
  public:
-  DeleteOp(BlobClient& client, BlobId id, StatusCallback done)
+  DeleteOp(BlobClient& client, BlobId id, DeleteCallback done)
       : client_(client), id_(id), replicas_(client.slot_map_.ReplicasOf(id.slot)), done_(std::move(done)) {}
 
   void Start() {
@@ -325,26 +325,34 @@ class BlobClient::DeleteOp : public std::enable_shared_from_this<DeleteOp> {
   }
 
  private:
+  // `status`: the node's answer (OK: removed, NotFound: it held none), or
+  // a failure to reach it (never NotFound: ChannelPool::Get).
   void OnReply(uint32_t node, const Status& status) {
     std::unique_lock lock(mu_);
-    if (!status.ok() && status.code() != StatusCode::kNotFound && first_error_.ok()) {
+    if (status.ok()) {
+      ++outcome_.copies_removed;
+    } else if (status.code() == StatusCode::kNotFound) {
+      ++outcome_.copies_absent;
+    } else if (first_error_.ok()) {
       first_error_ = Status(status.code(), "blob delete " + id_.ToString() + ": " + Describe(node, status));
     }
     if (++answered_ < replicas_.size()) return;
-    const Status outcome = first_error_;
+    const Result<DeleteOutcome> result = first_error_.ok() ? Result<DeleteOutcome>(outcome_)
+                                                           : Result<DeleteOutcome>(first_error_);
     lock.unlock();
-    client_.metrics_->Record(kDelete, start_, outcome.code());
+    client_.metrics_->Record(kDelete, start_, result.status().code());
     client_.Release(0);
-    done_(outcome);
+    done_(result);
   }
 
   BlobClient& client_;
   const BlobId id_;
   const std::vector<uint32_t> replicas_;
-  const StatusCallback done_;
+  const DeleteCallback done_;
   const Clock::time_point start_ = Clock::now();
-  std::mutex mu_;  // guards answered_ and first_error_
+  std::mutex mu_;  // guards answered_, outcome_ and first_error_
   size_t answered_ = 0;
+  DeleteOutcome outcome_;
   Status first_error_;
 };
 
@@ -449,7 +457,7 @@ void BlobClient::Read(const BlobId& id, uint64_t offset, uint64_t length, ReadCa
   std::make_shared<ReadOp>(*this, id, offset, length, priority, std::move(done))->Attempt();
 }
 
-void BlobClient::Delete(const BlobId& id, StatusCallback done) {
+void BlobClient::Delete(const BlobId& id, DeleteCallback done) {
   if (id.slot >= limits::kBlobSlots) return done(Status::InvalidArgument("blob slot out of range"));
   const Status admitted = Admit(0);
   if (!admitted.ok()) {

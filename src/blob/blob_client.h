@@ -25,8 +25,11 @@
 //     NotFound, Corruption if the failures were only Corruption/NotFound,
 //     otherwise Unavailable. `length` is clamped to the end of the blob.
 //  4. Delete sends blob.delete to every replica and answers once all
-//     answered: OK when each one said OK or NotFound, otherwise the first
-//     other error (a GC retries later).
+//     answered: the copies removed and the replicas that had none when each
+//     one said OK or NotFound, otherwise the first other error (a GC
+//     retries later). A replica the pool has no channel to is Unavailable
+//     (ChannelPool::Get), never NotFound: only a node's own answer may say
+//     it holds no copy.
 //  5. At most options.inflight_max operations (and inflight_bytes_max bytes
 //     of put data) are in flight; beyond that Put/Read/Delete answer
 //     Throttled at once. A put counts until all its replicas answered.
@@ -89,6 +92,12 @@ Status ValidateBlobClientOptions(const BlobClientOptions& options);
 class BlobClient {
  public:
   using StatusCallback = std::function<void(Status)>;
+  // What a delete found on the slot's replicas.
+  struct DeleteOutcome {
+    uint32_t copies_removed = 0;  // replicas that held a copy and removed it
+    uint32_t copies_absent = 0;   // replicas that held none
+  };
+  using DeleteCallback = std::function<void(Result<DeleteOutcome>)>;
   // The bytes read, a view into the reply they arrived in (never copied).
   using ReadCallback = std::function<void(Result<SharedBytes>)>;
   struct ListPage {
@@ -123,8 +132,8 @@ class BlobClient {
   void Read(const BlobId& id, uint64_t offset, uint64_t length, ReadCallback done,
             ReadPriority priority = ReadPriority::kClientWaiting);
   // OK only when every replica of the slot confirmed the blob deleted or
-  // absent (a GC record stays until then).
-  void Delete(const BlobId& id, StatusCallback done);
+  // absent (a GC record stays until then); contract 4.
+  void Delete(const BlobId& id, DeleteCallback done);
 
   // One node's blob.list page (for a repairer, GC or checker): ids with
   // slot >= slot_from, after `after` when given, at most `limit`.

@@ -190,18 +190,44 @@ TEST_F(BlobClientTest, PutOfOtherBytesUnderAnIdConflicts) {
   WaitIdle();
 }
 
+// Goal: a delete removes every copy and says how many it removed; a
+// replica that is down, or that the client has no channel to, fails the
+// delete (a GC record stays) instead of counting as "already deleted".
 TEST_F(BlobClientTest, DeleteRemovesEveryCopy) {
   const BlobId id = client_->NextBlobId();
   ASSERT_TRUE(Put(id, "garbage").ok());
   WaitIdle();
-  EXPECT_TRUE(Delete(id).ok());
+  ASSERT_TRUE(StoreOf(2).Delete(id).ok());  // one replica lost its copy already
+  auto first = Delete(id);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_EQ(first->copies_removed, 2u);
+  EXPECT_EQ(first->copies_absent, 1u);
   for (uint32_t node = 1; node <= kNodes; ++node) {
     EXPECT_EQ(StoreOf(node).Read(id, 0, 1).status().code(), StatusCode::kNotFound);
   }
   EXPECT_EQ(Read(id).status().code(), StatusCode::kNotFound);
-  EXPECT_TRUE(Delete(id).ok());  // already gone everywhere
+  auto again = Delete(id);  // already gone everywhere
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->copies_removed, 0u);
+  EXPECT_EQ(again->copies_absent, kNodes);
   StopNode(3);
-  EXPECT_EQ(Delete(id).code(), StatusCode::kUnavailable);
+  EXPECT_EQ(Delete(id).status().code(), StatusCode::kUnavailable);
+}
+
+// Goal: a replica the client's pool has no address for (a node's own id in
+// a pool built without it) fails a delete with Unavailable and leaves the
+// other replicas' answers counted; its copy is not taken for deleted.
+TEST_F(BlobClientTest, DeleteWithoutAChannelToAReplicaFails) {
+  const BlobId id = client_->NextBlobId();
+  ASSERT_TRUE(Put(id, "kept on node 2").ok());
+  WaitIdle();
+  pool_->RemovePeer(2);
+  auto deleted = Delete(id);
+  EXPECT_EQ(deleted.status().code(), StatusCode::kUnavailable) << deleted.status().ToString();
+  EXPECT_TRUE(StoreOf(2).Read(id, 0, UINT64_MAX).ok());
+  // Reads do not take the missing channel for a missing copy either.
+  auto read = Read(id);
+  EXPECT_EQ(read.status().code(), StatusCode::kUnavailable) << read.status().ToString();
 }
 
 TEST_F(BlobClientTest, ListNodeReturnsItsBlobs) {

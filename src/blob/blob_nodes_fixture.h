@@ -120,9 +120,9 @@ class BlobNodesTest : public ::testing::Test {
     return p.get_future().get();
   }
 
-  Status Delete(const BlobId& id) {
-    std::promise<Status> p;
-    client_->Delete(id, [&p](Status s) { p.set_value(s); });
+  Result<BlobClient::DeleteOutcome> Delete(const BlobId& id) {
+    std::promise<Result<BlobClient::DeleteOutcome>> p;
+    client_->Delete(id, [&p](Result<BlobClient::DeleteOutcome> r) { p.set_value(std::move(r)); });
     return p.get_future().get();
   }
 

@@ -60,34 +60,42 @@ Result<std::vector<CheckedRecord>> CheckRecords(const PartitionStateMachine& sta
   return out;
 }
 
+struct Deleted {
+  std::set<std::string> ids;   // deleted or absent on every replica
+  uint64_t copies_removed = 0;  // files actually removed, over all ids
+};
+
 // Deletes `ids` on every replica, at most kGcDeletesInflightMax at a time;
-// returns those every replica confirmed.
-std::set<std::string> DeleteEverywhere(blob::BlobClient& blobs, const std::vector<std::string>& ids,
-                                       metrics::Counter& errors) {
-  std::set<std::string> done;
+// answers those every replica confirmed and the copies removed.
+Deleted DeleteEverywhere(blob::BlobClient& blobs, const std::vector<std::string>& ids,
+                         metrics::Counter& errors) {
+  Deleted done;
   for (size_t begin = 0; begin < ids.size(); begin += limits::kGcDeletesInflightMax) {
     const size_t end = std::min(ids.size(), begin + limits::kGcDeletesInflightMax);
     struct Tally {
-      std::mutex mu;  // guards ok and left
-      std::set<std::string> ok;
+      std::mutex mu;  // guards deleted and left
+      Deleted deleted;
       size_t left = 0;
     };
     auto tally = std::make_shared<Tally>();
-    auto result = WaitFor<std::set<std::string>>(kStepWait, [&](auto finish) {
+    auto result = WaitFor<Deleted>(kStepWait, [&](auto finish) {
       tally->left = end - begin;
       for (size_t i = begin; i < end; ++i) {
         auto id = blob::BlobId::Parse(ids[i]);
-        auto answer = [tally, finish, text = ids[i]](const Status& s) {
+        auto answer = [tally, finish, text = ids[i]](const Result<blob::BlobClient::DeleteOutcome>& r) {
           std::unique_lock lock(tally->mu);
-          if (s.ok()) tally->ok.insert(text);
+          if (r.ok()) {
+            tally->deleted.ids.insert(text);
+            tally->deleted.copies_removed += r->copies_removed;
+          }
           if (--tally->left > 0) return;
-          std::set<std::string> ok = tally->ok;
+          Deleted deleted = tally->deleted;
           lock.unlock();
-          finish(std::move(ok));
+          finish(std::move(deleted));
         };
         // A malformed id names no file anywhere: retiring it is safe.
         if (!id.ok()) {
-          answer(Status::Ok());
+          answer(blob::BlobClient::DeleteOutcome{});
           continue;
         }
         blobs.Delete(*id, answer);
@@ -97,8 +105,9 @@ std::set<std::string> DeleteEverywhere(blob::BlobClient& blobs, const std::vecto
       errors.Increment();
       continue;
     }
-    errors.Increment(end - begin - result->size());
-    done.insert(result->begin(), result->end());
+    errors.Increment(end - begin - result->ids.size());
+    done.ids.insert(result->ids.begin(), result->ids.end());
+    done.copies_removed += result->copies_removed;
   }
   return done;
 }
@@ -108,14 +117,17 @@ std::set<std::string> DeleteEverywhere(blob::BlobClient& blobs, const std::vecto
 struct BlobGc::Metrics {
   explicit Metrics(metrics::Registry& r)
       : records(r.GetCounter("tessera_s3_gc_records_total", "GC records fully retired")),
-        deleted(r.GetCounter("tessera_s3_gc_blobs_deleted_total",
-                             "Blobs the GC deleted on every replica")),
+        copies_deleted(r.GetCounter("tessera_s3_gc_blob_copies_deleted_total",
+                                    "Blob files the GC removed (one per replica that held a copy)")),
+        blobs_retired(r.GetCounter("tessera_s3_gc_blobs_retired_total",
+                                   "Blobs the GC confirmed absent on every replica and retired")),
         referenced(r.GetCounter("tessera_s3_gc_referenced_skipped_total",
                                 "Blobs in GC records still referenced (kept; a bug elsewhere)")),
         errors(r.GetCounter("tessera_s3_gc_errors_total",
                             "GC steps that failed (retried in a later round)")) {}
   metrics::Counter& records;
-  metrics::Counter& deleted;
+  metrics::Counter& copies_deleted;
+  metrics::Counter& blobs_retired;
   metrics::Counter& referenced;
   metrics::Counter& errors;
 };
@@ -162,7 +174,8 @@ size_t BlobGc::CollectGroup(uint64_t group_id) {
   }
   size_t retired = 0;
   for (const CheckedRecord& record : **checked) {
-    const std::set<std::string> deleted = DeleteEverywhere(blobs_, record.unreferenced, metrics_->errors);
+    const Deleted deleted = DeleteEverywhere(blobs_, record.unreferenced, metrics_->errors);
+    metrics_->copies_deleted.Increment(deleted.copies_removed);
     for (const std::string& id : record.referenced) {
       spdlog::warn("s3.gc_blob_still_referenced group={} slot={} blob={}", group_id, record.gc_slot, id);
     }
@@ -170,7 +183,7 @@ size_t BlobGc::CollectGroup(uint64_t group_id) {
     pb::GcDoneOp* done = command.mutable_s3()->mutable_gc_done();
     done->set_gc_slot(record.gc_slot);
     for (const std::string& id : record.referenced) done->add_blob_ids(id);
-    for (const std::string& id : deleted) done->add_blob_ids(id);
+    for (const std::string& id : deleted.ids) done->add_blob_ids(id);
     if (done->blob_ids_size() == 0) continue;
     auto written = WaitFor<Result<pb::KvApplyResult>>(kStepWait, [&](auto finish) {
       host->Write(std::move(command), finish);
@@ -179,9 +192,9 @@ size_t BlobGc::CollectGroup(uint64_t group_id) {
       metrics_->errors.Increment();
       continue;  // the deletes are done; a later round finds the blobs absent
     }
-    metrics_->deleted.Increment(deleted.size());
+    metrics_->blobs_retired.Increment(deleted.ids.size());
     metrics_->referenced.Increment(record.referenced.size());
-    if (deleted.size() == record.unreferenced.size()) {
+    if (deleted.ids.size() == record.unreferenced.size()) {
       metrics_->records.Increment();
       ++retired;
     }

@@ -6,9 +6,11 @@
 //  1. read at most kGcRecordsPerRoundMax GC records (`0 'g' slot`), and in
 //     the same read, for each record, which of its blobs a record of its
 //     owner (bucket id + key) still references;
-//  2. delete every other blob on all replicas of its slot
-//     (BlobClient::Delete answers OK only when every replica confirmed the
-//     blob deleted or absent);
+//  2. delete every other blob on all replicas of its slot, this node's
+//     own copy included (the node's pool has a channel to the node itself;
+//     BlobClient::Delete answers OK only when every replica itself
+//     confirmed the blob deleted or absent, and a replica it cannot reach,
+//     for want of a channel or otherwise, keeps the blob in the record);
 //  3. propose GcDoneOp{slot, deleted + still referenced} through the group,
 //     which retires those ids and the record once empty. A blob whose
 //     delete failed (a replica down) stays in the record for a later round.
@@ -16,8 +18,10 @@
 // indicate a bug elsewhere (counted, logged).
 //
 // Metrics: tessera_s3_gc_records_total (records fully retired),
-// tessera_s3_gc_blobs_deleted_total, tessera_s3_gc_referenced_skipped_total,
-// tessera_s3_gc_errors_total.
+// tessera_s3_gc_blob_copies_deleted_total (files actually removed, counted
+// when removed), tessera_s3_gc_blobs_retired_total (blobs confirmed gone on
+// every replica and retired from their record),
+// tessera_s3_gc_referenced_skipped_total, tessera_s3_gc_errors_total.
 //
 // Thread safety: the rounds run on the collector's own thread and block on
 // the group and blob callbacks; Start/Stop from one thread. The replication

@@ -103,6 +103,9 @@ class NodeServer::Impl {
   Status RegisterHandlers();
   Status OpenBlobService();
   Status StartBlobMaintenance();
+  // The host this node's own channels reach its RPC server at: the address
+  // it listens on, loopback for a wildcard address.
+  std::string SelfHost() const;
   void OnConsensusBatch(const pb::Envelope& request);
   void OnGet(const pb::Envelope& request, rpc::Responder responder);
   void OnScan(const pb::Envelope& request, rpc::Responder responder);
@@ -227,6 +230,12 @@ Status NodeServer::Impl::OpenBlobService() {
   return Status::Ok();
 }
 
+std::string NodeServer::Impl::SelfHost() const {
+  if (options_.rpc_host == "0.0.0.0") return "127.0.0.1";
+  if (options_.rpc_host == "::") return "::1";
+  return options_.rpc_host;
+}
+
 // The blob GC and sweeper, when the node knows the metadata replicas (a
 // `tessera node` process; in-process tests without them run neither).
 Status NodeServer::Impl::StartBlobMaintenance() {
@@ -237,6 +246,10 @@ Status NodeServer::Impl::StartBlobMaintenance() {
   }
   auto slot_map = blob::BlobSlotMap::Build(std::move(nodes));
   if (!slot_map.ok()) return slot_map.status();
+  // The GC deletes (and the sweeper stats and repairs) every replica of a
+  // slot through the blob client, this node's own copies included: a
+  // channel to itself.
+  TESSERA_RETURN_IF_ERROR(pool_->SetPeerAddress(options_.node_id, SelfHost(), rpc_->port()));
   std::vector<uint32_t> meta_ids;
   for (const PeerAddress& meta : options_.meta_peers) {
     TESSERA_RETURN_IF_ERROR(pool_->SetPeerAddress(meta.id, meta.host, meta.port));

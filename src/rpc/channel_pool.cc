@@ -47,7 +47,7 @@ Result<std::shared_ptr<Channel>> ChannelPool::Get(uint32_t peer_id) const {
   std::lock_guard lock(mu_);
   const auto it = channels_.find(peer_id);
   if (it == channels_.end()) {
-    return Status::NotFound("rpc channel pool: no address for peer " + std::to_string(peer_id));
+    return Status::Unavailable("rpc channel pool: no address for peer " + std::to_string(peer_id));
   }
   return it->second;
 }

@@ -32,7 +32,9 @@ class ChannelPool {
   Status SetPeerAddress(uint32_t peer_id, std::string host, uint16_t port);
   void RemovePeer(uint32_t peer_id);
 
-  // The channel to `peer_id`; NotFound if its address was never set.
+  // The channel to `peer_id`; Unavailable if its address was never set.
+  // Never NotFound: a peer that cannot be reached is not an answer from it
+  // (a blob delete would take "not found" for "already deleted").
   Result<std::shared_ptr<Channel>> Get(uint32_t peer_id) const;
 
  private:

@@ -282,7 +282,7 @@ TEST_F(RpcTest, ChannelPoolKeepsOneChannelPerPeer) {
   ChannelOptions defaults;
   defaults.identity = MakeIdentity(100, "router");
   ChannelPool pool(context(), defaults);
-  EXPECT_EQ(pool.Get(1).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(pool.Get(1).status().code(), StatusCode::kUnavailable);
   ASSERT_TRUE(pool.SetPeerAddress(1, "127.0.0.1", server->port()).ok());
   Result<std::shared_ptr<Channel>> first = pool.Get(1);
   ASSERT_TRUE(first.ok());

@@ -8,7 +8,10 @@ partition is killed (SIGKILL, `tessera cluster kill`) in the middle of an
 3 runs in all, only if a run reports failures), every object then reads
 back byte-identical while the node is down, and still does after the node
 is restarted and has caught up (reads that land on its copies of blobs it
-missed must fall back to another replica).
+missed must fall back to another replica). Then `tessera s3 check` must
+pass with the orphan sweeper's production grace (S3Cluster.wait_s3_check):
+the repairer restores the copies the node missed and no blob file is left
+that the GC should have removed.
 One cluster for the whole file.
 """
 
@@ -27,12 +30,15 @@ CLUSTER = None
 BUCKET = "failover"
 FILES = 300
 SYNC_RUNS_MAX = 3
+S3_CHECK_TIMEOUT_S = 90
+# The GC and the repairer every few hundred ms, the orphan grace production's.
+NODE_SETTINGS = "gc_interval_ms: 300 blob_sweep_interval_ms: 500 blob_min_age_s: 1"
 
 
 def setUpModule():
     global CLUSTER
     h.require_binary()
-    CLUSTER = h.S3Cluster("s3-failover")
+    CLUSTER = h.S3Cluster("s3-failover", node_settings=NODE_SETTINGS)
     unittest.addModuleCleanup(CLUSTER.down)
     CLUSTER.up()
 
@@ -137,6 +143,7 @@ class KillNodeDuringSyncTest(unittest.TestCase):
         # The cluster keeps taking writes after the restart.
         s3.put_object(Bucket=BUCKET, Key="after-restart", Body=b"ok")
         self.assertEqual(s3.get_object(Bucket=BUCKET, Key="after-restart")["Body"].read(), b"ok")
+        c.wait_s3_check(self, S3_CHECK_TIMEOUT_S)
 
 
 if __name__ == "__main__":

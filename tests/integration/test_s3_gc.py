@@ -22,13 +22,11 @@ Timing is printed, never asserted.
 import hashlib
 import json
 import os
-import re
 import shutil
 import socket
 import sys
 import time
 import unittest
-import urllib.request
 
 import s3_harness as h
 from test_kv_cluster import parse_status
@@ -63,22 +61,8 @@ class GcTest(unittest.TestCase):
         self.s3 = self.c.boto3_client(retries=8, read_timeout=20, connect_timeout=5)
         self.expected = {}  # (bucket, key) -> bytes of the live latest version
 
-    def node_http_ports(self):
-        with open(self.c.layout) as f:
-            text = f.read()
-        return dict(re.findall(r'nodes \{ name: "([^"]+)".*?http_port: (\d+)', text))
-
     def counter(self, name):
-        total = 0
-        for port in self.node_http_ports().values():
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
-                    text = r.read().decode()
-            except OSError:
-                continue
-            for m in re.finditer(rf"^{name}(?:{{[^}}]*}})? (\S+)$", text, re.M):
-                total += float(m.group(1))
-        return total
+        return self.c.metric(name)
 
     def check(self):
         return self.c.cli("s3", "check", check=False, timeout=120)
@@ -192,7 +176,7 @@ class GcTest(unittest.TestCase):
         self.assertIn("pending GC records 0", last[0].stdout)
         self.assertIn("unreferenced blob files 0", last[0].stdout)
 
-        self.assertGreater(self.counter("tessera_s3_gc_blobs_deleted_total"), 0)
+        self.assertGreater(self.counter("tessera_s3_gc_blob_copies_deleted_total"), 0)
         self.assertGreater(self.counter("tessera_s3_gc_records_total"), 0)
         self.assertGreater(self.counter("tessera_blob_orphans_deleted_total"), 0)
         self.assertGreater(self.counter("tessera_blob_repaired_total"), 0)

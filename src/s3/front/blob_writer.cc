@@ -77,7 +77,7 @@ void BlobWriter::Abandon() {
     }
     if (auto due = Completion()) calls.push_back(std::move(due));
   }
-  for (const blob::BlobId& id : to_delete) blobs_.Delete(id, [](Status) {});
+  for (const blob::BlobId& id : to_delete) blobs_.Delete(id, [](const Result<blob::BlobClient::DeleteOutcome>&) {});
   RunCallbacks(std::move(calls));
 }
 
@@ -176,7 +176,7 @@ void BlobWriter::OnBlobDone(size_t index, Status status) {
     }
     if (auto due = Completion()) calls.push_back(std::move(due));
   }
-  if (orphan) blobs_.Delete(*orphan, [](Status) {});
+  if (orphan) blobs_.Delete(*orphan, [](const Result<blob::BlobClient::DeleteOutcome>&) {});
   RunCallbacks(std::move(calls));
 }
 

@@ -219,7 +219,10 @@ void CommitCopy(CallPtr call, SourceObject source, pb::ObjectVersion object) {
   call->front.index().Apply(std::move(op), [call, source = std::move(source),
                                             object = std::move(object)](Result<pb::S3OpResult> r) {
     // A refused op queued the new blobs for GC; an unknown outcome keeps them.
-    if (!r.ok()) return call->Fail(r.status());
+    if (!r.ok()) {
+      call->front.KeepBlobsOfUnknownOutcome(static_cast<size_t>(object.blobs_size()));
+      return call->Fail(r.status());
+    }
     if (r->outcome() != pb::S3_OK) return call->Fail(OpOutcomeError(*call, *r));
     http::Headers headers;
     AddWrittenVersionHeader(call->bucket_info, r->version_id(), headers);
@@ -293,7 +296,11 @@ void CommitPartCopy(CallPtr call, const PartTarget& part, SourceObject source,
   const pb::PartRecord answer = *record;
   call->front.index().Apply(std::move(op), [call, source = std::move(source), answer,
                                             upload_id = part.upload_id](Result<pb::S3OpResult> r) {
-    if (!r.ok()) return call->Fail(r.status());
+    // As for CommitCopy: an unknown outcome keeps the part's new blobs.
+    if (!r.ok()) {
+      call->front.KeepBlobsOfUnknownOutcome(static_cast<size_t>(answer.blobs_size()));
+      return call->Fail(r.status());
+    }
     if (r->outcome() != pb::S3_OK) return call->Fail(OpOutcomeError(*call, *r, {upload_id}));
     http::Headers headers;
     AddSourceVersionHeader(source, headers);

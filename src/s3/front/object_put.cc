@@ -290,7 +290,10 @@ class PutUpload : public std::enable_shared_from_this<PutUpload> {
   void OnCommitted(Result<pb::S3OpResult> r) {
     // A failed op already queued the blobs for GC (the op's contract); an
     // op whose outcome is unknown may have committed them: keep them.
-    if (!r.ok()) return call_->Fail(r.status());
+    if (!r.ok()) {
+      front_.KeepBlobsOfUnknownOutcome(static_cast<size_t>(object_.blobs_size()));
+      return call_->Fail(r.status());
+    }
     if (r->outcome() != pb::S3_OK) {
       return call_->Fail(OpOutcomeError(*call_, *r, {part_ ? part_->upload_id : std::string()}));
     }

@@ -183,6 +183,9 @@ S3Front::S3Front(ObjectIndex& index, router::RegistryClient& registry, blob::Blo
       request_id_salt_(RandomSalt()),
       digests_(DigestThreads(options_.digest_threads)) {
   requests_ = &metrics.GetCounter("tessera_s3_requests_total", "S3 requests received", {});
+  unknown_outcome_blobs_ = &metrics.GetCounter(
+      "tessera_s3_unknown_outcome_blobs_total",
+      "Blobs kept for an op whose outcome is unknown (orphans for the sweeper if it did not commit)", {});
 }
 
 std::string S3Front::NextRequestId() {

@@ -85,6 +85,12 @@ class S3Front {
   DigestPool& digests() { return digests_; }
   ReadAheadBudget& read_ahead() { return read_ahead_; }
   std::string NextRequestId();
+  // Counts `blobs` written for an op that failed without an outcome (an
+  // error, not a refusal: it may have committed, so its blobs are kept; if
+  // it did not, they are orphans for the sweeper):
+  // tessera_s3_unknown_outcome_blobs_total. Its sum bounds the orphan
+  // files a run without router crashes may leave (3 copies each).
+  void KeepBlobsOfUnknownOutcome(size_t blobs) { unknown_outcome_blobs_->Increment(blobs); }
 
  private:
   ObjectIndex& index_;
@@ -93,6 +99,7 @@ class S3Front {
   const S3FrontOptions options_;
   admission::S3Admission admission_;
   metrics::Counter* requests_ = nullptr;
+  metrics::Counter* unknown_outcome_blobs_ = nullptr;
   ReadAheadBudget read_ahead_{limits::kS3ReadAheadBytesMax};
   std::atomic<uint64_t> request_counter_{0};
   const uint64_t request_id_salt_;
