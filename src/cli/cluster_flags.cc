@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "cli/s3_command.h"
+#include "common/limits.h"
 
 namespace tessera::cli {
 std::string DefaultClusterDir() {
@@ -79,7 +80,11 @@ CLI::App* AddKvCommands(CLI::App& app, KvCommandArgs& args) {
   };
   CLI::App* token = kv->add_subcommand("token", "print a bearer token for the HTTP KV API");
   common(token);
-  token->add_option("--ttl", args.token_ttl_s, "validity in seconds")->check(CLI::Range(1, 86400 * 30));
+  token->add_option("--ttl", args.token_ttl_s, "validity in seconds (at most 30 days)")
+      ->check(CLI::Range(int64_t{1}, limits::kRouterTokenLifetimeSecondsMax));
+  token->add_option("--access-key", args.token_access_key, "the credential to sign with (default: the first)");
+  token->add_option("--table", args.token_tables, "grant only this table (repeatable)");
+  token->add_flag("--read-only", args.token_read_only, "grant reads only");
   CLI::App* put = kv->add_subcommand("put", "write a value");
   common(put);
   put->add_option("table", args.table)->required();

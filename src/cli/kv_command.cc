@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <ostream>
 
 #include <spdlog/spdlog.h>
@@ -59,7 +60,16 @@ int Scan(KvClient& client, const KvCommandArgs& a, std::ostream& out, std::ostre
 int RunKvCommand(const KvCommandArgs& a, std::ostream& out, std::ostream& err) {
   spdlog::set_level(spdlog::level::err);
   if (a.action == "token") {
-    auto token = router::IssueTokenFromDir(a.dir, a.token_ttl_s, NowUnix());
+    std::optional<router::KvGrant> narrowed;
+    if (!a.token_tables.empty() || a.token_read_only) {
+      auto grant = router::KvGrant::Of({a.token_tables.begin(), a.token_tables.end()}, a.token_read_only);
+      if (!grant.ok()) {
+        err << "tessera kv: " << grant.status().ToString() << "\n";
+        return 2;
+      }
+      narrowed = std::move(grant).value();
+    }
+    auto token = router::IssueTokenFromDir(a.dir, a.token_ttl_s, NowUnix(), a.token_access_key, narrowed);
     if (!token.ok()) {
       err << "tessera kv: " << token.status().ToString() << "\n";
       return 3;

@@ -1,13 +1,15 @@
 // `tessera kv token|put|get|del|scan`: the KV API of a cluster's router, for
 // people and scripts. put/get/del/scan speak the native KV API on the
 // router's kv_port (tessera::KvClient) with the first credential of
-// DIR/credentials; token prints a bearer token for the HTTP/JSON API.
+// DIR/credentials; token prints a bearer token for the HTTP/JSON API,
+// narrowed to --table T (repeatable) and --read-only when given.
 // Values go to stdout as raw bytes; errors to stderr.
 #pragma once
 
 #include <cstdint>
 #include <iosfwd>
 #include <string>
+#include <vector>
 
 namespace tessera::cli {
 
@@ -22,6 +24,9 @@ struct KvCommandArgs {
   uint32_t limit = 100;  // scan
   bool eventual = false;  // get/scan: read any replica's applied state
   int64_t token_ttl_s = 3600;
+  std::string token_access_key;             // token: whose credential (default: the first)
+  std::vector<std::string> token_tables;    // token: only these tables (default: the credential's)
+  bool token_read_only = false;             // token: reads only
 };
 
 // Exit codes: 0 done, 1 get of an absent key, 2 usage, 3 failed (message on err).

@@ -75,6 +75,10 @@ Status BucketCreate(ClusterSession& s, const S3CommandArgs& a, std::ostream& out
   request.set_bucket_id(a.bucket_id);
   auto r = CallMeta<pb::CreateBucketResponse>(s, "meta.create_bucket", request);
   if (!r.ok()) return r.status();
+  if (r->too_many_buckets()) {
+    return Status::InvalidArgument("user " + a.owner + " owns as many buckets as a user may "
+                                   "(meta_settings.s3_user_buckets_max)");
+  }
   // The owner's existing bucket is the answer even when it has another id.
   if (a.bucket_id != 0 && r->bucket().bucket_id() != a.bucket_id) {
     return Status::Conflict("bucket " + a.name + " exists with id " +

@@ -171,7 +171,13 @@ inline constexpr size_t kRouterTableBytesMax = 128;
 inline constexpr size_t kRouterKeyBytesMax = kStateKeyBytesMax;
 inline constexpr size_t kRouterBodyBytesMax = kStateValueBytesMax + (64 << 10);
 // Bytes of an Authorization bearer token, and credentials in one file.
-inline constexpr size_t kRouterTokenBytesMax = 512;
+inline constexpr size_t kRouterTokenBytesMax = 4096;
+// Tables one KV grant may name (router/kv_grant.h), and the longest a bearer
+// token may be valid for (router/token.h; `tessera kv token --ttl`).
+inline constexpr size_t kRouterGrantTablesMax = 16;
+inline constexpr int64_t kRouterTokenLifetimeSecondsMax = 30 * 86'400;
+static_assert(kRouterGrantTablesMax * (kRouterTableBytesMax + 1) + 256 <= kRouterTokenBytesMax,
+              "a token with the largest grant must fit");
 inline constexpr size_t kRouterCredentialsMax = 1'000;
 
 static_assert(kRouterScanItemsMax <= kScanItemsMax);
@@ -375,6 +381,9 @@ inline constexpr uint64_t kS3MinPartBytes = 5 << 20;
 // memory, listed in one rpc frame and shipped in the meta group's one
 // snapshot message); a create beyond them answers Unavailable.
 inline constexpr size_t kS3RegistryBucketsMax = 50'000;
+// Buckets one S3 user may own unless the layout says otherwise
+// (MetaSettings.s3_user_buckets_max, at most kS3RegistryBucketsMax).
+inline constexpr size_t kS3UserBucketsMaxDefault = 100;
 inline constexpr size_t kS3UsersMax = 10'000;
 // Bytes of a user name, an access key, a secret key, and a region name.
 inline constexpr size_t kS3UserNameBytesMax = 64;

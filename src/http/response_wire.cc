@@ -2,21 +2,10 @@
 
 #include <boost/beast/http/status.hpp>
 
+#include "common/http_field_chars.h"
+
 namespace tessera::http {
 namespace {
-
-bool ValidName(std::string_view name) {
-  if (name.empty()) return false;
-  for (const char c : name) {
-    const auto u = static_cast<unsigned char>(c);
-    if (u <= 0x20 || u == 0x7f || c == ':') return false;
-  }
-  return true;
-}
-
-bool ValidValue(std::string_view value) {
-  return value.find_first_of(std::string_view("\r\n\0", 3)) == std::string_view::npos;
-}
 
 void AppendHeader(std::string& out, std::string_view name, std::string_view value) {
   out.append(name).append(": ").append(value).append("\r\n");
@@ -40,14 +29,14 @@ std::string SerializeResponse(const Response& response, const ResponseFraming& f
   AppendHeader(out, "Server", framing.server_name);
   size_t left_out = 0;
   if (!response.content_type.empty()) {
-    if (ValidValue(response.content_type)) {
+    if (IsWritableFieldValue(response.content_type)) {
       AppendHeader(out, "Content-Type", response.content_type);
     } else {
       ++left_out;
     }
   }
   for (const auto& [name, value] : response.headers) {
-    if (!ValidName(name) || !ValidValue(value)) {
+    if (!IsWritableFieldName(name) || !IsWritableFieldValue(value)) {
       ++left_out;
       continue;
     }

@@ -21,10 +21,10 @@ struct ResponseFraming {
 // HTTP/1.x response: "HTTP/1.1 <status> <reason>", Server, Content-Type
 // (unless empty), `response.headers` in order, Connection when the version's
 // default differs from `keep_alive`, Content-Length (not for 1xx, 204 and
-// 304, which also carry no body), a blank line and the body. A header whose
-// name is empty or holds a control character, ':' or a space, or whose value
-// holds CR, LF or NUL (Content-Type too), is left out (no response
-// splitting) and counted in `*dropped` when it is not null.
+// 304, which also carry no body), a blank line and the body. A header that
+// fails IsWritableFieldName/Value (common/http_field_chars.h; Content-Type
+// too) is left out (no response splitting) and counted in `*dropped` when it
+// is not null.
 std::string SerializeResponse(const Response& response, const ResponseFraming& framing,
                               size_t* dropped = nullptr);
 

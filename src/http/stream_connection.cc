@@ -32,6 +32,7 @@
 #include <type_traits>
 
 #include "common/check.h"
+#include "common/http_field_chars.h"
 
 namespace tessera::http::internal {
 namespace {
@@ -499,13 +500,24 @@ template <class Stream>
 template <class Message>
 void Connection<Stream>::FillHead(Message& message, const Headers& headers) const {
   bool has_server = false;
+  size_t left_out = 0;
   for (const auto& [name, value] : headers) {
     if (EqualsIgnoreCase(name, "Content-Length") || EqualsIgnoreCase(name, "Transfer-Encoding") ||
         EqualsIgnoreCase(name, "Connection")) {
       continue;
     }
+    // The last check before bytes go out: Beast writes fields as given, so
+    // a CR/LF in a value would split the response.
+    if (!IsWritableFieldName(name) || !IsWritableFieldValue(value)) {
+      ++left_out;
+      continue;
+    }
     has_server = has_server || EqualsIgnoreCase(name, "Server");
     message.insert(name, value);
+  }
+  if (left_out > 0) {
+    spdlog::error("http.response_headers_dropped peer={} count={} (could split the response)",
+                  remote_address_, left_out);
   }
   if (!has_server) message.set(bhttp::field::server, core_->options_.server_name);
   message.keep_alive(keep_alive_);

@@ -50,6 +50,12 @@ Status StreamServerCore::ValidateOptions() const {
   return Status::Ok();
 }
 
+namespace {
+constexpr const char* kTls12Ciphers =
+    "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:"
+    "ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305";
+}  // namespace
+
 Status StreamServerCore::LoadTls() {
   try {
     ssl_context_.emplace(asio::ssl::context::tls_server);
@@ -62,6 +68,12 @@ Status StreamServerCore::LoadTls() {
                                 asio::ssl::context::no_tlsv1_1 | asio::ssl::context::single_dh_use,
                             ec);
   if (!ec && SSL_CTX_set_min_proto_version(ssl_context_->native_handle(), TLS1_2_VERSION) != 1) {
+    ec = asio::error::invalid_argument;
+  }
+  // TLS 1.2: forward-secret AEAD suites only (Mozilla's "intermediate"
+  // list: no CBC, no SHA-1 MAC, no static RSA key exchange); TLS 1.3's
+  // suites are all AEAD (OpenSSL's default set).
+  if (!ec && SSL_CTX_set_cipher_list(ssl_context_->native_handle(), kTls12Ciphers) != 1) {
     ec = asio::error::invalid_argument;
   }
   if (ec) return Status::IOError("stream server: TLS options: " + ec.message());

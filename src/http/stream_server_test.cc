@@ -533,6 +533,57 @@ TEST_P(StreamServerTest, KeepAliveServesManyRequestsOnOneConnection) {
   EXPECT_EQ(server_->stats().requests, 5u);
 }
 
+// Goal: over TLS 1.2 the server agrees only to forward-secret AEAD suites:
+// a client offering only CBC suites with SHA-1 MACs (what OpenSSL's default
+// list would still accept) fails the handshake; one offering ECDHE-ECDSA
+// with AES-GCM connects, and so does a client with default settings.
+TEST_P(StreamServerTest, Tls12AcceptsOnlyForwardSecretAeadSuites) {
+  StartServer([](std::shared_ptr<Exchange> exchange) { exchange->Respond(200, {}, "ok", nullptr); });
+  for (const char* weak : {"ECDHE-ECDSA-AES128-SHA", "AES128-SHA", "ECDHE-ECDSA-AES256-SHA384"}) {
+    TestClient client = Client(true);
+    ASSERT_EQ(SSL_CTX_set_max_proto_version(client.native_tls_context(), TLS1_2_VERSION), 1);
+    ASSERT_EQ(SSL_CTX_set_cipher_list(client.native_tls_context(), weak), 1) << weak;
+    EXPECT_TRUE(client.Connect()) << weak << " was accepted";
+  }
+  TestClient strong = Client(true);
+  ASSERT_EQ(SSL_CTX_set_max_proto_version(strong.native_tls_context(), TLS1_2_VERSION), 1);
+  ASSERT_EQ(SSL_CTX_set_cipher_list(strong.native_tls_context(), "ECDHE-ECDSA-AES128-GCM-SHA256"), 1);
+  ASSERT_FALSE(strong.Connect());
+  TestClient modern = Client(true);
+  ASSERT_FALSE(modern.Connect());
+  ASSERT_FALSE(modern.Write("GET /x HTTP/1.1\r\nHost: localhost\r\n\r\n"));
+  auto response = modern.Read();
+  ASSERT_TRUE(response);
+  EXPECT_EQ(response->body(), "ok");
+}
+
+// Goal: the last check before bytes go out: a response field whose name or
+// value could split the response (CR/LF, NUL, other control characters)
+// is left out; the others are written.
+TEST_P(StreamServerTest, ResponseFieldsThatWouldSplitTheResponseAreLeftOut) {
+  StartServer([](std::shared_ptr<Exchange> exchange) {
+    exchange->Respond(200,
+                      {{"X-Good", "fine"},
+                       {"X-Bad", "a\r\nSet-Cookie: x=1"},
+                       {"X-Lf", "a\nX-Injected: 1"},
+                       {"X-Nul", std::string("a\0b", 3)},
+                       {"X Bad", "space in name"},
+                       {"Content-Type", "text/plain\r\nX-Injected: 2"}},
+                      "ok", nullptr);
+  });
+  TestClient client = Client(true);
+  ASSERT_FALSE(client.Connect());
+  ASSERT_FALSE(client.Write("GET /x HTTP/1.1\r\nHost: localhost\r\n\r\n"));
+  auto response = client.Read();
+  ASSERT_TRUE(response);
+  EXPECT_EQ(response->result_int(), 200u);
+  EXPECT_EQ((*response)["X-Good"], "fine");
+  for (const char* name : {"X-Bad", "Set-Cookie", "X-Lf", "X-Injected", "X-Nul", "Content-Type"}) {
+    EXPECT_EQ(response->count(name), 0u) << name;
+  }
+  EXPECT_EQ(response->body(), "ok");
+}
+
 TEST_P(StreamServerTest, RequestHeadIsReportedAsSent) {
   std::promise<RequestHead> seen;
   StartServer([&](std::shared_ptr<Exchange> exchange) {

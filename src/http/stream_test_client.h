@@ -43,6 +43,9 @@ class TestClient {
   }
 
   void set_timeout(std::chrono::milliseconds timeout) { timeout_ = timeout; }
+  // For tests that restrict what the client offers (protocol versions,
+  // cipher suites); before Connect.
+  SSL_CTX* native_tls_context() { return ssl_context_.native_handle(); }
 
   error_code Connect() {
     const asio::ip::tcp::endpoint endpoint(asio::ip::make_address("127.0.0.1"), port_);

@@ -48,6 +48,10 @@ inline uint16_t FreePort(std::set<uint16_t>& taken) {
 
 class MetaProcessFixture : public ::testing::Test {
  protected:
+  // Appended to the layout StartMetas writes (e.g. meta_settings); set it
+  // before StartMetas.
+  std::string extra_layout_;
+
   // Writes the secret and layout (6 nodes, 3 metas, 1 router) into a fresh
   // /tmp/<prefix>-XXXXXX, starts the fake nodes and the three replicas.
   void StartMetas(const std::string& prefix, const std::string& secret) {
@@ -155,6 +159,7 @@ class MetaProcessFixture : public ::testing::Test {
     out << "routers { name: \"router-1\" az: \"az1\" host: \"127.0.0.1\" kv_port: "
         << FreePort(taken) << " http_port: " << FreePort(taken) << " s3_port: " << FreePort(taken)
         << " s3_tls_port: " << FreePort(taken) << " }\n";
+    out << extra_layout_;
     layout_path_ = dir_ + "/layout.textproto";
     std::ofstream(layout_path_) << out.str();
   }

@@ -131,7 +131,8 @@ Status MetaService::Init() {
 
   worker_ = StartNamedThread("meta-worker", [this] { WorkerLoop(); });
   registry_service_ = std::make_unique<RegistryService>(options_.self_id, memds_, registry_, host_,
-                                                        *pool_, context_.metrics);
+                                                        *pool_, context_.metrics,
+                                                        options_.s3_user_buckets_max);
 
   rpc::ServerOptions server_options;
   server_options.identity = defaults.identity;

@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "cluster/process_table.h"
+#include "common/limits.h"
 #include "common/metrics.h"
 #include "consensus/options.h"
 #include "node/batching_sender.h"
@@ -59,6 +60,8 @@ struct MetaServiceOptions {
   std::vector<cluster::ProcessEntry> processes;  // the whole process table
   std::vector<std::string> azs;                   // the layout's AZs, in order
   consensus::Options consensus;  // timings; self and group_id are set here
+  // Buckets one S3 user may own (1..limits::kS3RegistryBucketsMax).
+  size_t s3_user_buckets_max = limits::kS3UserBucketsMaxDefault;
 };
 
 class MetaService {

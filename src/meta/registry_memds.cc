@@ -133,6 +133,13 @@ size_t RegistryMemds::bucket_count() const {
   return state_.buckets.size();
 }
 
+size_t RegistryMemds::buckets_owned_by(const std::string& owner) const {
+  std::shared_lock lock(mu_);
+  size_t n = 0;
+  for (const auto& [name, d] : state_.buckets) n += d.owner() == owner ? 1 : 0;
+  return n;
+}
+
 size_t RegistryMemds::user_count() const {
   std::shared_lock lock(mu_);
   return state_.users.size();

@@ -51,6 +51,8 @@ class RegistryMemds {
   std::vector<uint64_t> LiveBucketIds() const;
   bool BucketIdUsed(uint64_t bucket_id) const;
   size_t bucket_count() const;
+  // Buckets whose owner is `owner`.
+  size_t buckets_owned_by(const std::string& owner) const;
   size_t user_count() const;
   uint64_t version() const;
 

@@ -160,6 +160,19 @@ TEST_F(RegistryProcessTest, BucketsCreateFindListVersionDelete) {
   pb::SetBucketVersioningRequest v;
   v.set_name("alpha");
   v.set_state(pb::VERSIONING_ENABLED);
+  // Only the owner, only while the name maps to the id the caller knows.
+  v.set_owner("bob");
+  EXPECT_EQ((Mutate<pb::SetBucketVersioningResponse>(103, "meta.set_bucket_versioning", v))
+                .status()
+                .code(),
+            StatusCode::kConflict);
+  v.set_owner("ann");
+  v.set_bucket_id(a.bucket_id() + 1);
+  EXPECT_EQ((Mutate<pb::SetBucketVersioningResponse>(103, "meta.set_bucket_versioning", v))
+                .status()
+                .code(),
+            StatusCode::kNotFound);
+  v.set_bucket_id(a.bucket_id());
   auto enabled = Mutate<pb::SetBucketVersioningResponse>(103, "meta.set_bucket_versioning", v);
   ASSERT_TRUE(enabled.ok());
   EXPECT_EQ(enabled->bucket().versioning(), pb::VERSIONING_ENABLED);
@@ -200,6 +213,51 @@ TEST_F(RegistryProcessTest, BucketsCreateFindListVersionDelete) {
   ASSERT_TRUE(recreated.ok());
   EXPECT_FALSE(recreated->already_owned_by_you());
   EXPECT_NE(recreated->bucket().bucket_id(), a.bucket_id());
+}
+
+class RegistryBucketLimitTest : public RegistryProcessTest {
+ protected:
+  void SetUp() override {
+    extra_layout_ = "meta_settings { s3_user_buckets_max: 3 }\n";
+    RegistryProcessTest::SetUp();
+  }
+};
+
+// Goal: one user owns at most meta_settings.s3_user_buckets_max buckets; the
+// next create is refused with a typed answer (S3's TooManyBuckets) and
+// creates nothing; other users are not affected, asking again for an owned
+// bucket still answers it, and a deleted bucket frees its place.
+TEST_F(RegistryBucketLimitTest, AUserOwnsAtMostTheLimit) {
+  uint64_t version = 0;
+  for (int i = 0; i < 3; ++i) {
+    auto created = CreateBucket(101, "ann-" + std::to_string(i), "ann");
+    ASSERT_TRUE(created.ok()) << created.status().ToString();
+    EXPECT_FALSE(created->too_many_buckets());
+    version = created->map_version();
+  }
+  ASSERT_TRUE(AllAt(version));
+  auto refused = CreateBucket(102, "ann-3", "ann");
+  ASSERT_TRUE(refused.ok()) << refused.status().ToString();
+  EXPECT_TRUE(refused->too_many_buckets());
+  EXPECT_FALSE(refused->has_bucket());
+  EXPECT_FALSE(GetBucket(103, "ann-3", refused->map_version())->found());
+  auto owned = CreateBucket(103, "ann-0", "ann");
+  ASSERT_TRUE(owned.ok());
+  EXPECT_TRUE(owned->already_owned_by_you());
+  auto bobs = CreateBucket(101, "bob-0", "bob");
+  ASSERT_TRUE(bobs.ok());
+  EXPECT_FALSE(bobs->too_many_buckets());
+
+  pb::DeleteBucketRequest del;
+  del.set_name("ann-1");
+  del.set_owner("ann");
+  auto deleted = Mutate<pb::DeleteBucketResponse>(101, "meta.delete_bucket", del);
+  ASSERT_TRUE(deleted.ok()) << deleted.status().ToString();
+  ASSERT_TRUE(AllAt(deleted->map_version()));
+  auto again = CreateBucket(102, "ann-3", "ann");
+  ASSERT_TRUE(again.ok());
+  EXPECT_FALSE(again->too_many_buckets());
+  EXPECT_EQ(again->bucket().name(), "ann-3");
 }
 
 TEST_F(RegistryProcessTest, ConcurrentCreatesOneWinnerAndPlacementSpreads) {
@@ -406,7 +464,8 @@ TEST_F(RegistryClientTest, CacheHitsStillLookUpReadsOwnWritesFailsOver) {
 
   // Versioning updates the cached entry.
   Waiter<Result<pb::BucketDescriptor>> versioned;
-  client.SetVersioning("photos", pb::VERSIONING_ENABLED, versioned.callback());
+  client.SetVersioning("photos", "ann", mine->bucket.bucket_id(), pb::VERSIONING_ENABLED,
+                       versioned.callback());
   ASSERT_TRUE(versioned.get().ok());
   auto after = Get(client, "photos");
   ASSERT_TRUE(after.ok());

@@ -106,8 +106,9 @@ Result<pb::AccessKeyRecord> NewAccessKey(const pb::CreateUserRequest& request) {
 RegistryService::RegistryService(uint32_t self_id, const MemDs& memds,
                                  const RegistryMemds& registry,
                                  std::shared_ptr<node::GroupHost> host, rpc::ChannelPool& pool,
-                                 metrics::Registry& metrics)
+                                 metrics::Registry& metrics, size_t user_buckets_max)
     : self_id_(self_id),
+      user_buckets_max_(user_buckets_max),
       memds_(memds),
       registry_(registry),
       host_(std::move(host)),
@@ -271,6 +272,14 @@ Result<std::string> RegistryService::CreateBucket(const std::string& payload) {
     if (registry_.bucket_count() >= limits::kS3RegistryBucketsMax) {
       return Status::Unavailable("the registry holds its maximum number of buckets");
     }
+    if (registry_.buckets_owned_by(request.owner()) >= user_buckets_max_) {
+      spdlog::info("meta.bucket_refused bucket={} owner={} reason=too_many_buckets max={}",
+                   request.name(), request.owner(), user_buckets_max_);
+      pb::CreateBucketResponse refused;
+      refused.set_too_many_buckets(true);
+      refused.set_map_version(registry_.version());
+      return refused.SerializeAsString();
+    }
     const bool explicit_id = request.bucket_id() != 0;
     if (explicit_id && registry_.BucketIdUsed(request.bucket_id())) {
       return Status::Conflict("bucket id " + std::to_string(request.bucket_id()) + " is in use");
@@ -368,6 +377,15 @@ Result<std::string> RegistryService::SetVersioning(const std::string& payload) {
     }
     auto bucket = ParseRecord<pb::BucketDescriptor>(**existing, "BucketDescriptor");
     if (!bucket.ok()) return bucket.status();
+    // Checked here, on the record, as DeleteBucket does: the router's owner
+    // and id come from a cache that may predate a delete and re-create.
+    if (request.bucket_id() != 0 && bucket->bucket_id() != request.bucket_id()) {
+      return Status::NotFound("bucket '" + request.name() + "' no longer has id " +
+                              std::to_string(request.bucket_id()));
+    }
+    if (bucket->owner() != request.owner()) {
+      return Status::Conflict("bucket '" + request.name() + "' is owned by another user");
+    }
     pb::SetBucketVersioningResponse response;
     if (bucket->versioning() == request.state()) {
       *response.mutable_bucket() = std::move(bucket).value();

@@ -28,6 +28,7 @@
 #include <string>
 #include <thread>
 
+#include "common/limits.h"
 #include "common/metrics.h"
 #include "meta/memds.h"
 #include "meta/registry_memds.h"
@@ -43,7 +44,8 @@ class RegistryService {
   // The references must outlive the service (Stop it first).
   RegistryService(uint32_t self_id, const MemDs& memds, const RegistryMemds& registry,
                   std::shared_ptr<node::GroupHost> host, rpc::ChannelPool& pool,
-                  metrics::Registry& metrics);
+                  metrics::Registry& metrics,
+                  size_t user_buckets_max = limits::kS3UserBucketsMaxDefault);
   ~RegistryService();
   RegistryService(const RegistryService&) = delete;
   RegistryService& operator=(const RegistryService&) = delete;
@@ -85,6 +87,7 @@ class RegistryService {
   Result<pb::KvApplyResult> WriteSync(pb::KvBatch batch);
 
   const uint32_t self_id_;
+  const size_t user_buckets_max_;  // buckets one owner may have (create_bucket)
   const MemDs& memds_;
   const RegistryMemds& registry_;
   std::shared_ptr<node::GroupHost> host_;

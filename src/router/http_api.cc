@@ -141,7 +141,9 @@ KvHttpApi::KvHttpApi(KvRouter& router, const CredentialStore& credentials, metri
       auth_missing_(metrics.GetCounter("tessera_router_auth_failures_total",
                                        "KV requests refused by authentication", {{"reason", "missing"}})),
       auth_refused_(metrics.GetCounter("tessera_router_auth_failures_total",
-                                       "KV requests refused by authentication", {{"reason", "refused"}})) {}
+                                       "KV requests refused by authentication", {{"reason", "refused"}})),
+      auth_denied_(metrics.GetCounter("tessera_router_auth_failures_total",
+                                      "KV requests refused by authentication", {{"reason", "denied"}})) {}
 
 void KvHttpApi::Handle(http::Request request, http::Respond respond) {
   if (request.path == "/health") {
@@ -157,7 +159,7 @@ void KvHttpApi::Handle(http::Request request, http::Respond respond) {
   respond(Error(404, "no such endpoint", "NotFound"));
 }
 
-bool KvHttpApi::Authenticate(const http::Request& request, const http::Respond& respond) {
+std::optional<KvGrant> KvHttpApi::Authenticate(const http::Request& request, const http::Respond& respond) {
   const std::optional<std::string_view> header = request.Header("Authorization");
   const std::string_view value = header ? Trim(*header) : std::string_view();
   const bool bearer = StartsWithIgnoreCase(value, "Bearer ");
@@ -173,30 +175,42 @@ bool KvHttpApi::Authenticate(const http::Request& request, const http::Respond& 
     r.headers.emplace_back("WWW-Authenticate", "Bearer");
     r.headers.emplace_back("WWW-Authenticate", std::string(kSignedRequestScheme));
     respond(std::move(r));
-    return false;
+    return std::nullopt;
   }
-  const Status verdict =
-      bearer ? verified_tokens_.Verify(credentials_, Trim(value.substr(7)), now_unix_()).status()
-             : VerifySignedRequest(credentials_, value,
-                                   SignedParts{request.method, request.path, request.query, request.body},
-                                   now_unix_())
-                   .status();
-  if (!verdict.ok()) {
+  Result<KvGrant> grant = Status::Unavailable("unset");
+  if (bearer) {
+    auto token = verified_tokens_.Verify(credentials_, Trim(value.substr(7)), now_unix_());
+    grant = token.ok() ? Result<KvGrant>(token->grant) : Result<KvGrant>(token.status());
+  } else {
+    auto access_key = VerifySignedRequest(
+        credentials_, value, SignedParts{request.method, request.path, request.query, request.body},
+        now_unix_());
+    grant = access_key.ok() ? Result<KvGrant>(*credentials_.GrantOf(*access_key))
+                            : Result<KvGrant>(access_key.status());
+  }
+  if (!grant.ok()) {
     auth_refused_.Increment();
-    respond(Error(403, std::string(bearer ? "token" : "signature") + " refused: " + verdict.message(),
+    respond(Error(403, std::string(bearer ? "token" : "signature") + " refused: " + grant.status().message(),
                   "Forbidden"));
-    return false;
+    return std::nullopt;
   }
-  return true;
+  return std::move(grant).value();
 }
 
 void KvHttpApi::HandleKv(const http::Request& request, http::Respond respond) {
-  if (!Authenticate(request, respond)) return;
+  const std::optional<KvGrant> grant = Authenticate(request, respond);
+  if (!grant) return;
   Result<KvTarget> target = ParseKvTarget(request.target);
   if (!target.ok()) return respond(ErrorFor(target.status()));
   Result<pb::Consistency> consistency = ConsistencyOf(target->query);
   if (!consistency.ok()) return respond(ErrorFor(consistency.status()));
   const std::string& table = target->table;
+  const KvAccess access = request.method == "PUT" || request.method == "DELETE" ? KvAccess::kWrite
+                                                                                  : KvAccess::kRead;
+  if (!grant->Allows(table, access)) {
+    auth_denied_.Increment();
+    return respond(Error(403, DenialMessage(*grant, table, access), "PermissionDenied"));
+  }
   if (target->key) {
     const std::string& key = *target->key;
     if (request.method == "PUT") return Put(request, table, key, std::move(respond));

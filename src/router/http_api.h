@@ -13,8 +13,10 @@
 //
 // Every /kv request needs "Authorization: Bearer <token>" or a signed
 // request "Authorization: TK1-HMAC-SHA256 Credential=..., Timestamp=...,
-// Signature=..." (router/token.h): none -> 401, refused -> 403. Errors are
-// JSON {"error","code"}.
+// Signature=..." (router/token.h): none -> 401, refused -> 403; a table or
+// an access (a write with a read-only grant) its grant does not allow ->
+// 403 PermissionDenied, and an internal table ('_s3') always (KvGrant).
+// Errors are JSON {"error","code"}.
 //
 // Thread safety: Handle may be called from any thread; the router, store
 // and registry must outlive every request in flight.
@@ -22,6 +24,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 
 #include "common/metrics.h"
 #include "http/http_server.h"
@@ -50,9 +53,9 @@ class KvHttpApi {
 
  private:
   void HandleKv(const http::Request& request, http::Respond respond);
-  // True when the request carries a valid token or signature; otherwise
-  // answers 401/403.
-  bool Authenticate(const http::Request& request, const http::Respond& respond);
+  // The grant of the request's valid token or signature; otherwise answers
+  // 401/403 and returns nullopt.
+  std::optional<KvGrant> Authenticate(const http::Request& request, const http::Respond& respond);
   void Put(const http::Request& request, const std::string& table, const std::string& key,
            http::Respond respond);
   void Delete(const http::Request& request, const std::string& table, const std::string& key,
@@ -65,6 +68,7 @@ class KvHttpApi {
   const NowUnix now_unix_;
   metrics::Counter& auth_missing_;
   metrics::Counter& auth_refused_;
+  metrics::Counter& auth_denied_;
 };
 
 }  // namespace tessera::router

@@ -18,6 +18,7 @@
 #include <mutex>
 #include <thread>
 
+#include "common/check.h"
 #include "client/kv_api_wire.h"
 #include "router/router_service.h"
 #include "router/router_test_util.h"
@@ -34,6 +35,12 @@ using namespace std::chrono_literals;
 
 const std::string kSecret = "native-test-cluster-secret-0123456789";
 const Credential kCredential{"alice", "0123456789abcdef0123456789abcdef"};
+// May only read table "kv".
+Credential Reader() {
+  auto grant = KvGrant::Parse("r:kv");
+  TESSERA_CHECK(grant.ok());
+  return Credential{"reader", "reader-secret-0123456789abcdef", *grant};
+}
 constexpr uint32_t kMetaId = 101;
 constexpr uint32_t kRouterId = 201;
 
@@ -220,6 +227,7 @@ class NativeApiTest : public ::testing::Test {
     options.memds_timeout_ms = 500;
     CredentialStore store;
     EXPECT_TRUE(store.Add(kCredential).ok());
+    EXPECT_TRUE(store.Add(Reader()).ok());
     auto router = std::make_unique<RouterService>(rpc::RpcContext{io_, registry, faults_}, std::move(store),
                                                   options);
     const Status started = router->Start();
@@ -306,6 +314,29 @@ TEST_F(NativeApiTest, PutGetConditionalPutAndDelete) {
   EXPECT_FALSE(got->has_value());
   EXPECT_TRUE(client_->Delete("kv", "never-there").ok());
   EXPECT_GE(Counter("tessera_router_requests_total{code=\"OK\",op=\"put\"}"), 3u);
+}
+
+// Goal: a connection reaches only what its credential's grant allows:
+// internal tables never (PermissionDenied, for reads, writes, scans and
+// batches), and a read-only credential's writes are refused while its reads
+// of its table work.
+TEST_F(NativeApiTest, GrantsLimitTablesAndAccess) {
+  EXPECT_EQ(client_->Get("_s3", "k").status().code(), KvCode::kPermissionDenied);
+  EXPECT_EQ(client_->Put("_s3", "k", "v").status().code(), KvCode::kPermissionDenied);
+  EXPECT_EQ(client_->Scan("_s3", "", "", 10).status().code(), KvCode::kPermissionDenied);
+  ASSERT_TRUE(client_->Put("kv", "k", "v").ok());
+  std::unique_ptr<KvClient> reader = Connect(Reader());
+  ASSERT_NE(reader, nullptr);
+  KvResult<std::optional<KvValue>> got = reader->Get("kv", "k");
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  ASSERT_TRUE(got->has_value());
+  EXPECT_EQ((*got)->value, "v");
+  KvResult<uint64_t> put = reader->Put("kv", "k", "w");
+  EXPECT_EQ(put.status().code(), KvCode::kPermissionDenied) << put.status().ToString();
+  EXPECT_NE(put.status().message().find("only read"), std::string::npos) << put.status().ToString();
+  EXPECT_EQ(reader->Delete("kv", "k").status().code(), KvCode::kPermissionDenied);
+  EXPECT_EQ(reader->Get("other", "k").status().code(), KvCode::kPermissionDenied);
+  EXPECT_EQ((*client_->Get("kv", "k"))->value, "v");  // nothing was written
 }
 
 TEST_F(NativeApiTest, ScanPagesAcrossPartitionBoundaries) {

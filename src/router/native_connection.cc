@@ -16,8 +16,8 @@ namespace asio = boost::asio;
 
 constexpr size_t kReadChunkBytes = 64 << 10;
 constexpr size_t kDiscardChunkBytes = 16 << 10;
-constexpr uint32_t kUnauthenticated = 12;  // tessera::KvCode::kUnauthenticated
-constexpr uint32_t kPermissionDenied = 13;  // tessera::KvCode::kPermissionDenied
+constexpr uint32_t kUnauthenticated = kWireUnauthenticated;
+constexpr uint32_t kPermissionDenied = kWirePermissionDenied;
 
 std::string RemoteAddress(const asio::ip::tcp::socket& socket) {
   boost::system::error_code error;
@@ -154,6 +154,7 @@ void Connection::OnHello(const pb::KvApiHello& hello) {
     return AuthFailed("bad_proof", kPermissionDenied, "bad proof (wrong secret key?)");
   }
   phase_ = Phase::kOpen;
+  grant_ = *server_->credentials.GrantOf(hello.access_key());
   timer_.cancel();
   decoder_.set_frame_bytes_max(limits::kNativeFrameBytesMax);
   pb::KvApiServerFrame frame;
@@ -177,7 +178,7 @@ void Connection::OnRequest(pb::KvApiRequest request) {
     return;
   }
   ++inflight_;
-  server_->handler.Handle(std::move(request), [self = shared_from_this()](pb::KvApiResponse response) {
+  server_->handler.Handle(std::move(request), grant_, [self = shared_from_this()](pb::KvApiResponse response) {
     asio::post(self->strand_, [self, response = std::move(response)]() mutable {
       self->OnAnswer(std::move(response));
     });

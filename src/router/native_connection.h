@@ -120,6 +120,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool writing_ = false;
   size_t inflight_ = 0;
   std::string server_nonce_;
+  KvGrant grant_;  // the authenticated credential's (set by the Hello)
 };
 
 }  // namespace tessera::router::native_internal

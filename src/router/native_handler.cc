@@ -45,13 +45,24 @@ pb::KvApiResponse ErrorResponse(uint64_t request_id, const Status& status) {
 
 NativeKvHandler::NativeKvHandler(KvRouter& router, RouteResolver& routes) : router_(router), routes_(routes) {}
 
-void NativeKvHandler::Handle(pb::KvApiRequest request, Reply reply) {
+void NativeKvHandler::Handle(pb::KvApiRequest request, const KvGrant& grant, Reply reply) {
   const uint64_t id = request.request_id();
   const std::string& table = request.table();
   if (table.empty() || table.size() > limits::kRouterTableBytesMax) {
     return reply(ErrorResponse(id, Status::InvalidArgument("table name must be 1.." +
                                                            std::to_string(limits::kRouterTableBytesMax) +
                                                            " bytes")));
+  }
+  const KvAccess access = request.op_case() == pb::KvApiRequest::kGet ||
+                                  request.op_case() == pb::KvApiRequest::kScan
+                              ? KvAccess::kRead
+                              : KvAccess::kWrite;
+  if (!grant.Allows(table, access)) {
+    pb::KvApiResponse denied;
+    denied.set_request_id(id);
+    denied.set_code(kWirePermissionDenied);
+    denied.set_message(DenialMessage(grant, table, access));
+    return reply(std::move(denied));
   }
   switch (request.op_case()) {
     case pb::KvApiRequest::kGet:

@@ -7,8 +7,11 @@
 //  1. `reply` is called exactly once, from any thread (or before Handle
 //     returns for a request refused at once), with a response carrying the
 //     request's id.
-//  2. Status codes are tessera::StatusCode values (= tessera::KvCode 0..11).
-//     A write whose condition fails answers Conflict with failed_condition.
+//  2. Status codes are tessera::StatusCode values (= tessera::KvCode 0..11),
+//     or kWirePermissionDenied for a table or access the connection's
+//     grant does not allow (an internal table such as `_s3` always; nothing
+//     is sent to a node). A write whose condition fails answers Conflict
+//     with failed_condition.
 //  3. A batch whose keys are not all in the partition of its first write
 //     answers InvalidArgument before anything is sent to a node (the
 //     partition is resolved through the route cache first).
@@ -19,11 +22,16 @@
 
 #include <functional>
 
+#include "router/kv_grant.h"
 #include "router/kv_router.h"
 #include "router/route_resolver.h"
 #include "tessera/kv_api.pb.h"
 
 namespace tessera::router {
+
+// Wire codes beyond tessera::StatusCode's (= tessera::KvCode 12 and 13).
+inline constexpr uint32_t kWireUnauthenticated = 12;
+inline constexpr uint32_t kWirePermissionDenied = 13;
 
 class NativeKvHandler {
  public:
@@ -31,7 +39,8 @@ class NativeKvHandler {
 
   NativeKvHandler(KvRouter& router, RouteResolver& routes);
 
-  void Handle(pb::KvApiRequest request, Reply reply);
+  // `grant`: what the connection's credential may do (checked first).
+  void Handle(pb::KvApiRequest request, const KvGrant& grant, Reply reply);
 
  private:
   void Batch(uint64_t id, const std::string& table, pb::KvBatch batch, Reply reply);

@@ -326,6 +326,11 @@ void RegistryClient::CreateBucket(const pb::CreateBucketRequest& request,
          auto answer = Parse<pb::CreateBucketResponse>(raw, "meta.create_bucket");
          if (!answer.ok()) return done(answer.status());
          RaiseFloor(answer->map_version());
+         if (answer->too_many_buckets()) {
+           CreatedBucket refused;
+           refused.too_many_buckets = true;
+           return done(std::move(refused));
+         }
          buckets_.Put(answer->bucket().name(), answer->bucket(), answer->map_version());
          absent_buckets_.Drop(answer->bucket().name());
          done(CreatedBucket{std::move(*answer->mutable_bucket()), answer->already_owned_by_you()});
@@ -348,11 +353,14 @@ void RegistryClient::DeleteBucket(const std::string& name, const std::string& ow
        });
 }
 
-void RegistryClient::SetVersioning(const std::string& name, pb::BucketVersioning state,
+void RegistryClient::SetVersioning(const std::string& name, const std::string& owner,
+                                   uint64_t bucket_id, pb::BucketVersioning state,
                                    BucketCallback done) {
   pb::SetBucketVersioningRequest request;
   request.set_name(name);
   request.set_state(state);
+  request.set_owner(owner);
+  request.set_bucket_id(bucket_id);
   Send("meta.set_bucket_versioning", request.SerializeAsString(), true,
        [this, name, done = std::move(done)](Result<std::string> raw) {
          auto answer = Parse<pb::SetBucketVersioningResponse>(raw, "meta.set_bucket_versioning");

@@ -94,6 +94,9 @@ struct UserSecret {
 struct CreatedBucket {
   pb::BucketDescriptor bucket;
   bool already_owned_by_you = false;
+  // Nothing created: the owner has as many buckets as a user may (bucket
+  // unset).
+  bool too_many_buckets = false;
 };
 
 using BucketCallback = std::function<void(Result<pb::BucketDescriptor>)>;
@@ -231,9 +234,12 @@ class RegistryClient {
   // Conflict (another owner). Answers the descriptor as it was.
   void DeleteBucket(const std::string& name, const std::string& owner, uint64_t bucket_id,
                     BucketCallback done);
-  // Sets the versioning state (ENABLED or SUSPENDED); answers the updated
-  // descriptor. NotFound, InvalidArgument.
-  void SetVersioning(const std::string& name, pb::BucketVersioning state, BucketCallback done);
+  // Sets the versioning state (ENABLED or SUSPENDED) of `name` owned by
+  // `owner`; bucket_id non-zero: only while the name maps to that id.
+  // Answers the updated descriptor. NotFound, Conflict (another owner),
+  // InvalidArgument.
+  void SetVersioning(const std::string& name, const std::string& owner, uint64_t bucket_id,
+                     pb::BucketVersioning state, BucketCallback done);
   // The user and secret of `access_key` (cached). NotFound: unknown key.
   void SecretOf(const std::string& access_key, SecretCallback done);
 

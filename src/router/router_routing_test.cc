@@ -14,6 +14,7 @@
 #include <mutex>
 #include <thread>
 
+#include "common/check.h"
 #include "router/http_client.h"
 #include "router/router_service.h"
 #include "router/router_test_util.h"
@@ -30,6 +31,12 @@ using Clock = std::chrono::steady_clock;
 
 const std::string kSecret = "router-test-cluster-secret-0123456789";
 const Credential kCredential{"alice", "0123456789abcdef0123456789abcdef"};
+// May only read table "kv".
+Credential Reader() {
+  auto grant = KvGrant::Parse("r:kv");
+  TESSERA_CHECK(grant.ok());
+  return Credential{"reader", "reader-secret-0123456789abcdef", *grant};
+}
 constexpr uint32_t kMetaId = 101;
 constexpr uint32_t kDeadMetaId = 102;
 constexpr uint32_t kRouterId = 201;
@@ -186,6 +193,7 @@ class RouterRoutingTest : public ::testing::TestWithParam<Transport> {
     options.memds_timeout_ms = 500;
     CredentialStore store;
     ASSERT_TRUE(store.Add(kCredential).ok());
+    ASSERT_TRUE(store.Add(Reader()).ok());
     router_ = std::make_unique<RouterService>(rpc::RpcContext{io_, registry_, faults_}, std::move(store),
                                               options);
     const Status started = router_->Start();
@@ -318,6 +326,48 @@ TEST_P(RouterRoutingTest, TokensAreRequiredAndChecked) {
   EXPECT_EQ(with(IssueToken({"alice", "wrong-secret-wrong-secret-000"}, Now() + 60)), 403u);
   EXPECT_EQ(with("garbage"), 403u);
   EXPECT_EQ(with(IssueToken(kCredential, Now() + 60)), 404u) << "valid token, absent key";
+}
+
+// Goal: a request reaches only the tables its credential's grant allows,
+// with the access it allows: a read-only credential cannot write, a
+// token narrowed to reads cannot write though its credential could, and no
+// credential reaches an internal table such as `_s3` through the KV API
+// (403 PermissionDenied; nothing is sent to a node).
+TEST_P(RouterRoutingTest, GrantsLimitTablesAndAccess) {
+  auto with = [&](const std::string& method, const std::string& target, const std::string& token) {
+    return Send(method, target, {{"Authorization", "Bearer " + token}}, method == "PUT" ? "v" : "");
+  };
+  const std::string full = IssueToken(kCredential, Now() + 60);
+  for (const char* method : {"GET", "PUT", "DELETE"}) {
+    HttpReply internal = with(method, "/kv/_s3/k", full);
+    EXPECT_EQ(internal.status, 403u) << method;
+    EXPECT_NE(internal.body.find("PermissionDenied"), std::string::npos) << internal.body;
+    EXPECT_NE(internal.body.find("internal"), std::string::npos) << internal.body;
+  }
+  EXPECT_EQ(with("GET", "/kv/_s3?limit=10", full).status, 403u) << "scan";
+
+  const std::string reader = IssueToken(Reader(), Now() + 60);
+  EXPECT_EQ(with("GET", "/kv/kv/a", reader).status, 404u) << "allowed read of an absent key";
+  EXPECT_EQ(with("PUT", "/kv/kv/a", reader).status, 403u);
+  EXPECT_EQ(with("DELETE", "/kv/kv/a", reader).status, 403u);
+  EXPECT_EQ(with("GET", "/kv/other/a", reader).status, 403u);
+
+  auto read_only = KvGrant::Parse("r:*");
+  ASSERT_TRUE(read_only.ok());
+  const std::string narrowed = IssueToken(kCredential, Now() + 60, *read_only);
+  EXPECT_EQ(with("GET", "/kv/kv/a", narrowed).status, 404u);
+  EXPECT_EQ(with("PUT", "/kv/kv/a", narrowed).status, 403u);
+  EXPECT_EQ(with("PUT", "/kv/kv/a", full).status, 200u);
+
+  // A signed request carries its credential's grant.
+  const std::string signed_put = SignRequest(Reader(), SignedParts{"PUT", "/kv/kv/b", "", "v"}, Now());
+  EXPECT_EQ(Send("PUT", "/kv/kv/b", {{"Authorization", signed_put}}, "v").status, 403u);
+  {
+    HttpReply metrics = Send("GET", "/metrics");
+    EXPECT_NE(metrics.body.find("tessera_router_auth_failures_total{reason=\"denied\"} 9"),
+              std::string::npos)
+        << metrics.body.substr(0, 3000);
+  }
 }
 
 TEST_P(RouterRoutingTest, FollowsNotLeaderRedirect) {

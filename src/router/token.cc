@@ -11,6 +11,7 @@
 #include <cstring>
 #include <fstream>
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include "common/check.h"
@@ -20,6 +21,7 @@ namespace tessera::router {
 namespace {
 
 constexpr std::string_view kTokenPrefix = "tk1.";
+constexpr std::string_view kGrantTokenPrefix = "tk2.";
 constexpr size_t kSignatureHexBytes = 64;
 
 std::string Hex(const unsigned char* data, size_t n) {
@@ -79,23 +81,32 @@ Status CredentialStore::Add(Credential credential) {
   if (!ValidSecretKey(credential.secret_key)) {
     return Status::InvalidArgument("secret key must be 16 to 256 printable bytes without spaces");
   }
-  if (secrets_.size() >= limits::kRouterCredentialsMax) {
+  if (entries_.size() >= limits::kRouterCredentialsMax) {
     return Status::InvalidArgument("too many credentials");
   }
-  if (!secrets_.emplace(std::move(credential.access_key), std::move(credential.secret_key)).second) {
+  if (!entries_
+           .emplace(std::move(credential.access_key),
+                    Entry{std::move(credential.secret_key), std::move(credential.grant)})
+           .second) {
     return Status::InvalidArgument("duplicate access key");
   }
   return Status::Ok();
 }
 
 const std::string* CredentialStore::SecretOf(std::string_view access_key) const {
-  const auto it = secrets_.find(access_key);
-  return it == secrets_.end() ? nullptr : &it->second;
+  const auto it = entries_.find(access_key);
+  return it == entries_.end() ? nullptr : &it->second.secret;
+}
+
+const KvGrant* CredentialStore::GrantOf(std::string_view access_key) const {
+  const auto it = entries_.find(access_key);
+  return it == entries_.end() ? nullptr : &it->second.grant;
 }
 
 Credential CredentialStore::First() const {
-  TESSERA_CHECK(!secrets_.empty());
-  return Credential{secrets_.begin()->first, secrets_.begin()->second};
+  TESSERA_CHECK(!entries_.empty());
+  const auto& [access_key, entry] = *entries_.begin();
+  return Credential{access_key, entry.secret, entry.grant};
 }
 
 Result<CredentialStore> ParseCredentials(std::string_view text) {
@@ -110,11 +121,33 @@ Result<CredentialStore> ParseCredentials(std::string_view text) {
     if (first == std::string::npos || line[first] == '#') continue;
     std::istringstream fields(line);
     Credential credential;
-    std::string extra;
-    if (!(fields >> credential.access_key >> credential.secret_key) || (fields >> extra)) {
-      return Status::InvalidArgument("credentials line " + std::to_string(line_number) +
-                                     ": expected \"<access_key> <secret_key>\"");
+    const auto malformed = [line_number](const std::string& why) {
+      return Status::InvalidArgument("credentials line " + std::to_string(line_number) + ": " + why);
+    };
+    if (!(fields >> credential.access_key >> credential.secret_key)) {
+      return malformed("expected \"<access_key> <secret_key> [tables=T1,T2] [read-only]\"");
     }
+    std::optional<std::set<std::string, std::less<>>> tables;
+    bool read_only = false;
+    for (std::string field; fields >> field;) {
+      if (field == "read-only" && !read_only) {
+        read_only = true;
+      } else if (field.rfind("tables=", 0) == 0 && !tables) {
+        std::string_view list = std::string_view(field).substr(7);
+        tables.emplace();
+        while (!list.empty()) {
+          const size_t comma = list.find(',');
+          tables->emplace(list.substr(0, comma));
+          list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+        }
+        if (tables->empty()) return malformed("tables= names no table");
+      } else {
+        return malformed("unexpected field '" + field + "' (tables=T1,T2 or read-only)");
+      }
+    }
+    auto grant = KvGrant::Of(tables.value_or(std::set<std::string, std::less<>>{}), read_only);
+    if (!grant.ok()) return malformed(grant.status().message());
+    credential.grant = std::move(grant).value();
     const Status added = store.Add(std::move(credential));
     if (!added.ok()) {
       return Status::InvalidArgument("credentials line " + std::to_string(line_number) + ": " +
@@ -149,7 +182,8 @@ Result<Credential> CreateCredentialsFile(const std::string& path) {
     return Status::IOError("cannot create " + path + ": " + std::strerror(errno));
   }
   const std::string text =
-      "# Tessera credentials (docs/formats/credentials.md): <access_key> <secret_key>\n" +
+      "# Tessera credentials (docs/formats/credentials.md):\n"
+      "# <access_key> <secret_key> [tables=T1,T2] [read-only]\n" +
       credential->access_key + " " + credential->secret_key + "\n";
   const ssize_t written = ::write(fd, text.data(), text.size());
   const bool synced = ::fsync(fd) == 0;
@@ -170,8 +204,12 @@ Result<Credential> EnsureCredentialsFile(const std::string& path) {
 }
 
 Result<std::string> IssueTokenFromDir(const std::string& dir, int64_t ttl_seconds,
-                                      int64_t now_unix, const std::string& access_key) {
-  if (ttl_seconds < 1) return Status::InvalidArgument("token lifetime must be at least 1 s");
+                                      int64_t now_unix, const std::string& access_key,
+                                      const std::optional<KvGrant>& narrowed) {
+  if (ttl_seconds < 1 || ttl_seconds > limits::kRouterTokenLifetimeSecondsMax) {
+    return Status::InvalidArgument("token lifetime must be 1.." +
+                                   std::to_string(limits::kRouterTokenLifetimeSecondsMax) + " s");
+  }
   Result<CredentialStore> store = LoadCredentials(dir + "/credentials");
   if (!store.ok()) return store.status();
   if (store->size() == 0) return Status::NotFound("no credential in " + dir + "/credentials");
@@ -179,29 +217,46 @@ Result<std::string> IssueTokenFromDir(const std::string& dir, int64_t ttl_second
   if (!access_key.empty()) {
     const std::string* secret = store->SecretOf(access_key);
     if (secret == nullptr) return Status::NotFound("unknown access key " + access_key);
-    credential = Credential{access_key, *secret};
+    credential = Credential{access_key, *secret, *store->GrantOf(access_key)};
   }
-  return IssueToken(credential, now_unix + ttl_seconds);
+  if (!narrowed) return IssueToken(credential, now_unix + ttl_seconds);
+  const KvGrant grant = credential.grant.Narrowed(*narrowed);
+  if (grant.allows_nothing()) {
+    return Status::InvalidArgument("credential " + credential.access_key + " (grant " +
+                                   credential.grant.ToText() + ") has none of the tables asked for");
+  }
+  return IssueToken(credential, now_unix + ttl_seconds, grant);
 }
 
-std::string IssueToken(const Credential& credential, int64_t expiry_unix) {
-  const std::string signed_text = credential.access_key + "." + std::to_string(expiry_unix);
-  return std::string(kTokenPrefix) + signed_text + "." + Signature(credential.secret_key, signed_text);
+std::string IssueToken(const Credential& credential, int64_t expiry_unix,
+                       const std::optional<KvGrant>& grant) {
+  std::string signed_text = credential.access_key + "." + std::to_string(expiry_unix);
+  if (grant) signed_text += "." + grant->ToText();
+  return std::string(grant ? kGrantTokenPrefix : kTokenPrefix) + signed_text + "." +
+         Signature(credential.secret_key, signed_text);
 }
 
 Result<VerifiedToken> VerifyToken(const CredentialStore& store, std::string_view token,
                                   int64_t now_unix) {
-  if (token.size() > limits::kRouterTokenBytesMax || token.substr(0, kTokenPrefix.size()) != kTokenPrefix) {
+  const bool with_grant = token.substr(0, kGrantTokenPrefix.size()) == kGrantTokenPrefix;
+  if (token.size() > limits::kRouterTokenBytesMax ||
+      (!with_grant && token.substr(0, kTokenPrefix.size()) != kTokenPrefix)) {
     return Status::InvalidArgument("malformed token");
   }
+  // access_key "." expiry ["." grant] "." signature; a grant may hold dots
+  // (table names), the other fields never do.
   const std::string_view body = token.substr(kTokenPrefix.size());
   const size_t dot1 = body.find('.');
   const size_t dot2 = dot1 == std::string_view::npos ? dot1 : body.find('.', dot1 + 1);
-  if (dot2 == std::string_view::npos) return Status::InvalidArgument("malformed token");
+  const size_t last = body.rfind('.');
+  if (dot2 == std::string_view::npos || (with_grant && last == dot2)) {
+    return Status::InvalidArgument("malformed token");
+  }
   const std::string_view access_key = body.substr(0, dot1);
   const std::string_view expiry_text = body.substr(dot1 + 1, dot2 - dot1 - 1);
-  const std::string_view signature = body.substr(dot2 + 1);
-  if (expiry_text.empty() || expiry_text.size() > 18 || signature.size() != kSignatureHexBytes) {
+  const std::string_view signature = body.substr(last + 1);
+  if (expiry_text.empty() || expiry_text.size() > 18 || signature.size() != kSignatureHexBytes ||
+      (!with_grant && last != dot2)) {
     return Status::InvalidArgument("malformed token");
   }
   int64_t expiry_unix = 0;
@@ -211,12 +266,22 @@ Result<VerifiedToken> VerifyToken(const CredentialStore& store, std::string_view
   }
   const std::string* secret = store.SecretOf(access_key);
   if (secret == nullptr) return Status::NotFound("unknown access key");
-  const std::string expected = Signature(*secret, body.substr(0, dot2));
+  const std::string expected = Signature(*secret, body.substr(0, last));
   if (CRYPTO_memcmp(expected.data(), signature.data(), kSignatureHexBytes) != 0) {
     return Status::Conflict("bad token signature");
   }
   if (expiry_unix <= now_unix) return Status::Timeout("token expired");
-  return VerifiedToken{std::string(access_key), expiry_unix};
+  if (expiry_unix - now_unix > limits::kRouterTokenLifetimeSecondsMax) {
+    return Status::InvalidArgument("token valid for longer than " +
+                                   std::to_string(limits::kRouterTokenLifetimeSecondsMax) + " s");
+  }
+  KvGrant grant = *store.GrantOf(access_key);
+  if (with_grant) {
+    auto named = KvGrant::Parse(body.substr(dot2 + 1, last - dot2 - 1));
+    if (!named.ok()) return Status::InvalidArgument("malformed token grant");
+    grant = grant.Narrowed(*named);
+  }
+  return VerifiedToken{std::string(access_key), expiry_unix, std::move(grant)};
 }
 
 std::string StringToSign(const SignedParts& request, int64_t timestamp_unix) {

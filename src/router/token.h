@@ -1,11 +1,17 @@
-// Credentials, bearer tokens and signed requests of the router's HTTP KV
-// API (docs/formats/credentials.md is the specification of all three).
+// Credentials, bearer tokens and signed requests of the router's KV APIs
+// (docs/formats/credentials.md is the specification of all three).
 //
 //   token = "tk1." + access_key + "." + expiry_unix + "." +
 //           hex(HMAC-SHA256(secret_key, access_key + "." + expiry_unix))
+//   token = "tk2." + access_key + "." + expiry_unix + "." + grant + "." +
+//           hex(HMAC-SHA256(secret_key, access_key + "." + expiry_unix + "." + grant))
 //
-// Tokens are verified statelessly: the router needs only the credentials
-// file. Signatures are compared in constant time.
+// A credential carries a KvGrant (its tables, read-only or not); a tk1
+// token grants what its credential does, a tk2 token the narrower grant it
+// names (never more than its credential's). Tokens are verified
+// statelessly: the router needs only the credentials file. Signatures are
+// compared in constant time. No token is valid for longer than
+// limits::kRouterTokenLifetimeSecondsMax.
 //
 // Thread safety: pure functions, except CreateCredentialsFile (file I/O);
 // a CredentialStore is immutable after loading.
@@ -13,16 +19,19 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "common/result.h"
+#include "router/kv_grant.h"
 
 namespace tessera::router {
 
 struct Credential {
   std::string access_key;  // [A-Za-z0-9_-]{1,64}
   std::string secret_key;  // 16 to 256 printable bytes without spaces
+  KvGrant grant;           // what requests made with it may do
 };
 
 class CredentialStore {
@@ -32,17 +41,24 @@ class CredentialStore {
   Status Add(Credential credential);
   // The secret of `access_key`, or nullptr.
   const std::string* SecretOf(std::string_view access_key) const;
-  size_t size() const { return secrets_.size(); }
+  // The grant of `access_key`, or nullptr.
+  const KvGrant* GrantOf(std::string_view access_key) const;
+  size_t size() const { return entries_.size(); }
   // The first credential in access-key order (the one `tessera kv token` uses
   // by default). The store must not be empty.
   Credential First() const;
 
  private:
-  std::map<std::string, std::string, std::less<>> secrets_;
+  struct Entry {
+    std::string secret;
+    KvGrant grant;
+  };
+  std::map<std::string, Entry, std::less<>> entries_;
 };
 
 // Parses the credentials file text: '#' comments and blank lines, then one
-// "<access_key> <secret_key>" per line. InvalidArgument on anything else.
+// "<access_key> <secret_key> [tables=T1,T2,...] [read-only]" per line.
+// InvalidArgument on anything else (an internal table in tables= too).
 Result<CredentialStore> ParseCredentials(std::string_view text);
 // IOError when unreadable; otherwise as ParseCredentials.
 Result<CredentialStore> LoadCredentials(const std::string& path);
@@ -58,22 +74,30 @@ Result<Credential> CreateCredentialsFile(const std::string& path);
 Result<Credential> EnsureCredentialsFile(const std::string& path);
 
 // A token from the first credential of DIR/credentials (or of
-// `access_key`'s, when given), valid for `ttl_seconds` from `now_unix`.
-// For `tessera kv token`. NotFound for an unknown access key.
+// `access_key`'s, when given), valid for `ttl_seconds` from `now_unix`,
+// granting `narrowed` within the credential's grant when given (a tk2
+// token), else the credential's (tk1). For `tessera kv token`. NotFound for
+// an unknown access key; InvalidArgument for a lifetime outside
+// 1..kRouterTokenLifetimeSecondsMax or a narrowing that leaves no table.
 Result<std::string> IssueTokenFromDir(const std::string& dir, int64_t ttl_seconds,
-                                      int64_t now_unix, const std::string& access_key = "");
+                                      int64_t now_unix, const std::string& access_key = "",
+                                      const std::optional<KvGrant>& narrowed = std::nullopt);
 
-// The token for `credential`, valid until `expiry_unix` (seconds).
-std::string IssueToken(const Credential& credential, int64_t expiry_unix);
+// The token for `credential`, valid until `expiry_unix` (seconds): tk1, or
+// tk2 naming `grant` (which must not allow nothing; CHECKed).
+std::string IssueToken(const Credential& credential, int64_t expiry_unix,
+                       const std::optional<KvGrant>& grant = std::nullopt);
 
 struct VerifiedToken {
   std::string access_key;
   int64_t expiry_unix = 0;  // the token is valid while now_unix < expiry_unix
+  KvGrant grant;            // the credential's, narrowed by a tk2 token's
 };
 
 // Why a token was refused; the HTTP layer answers 403 for all of them.
-// InvalidArgument: malformed; NotFound: unknown access key; Conflict: bad
-// signature; Timeout: expired (expiry_unix <= now_unix).
+// InvalidArgument: malformed, or valid for longer than
+// kRouterTokenLifetimeSecondsMax from now; NotFound: unknown access key;
+// Conflict: bad signature; Timeout: expired (expiry_unix <= now_unix).
 Result<VerifiedToken> VerifyToken(const CredentialStore& store, std::string_view token,
                                   int64_t now_unix);
 

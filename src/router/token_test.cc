@@ -88,6 +88,60 @@ TEST(CredentialsTest, ParsesTheFileFormat) {
   }
 }
 
+// Goal: a tk2 token grants the tables and access it names, never more
+// than its credential's grant; its grant cannot be altered; a tk1 token
+// grants its credential's. No token is valid for longer than 30 days.
+TEST(TokenTest, GrantTokensNarrowTheirCredential) {
+  CredentialStore store = Store();
+  auto carol_grant = KvGrant::Of({"a", "b"}, false);
+  ASSERT_TRUE(carol_grant.ok());
+  const Credential carol{"carol", "0123456789abcdef0123456789abcdef", *carol_grant};
+  ASSERT_TRUE(store.Add(carol).ok());
+  auto plain = VerifyToken(store, IssueToken(carol, 2000), 1000);
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  EXPECT_EQ(plain->grant.ToText(), "rw:a,b");
+  auto asked = KvGrant::Parse("r:b,c");
+  ASSERT_TRUE(asked.ok());
+  const std::string token = IssueToken(carol, 2000, *asked);
+  EXPECT_EQ(token.rfind("tk2.carol.2000.r:b,c.", 0), 0u) << token;
+  auto narrowed = VerifyToken(store, token, 1000);
+  ASSERT_TRUE(narrowed.ok()) << narrowed.status().ToString();
+  EXPECT_EQ(narrowed->grant.ToText(), "r:b");  // c is not carol's to give
+  std::string widened = token;
+  widened.replace(widened.find("r:b,c"), 5, "rw:b,c");
+  EXPECT_EQ(VerifyToken(store, widened, 1000).status().code(), StatusCode::kConflict);
+  auto dotted = KvGrant::Parse("rw:x.y");
+  ASSERT_TRUE(dotted.ok());
+  auto alice = VerifyToken(store, IssueToken(kAlice, 2000, *dotted), 1000);
+  ASSERT_TRUE(alice.ok()) << alice.status().ToString();
+  EXPECT_TRUE(alice->grant.Allows("x.y", KvAccess::kWrite));
+  EXPECT_FALSE(alice->grant.Allows("x", KvAccess::kWrite));
+
+  const int64_t max = limits::kRouterTokenLifetimeSecondsMax;
+  EXPECT_TRUE(VerifyToken(store, IssueToken(kAlice, 1000 + max), 1000).ok());
+  EXPECT_EQ(VerifyToken(store, IssueToken(kAlice, 1000 + max + 1), 1000).status().code(),
+            StatusCode::kInvalidArgument);
+}
+
+TEST(CredentialsTest, ParsesGrants) {
+  Result<CredentialStore> store = ParseCredentials(
+      "alice 0123456789abcdef0123456789abcdef tables=orders,users read-only\n"
+      "bob fedcba9876543210fedcba9876543210 read-only\n"
+      "carol 0123456789abcdef0123456789abcdef\n");
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  EXPECT_EQ(store->GrantOf("alice")->ToText(), "r:orders,users");
+  EXPECT_EQ(store->GrantOf("bob")->ToText(), "r:*");
+  EXPECT_EQ(store->GrantOf("carol")->ToText(), "rw:*");
+  EXPECT_EQ(store->GrantOf("dave"), nullptr);
+  for (const char* bad : {"alice 0123456789abcdef0123456789abcdef tables=_s3\n",
+                          "alice 0123456789abcdef0123456789abcdef tables=\n",
+                          "alice 0123456789abcdef0123456789abcdef read-only read-only\n",
+                          "alice 0123456789abcdef0123456789abcdef tables=a tables=b\n",
+                          "alice 0123456789abcdef0123456789abcdef readonly\n"}) {
+    EXPECT_FALSE(ParseCredentials(bad).ok()) << bad;
+  }
+}
+
 TEST(CredentialsTest, CreatesRandomKeysOnceWithMode0600) {
   const std::string dir = ::testing::TempDir() + "/creds-" + std::to_string(::getpid());
   std::filesystem::create_directories(dir);
@@ -107,6 +161,13 @@ TEST(CredentialsTest, CreatesRandomKeysOnceWithMode0600) {
   EXPECT_EQ(*loaded->SecretOf(created->access_key), created->secret_key);
   Result<std::string> token = IssueTokenFromDir(dir, 60, 1000);
   ASSERT_TRUE(token.ok());
+  EXPECT_EQ(IssueTokenFromDir(dir, limits::kRouterTokenLifetimeSecondsMax + 1, 1000).status().code(),
+            StatusCode::kInvalidArgument);
+  auto only_t = KvGrant::Of({"t"}, true);
+  ASSERT_TRUE(only_t.ok());
+  Result<std::string> narrow = IssueTokenFromDir(dir, 60, 1000, "", *only_t);
+  ASSERT_TRUE(narrow.ok()) << narrow.status().ToString();
+  EXPECT_EQ(VerifyToken(*loaded, *narrow, 1000)->grant.ToText(), "r:t");
   EXPECT_EQ(VerifyToken(*loaded, *token, 1059)->access_key, created->access_key);
   EXPECT_FALSE(VerifyToken(*loaded, *token, 1060).ok());
   Result<Credential> other = GenerateCredential();

@@ -85,12 +85,13 @@ class S3Cluster:
     """One local cluster (6 nodes in 3 AZs, 3 meta replicas, 1 router) in a
     fresh temp dir, plus the client configuration files for it."""
 
-    def __init__(self, name, router_settings="", node_settings=""):
-        """router_settings / node_settings: protobuf text of the layout's
-        RouterSettings / NodeSettings (proto/tessera/cluster.proto), e.g.
-        's3_min_part_bytes: 1024'."""
+    def __init__(self, name, router_settings="", node_settings="", meta_settings=""):
+        """router_settings / node_settings / meta_settings: protobuf text of
+        the layout's RouterSettings / NodeSettings / MetaSettings
+        (proto/tessera/cluster.proto), e.g. 's3_min_part_bytes: 1024'."""
         self.router_settings = router_settings
         self.node_settings = node_settings
+        self.meta_settings = meta_settings
         self.root = tempfile.mkdtemp(prefix=f"tessera-{name}-")
         self.layout = os.path.join(self.root, "layout.textproto")
         self.dir = os.path.join(self.root, "cluster")
@@ -119,6 +120,8 @@ class S3Cluster:
             lines.append(f"router_settings {{ {self.router_settings} }}")
         if self.node_settings:
             lines.append(f"node_settings {{ {self.node_settings} }}")
+        if self.meta_settings:
+            lines.append(f"meta_settings {{ {self.meta_settings} }}")
         with open(self.layout, "w") as f:
             f.write("\n".join(lines) + "\n")
 

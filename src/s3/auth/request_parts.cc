@@ -1,5 +1,6 @@
 #include "s3/auth/request_parts.h"
 
+#include <algorithm>
 #include <cstdint>
 
 namespace tessera::s3::auth {
@@ -56,6 +57,12 @@ std::string PercentDecode(std::string_view text) {
     }
   }
   return out;
+}
+
+std::string DecodeQueryComponent(std::string_view text) {
+  std::string spaced(text);
+  std::replace(spaced.begin(), spaced.end(), '+', ' ');
+  return PercentDecode(spaced);
 }
 
 std::optional<std::string> FindQueryParam(std::string_view raw_query, std::string_view name) {

@@ -29,6 +29,11 @@ std::vector<RawParam> SplitQuery(std::string_view raw_query);
 // hex digits is kept literally.
 std::string PercentDecode(std::string_view text);
 
+// A query name or value as the S3 router reads it (ParseQuery in
+// s3/protocol/http_rules.h): '+' is a space, %XX its byte. SigV2 signs
+// sub-resources in this form, so what is signed is what is routed.
+std::string DecodeQueryComponent(std::string_view text);
+
 // The decoded value of the first parameter whose raw name equals `name`
 // (case-sensitive, as S3 treats X-Amz-*), or nullopt.
 std::optional<std::string> FindQueryParam(std::string_view raw_query, std::string_view name);

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "common/check.h"
+#include "common/limits.h"
 #include "s3/auth/amz_time.h"
 #include "s3/auth/checksum.h"
 #include "s3/auth/crypto.h"
@@ -60,9 +61,13 @@ std::string CanonicalizedResource(std::string_view target, std::string_view buck
   out += path.empty() ? std::string_view("/") : path;
   std::vector<std::pair<std::string, std::optional<std::string>>> subs;
   for (const RawParam& p : SplitQuery(QueryOf(target))) {
-    if (!IsSubResource(p.name)) continue;
-    subs.emplace_back(std::string(p.name),
-                      p.has_equals ? std::optional(PercentDecode(p.value)) : std::nullopt);
+    // Names and values as the router reads them (D63): "%76ersionId=1" is
+    // routed as versionId, so it is signed as versionId (and fails a
+    // signature made without it); a raw '+' is routed as a space.
+    std::string name = DecodeQueryComponent(p.name);
+    if (!IsSubResource(name)) continue;
+    subs.emplace_back(std::move(name),
+                      p.has_equals ? std::optional(DecodeQueryComponent(p.value)) : std::nullopt);
   }
   std::stable_sort(subs.begin(), subs.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -189,6 +194,13 @@ S3Result<AuthContext> VerifySigV2Query(const RequestHead& request,
   }
   if (config.now_unix_s > *expires_s) {
     return S3Error(S3ErrorCode::kAccessDenied, "Request has expired")
+        .With("Expires", FormatIsoSeconds(*expires_s))
+        .With("ServerTime", FormatIsoSeconds(config.now_unix_s));
+  }
+  // A leaked URL must not grant access for ever: at most SigV4's week.
+  if (*expires_s - config.now_unix_s > limits::kPresignExpiresSecondsMax) {
+    return S3Error(S3ErrorCode::kAccessDenied,
+                   "Expires must be less than a week (604800 seconds) from now")
         .With("Expires", FormatIsoSeconds(*expires_s))
         .With("ServerTime", FormatIsoSeconds(config.now_unix_s));
   }

@@ -18,15 +18,19 @@
 // response-* overrides, and botocore's later additions accelerate,
 // analytics, inventory, metrics, object-lock, replication, select,
 // select-type, defaultObjectAcl, storageClass), sorted by name, as "?name"
-// or "?name=value" joined by '&', values percent-decoded (as the AWS SigV2
-// documentation and botocore's HmacV1 do; a value without %XX is used as
-// sent).
+// or "?name=value" joined by '&'. Names and values are decoded as the
+// router decodes them before routing ('+' a space, %XX its byte), so a
+// sub-resource whose name is percent-encoded is signed under the name it
+// is routed by; botocore's HmacV1 signs the same form (it never sends a
+// raw '+' or an encoded sub-resource name).
 //
 // Errors: malformed Authorization -> InvalidArgument; missing query
 // parameters -> AccessDenied "Query-string authentication requires the
 // Signature, Expires and AWSAccessKeyId parameters"; no date ->
 // AccessDenied; skew -> RequestTimeTooSkewed; expired -> AccessDenied
-// "Request has expired"; unknown key -> InvalidAccessKeyId; bad signature ->
+// "Request has expired"; Expires more than
+// limits::kPresignExpiresSecondsMax (a week, SigV4's bound) after now ->
+// AccessDenied; unknown key -> InvalidAccessKeyId; bad signature ->
 // SignatureDoesNotMatch. The payload is never signed (mode kUnsigned).
 //
 // Thread safety: pure functions.

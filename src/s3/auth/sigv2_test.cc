@@ -184,6 +184,46 @@ TEST(SigV2, SubResourcesAreSortedAndSigned) {
   EXPECT_TRUE(VerifySigV2Header(plain, "", ConfigAt(kT0), ExampleLookup()).ok());
 }
 
+// Goal: a sub-resource is signed under the name and value it is routed by.
+// Appending a percent-encoded sub-resource name (%76ersionId, %74agging,
+// %75ploadId) to a presigned URL, or turning an encoded '+' into a raw one
+// (routed as a space), breaks the signature instead of reaching another
+// version, sub-resource or upload.
+TEST(SigV2, SubResourcesAreSignedAsRouted) {
+  RequestHead r{"GET", "/k?uploadId=a%2Bb", {}};
+  RequestHead presigned = r;
+  presigned.target = PresignV2(r, "bucket", kAccessKey, kSecretKey, kT0 + 60);
+  ASSERT_TRUE(VerifySigV2Query(presigned, "bucket", ConfigAt(kT0), ExampleLookup()).ok());
+  for (const std::string extra : {"&%76ersionId=old", "&%74agging", "&%75ploadId=x", "&version%49d=1",
+                                  "&%76ersionId", "&versionId=old"}) {
+    RequestHead tampered = presigned;
+    tampered.target += extra;
+    auto verified = VerifySigV2Query(tampered, "bucket", ConfigAt(kT0), ExampleLookup());
+    ASSERT_FALSE(verified.ok()) << extra;
+    EXPECT_EQ(verified.error().code, S3ErrorCode::kSignatureDoesNotMatch) << extra;
+  }
+  RequestHead plus = presigned;
+  plus.target.replace(plus.target.find("a%2Bb"), 5, "a+b");
+  EXPECT_EQ(VerifySigV2Query(plus, "bucket", ConfigAt(kT0), ExampleLookup()).error().code,
+            S3ErrorCode::kSignatureDoesNotMatch);
+  EXPECT_EQ(SigV2StringToSign(RequestHead{"GET", "/k?%76ersionId=1&%61cl&x+y=2", {}}, "b", "D"),
+            "GET\n\n\nD\n/b/k?acl&versionId=1");
+}
+
+// Goal: a presigned URL valid for more than a week (SigV4's bound) is
+// refused, so a leaked one cannot grant access for years; a week is fine.
+TEST(SigV2, PresignedExpiryIsAtMostAWeekAway) {
+  RequestHead r{"GET", "/k", {}};
+  RequestHead week = r;
+  week.target = PresignV2(r, "bucket", kAccessKey, kSecretKey, kT0 + 604800);
+  EXPECT_TRUE(VerifySigV2Query(week, "bucket", ConfigAt(kT0), ExampleLookup()).ok());
+  RequestHead decade = r;
+  decade.target = PresignV2(r, "bucket", kAccessKey, kSecretKey, kT0 + 604801);
+  auto refused = VerifySigV2Query(decade, "bucket", ConfigAt(kT0), ExampleLookup());
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, S3ErrorCode::kAccessDenied);
+}
+
 TEST(SigV2, PresignRoundTrip) {
   RequestHead r{"GET", "/k%20with%20space?response-content-disposition=attachment", {}};
   RequestHead presigned = r;

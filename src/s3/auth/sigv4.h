@@ -66,7 +66,9 @@ std::string HmacSha256Hex(std::string_view key, std::string_view data);
 // AWS UriEncode of one query name or value (also encodes '/').
 std::string UriEncode(std::string_view raw);
 // The canonical query string of a raw query (the part after '?'), dropping
-// X-Amz-Signature when `presigned`.
+// X-Amz-Signature when `presigned`. Names and values are decoded as the
+// router decodes them (DecodeQueryComponent: a raw '+' is a space, as AWS
+// and RGW read it), then UriEncoded.
 std::string CanonicalQueryString(std::string_view raw_query, bool presigned);
 
 // ---- signer ----

@@ -45,9 +45,11 @@ std::string UriEncode(std::string_view raw) {
 std::string CanonicalQueryString(std::string_view raw_query, bool presigned) {
   std::vector<std::pair<std::string, std::string>> params;
   for (const RawParam& p : SplitQuery(raw_query)) {
-    std::string name = PercentDecode(p.name);
+    // Decoded as the router decodes before routing (a raw '+' is a space,
+    // as AWS and RGW read it), so what is signed is what is routed.
+    std::string name = DecodeQueryComponent(p.name);
     if (presigned && name == "X-Amz-Signature") continue;
-    params.emplace_back(UriEncode(name), UriEncode(PercentDecode(p.value)));
+    params.emplace_back(UriEncode(name), UriEncode(DecodeQueryComponent(p.value)));
   }
   std::sort(params.begin(), params.end());
   std::string out;

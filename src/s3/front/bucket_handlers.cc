@@ -4,6 +4,7 @@
 #include "common/limits.h"
 #include "s3/front/s3_call.h"
 #include "s3/front/s3_front.h"
+#include "s3/front/small_body.h"
 #include "s3/protocol/bucket_listing.h"
 #include "s3/protocol/names.h"
 #include "s3/protocol/xml_documents.h"
@@ -50,8 +51,10 @@ void ListBuckets(CallPtr call) {
 
 void CreateBucket(CallPtr call) {
   if (auto valid = ValidateBucketName(call->bucket); !valid.ok()) return call->Fail(valid.error());
-  http::ReadWholeBody(call->exchange, limits::kS3XmlBodyBytesMax, [call](Result<std::string> body) {
-    if (!body.ok()) return call->Fail(S3Error(S3ErrorCode::kMalformedXML));
+  // Read as every small document is: checked against the signed payload
+  // hash, Content-MD5 and declared checksums.
+  ReadSmallBody(call, limits::kS3XmlBodyBytesMax, [call](S3Result<std::string> body) {
+    if (!body.ok()) return call->Fail(body.error());
     auto config = ParseCreateBucketConfiguration(*body);
     if (!config.ok()) return call->Fail(config.error());
     const std::string& region = call->front.options().region;
@@ -76,6 +79,7 @@ void CreateBucket(CallPtr call) {
       if (created->already_owned_by_you) {
         return call->Fail(S3Error(S3ErrorCode::kBucketAlreadyOwnedByYou));
       }
+      if (created->too_many_buckets) return call->Fail(S3Error(S3ErrorCode::kTooManyBuckets));
       call->Respond(200, {{"Location", "/" + call->bucket}}, "");
     });
   });

@@ -218,6 +218,12 @@ void S3Front::Handle(std::shared_ptr<http::Exchange> exchange) {
     return call->Fail(parsed.error());
   }
   HoistSigV2QueryHeaders(*call);
+  // Nothing that could split a response later (stored metadata, response-*
+  // overrides) gets in.
+  const http::Headers all_headers = call->AllHeaders();
+  if (auto fields = CheckFieldCharacters(all_headers, call->query); !fields.ok()) {
+    return call->Fail(fields.error());
+  }
   // Authenticate twice: once to learn the access key (the lookup records it
   // and knows no secret), then with the secret from the registry.
   auth::AuthConfig config;

@@ -47,11 +47,22 @@ void PutBucketVersioning(CallPtr call) {
       const pb::BucketVersioning state = *request->status == VersioningState::kEnabled
                                              ? pb::VERSIONING_ENABLED
                                              : pb::VERSIONING_SUSPENDED;
-      call->front.registry().SetVersioning(call->bucket, state,
-                                           [call](Result<pb::BucketDescriptor> updated) {
-                                             if (!updated.ok()) return call->Fail(updated.status());
-                                             call->Respond(200, {}, "");
-                                           });
+      // Owner and id as this router knows them; the registry checks both
+      // on the record (the cache may predate a delete and re-create).
+      call->front.registry().SetVersioning(
+          call->bucket, call->user, call->bucket_info.bucket_id(), state,
+          [call](Result<pb::BucketDescriptor> updated) {
+            if (!updated.ok()) {
+              if (updated.status().code() == StatusCode::kNotFound) {
+                return call->Fail(S3Error(S3ErrorCode::kNoSuchBucket));
+              }
+              if (updated.status().code() == StatusCode::kConflict) {
+                return call->Fail(S3Error(S3ErrorCode::kAccessDenied));
+              }
+              return call->Fail(updated.status());
+            }
+            call->Respond(200, {}, "");
+          });
     });
   });
 }

@@ -6,6 +6,7 @@
 #include <limits>
 #include <map>
 
+#include "common/http_field_chars.h"
 #include "common/limits.h"
 
 namespace tessera::s3 {
@@ -678,6 +679,22 @@ std::vector<HeaderField> ResponseHeaderOverrides(std::span<const QueryParam> par
     }
   }
   return out;
+}
+
+S3Status CheckFieldCharacters(std::span<const HeaderField> headers,
+                              std::span<const QueryParam> params) {
+  const auto refuse = [](std::string_view what, std::string_view name) {
+    return S3Error(S3ErrorCode::kInvalidArgument, std::string(what) + " contains a control character.")
+        .With("ArgumentName", IsWritableFieldName(name) ? std::string(name) : std::string("(header name)"));
+  };
+  for (const auto& [name, value] : headers) {
+    if (!IsWritableFieldName(name)) return refuse("A header name", name);
+    if (!IsWritableFieldValue(value)) return refuse("The value of a header", name);
+  }
+  for (const auto& [header, value] : ResponseHeaderOverrides(params)) {
+    if (!IsWritableFieldValue(value)) return refuse("A response header override", header);
+  }
+  return S3Status::Ok();
 }
 
 namespace {

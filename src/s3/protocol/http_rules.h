@@ -171,6 +171,15 @@ S3Result<std::vector<HeaderField>> CollectUserMetadata(std::span<const HeaderFie
 // AWS does.
 std::vector<HeaderField> ResponseHeaderOverrides(std::span<const QueryParam> params);
 
+// Refuses a request carrying a field that could not be written back as it
+// came (common/http_field_chars.h: CR, LF, NUL, other control characters):
+// in `headers` (the request's own and those hoisted from a SigV2 query) or
+// in a response-* override of `params`, since user metadata, Content-Type
+// and the overrides are replayed in responses. InvalidArgument naming the
+// field (never echoing the value).
+S3Status CheckFieldCharacters(std::span<const HeaderField> headers,
+                              std::span<const QueryParam> params);
+
 // Content-Encoding with the "aws-chunked" coding removed (case-insensitive,
 // list items trimmed, the rest joined by ","): "aws-chunked,gzip" -> "gzip",
 // "aws-chunked" -> nullopt (store no Content-Encoding). A value without

@@ -416,6 +416,36 @@ TEST(ResponseOverrides, MapsTheSixParameters) {
   EXPECT_EQ(ResponseHeaderOverrides(*q), want);
 }
 
+// Goal: a field that could split a response when written back (CR, LF,
+// NUL or another control character in a header, a header hoisted from a
+// query, or a response-* override) is refused where it enters; tabs and
+// UTF-8 bytes are not control characters.
+TEST(FieldCharacters, ControlCharactersAreRefusedWhereTheyEnter) {
+  const std::vector<HeaderField> fine = {{"x-amz-meta-note", "tab\there, caf\xc3\xa9"},
+                                         {"Content-Type", "text/plain"}};
+  auto plain = ParseQuery("response-content-type=text%2Fhtml&x=%0D%0A");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_TRUE(CheckFieldCharacters(fine, *plain).ok());  // x is no override
+  for (const std::string& bad :
+       std::vector<std::string>{"a\r\nX-Injected: 1", std::string("nul\0", 4), "bell\a", "del\x7f"}) {
+    std::vector<HeaderField> headers = fine;
+    headers.emplace_back("x-amz-meta-evil", bad);
+    auto refused = CheckFieldCharacters(headers, {});
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(refused.error().code, S3ErrorCode::kInvalidArgument);
+  }
+  EXPECT_FALSE(CheckFieldCharacters(std::vector<HeaderField>{{"x-amz-meta-a\r\nb", "v"}}, {}).ok());
+  EXPECT_FALSE(CheckFieldCharacters(std::vector<HeaderField>{{"", "v"}}, {}).ok());
+  for (const char* query : {"response-content-type=text%2Fhtml%0D%0ASet-Cookie:%20a=b",
+                            "response-content-disposition=a%0Ab", "response-expires=%00"}) {
+    auto q = ParseQuery(query);
+    ASSERT_TRUE(q.ok()) << query;
+    auto refused = CheckFieldCharacters(fine, *q);
+    ASSERT_FALSE(refused.ok()) << query;
+    EXPECT_EQ(refused.error().code, S3ErrorCode::kInvalidArgument) << query;
+  }
+}
+
 TEST(ContentEncoding, StripsAwsChunked) {
   EXPECT_EQ(StripAwsChunked("aws-chunked,gzip"), "gzip");
   EXPECT_EQ(StripAwsChunked("gzip, aws-chunked"), "gzip");

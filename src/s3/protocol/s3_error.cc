@@ -122,6 +122,8 @@ constexpr std::array kErrors = {
               "The request signature we calculated does not match the signature you provided. "
               "Check your key and signing method."},
     ErrorInfo{S3ErrorCode::kSlowDown, "SlowDown", 503, "Please reduce your request rate."},
+    ErrorInfo{S3ErrorCode::kTooManyBuckets, "TooManyBuckets", 400,
+              "You have attempted to create more buckets than allowed."},
     ErrorInfo{S3ErrorCode::kXAmzContentSHA256Mismatch, "XAmzContentSHA256Mismatch", 400,
               "The provided 'x-amz-content-sha256' header does not match what was computed."},
 };

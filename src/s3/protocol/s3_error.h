@@ -67,6 +67,7 @@ enum class S3ErrorCode {
   kServiceUnavailable,
   kSignatureDoesNotMatch,
   kSlowDown,
+  kTooManyBuckets,
   kXAmzContentSHA256Mismatch,
 };
 

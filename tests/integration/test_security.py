@@ -1,0 +1,229 @@
+#!/usr/bin/env python3
+"""Security probes against a live cluster: each sends what an attacker
+would and requires the refusal (docs/security.md).
+
+  * SigV2 sub-resources: a presigned URL for the latest version of a key,
+    with a percent-encoded sub-resource appended (%76ersionId=<old>,
+    %74agging, %75ploadId=), is refused with SignatureDoesNotMatch: it
+    neither reads an old version nor deletes a chosen one.
+  * KV APIs: no credential reaches an internal table (`_s3`) through the
+    HTTP or the native API; a token narrowed with `tessera kv token --table
+    T --read-only` reads T and nothing else, and writes nothing.
+  * CreateBucket's body must match the payload hash it was signed with.
+  * Bucket quota: a user owns at most meta_settings.s3_user_buckets_max
+    buckets (TooManyBuckets beyond); another user is not affected.
+  * Response splitting: CR/LF in a response-* override, in user metadata or
+    Content-Type hoisted from a SigV2 query, or a control character in a
+    header sent on the wire, is refused with InvalidArgument (or by the
+    HTTP parser), nothing is stored, and no injected header reaches the
+    client.
+
+One cluster for the whole file; every client is given its own
+configuration (s3_harness.scrub_environment).
+"""
+
+import base64
+import hashlib
+import hmac
+import http.client
+import socket
+import time
+import unittest
+import urllib.parse
+
+import s3_harness as h
+
+CLUSTER = None
+BUCKET = "security"
+USER_BUCKETS_MAX = 4
+
+
+def setUpModule():
+    global CLUSTER
+    h.require_binary()
+    CLUSTER = h.S3Cluster("security", meta_settings=f"s3_user_buckets_max: {USER_BUCKETS_MAX}")
+    unittest.addModuleCleanup(CLUSTER.down)
+    CLUSTER.up()
+
+
+def presign_v2(cluster, method, path, subresources="", expires_in_s=300):
+    """A SigV2 presigned target for `path` (AWS's documented form): the
+    canonical resource is the path plus the signed sub-resources."""
+    expires = int(time.time()) + expires_in_s
+    string_to_sign = f"{method}\n\n\n{expires}\n{path}{subresources}"
+    digest = hmac.new(cluster.secret_key.encode(), string_to_sign.encode(), hashlib.sha1).digest()
+    signature = urllib.parse.quote(base64.b64encode(digest).decode(), safe="")
+    query = subresources.lstrip("?")
+    return (f"{path}?{query + '&' if query else ''}AWSAccessKeyId={cluster.access_key}"
+            f"&Expires={expires}&Signature={signature}")
+
+
+class SecurityTest(h.ClusterTestCase):
+    @classmethod
+    def setUpClass(cls):
+        s3 = CLUSTER.boto3_client()
+        s3.create_bucket(Bucket=BUCKET)
+        s3.put_bucket_versioning(Bucket=BUCKET, VersioningConfiguration={"Status": "Enabled"})
+        cls.old = s3.put_object(Bucket=BUCKET, Key="doc", Body=b"old secret")["VersionId"]
+        cls.new = s3.put_object(Bucket=BUCKET, Key="doc", Body=b"new text")["VersionId"]
+
+    def raw(self, method, target, headers=None, body=b""):
+        raw = h.S3Raw(self.c)
+        head = h.raw_head(method, target, raw.host, dict(headers or {}, **(
+            {"content-length": str(len(body))} if method in ("PUT", "POST") else {})))
+        return raw.send_raw(head, [body] if body else [])
+
+    def assert_refused(self, response, code, status):
+        self.assertEqual(response.status, status, response)
+        self.assertEqual(response.error()["Code"], code, response)
+
+    # --- SigV2 sub-resources are signed as routed ---------------------------
+    def test_sigv2_presigned_get_cannot_be_turned_to_another_version(self):
+        target = presign_v2(self.c, "GET", f"/{BUCKET}/doc")
+        ok = self.raw("GET", target)
+        self.assertEqual((ok.status, ok.body), (200, b"new text"), ok)
+        for extra in (f"&%76ersionId={self.old}", f"&version%49d={self.old}", "&%74agging",
+                      "&%75ploadId=x"):
+            with self.subTest(extra=extra):
+                r = self.raw("GET", target + extra)
+                self.assert_refused(r, "SignatureDoesNotMatch", 403)
+                self.assertNotIn(b"old secret", r.body)
+
+    def test_sigv2_presigned_delete_cannot_choose_a_version(self):
+        target = presign_v2(self.c, "DELETE", f"/{BUCKET}/doc")
+        r = self.raw("DELETE", target + f"&%76ersionId={self.old}")
+        self.assert_refused(r, "SignatureDoesNotMatch", 403)
+        s3 = self.c.boto3_client()
+        got = s3.get_object(Bucket=BUCKET, Key="doc", VersionId=self.old)["Body"].read()
+        self.assertEqual(got, b"old secret", "the old version must survive")
+        # The sub-resource signed as sent still works (and is what a client does).
+        signed = presign_v2(self.c, "GET", f"/{BUCKET}/doc", f"?versionId={self.old}")
+        r = self.raw("GET", signed)
+        self.assertEqual((r.status, r.body), (200, b"old secret"), r)
+
+    # --- per-user bucket limit ------------------------------------------------
+    def test_a_user_owns_at_most_the_bucket_limit(self):
+        ak, sk = self.c.create_user("hoarder")
+        s3 = self.c.boto3_client(access_key=ak, secret_key=sk)
+        for i in range(USER_BUCKETS_MAX):
+            s3.create_bucket(Bucket=f"hoard-{i}")
+        self.assert_client_error(s3.create_bucket, "TooManyBuckets", 400, Bucket="hoard-extra")
+        names = {b["Name"] for b in s3.list_buckets()["Buckets"]}
+        self.assertEqual(names, {f"hoard-{i}" for i in range(USER_BUCKETS_MAX)})
+        # Another user's quota is its own.
+        ak2, sk2 = self.c.create_user("modest")
+        self.c.boto3_client(access_key=ak2, secret_key=sk2).create_bucket(Bucket="modest-0")
+        # A deleted bucket frees its place.
+        s3.delete_bucket(Bucket="hoard-0")
+
+        def created():
+            import botocore.exceptions
+            try:
+                s3.create_bucket(Bucket="hoard-extra")
+                return True
+            except botocore.exceptions.ClientError as e:
+                if e.response["Error"]["Code"] != "TooManyBuckets":
+                    raise
+                return False  # the metadata leader has not applied the delete yet
+        self.assertTrue(h.wait_until(created, 10), "the deleted bucket's place was not freed")
+
+    def test_create_bucket_body_must_match_its_signed_hash(self):
+        raw = h.S3Raw(self.c)
+        body = (b'<CreateBucketConfiguration xmlns="http://s3.amazonaws.com/doc/2006-03-01/">'
+                b"<LocationConstraint>elsewhere-1</LocationConstraint></CreateBucketConfiguration>")
+        r = raw.request("PUT", "/swapped-body", body=body, payload_hash=h.sha256_hex(b""))
+        self.assert_refused(r, "XAmzContentSHA256Mismatch", 400)
+        self.assertEqual(raw.request("HEAD", "/swapped-body").status, 404, "nothing created")
+
+    # --- KV APIs: internal tables, grants -----------------------------------
+    def kv_http(self, method, target, token, body=b""):
+        conn = http.client.HTTPConnection("127.0.0.1", self.c.router_http_port, timeout=30)
+        try:
+            conn.request(method, target, body=body, headers={"Authorization": f"Bearer {token}"})
+            r = conn.getresponse()
+            return r.status, r.read()
+        finally:
+            conn.close()
+
+    def test_kv_apis_cannot_reach_internal_tables(self):
+        token = self.c.cli("kv", "token").stdout.strip()
+        for method, target in (("GET", "/kv/_s3?limit=10"), ("GET", "/kv/_s3/x"),
+                               ("PUT", "/kv/_s3/x"), ("DELETE", "/kv/_s3/x")):
+            with self.subTest(api="http", method=method, target=target):
+                status, body = self.kv_http(method, target, token, b"v" if method == "PUT" else b"")
+                self.assertEqual(status, 403, body)
+                self.assertIn(b"PermissionDenied", body)
+        for args in (("get", "_s3", "x"), ("scan", "_s3"), ("put", "_s3", "x", "v"), ("del", "_s3", "x")):
+            with self.subTest(api="native", args=args):
+                p = self.c.cli("kv", *args, check=False)
+                self.assertEqual(p.returncode, 3, p.stdout + p.stderr)
+                self.assertIn("internal", p.stderr)
+
+    def test_kv_token_narrowed_to_one_table_and_reads(self):
+        full = self.c.cli("kv", "token").stdout.strip()
+        status, body = self.kv_http("PUT", "/kv/kv/granted", full, b"v")
+        self.assertEqual(status, 200, body)
+        narrow = self.c.cli("kv", "token", "--table", "kv", "--read-only", "--ttl", "600").stdout.strip()
+        self.assertTrue(narrow.startswith("tk2."), narrow)
+        status, body = self.kv_http("GET", "/kv/kv/granted", narrow)
+        self.assertEqual((status, body), (200, b"v"))
+        for method, target in (("PUT", "/kv/kv/granted"), ("DELETE", "/kv/kv/granted"),
+                               ("GET", "/kv/other/k")):
+            with self.subTest(method=method, target=target):
+                status, body = self.kv_http(method, target, narrow, b"w" if method == "PUT" else b"")
+                self.assertEqual(status, 403, body)
+                self.assertIn(b"PermissionDenied", body)
+        status, body = self.kv_http("GET", "/kv/kv/granted", full)
+        self.assertEqual(body, b"v", "nothing was written through the narrowed token")
+        # A token may not outlive the router's bound (30 days).
+        p = self.c.cli("kv", "token", "--ttl", str(31 * 86400), check=False)
+        self.assertNotEqual(p.returncode, 0)
+
+    # --- no response splitting ---------------------------------------------
+    def test_crlf_in_response_override_is_refused(self):
+        raw = h.S3Raw(self.c)
+        for name in ("response-content-type", "response-content-disposition",
+                     "response-cache-control"):
+            with self.subTest(override=name):
+                r = raw.request("GET", f"/{BUCKET}/doc",
+                                query=[(name, "text/plain\r\nX-Injected: 1")])
+                self.assert_refused(r, "InvalidArgument", 400)
+                self.assertIsNone(r.header("X-Injected"))
+
+    def test_crlf_hoisted_from_a_sigv2_query_is_refused_and_not_stored(self):
+        for param in ("x-amz-meta-note", "content-type"):
+            with self.subTest(param=param):
+                key = f"hoisted-{param}"
+                # Hoisted headers are signed as amz headers / Content-Type:
+                # sign the injected value as the server would canonicalize it.
+                value = "a\r\nX-Injected: 1"
+                expires = int(time.time()) + 300
+                if param == "content-type":
+                    sts = f"PUT\n\n{value}\n{expires}\n/{BUCKET}/{key}"
+                else:
+                    sts = f"PUT\n\n\n{expires}\n{param}:{value}\n/{BUCKET}/{key}"
+                digest = hmac.new(self.c.secret_key.encode(), sts.encode(), hashlib.sha1).digest()
+                target = (f"/{BUCKET}/{key}?{param}={urllib.parse.quote(value, safe='')}"
+                          f"&AWSAccessKeyId={self.c.access_key}&Expires={expires}&Signature="
+                          f"{urllib.parse.quote(base64.b64encode(digest).decode(), safe='')}")
+                r = self.raw("PUT", target, body=b"payload")
+                self.assert_refused(r, "InvalidArgument", 400)
+                self.assertEqual(h.S3Raw(self.c).head_status(BUCKET, key), 404, "nothing stored")
+
+    def test_control_character_in_a_wire_header_is_refused(self):
+        raw = h.S3Raw(self.c)
+        signed = raw.sign("PUT", f"/{BUCKET}/wire", headers={"x-amz-meta-note": "a\x01b"},
+                          payload_hash=h.sha256_hex(b"x"))
+        head = h.raw_head("PUT", f"/{BUCKET}/wire", raw.host,
+                          dict(signed.headers, **{"content-length": "1"}))
+        try:
+            r = raw.send_raw(head, [b"x"])
+        except (ConnectionError, socket.timeout):
+            r = None  # the HTTP parser closed the connection: refused as well
+        if r is not None:
+            self.assertEqual(r.status, 400, r)
+        self.assertEqual(raw.head_status(BUCKET, "wire"), 404, "nothing stored")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
