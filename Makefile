@@ -11,7 +11,7 @@ CMAKE_FLAGS ?=
 export CCACHE_BASEDIR ?= $(CURDIR)
 export CCACHE_NOHASHDIR ?= 1
 
-.PHONY: deps build asan-build test cluster soak bench clean
+.PHONY: deps build asan-build test cluster soak bench fuzz clean
 
 deps:
 	@scripts/install-deps.sh
@@ -60,6 +60,26 @@ bench:
 	  kv) TESSERA=$(abspath $(BENCH_BUILD))/src/cli/tessera bench/kv_vs_etcd.sh || rc=1 ;; \
 	  multipart) TESSERA=$(abspath $(BENCH_BUILD))/src/cli/tessera bench/s3_multipart_vs_rgw.sh || rc=1 ;; \
 	  *) echo "unknown benchmark $$b (consensus, md5, s3, kv, multipart)"; rc=2 ;; esac; done; exit $$rc
+
+# make fuzz [FUZZ_SECONDS=60] [FUZZ_TARGETS="http_request ..."]: builds the
+# libFuzzer targets of fuzz/ with clang (ASan + UBSan, build/fuzz) and runs
+# each for FUZZ_SECONDS from its seed corpus. New inputs go to
+# build/fuzz/corpus/TARGET, crashes to build/fuzz/crashes (docs/security.md).
+# `make test` runs every seed once without libFuzzer.
+FUZZ_BUILD   ?= build/fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?= http_request s3_signature aws_chunked s3_xml rpc_frame kv_json
+fuzz:
+	@scripts/install-deps.sh --fuzz
+	@CXX=clang++ cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTESSERA_FUZZ=ON \
+		-DTESSERA_JEMALLOC=OFF $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target tessera_fuzz_targets
+	@mkdir -p $(FUZZ_BUILD)/crashes
+	@rc=0; for t in $(FUZZ_TARGETS); do mkdir -p $(FUZZ_BUILD)/corpus/$$t; \
+	  echo "fuzz_$$t: $(FUZZ_SECONDS) s"; \
+	  $(FUZZ_BUILD)/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	    -artifact_prefix=$(FUZZ_BUILD)/crashes/$$t- $(FUZZ_BUILD)/corpus/$$t fuzz/corpus/$$t || rc=1; \
+	done; exit $$rc
 
 clean:
 	rm -rf build

@@ -2,6 +2,8 @@
 # Installs the Debian 12 packages Tessera builds and tests with, only when one
 # is missing, so repeated `make` runs cost nothing.
 #   scripts/install-deps.sh          build and test packages
+#   scripts/install-deps.sh --fuzz   also clang and its libFuzzer runtime
+#                                    (`make fuzz`)
 #   scripts/install-deps.sh --bench  also what `make bench` drives the peers
 #                                    with: etcd (the KV peer), wrk, bc, and
 #                                    libcurl + gcc for the anchors' s3bench
@@ -20,7 +22,8 @@ packages=(
 case "${1:-}" in
   "") ;;
   --bench) packages+=(etcd-server etcd-client wrk bc gcc libcurl4-openssl-dev) ;;
-  *) echo "usage: $0 [--bench]" >&2; exit 2 ;;
+  --fuzz) packages+=(clang libclang-rt-14-dev) ;;
+  *) echo "usage: $0 [--bench | --fuzz]" >&2; exit 2 ;;
 esac
 
 missing=()

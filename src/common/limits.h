@@ -99,6 +99,9 @@ inline constexpr size_t kRpcWriteBatchBytesMax = 4 << 20;
 // and not yet answered (beyond it: Throttled responses), and response bytes
 // queued per connection (beyond it the peer is not reading: closed).
 inline constexpr size_t kRpcServerConnectionsMax = 1024;
+// Connections still in their handshake one server holds at once: beyond,
+// the oldest is closed to admit the newest (rpc/server.h, contract 6).
+inline constexpr size_t kRpcServerHandshakesMax = 64;
 inline constexpr size_t kRpcServerInflightRequestsMax = 4096;
 inline constexpr size_t kRpcServerQueueBytesMax = 64 << 20;
 // Remote peers one process keeps channels to (ChannelPool).

@@ -86,7 +86,7 @@ class HttpServerCore : public std::enable_shared_from_this<HttpServerCore> {
   std::atomic<uint16_t> port_{0};
   std::atomic<bool> started_{false};
 
-  std::atomic<uint64_t> accepted_{0}, refused_{0}, requests_{0}, rejected_{0};
+  std::atomic<uint64_t> accepted_{0}, refused_{0}, requests_{0}, rejected_{0}, refused_at_head_{0};
 
   std::mutex mu_;  // guards stopped_, connections_, next_id_, accepting_
   std::condition_variable changed_;
@@ -129,6 +129,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void OnBody(const boost::system::error_code& ec);
   void OnReadError(const boost::system::error_code& ec);
   void Dispatch();
+  // The request's method, target, headers and peer (no body).
+  Request HeadOf(const bhttp::request<bhttp::string_body>& message) const;
   void WriteResponse(Response response);
   void Reject(unsigned status, std::string body);
   // Sends a serialized response (SerializeResponse), then reads the next
@@ -188,6 +190,16 @@ void Connection::ReadHeader() {
 void Connection::OnHeader(const boost::system::error_code& ec) {
   if (ec) return OnReadError(ec);
   const auto& header = parser_->get();
+  if (server_->options_.head_check) {
+    if (std::optional<Response> refused = server_->options_.head_check(HeadOf(header))) {
+      server_->refused_at_head_.fetch_add(1, std::memory_order_relaxed);
+      version_ = header.version();
+      keep_alive_ = false;  // the body stays unread
+      head_ = header.method() == bhttp::verb::head;
+      awaiting_response_ = true;
+      return WriteResponse(std::move(*refused));
+    }
+  }
   if (EqualsIgnoreCase(ToStd(header[bhttp::field::expect]), "100-continue") && !parser_->is_done()) {
     auto cont = std::make_shared<bhttp::response<bhttp::empty_body>>(bhttp::status::continue_,
                                                                     header.version());
@@ -227,9 +239,7 @@ void Connection::OnReadError(const boost::system::error_code& ec) {
   Close();
 }
 
-void Connection::Dispatch() {
-  if (closed_) return;
-  bhttp::request<bhttp::string_body> message = parser_->release();
+Request Connection::HeadOf(const bhttp::request<bhttp::string_body>& message) const {
   Request request;
   request.method = std::string(message.method_string());
   request.target = std::string(message.target());
@@ -239,8 +249,15 @@ void Connection::Dispatch() {
   for (const auto& field : message) {
     request.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
   }
-  request.body = std::move(message.body());
   request.remote_address = remote_address_;
+  return request;
+}
+
+void Connection::Dispatch() {
+  if (closed_) return;
+  bhttp::request<bhttp::string_body> message = parser_->release();
+  Request request = HeadOf(message);
+  request.body = std::move(message.body());
   version_ = message.version();
   keep_alive_ = message.keep_alive();
   head_ = message.method() == bhttp::verb::head;
@@ -435,6 +452,7 @@ HttpServerStats HttpServer::stats() const {
   s.connections_refused = impl_->refused_.load();
   s.requests = impl_->requests_.load();
   s.rejected = impl_->rejected_.load();
+  s.refused_at_head = impl_->refused_at_head_.load();
   std::lock_guard lock(impl_->mu_);
   s.connections_open = impl_->connections_.size();
   return s;

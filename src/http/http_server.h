@@ -26,6 +26,12 @@
 //     every connection and returns once they are gone: afterwards no handler
 //     starts, and Responds still held become no-ops. A handler already
 //     running when Stop is called finishes first.
+//  7. With a head_check, every request's head (method, target, headers; no
+//     body) is first given to it, before "100 Continue" and before any body
+//     byte is read: a Response it returns is sent instead, and the
+//     connection closes after it without reading the body (authentication
+//     before the body: an unauthenticated client cannot make the server
+//     buffer body_bytes_max).
 //
 // Thread safety: Start once, from one thread; port, stats and Respond from
 // any thread; Stop and the destructor from any thread that is not running
@@ -82,6 +88,9 @@ struct Response {
 // Answers one request. Copyable; copies share the one answer.
 using Respond = std::function<void(Response)>;
 using Handler = std::function<void(Request, Respond)>;
+// Contract 7: nullopt to read the body and call the Handler. Runs on the
+// connection's executor: must not block.
+using HeadCheck = std::function<std::optional<Response>(const Request& head)>;
 
 struct HttpServerOptions {
   std::string host = "127.0.0.1";  // an IP address literal
@@ -95,6 +104,7 @@ struct HttpServerOptions {
   // How many threads run the io_context: exactly 1 lets connections use its
   // executor instead of a strand each (ConnectionExecutor); 0: unknown.
   unsigned io_threads = 0;
+  HeadCheck head_check;  // contract 7; empty: none
 };
 
 // Monotonic counters since Start, and current levels.
@@ -104,6 +114,7 @@ struct HttpServerStats {
   uint64_t connections_open = 0;
   uint64_t requests = 0;             // handed to the handler
   uint64_t rejected = 0;             // answered 400/413/431 by the server
+  uint64_t refused_at_head = 0;      // answered by head_check, body unread
 };
 
 class HttpServer {

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+
 #include <boost/asio/connect.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
@@ -224,6 +226,38 @@ TEST_P(HttpServerTest, OversizedBodyGets413ByLengthAndByChunks) {
   auto ok = good.Read();
   ASSERT_TRUE(ok);
   EXPECT_EQ(ok->result_int(), 200u);
+}
+
+// Goal: a head_check sees each request's head before its body is read: a
+// refusal is answered without waiting for (or reading) the body, even when
+// the client promised one and sends nothing, and the connection then
+// closes; requests it lets through are handled with their bodies.
+TEST_P(HttpServerTest, HeadCheckRefusesBeforeTheBodyIsRead) {
+  HttpServerOptions options;
+  std::atomic<int> handled{0};
+  options.head_check = [](const Request& head) -> std::optional<Response> {
+    EXPECT_TRUE(head.body.empty());
+    if (head.Header("Authorization") == std::optional<std::string_view>("let-me-in")) return std::nullopt;
+    return Response::Text(401, "who are you\n");
+  };
+  StartServer([&handled](Request request, Respond respond) {
+    ++handled;
+    respond(Response::Text(200, "got " + std::to_string(request.body.size())));
+  }, options);
+  Client refused(server_->port());
+  refused.Write("PUT /k HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\nExpect: 100-continue\r\n\r\n");
+  auto response = refused.Read();
+  ASSERT_TRUE(response);
+  EXPECT_EQ(response->result_int(), 401u);
+  EXPECT_TRUE(refused.WaitClosed());
+  Client allowed(server_->port());
+  allowed.Write("PUT /k HTTP/1.1\r\nHost: x\r\nAuthorization: let-me-in\r\nContent-Length: 3\r\n\r\nabc");
+  auto ok = allowed.Read();
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->result_int(), 200u);
+  EXPECT_EQ(ok->body(), "got 3");
+  EXPECT_EQ(handled.load(), 1);
+  EXPECT_EQ(server_->stats().refused_at_head, 1u);
 }
 
 TEST_P(HttpServerTest, GarbageGets400) {

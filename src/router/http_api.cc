@@ -109,6 +109,10 @@ std::string ScanJson(const ScanPage& page) {
   return out;
 }
 
+KvAccess AccessOf(const http::Request& request) {
+  return request.method == "PUT" || request.method == "DELETE" ? KvAccess::kWrite : KvAccess::kRead;
+}
+
 unsigned HttpStatusFor(const Status& status) {
   switch (status.code()) {
     case StatusCode::kOk: return 200;
@@ -159,7 +163,7 @@ void KvHttpApi::Handle(http::Request request, http::Respond respond) {
   respond(Error(404, "no such endpoint", "NotFound"));
 }
 
-std::optional<KvGrant> KvHttpApi::Authenticate(const http::Request& request, const http::Respond& respond) {
+std::variant<KvGrant, http::Response> KvHttpApi::Credentials(const http::Request& request, bool with_body) {
   const std::optional<std::string_view> header = request.Header("Authorization");
   const std::string_view value = header ? Trim(*header) : std::string_view();
   const bool bearer = StartsWithIgnoreCase(value, "Bearer ");
@@ -174,39 +178,60 @@ std::optional<KvGrant> KvHttpApi::Authenticate(const http::Request& request, con
                              "Unauthenticated");
     r.headers.emplace_back("WWW-Authenticate", "Bearer");
     r.headers.emplace_back("WWW-Authenticate", std::string(kSignedRequestScheme));
-    respond(std::move(r));
-    return std::nullopt;
+    return r;
   }
   Result<KvGrant> grant = Status::Unavailable("unset");
   if (bearer) {
     auto token = verified_tokens_.Verify(credentials_, Trim(value.substr(7)), now_unix_());
     grant = token.ok() ? Result<KvGrant>(token->grant) : Result<KvGrant>(token.status());
   } else {
-    auto access_key = VerifySignedRequest(
-        credentials_, value, SignedParts{request.method, request.path, request.query, request.body},
-        now_unix_());
+    const auto field = [&request](std::string_view name) {
+      const std::optional<std::string_view> v = request.Header(name);
+      return v ? Trim(*v) : std::string_view();
+    };
+    auto access_key =
+        with_body ? VerifySignedRequest(credentials_, value,
+                                        SignedParts{request.method, request.path, request.query, request.body,
+                                                    field("Content-Type"), field("If-Match"),
+                                                    field("If-None-Match")},
+                                        now_unix_())
+                  : CheckSignedRequestHead(credentials_, value, now_unix_());
     grant = access_key.ok() ? Result<KvGrant>(*credentials_.GrantOf(*access_key))
                             : Result<KvGrant>(access_key.status());
   }
   if (!grant.ok()) {
     auth_refused_.Increment();
-    respond(Error(403, std::string(bearer ? "token" : "signature") + " refused: " + grant.status().message(),
-                  "Forbidden"));
-    return std::nullopt;
+    return Error(403, std::string(bearer ? "token" : "signature") + " refused: " + grant.status().message(),
+                 "Forbidden");
   }
   return std::move(grant).value();
 }
 
+std::optional<http::Response> KvHttpApi::CheckHead(const http::Request& head) {
+  if (head.path.rfind("/kv/", 0) != 0) return std::nullopt;
+  std::variant<KvGrant, http::Response> credentials = Credentials(head, /*with_body=*/false);
+  if (auto* refused = std::get_if<http::Response>(&credentials)) return std::move(*refused);
+  const KvGrant& grant = std::get<KvGrant>(credentials);
+  Result<KvTarget> target = ParseKvTarget(head.target);
+  if (!target.ok()) return std::nullopt;  // Handle answers it
+  const KvAccess access = AccessOf(head);
+  if (!grant.Allows(target->table, access)) {
+    auth_denied_.Increment();
+    return Error(403, DenialMessage(grant, target->table, access), "PermissionDenied");
+  }
+  return std::nullopt;
+}
+
 void KvHttpApi::HandleKv(const http::Request& request, http::Respond respond) {
-  const std::optional<KvGrant> grant = Authenticate(request, respond);
-  if (!grant) return;
+  std::variant<KvGrant, http::Response> credentials = Credentials(request, /*with_body=*/true);
+  if (auto* refused = std::get_if<http::Response>(&credentials)) return respond(std::move(*refused));
+  const KvGrant* grant = &std::get<KvGrant>(credentials);
   Result<KvTarget> target = ParseKvTarget(request.target);
   if (!target.ok()) return respond(ErrorFor(target.status()));
   Result<pb::Consistency> consistency = ConsistencyOf(target->query);
   if (!consistency.ok()) return respond(ErrorFor(consistency.status()));
   const std::string& table = target->table;
-  const KvAccess access = request.method == "PUT" || request.method == "DELETE" ? KvAccess::kWrite
-                                                                                  : KvAccess::kRead;
+  const KvAccess access = AccessOf(request);
   if (!grant->Allows(table, access)) {
     auth_denied_.Increment();
     return respond(Error(403, DenialMessage(*grant, table, access), "PermissionDenied"));

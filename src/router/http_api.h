@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <variant>
 
 #include "common/metrics.h"
 #include "http/http_server.h"
@@ -36,6 +37,9 @@ namespace tessera::router {
 
 // The HTTP status for a failed KV operation's status.
 unsigned HttpStatusFor(const Status& status);
+
+// PUT and DELETE write; everything else reads.
+KvAccess AccessOf(const http::Request& request);
 
 // A scan page as the HTTP API answers it (and `tessera kv scan` prints it):
 // {"items":[{"key","value","version"}],"next":"<key>"|null}, non-UTF-8
@@ -50,12 +54,20 @@ class KvHttpApi {
             NowUnix now_unix = {});
 
   void Handle(http::Request request, http::Respond respond);
+  // The HttpServer's head_check (http_server.h, contract 7): the answer to
+  // a /kv request whose head already shows it is refused (no credentials,
+  // a bad or expired token, a signed request whose key is unknown or whose
+  // timestamp is outside the window, a table or access outside the grant),
+  // so its body is never read; nullopt to read it and Handle the request
+  // (which checks everything again, a signature against the body).
+  std::optional<http::Response> CheckHead(const http::Request& head);
 
  private:
   void HandleKv(const http::Request& request, http::Respond respond);
-  // The grant of the request's valid token or signature; otherwise answers
-  // 401/403 and returns nullopt.
-  std::optional<KvGrant> Authenticate(const http::Request& request, const http::Respond& respond);
+  // The grant of the request's valid token or signature, or the 401/403
+  // answer. `with_body`: verify a signature against the body; otherwise
+  // only what the head shows (CheckSignedRequestHead).
+  std::variant<KvGrant, http::Response> Credentials(const http::Request& request, bool with_body);
   void Put(const http::Request& request, const std::string& table, const std::string& key,
            http::Respond respond);
   void Delete(const http::Request& request, const std::string& table, const std::string& key,

@@ -50,6 +50,9 @@ Status RouterService::Start() {
   http_options.port = options_.http_port;
   http_options.body_bytes_max = limits::kRouterBodyBytesMax;
   http_options.io_threads = options_.io_threads;
+  // Credentials are checked on the head: no body is read for a request
+  // that is refused anyway.
+  http_options.head_check = [api = api_.get()](const http::Request& head) { return api->CheckHead(head); };
   http_ = std::make_unique<http::HttpServer>(
       context_.io, http_options,
       [api = api_.get()](http::Request request, http::Respond respond) {

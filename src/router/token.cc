@@ -294,6 +294,12 @@ std::string StringToSign(const SignedParts& request, int64_t timestamp_unix) {
   out += request.path;
   out += "\n";
   out += request.query;
+  out += "\ncontent-type:";
+  out += request.content_type;
+  out += "\nif-match:";
+  out += request.if_match;
+  out += "\nif-none-match:";
+  out += request.if_none_match;
   out += "\n";
   out += Hex(digest, sizeof(digest));
   return out;
@@ -324,8 +330,18 @@ std::optional<std::string_view> SignedField(std::string_view params, std::string
 
 }  // namespace
 
-Result<std::string> VerifySignedRequest(const CredentialStore& store, std::string_view authorization,
-                                        const SignedParts& request, int64_t now_unix) {
+namespace {
+
+struct SignedHeader {
+  std::string_view access_key;
+  int64_t timestamp = 0;
+  std::string_view signature;
+};
+
+// The fields of a TK1-HMAC-SHA256 Authorization value, its key known and
+// its timestamp within the window.
+Result<SignedHeader> ParseSignedHeader(const CredentialStore& store, std::string_view authorization,
+                                       int64_t now_unix) {
   if (authorization.size() > limits::kRouterTokenBytesMax ||
       authorization.substr(0, kSignedRequestScheme.size()) != kSignedRequestScheme ||
       authorization.size() == kSignedRequestScheme.size() || authorization[kSignedRequestScheme.size()] != ' ') {
@@ -339,22 +355,37 @@ Result<std::string> VerifySignedRequest(const CredentialStore& store, std::strin
       signature->size() != kSignatureHexBytes) {
     return Status::InvalidArgument("signature header needs Credential, Timestamp and a 64-hex-digit Signature");
   }
-  int64_t timestamp = 0;
+  SignedHeader header{*access_key, 0, *signature};
   for (const char c : *timestamp_text) {
     if (c < '0' || c > '9') return Status::InvalidArgument("malformed Timestamp");
-    timestamp = timestamp * 10 + (c - '0');
+    header.timestamp = header.timestamp * 10 + (c - '0');
   }
-  const std::string* secret = store.SecretOf(*access_key);
-  if (secret == nullptr) return Status::NotFound("unknown access key");
-  const std::string expected = Signature(*secret, StringToSign(request, timestamp));
-  if (CRYPTO_memcmp(expected.data(), signature->data(), kSignatureHexBytes) != 0) {
-    return Status::Conflict("bad request signature");
-  }
-  const int64_t skew = timestamp > now_unix ? timestamp - now_unix : now_unix - timestamp;
+  if (store.SecretOf(header.access_key) == nullptr) return Status::NotFound("unknown access key");
+  const int64_t skew = header.timestamp > now_unix ? header.timestamp - now_unix : now_unix - header.timestamp;
   if (skew > limits::kRouterSignatureSkewSecondsMax) {
     return Status::Timeout("request timestamp " + std::to_string(skew) + " s away from the router's clock");
   }
-  return std::string(*access_key);
+  return header;
+}
+
+}  // namespace
+
+Result<std::string> CheckSignedRequestHead(const CredentialStore& store, std::string_view authorization,
+                                           int64_t now_unix) {
+  auto header = ParseSignedHeader(store, authorization, now_unix);
+  if (!header.ok()) return header.status();
+  return std::string(header->access_key);
+}
+
+Result<std::string> VerifySignedRequest(const CredentialStore& store, std::string_view authorization,
+                                        const SignedParts& request, int64_t now_unix) {
+  auto header = ParseSignedHeader(store, authorization, now_unix);
+  if (!header.ok()) return header.status();
+  const std::string expected = Signature(*store.SecretOf(header->access_key), StringToSign(request, header->timestamp));
+  if (CRYPTO_memcmp(expected.data(), header->signature.data(), kSignatureHexBytes) != 0) {
+    return Status::Conflict("bad request signature");
+  }
+  return std::string(header->access_key);
 }
 
 }  // namespace tessera::router

@@ -31,7 +31,7 @@ namespace tessera::router {
 struct Credential {
   std::string access_key;  // [A-Za-z0-9_-]{1,64}
   std::string secret_key;  // 16 to 256 printable bytes without spaces
-  KvGrant grant;           // what requests made with it may do
+  KvGrant grant = KvGrant();  // what requests made with it may do
 };
 
 class CredentialStore {
@@ -109,20 +109,33 @@ Result<VerifiedToken> VerifyToken(const CredentialStore& store, std::string_view
 inline constexpr std::string_view kSignedRequestScheme = "TK1-HMAC-SHA256";
 
 // One HTTP request as the signature covers it: `path` and `query` exactly
-// as sent on the request line (percent-encoded, query without '?').
+// as sent on the request line (percent-encoded, query without '?'), and
+// the headers that change what a request does (trimmed; empty when
+// absent), so none can be added, changed or stripped on replay.
 struct SignedParts {
   std::string_view method;
   std::string_view path;
   std::string_view query;
   std::string_view body;
+  std::string_view content_type = {};   // raw value vs {"value": ...} JSON
+  std::string_view if_match = {};       // conditional writes
+  std::string_view if_none_match = {};
 };
 
 // "TK1-HMAC-SHA256\n" timestamp "\n" method "\n" path "\n" query "\n"
+// "content-type:" v "\n" "if-match:" v "\n" "if-none-match:" v "\n"
 // lowercase-hex SHA-256 of the body.
 std::string StringToSign(const SignedParts& request, int64_t timestamp_unix);
 
 // The Authorization header value signing `request` at `timestamp_unix`.
 std::string SignRequest(const Credential& credential, const SignedParts& request, int64_t timestamp_unix);
+
+// What can be checked of a signed request before its body arrives: the
+// header's form, a known access key, a timestamp within the window. On
+// success returns the access key; errors as VerifySignedRequest's. The
+// signature itself covers the body: VerifySignedRequest checks it.
+Result<std::string> CheckSignedRequestHead(const CredentialStore& store, std::string_view authorization,
+                                           int64_t now_unix);
 
 // Verifies an Authorization value of the TK1-HMAC-SHA256 scheme; on success
 // returns the access key. InvalidArgument: malformed; NotFound: unknown

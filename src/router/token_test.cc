@@ -179,10 +179,11 @@ TEST(CredentialsTest, CreatesRandomKeysOnceWithMode0600) {
 TEST(SignedRequestTest, KnownAnswerAndRoundTrip) {
   const SignedParts request{"PUT", "/kv/t/a%20b", "x=1&y=2", "hello"};
   // Python: hmac.new(secret, ("TK1-HMAC-SHA256\n1700000000\nPUT\n/kv/t/a%20b\n"
-  //   "x=1&y=2\n" + sha256(b"hello").hexdigest()).encode(), sha256).hexdigest()
+  //   "x=1&y=2\ncontent-type:\nif-match:\nif-none-match:\n" +
+  //   sha256(b"hello").hexdigest()).encode(), sha256).hexdigest()
   EXPECT_EQ(SignRequest(kAlice, request, 1'700'000'000),
             "TK1-HMAC-SHA256 Credential=alice, Timestamp=1700000000, "
-            "Signature=66b45c01687d40abf26ad310c8a61434f7088c6e7a75309952b36bd82ad5393b");
+            "Signature=2cd373309685bc15426f96b393c157cf6da44c7d2c6d3df05c43aa7801ce440d");
   Result<std::string> who =
       VerifySignedRequest(Store(), SignRequest(kBob, request, 1'700'000'000), request, 1'700'000'100);
   ASSERT_TRUE(who.ok()) << who.status().ToString();
@@ -190,14 +191,19 @@ TEST(SignedRequestTest, KnownAnswerAndRoundTrip) {
 }
 
 TEST(SignedRequestTest, EveryPartIsCoveredAndSkewIsBounded) {
-  const SignedParts request{"PUT", "/kv/t/k", "", "body"};
+  const SignedParts request{"PUT", "/kv/t/k", "", "body", "", "7", ""};
   const int64_t now = 1'700'000'000;
   const std::string header = SignRequest(kAlice, request, now);
   const CredentialStore store = Store();
   for (const SignedParts& other : {SignedParts{"GET", "/kv/t/k", "", "body"},
                                    SignedParts{"PUT", "/kv/t/j", "", "body"},
                                    SignedParts{"PUT", "/kv/t/k", "a=1", "body"},
-                                   SignedParts{"PUT", "/kv/t/k", "", "bodY"}}) {
+                                   SignedParts{"PUT", "/kv/t/k", "", "bodY"},
+                                   // A condition stripped, changed or added on replay:
+                                   SignedParts{"PUT", "/kv/t/k", "", "body", "", "", ""},
+                                   SignedParts{"PUT", "/kv/t/k", "", "body", "", "8", ""},
+                                   SignedParts{"PUT", "/kv/t/k", "", "body", "", "7", "*"},
+                                   SignedParts{"PUT", "/kv/t/k", "", "body", "application/json", "7", ""}}) {
     EXPECT_EQ(VerifySignedRequest(store, header, other, now).status().code(), StatusCode::kConflict);
   }
   const int64_t skew = limits::kRouterSignatureSkewSecondsMax;

@@ -57,6 +57,36 @@ TEST_F(RpcTest, SilentClientIsClosedAfterHandshakeTimeout) {
   EXPECT_EQ(RpcMetrics(process.registry, "server").auth_failures("handshake_timeout").value(), 1u);
 }
 
+// Goal: connections that never authenticate cannot keep peers out: a flood
+// of silent connections well beyond handshakes_max and connections_max
+// evicts only other silent connections (oldest first), a new channel still
+// authenticates and calls while the flood is open, and an authenticated
+// channel keeps working throughout. Authenticated connections stay bounded
+// by connections_max.
+TEST_F(RpcTest, SilentConnectionsCannotCrowdOutPeers) {
+  ServerOptions options;
+  options.handshake_timeout_ms = 60'000;  // the flood outlives the test unless evicted
+  options.handshakes_max = 4;
+  options.connections_max = 2;
+  auto server = StartServer(1, {{"echo", Echo()}}, 0, options);
+  auto early = MakeChannel(100, server->port(), 1);
+  ASSERT_TRUE(CallSync(*early, "echo", "x").ok());
+  std::vector<std::unique_ptr<RawClient>> flood;
+  for (int i = 0; i < 12; ++i) flood.push_back(std::make_unique<RawClient>(server->port()));
+  // The first eight cannot all still be open: at most four handshakes are held.
+  for (int i = 0; i < 8; ++i) EXPECT_TRUE(flood[i]->WaitClosed()) << i;
+  EXPECT_GE(server->stats().handshakes_evicted, 8u);
+  EXPECT_LE(server->stats().handshakes_open, 4u);
+  auto late = MakeChannel(101, server->port(), 1);
+  EXPECT_TRUE(CallSync(*late, "echo", "y").ok());
+  EXPECT_TRUE(CallSync(*early, "echo", "z").ok());
+  EXPECT_EQ(server->stats().connections_open, 2u);
+  // A third authenticated connection is beyond connections_max.
+  auto third = MakeChannel(102, server->port(), 1);
+  EXPECT_FALSE(CallSync(*third, "echo", "w").ok());
+  EXPECT_GE(RpcMetrics(process.registry, "server").auth_failures("too_many_connections").value(), 1u);
+}
+
 // Goal: a channel refuses a server that is not the peer it expects.
 TEST_F(RpcTest, ChannelRefusesWrongPeer) {
   auto server = StartServer(1, {{"echo", Echo()}});

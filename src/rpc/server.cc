@@ -22,6 +22,7 @@ Status ValidateServerOptions(const ServerOptions& options) {
     return Status::InvalidArgument("rpc server: handshake_timeout_ms out of range");
   }
   if (options.connections_max == 0 || options.connections_max > limits::kRpcServerConnectionsMax ||
+      options.handshakes_max == 0 || options.handshakes_max > limits::kRpcServerHandshakesMax ||
       options.inflight_requests_max == 0 ||
       options.inflight_requests_max > limits::kRpcServerInflightRequestsMax ||
       options.queue_bytes_max == 0 || options.queue_bytes_max > limits::kRpcServerQueueBytesMax) {
@@ -101,17 +102,23 @@ void ServerCore::OnAccept(const boost::system::error_code& error, Strand strand,
   }
   connections_accepted.fetch_add(1);
   std::erase_if(connections_, [](const auto& weak) { return weak.expired(); });
-  if (connections_open.load() >= options.connections_max) {
-    spdlog::warn("rpc.connection_refused peer={} reason=too_many_connections open={}",
-                 RemoteAddress(socket), connections_open.load());
-    boost::system::error_code ignored;
-    socket.close(ignored);
-  } else {
-    connections_open.fetch_add(1);
-    auto connection = std::make_shared<ServerConnection>(shared_from_this(), strand, std::move(socket));
-    connections_.push_back(connection);
-    asio::post(strand, [connection] { connection->Start(); });
+  // Contract 6: the newest handshake wins a full table; the oldest goes.
+  std::erase_if(handshaking_, [](const auto& weak) {
+    auto connection = weak.lock();
+    return !connection || !connection->in_handshake();
+  });
+  if (handshaking_.size() >= options.handshakes_max) {
+    if (auto oldest = handshaking_.front().lock()) {
+      handshakes_evicted.fetch_add(1);
+      asio::post(oldest->strand(), [oldest] { oldest->EvictHandshake(); });
+    }
+    handshaking_.pop_front();
   }
+  handshakes_open.fetch_add(1);
+  auto connection = std::make_shared<ServerConnection>(shared_from_this(), strand, std::move(socket));
+  connections_.push_back(connection);
+  handshaking_.push_back(connection);
+  asio::post(strand, [connection] { connection->Start(); });
   AcceptNext();
 }
 
@@ -163,6 +170,8 @@ ServerStats RpcServer::stats() const {
   s.connections_accepted = core_->connections_accepted.load();
   s.connections_authenticated = core_->connections_authenticated.load();
   s.connections_open = core_->connections_open.load();
+  s.handshakes_open = core_->handshakes_open.load();
+  s.handshakes_evicted = core_->handshakes_evicted.load();
   s.requests = core_->requests.load();
   return s;
 }

@@ -22,6 +22,13 @@
 //     every connection and returns once they are closed: afterwards no
 //     handler runs, the port is free, and Responders still held become
 //     no-ops.
+//  6. Connections that have not authenticated count against
+//     handshakes_max, never against connections_max: at most
+//     handshakes_max are held at once (a newer one closes the oldest, so a
+//     flood of silent connections cannot keep a peer out for a whole
+//     handshake deadline), each for at most handshake_timeout_ms.
+//     connections_max bounds authenticated connections: a valid Hello
+//     beyond it is refused (reason too_many_connections).
 //
 // Thread safety: RegisterHandler and Start from one thread before serving;
 // port, stats and Responder methods from any thread; Stop and the
@@ -88,8 +95,9 @@ struct ServerOptions {
   std::string host = "127.0.0.1";  // an IP address literal
   uint16_t port = 0;               // 0: any free port, see RpcServer::port()
   // A connection without a valid Hello this long after accept is closed.
-  uint32_t handshake_timeout_ms = 5000;
-  size_t connections_max = limits::kRpcServerConnectionsMax;
+  uint32_t handshake_timeout_ms = 2000;
+  size_t handshakes_max = limits::kRpcServerHandshakesMax;    // contract 6
+  size_t connections_max = limits::kRpcServerConnectionsMax;  // authenticated ones
   size_t inflight_requests_max = limits::kRpcServerInflightRequestsMax;  // per connection
   size_t queue_bytes_max = limits::kRpcServerQueueBytesMax;              // per connection
 };
@@ -97,7 +105,9 @@ struct ServerOptions {
 struct ServerStats {
   uint64_t connections_accepted = 0;       // TCP accepts
   uint64_t connections_authenticated = 0;  // valid Hellos
-  uint64_t connections_open = 0;           // accepted and not yet closed
+  uint64_t connections_open = 0;           // authenticated and not yet closed
+  uint64_t handshakes_open = 0;            // accepted, not yet authenticated or closed
+  uint64_t handshakes_evicted = 0;         // closed for a newer one (contract 6)
   uint64_t requests = 0;                   // requests and one-way messages received
 };
 

@@ -143,7 +143,13 @@ void ServerConnection::OnHello(const pb::Envelope& envelope) {
                                         hello.peer_id(), hello.role());
   if (!MacEquals(expected, hello.mac())) return AuthFailed("bad_mac");
 
+  if (core_->connections_open.load() >= core_->options.connections_max) {
+    return AuthFailed("too_many_connections");
+  }
   authenticated_ = true;
+  in_handshake_.store(false);
+  core_->handshakes_open.fetch_sub(1);
+  core_->connections_open.fetch_add(1);
   handshake_timer_.cancel();
   peer_ = PeerInfo{hello.peer_id(), hello.role(), link_->peer_address()};
   link_->set_frame_bytes_max(limits::kRpcFrameBytesMax);
@@ -257,12 +263,22 @@ void ServerConnection::Close() {
   Cleanup();
 }
 
+void ServerConnection::EvictHandshake() {
+  if (authenticated_ || closed_) return;
+  AuthFailed("handshake_evicted");
+}
+
 void ServerConnection::Cleanup() {
   if (closed_) return;
   closed_ = true;
+  in_handshake_.store(false);
   handshake_timer_.cancel();
-  core_->connections_open.fetch_sub(1);
-  if (authenticated_) core_->metrics->connections.Add(-1);
+  if (authenticated_) {
+    core_->connections_open.fetch_sub(1);
+    core_->metrics->connections.Add(-1);
+  } else {
+    core_->handshakes_open.fetch_sub(1);
+  }
 }
 
 }  // namespace internal

@@ -17,6 +17,8 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
+#include <atomic>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <string>
@@ -57,7 +59,9 @@ class ServerCore : public std::enable_shared_from_this<ServerCore> {
   std::atomic<uint16_t> port{0};
   std::atomic<uint64_t> connections_accepted{0};
   std::atomic<uint64_t> connections_authenticated{0};
-  std::atomic<uint64_t> connections_open{0};
+  std::atomic<uint64_t> connections_open{0};  // authenticated
+  std::atomic<uint64_t> handshakes_open{0};   // not yet authenticated
+  std::atomic<uint64_t> handshakes_evicted{0};
   std::atomic<uint64_t> requests{0};
 
  private:
@@ -69,6 +73,9 @@ class ServerCore : public std::enable_shared_from_this<ServerCore> {
   asio::steady_timer retry_timer_;  // after accept errors such as EMFILE
   std::unordered_map<std::string, RegisteredHandler> handlers_;
   std::vector<std::weak_ptr<ServerConnection>> connections_;
+  // Accept order; the acceptor strand's. Entries that authenticated or
+  // closed are dropped lazily (contract 6).
+  std::deque<std::weak_ptr<ServerConnection>> handshaking_;
 };
 
 class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
@@ -83,6 +90,12 @@ class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
   void OnResponseReady(OutFrame frame);
 
   const Strand& strand() const { return strand_; }
+  // Whether the connection has neither authenticated nor closed (any
+  // thread; a snapshot).
+  bool in_handshake() const { return in_handshake_.load(); }
+  // On the strand: closes a connection still in its handshake to make room
+  // for a newer one (ServerCore, contract 6). Nothing if it authenticated.
+  void EvictHandshake();
 
  private:
   // `owned`: the buffer a large frame was received into, else empty.
@@ -108,6 +121,7 @@ class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
   PeerInfo peer_;  // valid once authenticated_
   bool authenticated_ = false;
   bool closed_ = false;
+  std::atomic<bool> in_handshake_{true};  // !authenticated_ && !closed_, for the acceptor
   size_t inflight_ = 0;  // requests handed to handlers, not yet answered
   uint64_t unknown_methods_ = 0;
 };

@@ -73,10 +73,14 @@ def write_layout(path):
     return http
 
 
-def sign_request(access_key, secret, method, path, query, body, ts):
-    """Authorization value of a signed HTTP KV request (docs/formats/credentials.md)."""
-    string_to_sign = "\n".join(["TK1-HMAC-SHA256", str(ts), method, path, query,
-                                hashlib.sha256(body).hexdigest()])
+def sign_request(access_key, secret, method, path, query, body, ts, headers=None):
+    """Authorization value of a signed HTTP KV request (docs/formats/credentials.md);
+    `headers`: Content-Type, If-Match, If-None-Match as the request sends them."""
+    headers = {k.lower(): v.strip() for k, v in (headers or {}).items()}
+    string_to_sign = "\n".join(["TK1-HMAC-SHA256", str(ts), method, path, query] +
+                                [f"{name}:{headers.get(name, '')}"
+                                 for name in ("content-type", "if-match", "if-none-match")] +
+                                [hashlib.sha256(body).hexdigest()])
     sig = hmac.new(secret.encode(), string_to_sign.encode(), hashlib.sha256).hexdigest()
     return f"TK1-HMAC-SHA256 Credential={access_key}, Timestamp={ts}, Signature={sig}"
 
@@ -499,15 +503,28 @@ class ReadWriteTest(ClusterTestCase):
         access, secret = read_credential(c.dir)
         path = c.kv_path(b"signed key")
 
-        def signed(method, query="", body=b"", ts=None, key=access, sec=secret, send_body=None):
+        def signed(method, query="", body=b"", ts=None, key=access, sec=secret, send_body=None,
+                   extra=None, send_extra=None):
             ts = int(time.time()) if ts is None else ts
-            auth = sign_request(key, sec, method, path, query, body, ts)
+            headers = dict(extra or {})
+            if method == "PUT":
+                headers["Content-Type"] = "application/octet-stream"  # as c.request sends it
+            auth = sign_request(key, sec, method, path, query, body, ts, headers)
             target = path + ("?" + query if query else "")
             sent = body if send_body is None else send_body
+            sent_headers = dict((extra or {}) if send_extra is None else send_extra, Authorization=auth)
             return c.request(method, target, body=sent if method == "PUT" else None,
-                             headers={"Authorization": auth}, token=False)
+                             headers=sent_headers, token=False)
 
         self.assertEqual(signed("PUT", body=b"sv")[0], 200)
+        # The condition is signed: a captured conditional write replayed
+        # without its If-Match (or with another) is refused, not applied.
+        version = c.get(b"signed key")[1]["X-Tessera-Version"]
+        self.assertEqual(signed("PUT", body=b"sv", extra={"If-Match": "999999"})[0], 412)
+        self.assertEqual(signed("PUT", body=b"sv", extra={"If-Match": "999999"}, send_extra={})[0],
+                         403, "If-Match stripped on replay")
+        self.assertEqual(signed("PUT", body=b"sv", extra={"If-Match": version},
+                                send_extra={"If-Match": "*"})[0], 403, "If-Match changed")
         self.assertEqual(signed("GET", query="consistency=strong")[::2], (200, b"sv"))
         for name, r in [("body swapped", signed("PUT", body=b"sv", send_body=b"evil")),
                         ("stale", signed("GET", ts=int(time.time()) - 3600)),

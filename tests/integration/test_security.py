@@ -9,6 +9,8 @@ would and requires the refusal (docs/security.md).
   * KV APIs: no credential reaches an internal table (`_s3`) through the
     HTTP or the native API; a token narrowed with `tessera kv token --table
     T --read-only` reads T and nothing else, and writes nothing.
+  * CompleteMultipartUpload from another user is refused before its body
+    is read or parsed.
   * CreateBucket's body must match the payload hash it was signed with.
   * Bucket quota: a user owns at most meta_settings.s3_user_buckets_max
     buckets (TooManyBuckets beyond); another user is not affected.
@@ -135,6 +137,23 @@ class SecurityTest(h.ClusterTestCase):
         self.assert_refused(r, "XAmzContentSHA256Mismatch", 400)
         self.assertEqual(raw.request("HEAD", "/swapped-body").status, 404, "nothing created")
 
+    # --- authenticated resource use -------------------------------------------
+    def test_complete_multipart_checks_ownership_before_reading_the_body(self):
+        up = self.c.boto3_client().create_multipart_upload(Bucket=BUCKET, Key="mp")
+        ak, sk = self.c.create_user("intruder")
+        raw = h.S3Raw(self.c, access_key=ak, secret_key=sk)
+        path = f"/{BUCKET}/mp"
+        query = [("uploadId", up["UploadId"])]
+        signed = raw.sign("POST", path, query, headers={"content-length": str(1 << 20)},
+                          payload_hash="UNSIGNED-PAYLOAD")
+        target = f"{path}?uploadId={h.uri_encode(up['UploadId'], False)}"
+        # The head promises a 1 MiB document and sends none of it: the answer
+        # must not wait for (or parse) a body only the owner may send.
+        r = raw.send_raw(h.raw_head("POST", target, raw.host, signed.headers), [], timeout=10,
+                         shut_write=False)
+        self.assertIsNotNone(r, "no answer without the body")
+        self.assert_refused(r, "AccessDenied", 403)
+
     # --- KV APIs: internal tables, grants -----------------------------------
     def kv_http(self, method, target, token, body=b""):
         conn = http.client.HTTPConnection("127.0.0.1", self.c.router_http_port, timeout=30)
@@ -144,6 +163,31 @@ class SecurityTest(h.ClusterTestCase):
             return r.status, r.read()
         finally:
             conn.close()
+
+    def test_kv_http_refuses_before_reading_the_body(self):
+        """A head that promises a 1 MiB body and sends none of it is answered
+        at once when its credentials are refused: the router never waits for
+        (or buffers) a body it would refuse."""
+        for auth, status in (({}, 401), ({"Authorization": "Bearer tk1.nobody.1.00"}, 403),
+                             ({"Authorization": "TK1-HMAC-SHA256 Credential=nobody, Timestamp=1, "
+                                                "Signature=" + "0" * 64}, 403)):
+            with self.subTest(auth=auth):
+                head = h.raw_head("PUT", "/kv/kv/x", f"127.0.0.1:{self.c.router_http_port}",
+                                  dict(auth, **{"Content-Length": str(1 << 20)}))
+                sock = socket.create_connection(("127.0.0.1", self.c.router_http_port), timeout=10)
+                try:
+                    sock.sendall(head)
+                    data = b""
+                    while b"\r\n\r\n" not in data:
+                        got = sock.recv(65536)
+                        if not got:
+                            break
+                        data += got
+                except socket.timeout:
+                    data = b""
+                finally:
+                    sock.close()
+                self.assertTrue(data.startswith(f"HTTP/1.1 {status} ".encode()), data[:200])
 
     def test_kv_apis_cannot_reach_internal_tables(self):
         token = self.c.cli("kv", "token").stdout.strip()

@@ -298,18 +298,18 @@ void CompleteMultipartUpload(CallPtr call) {
       !st.ok()) {
     return call->Fail(st.error());
   }
-  ReadSmallBody(call, limits::kS3XmlBodyBytesMax, [call, id = *upload_id](
-                                                       S3Result<std::string> body) {
-    if (!body.ok()) return call->Fail(body.error());
-    // S3 reads an empty body as a list without parts, and tells a caller
-    // that the upload does not exist before what is wrong with its list.
-    auto parts = body->empty() ? S3Result<std::vector<CompletedPart>>(NoPartsListed())
-                               : ParseCompleteMultipartUpload(*body);
-    if (!parts.ok()) {
-      return WithOwnedBucket(call, [call, id, error = parts.error()] {
-        call->front.index().ReadUpload(
+  // Ownership first: only the bucket's owner gets its body read and parsed.
+  WithOwnedBucket(call, [call, id = *upload_id] {
+    ReadSmallBody(call, limits::kS3XmlBodyBytesMax, [call, id](S3Result<std::string> body) {
+      if (!body.ok()) return call->Fail(body.error());
+      // S3 reads an empty body as a list without parts, and tells a caller
+      // that the upload does not exist before what is wrong with its list.
+      auto parts = body->empty() ? S3Result<std::vector<CompletedPart>>(NoPartsListed())
+                                 : ParseCompleteMultipartUpload(*body);
+      if (!parts.ok()) {
+        return call->front.index().ReadUpload(
             call->bucket_info.bucket_id(), call->key, id,
-            [call, id, error](Result<std::optional<pb::UploadRecord>> upload) mutable {
+            [call, id, error = parts.error()](Result<std::optional<pb::UploadRecord>> upload) mutable {
               if (!upload.ok()) return call->Fail(upload.status());
               if (!upload->has_value()) return call->Fail(NoSuchUploadError(id));
               if (error.code == S3ErrorCode::kInvalidPartOrder) {
@@ -317,32 +317,29 @@ void CompleteMultipartUpload(CallPtr call) {
               }
               call->Fail(error);
             });
-      });
-    }
-    if (parts->size() > limits::kS3PartNumberMax) {
-      return call->Fail(S3Error(S3ErrorCode::kInvalidArgument, "too many parts"));
-    }
-    pb::S3Op op;
-    pb::CompleteUploadOp* complete = op.mutable_complete_upload();
-    std::string md5s;
-    for (const CompletedPart& p : *parts) {
-      const std::string etag(UnquoteEtag(p.etag));
-      auto raw = Md5Bytes(etag);
-      if (!raw) {
-        return call->Fail(InvalidPartError(id, p.part_number, etag));
       }
-      md5s += *raw;
-      pb::CompletePart* listed = complete->add_parts();
-      listed->set_part_number(p.part_number);
-      listed->set_etag(etag);
-    }
-    const std::string digest = auth::ComputeChecksum(auth::ChecksumAlgorithm::kMd5, md5s);
-    const std::string etag = auth::HexEncode(digest) + "-" + std::to_string(parts->size());
-    WithOwnedBucket(call, [call, id, etag, op = std::move(op),
-                           parts = std::move(parts).value()]() mutable {
+      if (parts->size() > limits::kS3PartNumberMax) {
+        return call->Fail(S3Error(S3ErrorCode::kInvalidArgument, "too many parts"));
+      }
+      pb::S3Op op;
+      pb::CompleteUploadOp* complete = op.mutable_complete_upload();
+      std::string md5s;
+      for (const CompletedPart& p : *parts) {
+        const std::string etag(UnquoteEtag(p.etag));
+        auto raw = Md5Bytes(etag);
+        if (!raw) {
+          return call->Fail(InvalidPartError(id, p.part_number, etag));
+        }
+        md5s += *raw;
+        pb::CompletePart* listed = complete->add_parts();
+        listed->set_part_number(p.part_number);
+        listed->set_etag(etag);
+      }
+      const std::string digest = auth::ComputeChecksum(auth::ChecksumAlgorithm::kMd5, md5s);
+      const std::string etag = auth::HexEncode(digest) + "-" + std::to_string(parts->size());
       call->front.index().ReadUpload(
           call->bucket_info.bucket_id(), call->key, id,
-          [call, id, etag, op = std::move(op), parts = std::move(parts)](
+          [call, id, etag, op = std::move(op), parts = std::move(parts).value()](
               Result<std::optional<pb::UploadRecord>> upload) mutable {
             if (!upload.ok()) return call->Fail(upload.status());
             // Gone: the op itself answers NoSuchUpload, or the first
@@ -366,8 +363,8 @@ void CompleteMultipartUpload(CallPtr call) {
             }
             CommitComplete(call, id, etag, std::move(op));
           });
-    });
-  }, DeclaredChecksums::kObject);
+    }, DeclaredChecksums::kObject);
+  });
 }
 
 
