@@ -23,10 +23,10 @@
 //     handler runs, the port is free, and Responders still held become
 //     no-ops.
 //  6. Connections that have not authenticated count against
-//     handshakes_max, never against connections_max: at most
-//     handshakes_max are held at once (a newer one closes the oldest, so a
-//     flood of silent connections cannot keep a peer out for a whole
-//     handshake deadline), each for at most handshake_timeout_ms.
+//     handshakes_max, never against connections_max: accepting one more
+//     than handshakes_max closes the oldest (on its strand, right after),
+//     so a flood of silent connections cannot keep a peer out for a whole
+//     handshake deadline; each has at most handshake_timeout_ms.
 //     connections_max bounds authenticated connections: a valid Hello
 //     beyond it is refused (reason too_many_connections).
 //
