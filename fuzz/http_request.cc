@@ -27,21 +27,24 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   parser.header_limit(static_cast<std::uint32_t>(tessera::limits::kHttpHeaderBytesMax));
   parser.body_limit(64 << 10);
   parser.eager(true);
-  size_t fed = 0;
+  // As a connection reads: bytes arrive in pieces, and what the parser did
+  // not consume yet (a head is parsed only once it is whole) is offered
+  // again with the next piece.
+  size_t fed = 0;     // consumed by the parser
+  size_t window = 0;  // arrived, not consumed
   boost::beast::error_code ec;
   while (fed < bytes.size() && !parser.is_done()) {
     seed = seed * 1103515245u + 12345u;
-    const size_t piece = std::min<size_t>(1 + (seed >> 16) % 512, bytes.size() - fed);
-    const size_t used = parser.put(boost::asio::buffer(bytes.data() + fed, piece), ec);
+    window = std::min<size_t>(window + 1 + (seed >> 16) % 512, bytes.size() - fed);
+    const size_t used = parser.put(boost::asio::buffer(bytes.data() + fed, window), ec);
+    fed += used;
+    window -= used;
     if (ec == http::error::need_more) {
       ec = {};
-      if (used == 0 && piece == bytes.size() - fed) break;  // the rest is an incomplete head
-      fed += used;
+      if (used == 0 && window == bytes.size() - fed) break;  // the rest is an incomplete message
       continue;
     }
     if (ec) return 0;
-    fed += used;
-    if (used == 0) break;
   }
   if (!parser.is_header_done()) return 0;
   const auto& request = parser.get();

@@ -12,6 +12,8 @@
 #include <cstring>
 #include <string>
 
+#include <google/protobuf/stubs/logging.h>
+
 #include "common/crc32c.h"
 #include "fuzz/fuzz_input.h"
 #include "rpc/frame.h"
@@ -44,6 +46,12 @@ void FixChecksums(std::string& stream) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  // Protobuf logs every string field that is not UTF-8; the fuzzer makes many.
+  static const bool quiet = [] {
+    google::protobuf::SetLogHandler(nullptr);
+    return true;
+  }();
+  (void)quiet;
   using tessera::rpc::FrameDecoder;
   tessera::fuzz::FuzzInput in(data, size);
   const uint8_t flags = in.Byte();

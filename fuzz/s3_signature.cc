@@ -40,10 +40,12 @@ bool Printable(std::string_view s) {
 // Whether SignV4 may sign `request` and its verification must then succeed.
 bool SignableAsIs(const RequestHead& request) {
   if (request.target.empty() || request.target.front() != '/' || !Printable(request.target)) return false;
-  if (request.target.find("X-Amz-") != std::string::npos || request.target.find("AWSAccessKeyId") != std::string::npos ||
-      request.target.find('#') != std::string::npos) {
-    return false;
+  // A query naming a presigned form's parameters is authenticated as that
+  // form, not by the Authorization header SignV4 adds.
+  for (const char* presigned : {"X-Amz-", "AWSAccessKeyId", "Signature", "Expires"}) {
+    if (request.target.find(presigned) != std::string::npos) return false;
   }
+  if (request.target.find('#') != std::string::npos) return false;
   bool host = false;
   for (const auto& [name, value] : request.headers) {
     if (!Token(name) || !Printable(value)) return false;

@@ -671,8 +671,9 @@ std::vector<HeaderField> ResponseHeaderOverrides(std::span<const QueryParam> par
   }};
   std::vector<HeaderField> out;
   for (const QueryParam& p : params) {
-    for (const auto& [param, header] : kOverrides) {
+    for (const auto& [param, header_name] : kOverrides) {
       if (p.name != param) continue;
+      const std::string_view header = header_name;  // a binding clang 14 cannot capture
       const bool seen = std::any_of(out.begin(), out.end(),
                                     [&](const HeaderField& h) { return h.first == header; });
       if (!seen) out.emplace_back(std::string(header), p.value);
