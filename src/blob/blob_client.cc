@@ -18,7 +18,7 @@ namespace tessera::blob {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr size_t kStatusCodes = static_cast<size_t>(StatusCode::kAborted) + 1;
+constexpr size_t kStatusCodes = kStatusCodeCount;
 enum Op : size_t { kPut, kRead, kDelete, kList, kOps };
 constexpr const char* kOpNames[kOps] = {"put", "read", "delete", "list"};
 

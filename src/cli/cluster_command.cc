@@ -20,7 +20,7 @@
 #include <spdlog/spdlog.h>
 #include "cli/cluster_status.h"
 #include "common/limits.h"
-#include "http/tls_cert.h"
+#include "cluster/cluster_pki.h"
 #include "meta/registry_keys.h"
 #include "s3/model/s3_keys.h"
 #include "router/token.h"
@@ -246,15 +246,15 @@ int Up(ClusterSession& s, const ClusterCommandArgs& args, std::ostream& out, std
         << "\n";
     return 1;
   }
-  std::error_code ec;
-  std::filesystem::create_directories(s.dir() + "/tls", ec);
-  // The routers' HTTPS certificate: self-signed, its own CA (docs/http.md).
-  if (Status tls = http::EnsureSelfSignedCertificate(s.dir() + "/tls/cert.pem",
-                                                     s.dir() + "/tls/key.pem",
-                                                     S3CertificateNames(s), {"127.0.0.1"},
-                                                     /*days=*/3650);
+  // The routers' HTTPS certificate and its CA (docs/http.md); the cluster
+  // CA and a certificate per process for the internal RPC (docs/security.md).
+  if (Status tls = cluster::EnsureHttpsCertificate(s.dir(), S3CertificateNames(s), {"127.0.0.1"});
       !tls.ok()) {
     err << "tessera cluster up: TLS certificate: " << tls.ToString() << "\n";
+    return 1;
+  }
+  if (Status pki = cluster::EnsureClusterPki(s.dir(), s.table()); !pki.ok()) {
+    err << "tessera cluster up: cluster certificates: " << pki.ToString() << "\n";
     return 1;
   }
   out << cluster::DescribeLayout(s.layout()) << "cluster directory: " << s.dir() << "\n\n";
@@ -383,6 +383,7 @@ int RunClusterCommand(const ClusterCommandArgs& args, std::ostream& out, std::os
     return 2;
   }
   ClusterSession& s = **session;
+  s.set_caller(args.caller);
   const std::string& a = args.action;
   if (a == "plan") {
     out << cluster::DescribeLayout(s.layout()) << "cluster directory: " << s.dir() << "\n";
@@ -399,6 +400,7 @@ int RunClusterCommand(const ClusterCommandArgs& args, std::ostream& out, std::os
   if (a == "resume") return SignalTargets(s, args, SIGCONT, "resumed", out, err);
   if (a == "restart") return Restart(s, args, out, err);
   if (a == "partition" || a == "heal" || a == "slow-disk") return RunFaultAction(s, args, out, err);
+  if (a == "digest") return PrintDigests(s, args, out, err);
   err << "tessera cluster: unknown action " << a << "\n";
   return 2;
 }

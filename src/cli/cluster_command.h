@@ -14,7 +14,7 @@ namespace tessera::cli {
 
 struct ClusterCommandArgs {
   // up | plan | down | status | kill | stop | resume | restart | partition |
-  // heal | slow-disk
+  // heal | slow-disk | digest
   std::string action;
   std::string layout_path;
   std::string dir;
@@ -29,6 +29,9 @@ struct ClusterCommandArgs {
   // up: extra split points of the S3 table, each "BUCKET_ID:OBJECT_KEY"
   // (tests that need one bucket spread over chosen partitions).
   std::vector<std::string> s3_splits;
+  // Any action: the process whose identity the calls carry; empty: the
+  // operator's (ClusterSession::set_caller).
+  std::string caller;
 };
 
 // The S3 table's split points for `cluster up`: the even bucket-id splits

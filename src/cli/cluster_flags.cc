@@ -32,6 +32,8 @@ constexpr Action kActions[] = {
     {"partition", "cut two processes or AZs apart (both ways unless --one-way)", "A B"},
     {"heal", "remove every network and disk fault", nullptr},
     {"slow-disk", "delay every synced log write of processes by --ms", "process names or AZs"},
+    {"digest", "per hosted group of storage nodes: applied index and a checksum of the whole state",
+     "process names or AZs"},
 };
 
 }  // namespace
@@ -46,6 +48,9 @@ CLI::App* AddClusterCommands(CLI::App& app, ClusterCommandArgs& args) {
     sub->add_option("--layout", args.layout_path, "cluster layout (protobuf text format)");
     sub->add_option("--dir", args.dir, "cluster directory: data, logs, pids, secret, credentials");
     if (a.targets_help != nullptr) sub->add_option("targets", args.targets, a.targets_help)->required();
+    sub->add_option("--as", args.caller,
+                    "NAME: call the processes with the certificate of process NAME instead of "
+                    "the operator's (probes of the access rules)");
     const std::string name = a.name;
     if (name == "up") {
       sub->add_flag("--detach", args.detach, "return once the cluster is ready");

@@ -2,6 +2,9 @@
 
 #include <filesystem>
 
+#include "cluster/cluster_pki.h"
+#include "cluster/rpc_access.h"
+
 namespace tessera::cli {
 
 Result<std::unique_ptr<ClusterSession>> ClusterSession::Open(const std::string& layout_path,
@@ -18,9 +21,19 @@ Result<std::unique_ptr<ClusterSession>> ClusterSession::Open(const std::string& 
 
 Result<cluster::ClusterClient*> ClusterSession::client() {
   if (!client_) {
-    auto secret = cluster::ReadClusterSecret(dir_);
-    if (!secret.ok()) return secret.status();
-    auto client = cluster::ClusterClient::Create(table_, *secret);
+    std::string name(cluster::kCliRole);
+    uint32_t peer_id = cluster::kCliPeerId;
+    std::string role(cluster::kCliRole);
+    if (!caller_.empty()) {
+      const std::optional<cluster::ProcessEntry> entry = table_.ByName(caller_);
+      if (!entry) return Status::InvalidArgument("no process named '" + caller_ + "' in the layout");
+      name = entry->name;
+      peer_id = entry->id;
+      role = cluster::ProcessRoleName(entry->role);
+    }
+    auto identity = cluster::LoadIdentity(dir_, name, peer_id, std::move(role));
+    if (!identity.ok()) return identity.status();
+    auto client = cluster::ClusterClient::Create(table_, std::move(identity).value());
     if (!client.ok()) return client.status();
     client_ = std::move(client).value();
   }

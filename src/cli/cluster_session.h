@@ -1,6 +1,7 @@
 // ClusterSession: what every `tessera cluster` action needs — the layout,
 // its process table, the supervisor of the cluster directory, and (lazily)
-// a ClusterClient authenticated with the cluster secret.
+// a ClusterClient with the operator's identity (or, for probes of the access
+// rules, a process's: set_caller).
 #pragma once
 
 #include <memory>
@@ -24,8 +25,11 @@ class ClusterSession {
   cluster::Supervisor& supervisor() { return supervisor_; }
   const std::string& dir() const { return dir_; }
   const std::string& layout_path() const { return layout_path_; }
-  // The client, created on first use (needs DIR/secret).
+  // The client, created on first use (needs DIR/secret and DIR/pki).
   Result<cluster::ClusterClient*> client();
+  // Calls as process `name` of the layout (its certificate) instead of as
+  // the operator; before the first client(). Empty: the operator.
+  void set_caller(std::string name) { caller_ = std::move(name); }
 
   // Names of the processes an argument denotes: a process name, or an AZ
   // (every process in it). Empty when it denotes nothing.
@@ -45,6 +49,7 @@ class ClusterSession {
   std::string layout_path_;
   std::string dir_;
   cluster::Supervisor supervisor_;
+  std::string caller_;
   std::unique_ptr<cluster::ClusterClient> client_;
 };
 

@@ -128,7 +128,7 @@ void PrintEndpoints(ClusterSession& s, std::ostream& out) {
     if (r.s3_port != 0) out << "  S3 (HTTP)    http://" << r.host << ":" << r.s3_port << "\n";
     if (r.s3_tls_port != 0) {
       out << "  S3 (HTTPS)   https://localhost:" << r.s3_tls_port << "  (trust " << s.dir()
-          << "/tls/cert.pem: AWS_CA_BUNDLE or --ca-bundle)\n";
+          << "/tls/ca.pem: AWS_CA_BUNDLE or --ca-bundle)\n";
     }
     if (r.s3_port != 0 || r.s3_tls_port != 0) {
       out << "  S3 base domain " << router::DefaultS3BaseDomain(s.layout().router_settings())
@@ -196,6 +196,36 @@ void SetDrop(pb::FaultRules& rules, uint32_t peer) {
 }
 
 }  // namespace
+
+int PrintDigests(ClusterSession& s, const ClusterCommandArgs& args, std::ostream& out,
+                 std::ostream& err) {
+  auto client = s.client();
+  if (!client.ok()) {
+    err << "tessera cluster digest: " << client.status().ToString() << "\n";
+    return 1;
+  }
+  int rc = 0;
+  for (const std::string& t : args.targets) {
+    const std::vector<ProcessEntry> entries = s.Resolve(t);
+    if (entries.empty()) {
+      err << "unknown process or AZ: " << t << "\n";
+      rc = 2;
+    }
+    for (const ProcessEntry& e : entries) {
+      if (e.role != ProcessRole::kNode) continue;
+      // A scan of every group's whole state: allowed its time.
+      auto digest = (*client)->Call(e.id, "admin.state_digest", "", std::chrono::seconds(60));
+      if (!digest.ok()) {
+        err << e.name << ": " << digest.status().ToString() << "\n";
+        rc = 1;
+        continue;
+      }
+      std::istringstream lines(*digest);
+      for (std::string line; std::getline(lines, line);) out << e.name << " " << line << "\n";
+    }
+  }
+  return rc;
+}
 
 int RunFaultAction(ClusterSession& s, const ClusterCommandArgs& args, std::ostream& out,
                    std::ostream& err) {

@@ -15,6 +15,11 @@ Status AllPartitionsLed(ClusterSession& s);
 bool PrintStatus(ClusterSession& s, std::ostream& out);
 // Prints the endpoints and how to authenticate.
 void PrintEndpoints(ClusterSession& s, std::ostream& out);
+// digest: for each storage node among the targets, one line per hosted
+// group, "NAME group=G applied=A pairs=P bytes=B checksum=C" (the node's
+// admin.state_digest); replicas with equal lines hold equal states.
+int PrintDigests(ClusterSession& s, const ClusterCommandArgs& args, std::ostream& out,
+                 std::ostream& err);
 // partition / heal / slow-disk.
 int RunFaultAction(ClusterSession& s, const ClusterCommandArgs& args, std::ostream& out,
                    std::ostream& err);

@@ -16,6 +16,7 @@
 
 #include "cluster/process_logging.h"
 #include "cluster/cluster_client.h"
+#include "cluster/cluster_pki.h"
 #include "cluster/io_threads.h"
 #include "cluster/layout.h"
 #include "cluster/process_table.h"
@@ -80,8 +81,8 @@ int RunRouterCommand(const RouterCommandArgs& args) {
   if (!self || self->role != cluster::ProcessRole::kRouter) {
     return Fail("'" + args.name + "' is not a router of the layout");
   }
-  auto secret = cluster::ReadClusterSecret(args.dir);
-  if (!secret.ok()) return Fail(secret.status().ToString());
+  auto identity = cluster::LoadIdentity(args.dir, self->name, self->id, "router");
+  if (!identity.ok()) return Fail(identity.status().ToString());
   auto credentials = LoadCredentials(args.dir + "/credentials");
   if (!credentials.ok()) return Fail(credentials.status().ToString());
   std::error_code ec;
@@ -93,7 +94,8 @@ int RunRouterCommand(const RouterCommandArgs& args) {
   RouterServiceOptions options;
   options.self = *self;
   options.processes = table.all();
-  options.cluster_secret = *secret;
+  options.cluster_secret = identity->cluster_secret;
+  options.tls = identity->tls;
   options.http_host = self->host;
   options.http_port = static_cast<uint16_t>(self->http_port);
   options.native_port = static_cast<uint16_t>(self->peer_port);  // the layout's kv_port
@@ -106,7 +108,7 @@ int RunRouterCommand(const RouterCommandArgs& args) {
   s3_options.http_port = static_cast<uint16_t>(self->s3_port);
   if (self->s3_tls_port != 0) {
     s3_options.https_port = static_cast<uint16_t>(self->s3_tls_port);
-    s3_options.tls = http::TlsFiles{args.dir + "/tls/cert.pem", args.dir + "/tls/key.pem"};
+    s3_options.tls = http::TlsFiles{cluster::HttpsCertPath(args.dir), cluster::HttpsKeyPath(args.dir)};
   }
   const pb::RouterSettings& settings = layout->router_settings();
   s3_options.front.region = !args.region.empty()              ? args.region

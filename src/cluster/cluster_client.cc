@@ -28,10 +28,11 @@ struct ClusterClient::State {
 };
 
 Result<std::unique_ptr<ClusterClient>> ClusterClient::Create(const ProcessTable& table,
-                                                             const std::string& secret) {
+                                                             rpc::Identity identity) {
+  TESSERA_RETURN_IF_ERROR(rpc::ValidateIdentity(identity));
   auto state = std::make_unique<State>(table);
   rpc::ChannelOptions defaults;
-  defaults.identity = rpc::Identity{kCliPeerId, "cli", secret};
+  defaults.identity = std::move(identity);
   defaults.connect_timeout_ms = 1000;
   defaults.backoff_initial_ms = 1;
   defaults.backoff_max_ms = 50;

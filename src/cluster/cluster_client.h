@@ -1,6 +1,7 @@
 // ClusterClient: synchronous admin and metadata calls from the command line
 // (or a test) to the processes of a cluster, over the internal RPC transport
-// with the cluster secret. Owns its io_context and one io thread.
+// with the operator's identity (cluster_pki.h). Owns its io_context and one
+// io thread.
 //
 // Thread safety: Call may be used from several threads.
 #pragma once
@@ -11,6 +12,7 @@
 
 #include "cluster/process_table.h"
 #include "common/result.h"
+#include "rpc/types.h"
 
 namespace tessera::cluster {
 
@@ -19,9 +21,10 @@ inline constexpr uint32_t kCliPeerId = 999;
 
 class ClusterClient {
  public:
-  // `secret` is the cluster secret (DIR/secret).
+  // `identity`: whom to call as (cluster::LoadIdentity), normally the
+  // operator's (role cli, kCliPeerId).
   static Result<std::unique_ptr<ClusterClient>> Create(const ProcessTable& table,
-                                                       const std::string& secret);
+                                                       rpc::Identity identity);
   ~ClusterClient();
 
   // Calls `method` on process `id` and waits for the answer (payload).

@@ -39,6 +39,9 @@ inline constexpr size_t kSnapshotBytesMax = 64 << 20;
 inline constexpr size_t kPendingReadsMax = 16384;
 // Replication groups one node (or meta replica) hosts.
 inline constexpr size_t kHostedGroupsMax = 4096;
+// admin.state_digest: group scans waiting for the node's digest thread (one
+// request asks for every hosted group; a second one waits or is refused).
+inline constexpr size_t kNodeDigestJobsMax = kHostedGroupsMax;
 // Outbound consensus messages: one ConsensusBatch (one one-way RPC frame)
 // carries at most this many bytes of messages (a larger single message goes
 // alone), and at most this many messages may wait for one destination peer
@@ -306,6 +309,12 @@ static_assert(kBlobClientNodeReadsMax <= kBlobServiceQueueMax / 2);
 // One aws-chunked chunk's data: signed chunks are buffered whole until their
 // signature checks (the SDKs send 64 KiB to 1 MiB chunks).
 inline constexpr size_t kAwsChunkBytesMax = 16 << 20;
+// All requests' buffered aws-chunked chunks together, per router (beyond:
+// SlowDown), and the buffer a request keeps between its chunks (larger
+// buffers are freed once their chunk is verified).
+inline constexpr size_t kRouterAwsChunkBufferBytesMax = 256 << 20;
+inline constexpr size_t kAwsChunkBufferKeepBytes = 1 << 20;
+static_assert(kRouterAwsChunkBufferBytesMax >= 4 * kAwsChunkBytesMax);
 // One aws-chunked chunk header or trailer line, CRLF excluded.
 inline constexpr size_t kAwsChunkLineBytesMax = 4096;
 // Trailers (x-amz-trailer names, and trailer lines) of one aws-chunked body.

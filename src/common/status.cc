@@ -16,6 +16,7 @@ std::string_view StatusCodeName(StatusCode code) {
     case StatusCode::kConflict: return "Conflict";
     case StatusCode::kUnavailable: return "Unavailable";
     case StatusCode::kAborted: return "Aborted";
+    case StatusCode::kPermissionDenied: return "PermissionDenied";
   }
   return "Unknown";
 }

@@ -24,7 +24,11 @@ enum class StatusCode : uint8_t {
   kConflict,       // a precondition (version, ballot, CAS) did not hold
   kUnavailable,    // no quorum / not ready
   kAborted,
+  kPermissionDenied,  // the caller's role or grant does not allow this
 };
+
+// The number of StatusCode values (the last one plus one).
+inline constexpr size_t kStatusCodeCount = static_cast<size_t>(StatusCode::kPermissionDenied) + 1;
 
 std::string_view StatusCodeName(StatusCode code);
 
@@ -47,6 +51,9 @@ class [[nodiscard]] Status {
   static Status Conflict(std::string m) { return {StatusCode::kConflict, std::move(m)}; }
   static Status Unavailable(std::string m) { return {StatusCode::kUnavailable, std::move(m)}; }
   static Status Aborted(std::string m) { return {StatusCode::kAborted, std::move(m)}; }
+  static Status PermissionDenied(std::string m) {
+    return {StatusCode::kPermissionDenied, std::move(m)};
+  }
 
   bool ok() const { return code_ == StatusCode::kOk; }
   StatusCode code() const { return code_; }

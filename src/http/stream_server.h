@@ -73,11 +73,11 @@
 // destructor from a thread that does not run the io_context, while it runs
 // (or after it has stopped).
 //
-// TLS setup (see docs/http.md): the certificate file is the client's trust
-// anchor. tls_cert.h makes a self-signed certificate that is also its own CA;
-// a client trusts it with AWS_CA_BUNDLE=cert.pem or `aws --ca-bundle
-// cert.pem`, boto3 `verify="cert.pem"`, curl `--cacert cert.pem`, Python
-// `ssl.create_default_context(cafile="cert.pem")`.
+// TLS setup (see docs/http.md): the certificate file holds the server's
+// certificate (chain); clients trust the CA that issued it
+// (pki/certificates.h): AWS_CA_BUNDLE=ca.pem or `aws --ca-bundle ca.pem`,
+// boto3 `verify="ca.pem"`, curl `--cacert ca.pem`, Python
+// `ssl.create_default_context(cafile="ca.pem")`.
 #pragma once
 
 #include <cstdint>

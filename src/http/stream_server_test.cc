@@ -25,7 +25,7 @@
 
 #include "common/crc32c.h"
 #include "http/stream_test_client.h"
-#include "http/tls_cert.h"
+#include "pki/certificates.h"
 
 // --- live heap bytes of the process (to bound the server's memory) ------------
 namespace {
@@ -107,14 +107,20 @@ class StreamServerTest : public ::testing::TestWithParam<unsigned> {
     dir_ = new std::filesystem::path(std::filesystem::temp_directory_path() /
                                      ("tessera_stream_test_" + std::to_string(::getpid())));
     std::filesystem::create_directories(*dir_);
-    ASSERT_TRUE(GenerateSelfSignedCertificate(cert(), key(), {"localhost", "*.s3.localhost"},
-                                              {"127.0.0.1", "::1"}, 2)
-                    .ok());
+    const pki::KeyPairFiles ca{ca_cert(), (*dir_ / "ca.key").string()};
+    ASSERT_TRUE(pki::GenerateAuthority(ca, "test CA", 2).ok());
+    pki::CertificateSpec spec;
+    spec.common_name = "localhost";
+    spec.dns_names = {"localhost", "*.s3.localhost"};
+    spec.ip_addresses = {"127.0.0.1", "::1"};
+    ASSERT_TRUE(pki::Issue(ca, {cert(), key()}, spec, 2).ok());
   }
   static void TearDownTestSuite() {
     std::filesystem::remove_all(*dir_);
     delete dir_;
   }
+  // The clients' trust anchor: the CA that issued cert().
+  static std::string ca_cert() { return (*dir_ / "ca.pem").string(); }
   static std::string cert() { return (*dir_ / "cert.pem").string(); }
   static std::string key() { return (*dir_ / "key.pem").string(); }
 
@@ -145,7 +151,7 @@ class StreamServerTest : public ::testing::TestWithParam<unsigned> {
   void StartServer(StreamHandler handler) { StartServer(std::move(handler), DefaultOptions()); }
 
   TestClient Client(bool tls = false) {
-    return TestClient(tls ? server_->https_port() : server_->http_port(), tls, cert());
+    return TestClient(tls ? server_->https_port() : server_->http_port(), tls, ca_cert());
   }
 
   static std::filesystem::path* dir_;
@@ -879,9 +885,9 @@ TEST_P(StreamServerTest, TlsClientRejectsAnUntrustedOrMisnamedServer) {
   StartServer([](std::shared_ptr<Exchange> exchange) { exchange->Respond(200, {}, "ok", nullptr); });
   TestClient untrusted(server_->https_port(), true, "", "localhost");
   EXPECT_TRUE(untrusted.Connect());
-  TestClient misnamed(server_->https_port(), true, cert(), "example.com");
+  TestClient misnamed(server_->https_port(), true, ca_cert(), "example.com");
   EXPECT_TRUE(misnamed.Connect());
-  TestClient good(server_->https_port(), true, cert(), "bucket.s3.localhost");
+  TestClient good(server_->https_port(), true, ca_cert(), "bucket.s3.localhost");
   EXPECT_FALSE(good.Connect());
   EXPECT_TRUE(Eventually([&] { return server_->stats().tls_handshakes_failed >= 2; }));
 }
@@ -925,7 +931,7 @@ print("PYTHON OK")
     std::fclose(f);
   }
   const std::string command = "python3 " + script_path + " " +
-                              std::to_string(server_->https_port()) + " " + cert() + " 2>&1";
+                              std::to_string(server_->https_port()) + " " + ca_cert() + " 2>&1";
   FILE* pipe = ::popen(command.c_str(), "r");
   ASSERT_NE(pipe, nullptr);
   std::string output;

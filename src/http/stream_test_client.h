@@ -1,5 +1,5 @@
 // Test only: a blocking HTTP/1.1 client (plain or TLS) on Boost.Beast with
-// its own io_context, for stream_server_test and tls_cert_test. Every
+// its own io_context, for stream_server_test. Every
 // operation gives up after timeout (default 10 s) with beast::error::timeout.
 //
 // Thread safety: one thread per client.

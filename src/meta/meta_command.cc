@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "cluster/cluster_client.h"
+#include "cluster/cluster_pki.h"
 #include "cluster/io_threads.h"
 #include "cluster/process_logging.h"
 #include "cluster/layout.h"
@@ -45,12 +46,13 @@ http::Response ServeHttp(const http::Request& request, const metrics::Registry& 
 Result<MetaServiceOptions> ServiceOptions(const pb::ClusterLayout& layout,
                                           const cluster::ProcessEntry& self,
                                           const MetaCommandArgs& args) {
-  auto secret = cluster::ReadClusterSecret(args.dir);
-  if (!secret.ok()) return secret.status();
+  auto identity = cluster::LoadIdentity(args.dir, self.name, self.id, "meta");
+  if (!identity.ok()) return identity.status();
   MetaServiceOptions options;
   options.self_id = self.id;
   options.store_path = args.dir + "/data/" + args.name + "/rocksdb";
-  options.cluster_secret = *secret;
+  options.cluster_secret = identity->cluster_secret;
+  options.tls = identity->tls;
   options.processes = cluster::ProcessTable(layout).all();
   options.azs.assign(layout.azs().begin(), layout.azs().end());
   if (layout.meta_settings().has_s3_user_buckets_max()) {

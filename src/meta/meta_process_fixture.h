@@ -24,6 +24,8 @@
 #include <string>
 #include <vector>
 
+#include "cluster/cluster_client.h"
+#include "cluster/cluster_pki.h"
 #include "cluster/layout.h"
 #include "cluster/process_table.h"
 #include "cluster/supervisor.h"
@@ -60,9 +62,14 @@ class MetaProcessFixture : public ::testing::Test {
     std::ofstream(dir_ + "/secret") << secret << "\n";
     WriteLayout();
     table_ = std::make_unique<cluster::ProcessTable>(*cluster::LoadLayout(layout_path_));
-    StartFakeNodes(secret);
+    // Certificates as `tessera cluster up` issues them; the tests call as
+    // the operator.
+    ASSERT_TRUE(cluster::EnsureClusterPki(dir_, *table_).ok());
+    StartFakeNodes();
+    auto operator_identity = cluster::LoadIdentity(dir_, "cli", cluster::kCliPeerId, "cli");
+    ASSERT_TRUE(operator_identity.ok()) << operator_identity.status().ToString();
     rpc::ChannelOptions defaults;
-    defaults.identity = rpc::Identity{201, "router", secret};
+    defaults.identity = *operator_identity;
     defaults.backoff_max_ms = 200;
     pool_ = std::make_unique<rpc::ChannelPool>(process_.context(threads_.io), defaults);
     for (uint32_t id : kMetas) {
@@ -164,10 +171,12 @@ class MetaProcessFixture : public ::testing::Test {
     std::ofstream(layout_path_) << out.str();
   }
 
-  void StartFakeNodes(const std::string& secret) {
+  void StartFakeNodes() {
     for (const auto& e : table_->OfRole(cluster::ProcessRole::kNode)) {
       rpc::ServerOptions o;
-      o.identity = rpc::Identity{e.id, "node", secret};
+      auto identity = cluster::LoadIdentity(dir_, e.name, e.id, "node");
+      ASSERT_TRUE(identity.ok()) << identity.status().ToString();
+      o.identity = *identity;
       o.port = static_cast<uint16_t>(e.peer_port);
       auto server = std::make_unique<rpc::RpcServer>(process_.context(threads_.io), o);
       const uint32_t id = e.id;

@@ -7,6 +7,7 @@
 #include <future>
 #include <set>
 
+#include "cluster/rpc_access.h"
 #include "common/thread_name.h"
 #include "node/fault_rules.h"
 #include "common/check.h"
@@ -92,7 +93,8 @@ Status MetaService::Init() {
   store_ = std::move(store).value();
 
   rpc::ChannelOptions defaults;
-  defaults.identity = rpc::Identity{options_.self_id, "meta", options_.cluster_secret};
+  defaults.identity = rpc::Identity{options_.self_id, "meta", options_.cluster_secret, options_.tls};
+  TESSERA_RETURN_IF_ERROR(rpc::ValidateIdentity(defaults.identity));
   pool_ = std::make_unique<rpc::ChannelPool>(context_, defaults);
   pb::Membership membership;
   for (const cluster::ProcessEntry& e : options_.processes) {
@@ -136,6 +138,7 @@ Status MetaService::Init() {
 
   rpc::ServerOptions server_options;
   server_options.identity = defaults.identity;
+  server_options.access = cluster::MetaAccessPolicy();
   server_options.host = self->host;
   server_options.port = static_cast<uint16_t>(self->peer_port);
   server_ = std::make_unique<rpc::RpcServer>(context_, server_options);

@@ -57,6 +57,9 @@ struct MetaServiceOptions {
   uint32_t self_id = 0;          // this replica's process id (101..)
   std::string store_path;        // RocksDB directory
   std::string cluster_secret;
+  // This process's certificate and the cluster CA (cluster::LoadIdentity);
+  // null: plain TCP (tests of the process alone).
+  std::shared_ptr<const rpc::TlsCredentials> tls;
   std::vector<cluster::ProcessEntry> processes;  // the whole process table
   std::vector<std::string> azs;                   // the layout's AZs, in order
   consensus::Options consensus;  // timings; self and group_id are set here

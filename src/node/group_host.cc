@@ -409,21 +409,27 @@ void GroupHost::GetStatus(StatusCallback done) {
   });
 }
 
-void GroupHost::StateDigest(DigestCallback done) {
-  asio::post(strand_, [self = shared_from_this(), done = std::move(done)] {
+void GroupHost::StateDigest(JobThread& scanner, DigestCallback done) {
+  asio::post(strand_, [self = shared_from_this(), &scanner, done = std::move(done)]() mutable {
     if (self->stopped_) return done(Status::Aborted("group stopped"));
     if (self->installing_) return done(Status::Unavailable("replica is installing a snapshot"));
-    auto snapshot = self->store_->OpenSnapshot(self->group_id());
-    if (!snapshot.ok()) return done(snapshot.status());
-    pb::SnapshotManifest digest;
-    digest.set_applied_index((*snapshot)->applied_index());
-    for (;;) {
-      auto next = (*snapshot)->Next();
-      if (!next.ok()) return done(next.status());
-      if (!next->has_value()) break;
-      storage::AddPairToManifest((*next)->key, (*next)->value, &digest);
-    }
-    done(std::move(digest));
+    auto opened = self->store_->OpenSnapshot(self->group_id());
+    if (!opened.ok()) return done(opened.status());
+    // The scan reads the pinned snapshot; the strand goes on at once.
+    auto snapshot = std::shared_ptr(std::move(opened).value());
+    auto shared_done = std::make_shared<DigestCallback>(std::move(done));
+    const Status accepted = scanner.Submit([snapshot, shared_done] {
+      pb::SnapshotManifest digest;
+      digest.set_applied_index(snapshot->applied_index());
+      for (;;) {
+        auto next = snapshot->Next();
+        if (!next.ok()) return (*shared_done)(next.status());
+        if (!next->has_value()) break;
+        storage::AddPairToManifest((*next)->key, (*next)->value, &digest);
+      }
+      (*shared_done)(std::move(digest));
+    });
+    if (!accepted.ok()) (*shared_done)(accepted);
   });
 }
 

@@ -32,6 +32,7 @@
 #include <optional>
 #include <vector>
 
+#include "common/job_thread.h"
 #include "consensus/replica.h"
 #include "node/group_host_types.h"
 #include "node/partition_state_machine.h"
@@ -104,12 +105,14 @@ class GroupHost : public std::enable_shared_from_this<GroupHost> {
   void Read(std::string key, pb::Consistency consistency, ReadCallback done);
   void Scan(pb::KvScanRequest request, ScanCallback done);
   void GetStatus(StatusCallback done);
-  // A digest of this replica's applied state, from a consistent snapshot
-  // read on the strand: applied_index, pair_count, total_bytes and checksum
-  // of a SnapshotManifest (the rest unset). Equal digests mean equal
-  // states. Costs a scan of the whole state (an operator/test tool).
+  // A digest of this replica's applied state: applied_index, pair_count,
+  // total_bytes and checksum of a SnapshotManifest (the rest unset). Equal
+  // digests mean equal states. The consistent snapshot is taken on the
+  // strand; the scan of the whole state runs as a job of `scanner`, never
+  // on the strand (Throttled when its queue is full). `done` runs on the
+  // strand (errors before the scan) or on the scanner's thread.
   using DigestCallback = std::function<void(Result<pb::SnapshotManifest>)>;
-  void StateDigest(DigestCallback done);
+  void StateDigest(JobThread& scanner, DigestCallback done);
   // Stops ticking; pending callbacks fail with Aborted. Idempotent.
   // Releases the snapshots pinned by outbound transfers before returning,
   // so the NodeStore may be closed after Stop even if the io_context never

@@ -10,6 +10,8 @@
 #include <thread>
 
 #include "blob/blob_client.h"
+#include "cluster/cluster_client.h"
+#include "cluster/rpc_access.h"
 #include "node/node_server.h"
 #include "rpc/channel_pool.h"
 #include "rpc/fault_injector.h"
@@ -46,8 +48,13 @@ class NodeBlobTest : public ::testing::Test {
     rpc::ChannelOptions defaults;
     defaults.identity = rpc::Identity{201, "router", kSecret};
     pool_ = std::make_unique<rpc::ChannelPool>(rpc::RpcContext{io_, registry_, router_faults_}, defaults);
+    // Fault injection is the operator's (cluster::NodeAccessPolicy).
+    defaults.identity = rpc::Identity{cluster::kCliPeerId, std::string(cluster::kCliRole), kSecret};
+    operator_pool_ =
+        std::make_unique<rpc::ChannelPool>(rpc::RpcContext{io_, registry_, router_faults_}, defaults);
     for (uint32_t id = 1; id <= 3; ++id) {
       ASSERT_TRUE(pool_->SetPeerAddress(id, "127.0.0.1", nodes_[id - 1]->rpc_port()).ok());
+      ASSERT_TRUE(operator_pool_->SetPeerAddress(id, "127.0.0.1", nodes_[id - 1]->rpc_port()).ok());
     }
     auto map = blob::BlobSlotMap::Build(refs);
     ASSERT_TRUE(map.ok());
@@ -57,6 +64,7 @@ class NodeBlobTest : public ::testing::Test {
   void TearDown() override {
     for (auto& n : nodes_) n->Stop();
     pool_.reset();
+    operator_pool_.reset();
     work_.reset();
     for (int i = 0; i < 300 && !io_.stopped(); ++i) std::this_thread::sleep_for(10ms);
     io_.stop();
@@ -78,7 +86,7 @@ class NodeBlobTest : public ::testing::Test {
     pb::FaultRules rules;
     rules.set_fail_writes(fail);
     std::promise<Result<std::string>> p;
-    auto channel = pool_->Get(id);
+    auto channel = operator_pool_->Get(id);
     ASSERT_TRUE(channel.ok());
     ASSERT_TRUE((*channel)
                     ->Call("admin.faults", rules.SerializeAsString(), 5s,
@@ -95,7 +103,8 @@ class NodeBlobTest : public ::testing::Test {
   rpc::FaultInjector faults_;
   rpc::FaultInjector router_faults_;
   std::vector<std::unique_ptr<NodeServer>> nodes_;
-  std::unique_ptr<rpc::ChannelPool> pool_;
+  std::unique_ptr<rpc::ChannelPool> pool_;           // as a router
+  std::unique_ptr<rpc::ChannelPool> operator_pool_;  // as the operator
   std::unique_ptr<blob::BlobClient> client_;
 };
 

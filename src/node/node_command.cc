@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "cluster/cluster_client.h"
+#include "cluster/cluster_pki.h"
 #include "cluster/io_threads.h"
 #include "cluster/process_logging.h"
 #include "cluster/layout.h"
@@ -39,13 +40,14 @@ Result<NodeServerOptions> MakeOptions(const NodeCommandArgs& args) {
   if (!self || self->role != cluster::ProcessRole::kNode) {
     return Status::InvalidArgument("no storage node named '" + args.name + "' in " + args.layout_path);
   }
-  auto secret = cluster::ReadClusterSecret(args.dir);
-  if (!secret.ok()) return secret.status();
+  auto identity = cluster::LoadIdentity(args.dir, self->name, self->id, "node");
+  if (!identity.ok()) return identity.status();
   NodeServerOptions options;
   options.node_id = self->id;
   options.name = self->name;
   options.az = self->az;
-  options.cluster_secret = std::move(secret).value();
+  options.cluster_secret = identity->cluster_secret;
+  options.tls = identity->tls;
   options.rpc_host = self->host;
   options.rpc_port = static_cast<uint16_t>(self->peer_port);
   options.http_host = self->host;

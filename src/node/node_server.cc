@@ -21,6 +21,7 @@
 #include "node/s3_reads.h"
 #include "common/limits.h"
 #include "http/http_server.h"
+#include "cluster/rpc_access.h"
 #include "rpc/channel_pool.h"
 #include "rpc/server.h"
 #include "tessera/kv.pb.h"
@@ -89,6 +90,8 @@ class NodeServer::Impl {
   std::unique_ptr<BlobMaintenance> blob_maintenance_;
   std::unique_ptr<rpc::RpcServer> rpc_;
   std::unique_ptr<http::HttpServer> http_;
+  // admin.state_digest's scans: one at a time, a few waiting.
+  JobThread digest_jobs_{"state-digest", limits::kNodeDigestJobsMax};
   std::atomic<bool> serving_{false};
   bool stop_called_ = false;  // Stop's own flag (Start/Stop thread)
   bool stopped_ = false;      // on strand_: no more stats rounds
@@ -112,6 +115,7 @@ class NodeServer::Impl {
   void OnWrite(const pb::Envelope& request, rpc::Responder responder);
   void OnCreateGroup(const pb::Envelope& request, rpc::Responder responder);
   void OnStatus(rpc::Responder responder);
+  void OnStateDigest(rpc::Responder responder);
   void OnFaults(const pb::Envelope& request, rpc::Responder responder);
   void OnHttp(http::Request request, http::Respond respond);
   std::string HealthJson();
@@ -121,7 +125,7 @@ class NodeServer::Impl {
 };
 
 Status NodeServer::Impl::Start() {
-  rpc::Identity identity{options_.node_id, "node", options_.cluster_secret};
+  rpc::Identity identity{options_.node_id, "node", options_.cluster_secret, options_.tls};
   TESSERA_RETURN_IF_ERROR(rpc::ValidateIdentity(identity));
   const rpc::RpcContext context{io_, metrics_, faults_};
   rpc::ChannelOptions channel_defaults;
@@ -153,6 +157,7 @@ Status NodeServer::Impl::Start() {
 
   rpc::ServerOptions server_options;
   server_options.identity = identity;
+  server_options.access = cluster::NodeAccessPolicy();
   server_options.host = options_.rpc_host;
   server_options.port = options_.rpc_port;
   rpc_ = std::make_unique<rpc::RpcServer>(context, server_options);
@@ -187,6 +192,8 @@ Status NodeServer::Impl::RegisterHandlers() {
       {"admin.create_group",
        [this](const PeerInfo&, const pb::Envelope& r, Responder s) { OnCreateGroup(r, std::move(s)); }},
       {"admin.status", [this](const PeerInfo&, const pb::Envelope&, Responder s) { OnStatus(std::move(s)); }},
+      {"admin.state_digest",
+       [this](const PeerInfo&, const pb::Envelope&, Responder s) { OnStateDigest(std::move(s)); }},
       {"admin.faults",
        [this](const PeerInfo&, const pb::Envelope& r, Responder s) { OnFaults(r, std::move(s)); }},
       {"blob.read",
@@ -391,24 +398,24 @@ void NodeServer::Impl::OnFaults(const pb::Envelope& request, rpc::Responder resp
 
 namespace {
 
-// GET /state_digest: one line per hosted group, "group=G applied=A
+// admin.state_digest: one line per hosted group, "group=G applied=A
 // pairs=P bytes=B checksum=C" (GroupHost::StateDigest), ascending; replicas
 // with equal lines hold equal states.
-void ServeStateDigests(ReplicationHost& replication, http::Respond respond) {
+void ServeStateDigests(ReplicationHost& replication, JobThread& scanner, rpc::Responder responder) {
   struct Pending {
     std::mutex mu;  // guards lines, remaining
     std::map<uint64_t, std::string> lines;
     size_t remaining = 0;
-    http::Respond respond;
+    rpc::Responder responder;
   };
   const std::vector<HostedGroup> groups = replication.Groups();
-  if (groups.empty()) return respond(http::Response::Text(200, ""));
+  if (groups.empty()) return responder.Reply(std::string());
   auto pending = std::make_shared<Pending>();
   pending->remaining = groups.size();
-  pending->respond = std::move(respond);
+  pending->responder = std::move(responder);
   for (const HostedGroup& g : groups) {
     const uint64_t id = g.descriptor.group_id();
-    g.host->StateDigest([pending, id](Result<pb::SnapshotManifest> digest) {
+    g.host->StateDigest(scanner, [pending, id](Result<pb::SnapshotManifest> digest) {
       std::string line = "group=" + std::to_string(id);
       if (digest.ok()) {
         line += " applied=" + std::to_string(digest->applied_index()) +
@@ -423,12 +430,16 @@ void ServeStateDigests(ReplicationHost& replication, http::Respond respond) {
       if (--pending->remaining > 0) return;
       std::string body;
       for (const auto& [group, text] : pending->lines) body += text + "\n";
-      pending->respond(http::Response::Text(200, std::move(body)));
+      pending->responder.Reply(std::move(body));
     });
   }
 }
 
 }  // namespace
+
+void NodeServer::Impl::OnStateDigest(rpc::Responder responder) {
+  ServeStateDigests(*replication_, digest_jobs_, std::move(responder));
+}
 
 void NodeServer::Impl::OnHttp(http::Request request, http::Respond respond) {
   if (request.method != "GET" && request.method != "HEAD") {
@@ -442,9 +453,6 @@ void NodeServer::Impl::OnHttp(http::Request request, http::Respond respond) {
   if (request.path == "/health") {
     const bool healthy = serving_.load();
     return respond(http::Response::Json(healthy ? 200 : 503, HealthJson()));
-  }
-  if (request.path == "/state_digest" && replication_) {
-    return ServeStateDigests(*replication_, std::move(respond));
   }
   respond(http::Response::Text(404, "not found\n"));
 }
@@ -530,6 +538,7 @@ void NodeServer::Impl::Stop() {
   if (blob_maintenance_) blob_maintenance_->Stop();
   if (http_) http_->Stop();
   if (rpc_) rpc_->Stop();
+  digest_jobs_.Stop();  // its scans hold store snapshots
   if (blob_) blob_->Stop();
   if (replication_) replication_->Stop();
   pool_.reset();

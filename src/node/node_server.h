@@ -11,6 +11,11 @@
 //                       NotLeader with the leader's node id as hint, ...)
 //   admin.create_group  ReplicationHost::CreateGroup (idempotent)
 //   admin.status        NodeStatus with every group's status
+//   admin.state_digest  text, one line per hosted group: "group=G applied=A
+//                       pairs=P bytes=B checksum=C" (GroupHost::StateDigest,
+//                       scanned on the node's digest thread, one group at a
+//                       time); replicas with equal lines hold equal states.
+//                       For operators and tests (`tessera cluster digest`).
 //   admin.faults        FaultRules: per-peer drop/delay on outbound frames
 //                       (rpc FaultInjector; merged unless `replace`), and
 //                       the disk knobs fsync_delay_ms / fail_writes, which
@@ -27,10 +32,10 @@
 // Background: the blob GC of the `_s3` partitions this node leads
 // (BlobGc) and the orphan sweeper/repairer of its blob copies
 // (BlobMaintenance), each on its own thread.
-// HTTP: GET /metrics (Prometheus text), GET /health (200 JSON with the
-// groups while serving, 503 otherwise), GET /state_digest (one line per
-// hosted group: applied index and a checksum of its whole applied state,
-// GroupHost::StateDigest; for operators and tests comparing replicas).
+// Who may call which method: cluster::NodeAccessPolicy (rpc_access.h).
+// HTTP (unauthenticated, so nothing that costs more than a render): GET
+// /metrics (Prometheus text), GET /health (200 JSON with the groups while
+// serving, 503 otherwise).
 //
 // Lifecycle: Start, then Stop from a thread not running the io_context
 // while it runs; then stop the io threads; then destroy the NodeServer
@@ -52,6 +57,7 @@
 #include "node/blob_maintenance.h"
 #include "node/replication_host.h"
 #include "rpc/fault_injector.h"
+#include "rpc/types.h"
 
 namespace tessera::node {
 
@@ -67,6 +73,9 @@ struct NodeServerOptions {
   std::string name;
   std::string az;
   std::string cluster_secret;
+  // This process's certificate and the cluster CA (cluster::LoadIdentity);
+  // null: plain TCP (tests of the process alone).
+  std::shared_ptr<const rpc::TlsCredentials> tls;
   std::string rpc_host = "127.0.0.1";
   uint16_t rpc_port = 0;   // 0: any free port
   std::string http_host = "127.0.0.1";

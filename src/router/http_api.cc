@@ -127,6 +127,7 @@ unsigned HttpStatusFor(const Status& status) {
     case StatusCode::kAborted: return 503;
     case StatusCode::kCorruption:
     case StatusCode::kIOError: return 500;
+    case StatusCode::kPermissionDenied: return 403;
   }
   return 500;
 }

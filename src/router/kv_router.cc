@@ -15,7 +15,7 @@ namespace tessera::router {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr size_t kStatusCodes = static_cast<size_t>(StatusCode::kAborted) + 1;
+constexpr size_t kStatusCodes = kStatusCodeCount;
 constexpr const char* kOpNames[] = {"get",     "put",     "delete",   "batch",
                                     "scan",    "s3_read", "s3_write", "s3_list"};
 

@@ -38,7 +38,10 @@ pb::KvApiResponse WriteAnswer(uint64_t id, const Result<pb::KvApplyResult>& resu
 pb::KvApiResponse ErrorResponse(uint64_t request_id, const Status& status) {
   pb::KvApiResponse r;
   r.set_request_id(request_id);
-  r.set_code(static_cast<uint32_t>(status.code()));
+  // The native wire numbers StatusCodes as they are up to kAborted; its own
+  // codes follow (native_handler.h).
+  r.set_code(status.code() == StatusCode::kPermissionDenied ? kWirePermissionDenied
+                                                            : static_cast<uint32_t>(status.code()));
   r.set_message(status.message());
   return r;
 }

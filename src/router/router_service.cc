@@ -20,7 +20,7 @@ Status RouterService::Start() {
   }
   if (credentials_.size() == 0) return Status::InvalidArgument("no KV API credentials");
   rpc::ChannelOptions defaults;
-  defaults.identity = rpc::Identity{options_.self.id, "router", options_.cluster_secret};
+  defaults.identity = rpc::Identity{options_.self.id, "router", options_.cluster_secret, options_.tls};
   TESSERA_RETURN_IF_ERROR(rpc::ValidateIdentity(defaults.identity));
   defaults.connect_timeout_ms = 1'000;
   defaults.backoff_initial_ms = 20;

@@ -34,6 +34,9 @@ struct RouterServiceOptions {
   cluster::ProcessEntry self;                      // id (peer id), role router
   std::vector<cluster::ProcessEntry> processes;    // nodes and meta replicas to reach
   std::string cluster_secret;
+  // This process's certificate and the cluster CA (cluster::LoadIdentity);
+  // null: plain TCP (tests of the process alone).
+  std::shared_ptr<const rpc::TlsCredentials> tls;
   std::string http_host = "127.0.0.1";
   uint16_t http_port = 0;                          // 0: any free port
   uint16_t native_port = 0;                        // kv_port, on http_host; 0: any free port

@@ -10,6 +10,7 @@
 #include "common/check.h"
 #include "common/crc32c.h"
 #include "rpc/auth.h"
+#include "rpc/tls.h"
 #include "rpc/bytes_field.h"
 #include "rpc/envelope.h"
 #include "rpc/fault_injector.h"
@@ -295,7 +296,8 @@ void ChannelCore::StartConnect() {
 void ChannelCore::OnConnected(uint64_t attempt, const boost::system::error_code& error) {
   if (attempt != attempt_ || state_ != State::kConnecting) return;
   if (error) return ConnectionFailed("connect_failed", error.message());
-  link_ = std::make_shared<Link>(std::move(socket_), metrics_, budget_, counters_);
+  link_ = std::make_shared<Link>(std::move(socket_), metrics_, budget_, counters_,
+                                 options_.identity.tls, TlsSide::kClient);
   state_ = State::kAwaitChallenge;
   auto self = shared_from_this();
   link_->Start({[self](std::string_view frame, SharedBytes owned, uint32_t crc32c) {
@@ -373,6 +375,11 @@ void ChannelCore::OnWelcome(const pb::Envelope& envelope) {
                                           client_nonce_, welcome.peer_id(), welcome.role());
   if (!MacEquals(expected, welcome.mac())) return HandshakeFailed("bad_mac");
   if (welcome.peer_id() != options_.remote_peer_id) return HandshakeFailed("wrong_peer");
+  // Over TLS the server's certificate must name who the Welcome says.
+  if (link_->is_tls() &&
+      !(link_->tls_peer() == CertificateIdentity{welcome.role(), welcome.peer_id()})) {
+    return HandshakeFailed("certificate_mismatch");
+  }
 
   state_ = State::kReady;
   connect_timer_.cancel();

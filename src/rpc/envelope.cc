@@ -40,8 +40,7 @@ pb::Envelope MakeResponse(uint64_t call_id, Result<std::string> result) {
 }
 
 StatusCode StatusCodeFromWire(uint32_t code) {
-  return code <= static_cast<uint32_t>(StatusCode::kAborted) ? static_cast<StatusCode>(code)
-                                                             : StatusCode::kAborted;
+  return code < kStatusCodeCount ? static_cast<StatusCode>(code) : StatusCode::kAborted;
 }
 
 Result<std::string> ResultFromResponse(pb::Envelope& response) {

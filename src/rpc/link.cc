@@ -12,6 +12,9 @@ namespace {
 
 // Bytes asked of each read; the decoder grows the buffer for larger frames.
 constexpr size_t kReadChunkBytes = 64 << 10;
+// Buffers below this are copied together before a TLS write; larger ones
+// (blob payloads) are encrypted from where they lie.
+constexpr size_t kTlsCoalesceBytesMax = 64 << 10;
 
 }  // namespace
 
@@ -23,9 +26,12 @@ std::string RemoteAddress(const asio::ip::tcp::socket& socket) {
 }
 
 Link::Link(asio::ip::tcp::socket socket, std::shared_ptr<const RpcMetrics> metrics,
-           std::shared_ptr<QueueBudget> budget, std::shared_ptr<LinkCounters> counters)
+           std::shared_ptr<QueueBudget> budget, std::shared_ptr<LinkCounters> counters,
+           std::shared_ptr<const TlsCredentials> tls, TlsSide side)
     : socket_(std::move(socket)),
       release_timer_(socket_.get_executor()),
+      tls_credentials_(std::move(tls)),
+      tls_side_(side),
       metrics_(std::move(metrics)),
       budget_(std::move(budget)),
       counters_(std::move(counters)),
@@ -33,12 +39,37 @@ Link::Link(asio::ip::tcp::socket socket, std::shared_ptr<const RpcMetrics> metri
       decoder_(limits::kRpcHandshakeFrameBytesMax) {
   boost::system::error_code ignored;
   socket_.set_option(asio::ip::tcp::no_delay(true), ignored);
+  if (tls_credentials_ != nullptr) {
+    asio::ssl::context& context = side == TlsSide::kServer ? tls_credentials_->server_context()
+                                                           : tls_credentials_->client_context();
+    tls_ = std::make_unique<TlsStream>(std::move(socket_), context);
+  }
 }
 
 void Link::Start(Callbacks callbacks, size_t frame_bytes_max) {
   callbacks_ = std::move(callbacks);
   decoder_.set_frame_bytes_max(frame_bytes_max);
+  if (tls_ == nullptr) {
+    secured_ = true;
+    ReadMore();
+    return;
+  }
+  tls_->async_handshake(tls_side_ == TlsSide::kServer ? asio::ssl::stream_base::server
+                                                      : asio::ssl::stream_base::client,
+                        [self = shared_from_this()](const boost::system::error_code& error) {
+                          self->OnTlsHandshake(error);
+                        });
+}
+
+void Link::OnTlsHandshake(const boost::system::error_code& error) {
+  if (closed_) return;
+  if (error) return Fail("tls_handshake", error.message());
+  Result<CertificateIdentity> peer = PeerIdentityOf(tls_->native_handle());
+  if (!peer.ok()) return Fail("tls_identity", peer.status().message());
+  tls_peer_ = std::move(peer).value();
+  secured_ = true;
   ReadMore();
+  MaybeWrite();
 }
 
 void Link::set_frame_bytes_max(size_t frame_bytes_max) {
@@ -47,14 +78,16 @@ void Link::set_frame_bytes_max(size_t frame_bytes_max) {
 
 void Link::ReadMore() {
   const std::span<char> space = decoder_.Prepare(kReadChunkBytes);
-  socket_.async_read_some(asio::buffer(space.data(), space.size()),
-                          [self = shared_from_this()](const boost::system::error_code& error,
-                                                      size_t bytes) { self->OnRead(error, bytes); });
+  WithStream([&](auto& stream) {
+    stream.async_read_some(asio::buffer(space.data(), space.size()),
+                           [self = shared_from_this()](const boost::system::error_code& error,
+                                                       size_t bytes) { self->OnRead(error, bytes); });
+  });
 }
 
 void Link::OnRead(const boost::system::error_code& error, size_t bytes) {
   if (closed_) return;
-  if (error == asio::error::eof) {
+  if (error == asio::error::eof || error == asio::ssl::error::stream_truncated) {
     if (decoder_.buffered_bytes() > 0) {
       Fail("truncated", std::to_string(decoder_.buffered_bytes()) + " bytes of a frame");
     } else {
@@ -116,7 +149,7 @@ void Link::EnqueueAll(std::deque<OutFrame> frames) {
 }
 
 void Link::MaybeWrite() {
-  if (write_in_flight_ || closed_ || queue_.empty()) return;
+  if (write_in_flight_ || closed_ || !secured_ || queue_.empty()) return;
   queue_.TakeBatch(Clock::now(), limits::kRpcWriteBatchFramesMax, limits::kRpcWriteBatchBytesMax,
                    &writing_);
   if (writing_.empty()) {
@@ -128,10 +161,40 @@ void Link::MaybeWrite() {
     write_buffers_.push_back(asio::buffer(frame.bytes));
     if (!frame.tail.empty()) write_buffers_.push_back(asio::buffer(frame.tail.data(), frame.tail.size()));
   }
+  if (tls_ != nullptr) CoalesceForTls();
   write_in_flight_ = true;
-  asio::async_write(socket_, write_buffers_,
-                    [self = shared_from_this()](const boost::system::error_code& error,
-                                                size_t bytes) { self->OnWritten(error, bytes); });
+  WithStream([&](auto& stream) {
+    asio::async_write(stream, write_buffers_,
+                      [self = shared_from_this()](const boost::system::error_code& error,
+                                                  size_t bytes) { self->OnWritten(error, bytes); });
+  });
+}
+
+void Link::CoalesceForTls() {
+  size_t small_bytes = 0;
+  for (const asio::const_buffer& buffer : write_buffers_) {
+    if (buffer.size() < kTlsCoalesceBytesMax) small_bytes += buffer.size();
+  }
+  tls_staging_.clear();
+  tls_staging_.reserve(small_bytes);  // no reallocation below: the views stay valid
+  std::vector<asio::const_buffer> joined;
+  size_t run_start = std::string::npos;
+  const auto end_run = [&] {
+    if (run_start == std::string::npos) return;
+    joined.push_back(asio::buffer(tls_staging_.data() + run_start, tls_staging_.size() - run_start));
+    run_start = std::string::npos;
+  };
+  for (const asio::const_buffer& buffer : write_buffers_) {
+    if (buffer.size() >= kTlsCoalesceBytesMax) {
+      end_run();
+      joined.push_back(buffer);
+      continue;
+    }
+    if (run_start == std::string::npos) run_start = tls_staging_.size();
+    tls_staging_.append(static_cast<const char*>(buffer.data()), buffer.size());
+  }
+  end_run();
+  write_buffers_ = std::move(joined);
 }
 
 void Link::OnWritten(const boost::system::error_code& error, size_t bytes) {
@@ -169,12 +232,12 @@ void Link::Close() {
   if (closed_) return;
   closed_ = true;
   boost::system::error_code ignored;
-  socket_.close(ignored);
+  tcp_socket().close(ignored);
   release_timer_.cancel();
   const std::deque<OutFrame> unsent = queue_.TakeAll();
   const size_t discarded = ReleaseBudget(*budget_, unsent) + ReleaseBudget(*budget_, writing_);
   metrics_->discarded_frames.Increment(discarded);
-  asio::post(socket_.get_executor(), [self = shared_from_this()] { self->callbacks_ = {}; });
+  asio::post(release_timer_.get_executor(), [self = shared_from_this()] { self->callbacks_ = {}; });
 }
 
 void Link::Fail(std::string_view reason, std::string_view detail) {
@@ -182,6 +245,11 @@ void Link::Fail(std::string_view reason, std::string_view detail) {
   if (malformed) {
     metrics_->malformed_frames(reason).Increment();
     spdlog::warn("rpc.malformed_frame side={} peer={} reason={} detail=\"{}\"", metrics_->side(),
+                 peer_address_, reason, detail);
+  }
+  if (reason == "tls_handshake" || reason == "tls_identity") {
+    metrics_->auth_failures(reason).Increment();
+    spdlog::warn("rpc.tls_failed side={} peer={} reason={} detail=\"{}\"", metrics_->side(),
                  peer_address_, reason, detail);
   }
   Close();

@@ -72,4 +72,10 @@ metrics::Counter& RpcMetrics::calls(StatusCode code) const {
                               SideAnd(side_, "code", StatusCodeName(code)));
 }
 
+metrics::Counter& RpcMetrics::permission_denied(std::string_view method) const {
+  return registry_.GetCounter("tessera_rpc_permission_denied_total",
+                              "RPC requests refused by the access policy, by method.",
+                              SideAnd(side_, "method", method));
+}
+
 }  // namespace tessera::rpc

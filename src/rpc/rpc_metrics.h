@@ -15,6 +15,7 @@
 //   tessera_rpc_slow_peer_closes_total       server: closed, peer left queue_bytes_max unread
 //   tessera_rpc_fault_dropped_frames_total, tessera_rpc_fault_delayed_frames_total
 //   tessera_rpc_unknown_method_total         server: request for no registered handler
+//   tessera_rpc_permission_denied_total{method}  server: refused by the access policy
 //   tessera_rpc_late_responses_total         client: response after timeout or failure
 //   tessera_rpc_calls_total{code}            client: calls completed, by StatusCode name
 //   tessera_rpc_call_latency_seconds         client: Call() to callback, answered calls
@@ -58,6 +59,8 @@ class RpcMetrics {
   metrics::Counter& auth_failures(std::string_view reason) const;
   metrics::Counter& malformed_frames(std::string_view reason) const;
   metrics::Counter& calls(StatusCode code) const;
+  // `method`: a registered one (so the label set stays bounded).
+  metrics::Counter& permission_denied(std::string_view method) const;
 
  private:
   metrics::Registry& registry_;

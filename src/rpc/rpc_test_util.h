@@ -110,7 +110,7 @@ class RpcTest : public ::testing::Test {
   std::unique_ptr<RpcServer> StartServer(
       uint32_t peer_id, const std::vector<std::pair<std::string, Handler>>& handlers,
       uint16_t port = 0, ServerOptions options = {}, Process* in = nullptr) {
-    options.identity = MakeIdentity(peer_id, "node");
+    if (options.identity.peer_id == 0) options.identity = MakeIdentity(peer_id, "node");
     options.port = port;
     auto server = std::make_unique<RpcServer>(in ? in->context(threads.io) : context(), options);
     for (const auto& [method, handler] : handlers) {

@@ -45,6 +45,9 @@ Status ServerCore::RegisterHandler(std::string_view method, RegisteredHandler ha
   TESSERA_RETURN_IF_ERROR(ValidateMethod(method));
   if (started.load()) return Status::InvalidArgument("rpc server: handlers are registered before Start");
   if (!handler.plain && !handler.with_payload) return Status::InvalidArgument("rpc server: empty handler");
+  if (options.access != nullptr && !options.access->Covers(method)) {
+    return Status::InvalidArgument("rpc server: no access rule for " + std::string(method));
+  }
   if (!handlers_.emplace(std::string(method), std::move(handler)).second) {
     return Status::InvalidArgument("rpc server: duplicate handler for " + std::string(method));
   }

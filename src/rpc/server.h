@@ -29,6 +29,14 @@
 //     handshake deadline; each has at most handshake_timeout_ms.
 //     connections_max bounds authenticated connections: a valid Hello
 //     beyond it is refused (reason too_many_connections).
+//  7. With an AccessPolicy, a request reaches its handler only when the
+//     caller's role may call the method; otherwise it gets PermissionDenied
+//     (counted in tessera_rpc_permission_denied_total{method}, logged as
+//     rpc.permission_denied). Registering a handler for a method the policy
+//     has no rule for fails.
+//  8. Over TLS (Identity::tls), a connection authenticates only when the
+//     Hello names the role and peer id of the certificate the peer
+//     presented (reason certificate_mismatch otherwise).
 //
 // Thread safety: RegisterHandler and Start from one thread before serving;
 // port, stats and Responder methods from any thread; Stop and the
@@ -45,6 +53,7 @@
 #include "common/limits.h"
 #include "common/result.h"
 #include "common/shared_bytes.h"
+#include "rpc/access_policy.h"
 #include "rpc/types.h"
 #include "tessera/rpc.pb.h"
 
@@ -100,6 +109,9 @@ struct ServerOptions {
   size_t connections_max = limits::kRpcServerConnectionsMax;  // authenticated ones
   size_t inflight_requests_max = limits::kRpcServerInflightRequestsMax;  // per connection
   size_t queue_bytes_max = limits::kRpcServerQueueBytesMax;              // per connection
+  // Contract 7; null: every authenticated peer may call every method
+  // (tests of the transport alone).
+  std::shared_ptr<const AccessPolicy> access = nullptr;
 };
 
 struct ServerStats {
@@ -118,8 +130,8 @@ class RpcServer {
   RpcServer(const RpcServer&) = delete;
   RpcServer& operator=(const RpcServer&) = delete;
 
-  // InvalidArgument for an invalid or reserved method name, a duplicate, or
-  // a call after Start.
+  // InvalidArgument for an invalid or reserved method name, a duplicate, a
+  // method the access policy has no rule for, or a call after Start.
   Status RegisterHandler(std::string_view method, Handler handler);
   // The same for a PayloadHandler; one handler per method of either kind.
   Status RegisterPayloadHandler(std::string_view method, PayloadHandler handler);

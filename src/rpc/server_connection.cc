@@ -9,6 +9,7 @@
 #include "rpc/bytes_field.h"
 #include "rpc/envelope.h"
 #include "rpc/fault_injector.h"
+#include "rpc/tls.h"
 #include "rpc/server_internal.h"
 
 namespace tessera::rpc {
@@ -73,7 +74,8 @@ ServerConnection::ServerConnection(std::shared_ptr<ServerCore> core, Strand stra
       budget_(std::make_shared<QueueBudget>(limits::kRpcChannelQueueFramesMax,
                                             core_->options.queue_bytes_max)),
       link_(std::make_shared<Link>(std::move(socket), core_->metrics, budget_,
-                                   std::make_shared<LinkCounters>())),
+                                   std::make_shared<LinkCounters>(),
+                                   core_->options.identity.tls, TlsSide::kServer)),
       handshake_timer_(strand_) {}
 
 void ServerConnection::Start() {
@@ -142,6 +144,11 @@ void ServerConnection::OnHello(const pb::Envelope& envelope) {
   const std::string expected = HelloMac(self.cluster_secret, server_nonce_, hello.client_nonce(),
                                         hello.peer_id(), hello.role());
   if (!MacEquals(expected, hello.mac())) return AuthFailed("bad_mac");
+  // Contract 8: over TLS the certificate, not the Hello, says who this is.
+  if (link_->is_tls() &&
+      !(link_->tls_peer() == CertificateIdentity{hello.role(), hello.peer_id()})) {
+    return AuthFailed("certificate_mismatch");
+  }
 
   if (core_->connections_open.load() >= core_->options.connections_max) {
     return AuthFailed("too_many_connections");
@@ -183,6 +190,9 @@ void ServerConnection::OnRequest(pb::Envelope& request, std::optional<SharedByte
     if (call_id != 0) Respond(call_id, Status::NotFound("no handler for rpc method " + request.method()));
     return;
   }
+  if (core_->options.access != nullptr && !core_->options.access->Allows(peer_.role, request.method())) {
+    return RefusePermission(call_id, request.method());
+  }
   // Each kind of handler gets the payload where it wants it.
   const auto dispatch = [&](Responder responder) {
     if (handler->with_payload) {
@@ -201,6 +211,20 @@ void ServerConnection::OnRequest(pb::Envelope& request, std::optional<SharedByte
   }
   ++inflight_;
   dispatch(Responder(std::make_shared<ResponseSlot>(weak_from_this(), strand_, call_id)));
+}
+
+void ServerConnection::RefusePermission(uint64_t call_id, const std::string& method) {
+  core_->metrics->permission_denied(method).Increment();
+  // Logged at counts 1, 2, 4, 8... per connection: a misconfigured peer
+  // retrying must not flood the log.
+  ++permission_denials_;
+  if ((permission_denials_ & (permission_denials_ - 1)) == 0) {
+    spdlog::warn("rpc.permission_denied peer={} peer_id={} role={} method={} count={}", peer_.address,
+                 peer_.peer_id, peer_.role, method, permission_denials_);
+  }
+  if (call_id != 0) {
+    Respond(call_id, Status::PermissionDenied("role " + peer_.role + " may not call " + method));
+  }
 }
 
 void ServerConnection::Respond(uint64_t call_id, Status status) {

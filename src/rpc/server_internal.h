@@ -105,6 +105,9 @@ class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
   // the frame's buffer, see OnFrame); nullopt when it is in `request`.
   void OnRequest(pb::Envelope& request, std::optional<SharedBytes> payload);
   void Respond(uint64_t call_id, Status status);
+  // Contract 7: counts, logs and answers a request the peer's role may not
+  // make (no answer for a one-way request).
+  void RefusePermission(uint64_t call_id, const std::string& method);
   void SendData(OutFrame frame);
   void SendHandshake(std::string_view method, const google::protobuf::MessageLite& message);
   void AuthFailed(std::string_view reason);
@@ -124,6 +127,7 @@ class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
   std::atomic<bool> in_handshake_{true};  // !authenticated_ && !closed_, for the acceptor
   size_t inflight_ = 0;  // requests handed to handlers, not yet answered
   uint64_t unknown_methods_ = 0;
+  uint64_t permission_denials_ = 0;
 };
 
 // Shared by the copies of one Responder.

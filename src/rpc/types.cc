@@ -2,6 +2,7 @@
 
 #include "common/limits.h"
 #include "rpc/auth.h"
+#include "rpc/tls.h"
 
 namespace tessera::rpc {
 
@@ -14,6 +15,12 @@ Status ValidateIdentity(const Identity& identity) {
   if (identity.cluster_secret.size() < kClusterSecretBytesMin) {
     return Status::InvalidArgument("rpc identity: cluster secret must have at least " +
                                    std::to_string(kClusterSecretBytesMin) + " bytes");
+  }
+  if (identity.tls != nullptr &&
+      !(identity.tls->self() == CertificateIdentity{identity.role, identity.peer_id})) {
+    return Status::InvalidArgument("rpc identity: the certificate names " + identity.tls->self().role +
+                                   " " + std::to_string(identity.tls->self().peer_id) + ", not " +
+                                   identity.role + " " + std::to_string(identity.peer_id));
   }
   return Status::Ok();
 }

@@ -21,15 +21,23 @@ class Registry;
 namespace tessera::rpc {
 
 class FaultInjector;
+class TlsCredentials;
 
-// Who this process is, and the secret every member of the cluster shares.
+// Who this process is, the secret every member of the cluster shares, and
+// its TLS credentials (rpc/tls.h). With credentials, every connection is
+// TLS 1.3 with certificates both ways, and the peer's role and id are those
+// its certificate names; without (tests of the transport alone), the
+// connection is plain TCP and the HMAC handshake alone authenticates it.
+// Both ends of a connection must agree: a TLS end refuses a plain one.
 struct Identity {
   uint32_t peer_id = 0;        // not 0; unique in the cluster
   std::string role;            // "node", "meta", "router"...; at most limits::kRpcRoleBytesMax
   std::string cluster_secret;  // at least kClusterSecretBytesMin bytes; never logged or sent
+  std::shared_ptr<const TlsCredentials> tls = nullptr;  // when set, names this role and peer_id
 };
 
-// The authenticated sender of a request, as the server saw its Hello.
+// The authenticated sender of a request, as the server saw its Hello (and,
+// over TLS, its certificate).
 struct PeerInfo {
   uint32_t peer_id = 0;
   std::string role;

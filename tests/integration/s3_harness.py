@@ -9,7 +9,7 @@ clients that depend on nothing in the session's environment:
     explicit environment: PATH, a UTF-8 locale, HOME in the temp dir, the
     cluster's credentials, region us-east-1, AWS_CONFIG_FILE and
     AWS_SHARED_CREDENTIALS_FILE pointing at files written here, and for
-    HTTPS the cluster's certificate as the only CA bundle;
+    HTTPS the cluster's HTTPS CA (DIR/tls/ca.pem) as the only CA bundle;
   * `S3Raw` sends hand-made requests (SigV4 signed in Python, aws-chunked
     bodies encoded here) over http.client or a raw socket, for the error
     and bad-input tests that real clients refuse to send.
@@ -98,7 +98,8 @@ class S3Cluster:
         self.home = os.path.join(self.root, "home")
         os.makedirs(self.home)
         self._write_layout()
-        self.cert = os.path.join(self.dir, "tls", "cert.pem")
+        # What HTTPS clients trust: the CA that issued the routers' certificate.
+        self.ca_bundle = os.path.join(self.dir, "tls", "ca.pem")
         self.access_key = self.secret_key = None
 
     def _write_layout(self):
@@ -304,7 +305,7 @@ class S3Cluster:
                         f"host_base = {host}\nhost_bucket = {host}\n"
                         f"bucket_location = {REGION}\n"
                         f"use_https = {https}\ncheck_ssl_certificate = True\n"
-                        f"ca_certs_file = {self.cert if https else ''}\n"
+                        f"ca_certs_file = {self.ca_bundle if https else ''}\n"
                         "signature_v2 = False\nenable_multipart = False\n"
                         "progress_meter = False\n")
         self.rclone_conf = os.path.join(self.root, "rclone.conf")
@@ -334,8 +335,8 @@ class S3Cluster:
                 "RCLONE_CONFIG": self.rclone_conf,
             })
         if https:
-            env["AWS_CA_BUNDLE"] = self.cert
-            env["SSL_CERT_FILE"] = self.cert  # rclone (Go) and curl
+            env["AWS_CA_BUNDLE"] = self.ca_bundle
+            env["SSL_CERT_FILE"] = self.ca_bundle  # rclone (Go) and curl
         return env
 
     def run(self, cmd, https=False, timeout=300, check=True, input_bytes=None, env=None):
@@ -355,7 +356,7 @@ class S3Cluster:
                         https=https, **kw)
 
     def rclone(self, *args, https=False, **kw):
-        # HTTPS trusts the cluster's certificate through SSL_CERT_FILE only:
+        # HTTPS trusts the cluster's HTTPS CA through SSL_CERT_FILE only:
         # rclone 1.60 cannot use a custom CA bundle for s3 remotes, neither
         # --ca-cert nor AWS_CA_BUNDLE ("HTTPClient's transport unsupported
         # type"), but Go's TLS reads SSL_CERT_FILE.
@@ -366,7 +367,7 @@ class S3Cluster:
                         https=https, env=env, **kw)
 
     def curl(self, *args, https=False, **kw):
-        extra = ["--cacert", self.cert] if https else []
+        extra = ["--cacert", self.ca_bundle] if https else []
         return self.run(["curl", "-sS", "--noproxy", "*", *extra, *args], https=https, **kw)
 
     def boto3_client(self, https=False, access_key=None, secret_key=None, signature=None,
@@ -382,7 +383,7 @@ class S3Cluster:
                                         aws_secret_access_key=secret_key or self.secret_key,
                                         region_name=REGION)
         return session.client("s3", endpoint_url=self.endpoint(https),
-                              verify=self.cert if https else True, config=cfg)
+                              verify=self.ca_bundle if https else True, config=cfg)
 
 
 # --- hand-made requests ----------------------------------------------------------
@@ -528,7 +529,7 @@ class S3Raw:
 
     def _connection(self, timeout):
         if self.https:
-            ctx = ssl.create_default_context(cafile=self.cluster.cert)
+            ctx = ssl.create_default_context(cafile=self.cluster.ca_bundle)
             return http.client.HTTPSConnection("localhost", self.port, timeout=timeout,
                                                context=ctx)
         return http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)

@@ -6,9 +6,9 @@ small snapshot chunks (4 KiB) and aggressive log compaction, that
   1. a replica's node killed (`tessera cluster kill`) while the partition's
      state grows to many chunks and its log is compacted past what the node
      holds catches up after a restart by a streamed snapshot: its applied
-     index reaches the leader's and its state digest (GET /state_digest on
-     the node: applied index + CRC of the whole applied state) equals the
-     leader's;
+     index reaches the leader's and its state digest (`tessera cluster
+     digest NODE`: applied index + CRC of the whole applied state) equals
+     the leader's;
   2. the node killed (SIGKILL) in the middle of installing such a snapshot
      (an install pauses after its durable marker: node_settings
      fault_snapshot_install_delay_ms) finishes the install when restarted
@@ -62,8 +62,8 @@ class SnapshotCluster(kv.Cluster):
         return float(m.group(1)) if m else 0.0
 
     def digest(self, node, group):
-        text = self.node_get(node, "/state_digest") or ""
-        m = re.search(rf"^group={group} (.*)$", text, re.M)
+        p = self.cli("cluster", "digest", node, check=False)
+        m = re.search(rf"^{re.escape(node)} group={group} (.*)$", p.stdout, re.M)
         return m.group(1) if m else None
 
     def log_count(self, node, event):

@@ -77,7 +77,7 @@ def client(https, style="virtual", host=BASE_DOMAIN, signature="s3v4"):
                                     aws_secret_access_key=CLUSTER.secret_key,
                                     region_name=h.REGION)
     c = session.client("s3", endpoint_url=endpoint(https, host),
-                       verify=CLUSTER.cert if https else True, config=cfg)
+                       verify=CLUSTER.ca_bundle if https else True, config=cfg)
     c.sent_hosts = []
     c.meta.events.register("before-send.s3",
                            lambda request, **_: c.sent_hosts.append(

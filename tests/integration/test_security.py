@@ -19,6 +19,15 @@ would and requires the refusal (docs/security.md).
     header sent on the wire, is refused with InvalidArgument (or by the
     HTTP parser), nothing is stored, and no injected header reaches the
     client.
+  * The cluster's own RPC: a node's port speaks TLS 1.3 only, presents the
+    certificate the cluster CA issued for its role, and serves only a peer
+    that presents one too (no certificate, TLS 1.2 and plain TCP are
+    refused); a router's certificate cannot call admin RPCs (`tessera
+    cluster heal --as router-1` is refused with PermissionDenied, the
+    operator's succeeds).
+  * Secrets at rest: the cluster secret, credentials and every private key
+    are readable by their owner only, and neither the cluster secret nor an
+    S3 secret key appears in any process's log.
 
 One cluster for the whole file; every client is given its own
 configuration (s3_harness.scrub_environment).
@@ -28,7 +37,10 @@ import base64
 import hashlib
 import hmac
 import http.client
+import os
+import re
 import socket
+import ssl
 import time
 import unittest
 import urllib.parse
@@ -267,6 +279,87 @@ class SecurityTest(h.ClusterTestCase):
         if r is not None:
             self.assertEqual(r.status, 400, r)
         self.assertEqual(raw.head_status(BUCKET, "wire"), 404, "nothing stored")
+
+    # --- the cluster's own RPC ------------------------------------------------
+    def node_peer_port(self):
+        with open(self.c.layout) as f:
+            return int(re.search(r'name: "az1-n1".*?peer_port: (\d+)', f.read()).group(1))
+
+    def internal_tls_context(self, certificate=None, tls12_only=False):
+        pki = os.path.join(self.c.dir, "pki")
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        ctx.load_verify_locations(os.path.join(pki, "ca.pem"))
+        ctx.check_hostname = False  # identities are role and id, not host names
+        if certificate:
+            ctx.load_cert_chain(os.path.join(pki, certificate + ".pem"),
+                                os.path.join(pki, certificate + ".key"))
+        if tls12_only:
+            ctx.maximum_version = ssl.TLSVersion.TLSv1_2
+        return ctx
+
+    @staticmethod
+    def recv_exactly(stream, n):
+        data = b""
+        while len(data) < n:
+            chunk = stream.recv(n - len(data))
+            if not chunk:
+                raise ConnectionError(f"closed after {len(data)} of {n} bytes")
+            data += chunk
+        return data
+
+    def test_internal_rpc_is_tls13_with_certificates_both_ways(self):
+        port = self.node_peer_port()
+        ctx = self.internal_tls_context("cli")
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+            with ctx.wrap_socket(sock) as tls:
+                self.assertEqual(tls.version(), "TLSv1.3")
+                subject = dict(entry[0] for entry in tls.getpeercert()["subject"])
+                self.assertEqual(subject["organizationalUnitName"], "node")
+                # The RPC handshake starts only inside TLS: its Challenge frame.
+                length = int.from_bytes(self.recv_exactly(tls, 8)[:4], "big")
+                self.assertIn(b"rpc.Challenge", self.recv_exactly(tls, length))
+
+        # No client certificate: the node refuses (TLS 1.3 reports it after
+        # the client's side of the handshake).
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+            with self.assertRaises((ssl.SSLError, ConnectionError)):
+                with self.internal_tls_context().wrap_socket(sock) as tls:
+                    self.recv_exactly(tls, 8)
+        # TLS 1.2: no handshake at all.
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+            with self.assertRaises((ssl.SSLError, ConnectionError)):
+                self.internal_tls_context("cli", tls12_only=True).wrap_socket(sock)
+        # Plain TCP (a frame instead of a ClientHello): closed, not one frame back.
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+            sock.sendall(b"\x00\x00\x00\x04\xde\xad\xbe\xef" b"abcd")
+            try:
+                answer = sock.recv(4096)
+            except ConnectionError:
+                answer = b""
+            self.assertNotIn(b"rpc.Challenge", answer)
+
+    def test_a_router_identity_cannot_call_admin_rpcs(self):
+        refused = self.c.cli("cluster", "heal", "--as", "router-1", check=False)
+        self.assertNotEqual(refused.returncode, 0, refused)
+        self.assertIn("PermissionDenied", refused.stderr)
+        # The operator's identity may.
+        self.c.cli("cluster", "heal")
+
+    def test_secrets_at_rest_are_the_owners_alone_and_never_logged(self):
+        private = ["secret", "credentials", "pki/ca.key", "pki/cli.key", "pki/az1-n1.key",
+                   "pki/router-1.key", "tls/ca.key", "tls/key.pem"]
+        for rel in private:
+            mode = os.stat(os.path.join(self.c.dir, rel)).st_mode & 0o777
+            self.assertEqual(mode & 0o077, 0, f"{rel} has mode {oct(mode)}")
+        self.assertEqual(os.stat(os.path.join(self.c.dir, "pki")).st_mode & 0o077, 0)
+        with open(os.path.join(self.c.dir, "secret")) as f:
+            cluster_secret = f.read().strip()
+        logs = os.path.join(self.c.dir, "logs")
+        for name in os.listdir(logs):
+            with open(os.path.join(logs, name), errors="replace") as f:
+                text = f.read()
+            self.assertNotIn(cluster_secret, text, name)
+            self.assertNotIn(self.c.secret_key, text, name)
 
 
 if __name__ == "__main__":

@@ -75,6 +75,8 @@ S3Status AwsChunkedDecoder::Fail(S3Status status) {
   TESSERA_CHECK(!status.ok());
   state_ = State::kFailed;
   failure_ = status;
+  chunk_lease_.Release();
+  chunk_data_ = std::string();
   return status;
 }
 
@@ -157,6 +159,13 @@ S3Status AwsChunkedDecoder::OnChunkHeader(std::string_view line) {
   }
   announced_bytes_ += *size;
   if (*size > 0) {
+    if (Signed() && options_.buffer_budget != nullptr) {
+      chunk_lease_ = options_.buffer_budget->TryLease(*size);
+      if (chunk_lease_.bytes() == 0) {
+        return S3Status(S3ErrorCode::kSlowDown,
+                        "Too many aws-chunked bytes are being verified at once; retry later.");
+      }
+    }
     chunk_remaining_ = *size;
     chunk_data_.clear();
     state_ = State::kData;
@@ -182,6 +191,8 @@ S3Status AwsChunkedDecoder::OnChunkEnd(std::string* decoded_out) {
   previous_signature_ = expected;
   EmitData(chunk_data_, decoded_out);
   chunk_data_.clear();
+  if (chunk_data_.capacity() > limits::kAwsChunkBufferKeepBytes) chunk_data_.shrink_to_fit();
+  chunk_lease_.Release();
   return S3Status::Ok();
 }
 

@@ -17,6 +17,11 @@
 // Decoded bytes are emitted only once verified: in signed modes one chunk is
 // buffered (at most limits::kAwsChunkBytesMax) and released when its
 // signature checks; in the unsigned mode bytes pass through as they arrive.
+// A buffered chunk's bytes are leased from options.buffer_budget (the
+// router-wide cap) from its header until it is verified; a chunk the
+// budget cannot take fails with SlowDown (503: retry later), before any of
+// its data is read. Between chunks the decoder keeps at most
+// limits::kAwsChunkBufferKeepBytes of buffer capacity.
 //
 // Error choices: malformed framing (bad hex, missing CRLF, unknown chunk
 // extension, oversized line or chunk, bytes after the end) -> InvalidRequest,
@@ -35,12 +40,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "common/byte_budget.h"
 #include "s3/auth/auth_context.h"
 #include "s3/auth/checksum.h"
 #include "s3/auth/s3_result.h"
@@ -60,6 +67,9 @@ struct AwsChunkedOptions {
   // The value of the x-amz-checksum-* header when the checksum was sent up
   // front instead of as a trailer.
   std::optional<std::string> header_checksum_base64;
+  // Signed modes: where buffered chunks lease their bytes; null: no
+  // process-wide cap (tests, tools).
+  std::shared_ptr<ByteBudget> buffer_budget;
 };
 
 // Options for a request that authenticated with IsStreaming(context.mode).
@@ -121,6 +131,7 @@ class AwsChunkedDecoder {
   uint64_t announced_bytes_ = 0;   // sum of the chunk sizes seen so far
   bool finished_ = false;          // Finish has run
   std::string chunk_data_;         // signed modes: the chunk being verified
+  ByteLease chunk_lease_;          // signed modes: its bytes, from options_.buffer_budget
   std::string chunk_signature_;    // signed modes: its declared signature
   std::string previous_signature_;
   uint8_t crlf_seen_ = 0;          // kDataCrlf: bytes of "\r\n" consumed

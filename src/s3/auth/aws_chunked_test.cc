@@ -318,6 +318,50 @@ TEST(AwsChunked, SignedBytesAreReleasedOnlyOnceVerified) {
   EXPECT_EQ(uout, data.substr(0, 10));
 }
 
+// Goal: a buffered chunk leases its bytes from the shared budget from its
+// header until it is verified; a chunk the budget cannot take is refused
+// with SlowDown before its data is read, and the lease comes back when the
+// chunk verifies or the decoder fails or goes away.
+TEST(AwsChunked, BufferedChunksLeaseFromTheSharedBudget) {
+  const std::string data = Data(3000);
+  SignedUpload s = SignedSetup(PayloadMode::kStreamingSigned, data);
+  const std::string body = EncodeAwsChunked(data, 1000, s.options.mode, s.options.signing, {});
+  auto budget = std::make_shared<ByteBudget>(1500);
+  AwsChunkedOptions options = s.options;
+  options.buffer_budget = budget;
+  const size_t header = body.find("\r\n") + 2;
+  std::string out;
+  {
+    AwsChunkedDecoder first(options);
+    ASSERT_TRUE(first.Feed(std::string_view(body).substr(0, header + 10), &out).ok());
+    EXPECT_EQ(budget->leased(), 1000u);
+    // A second request's 1000-byte chunk does not fit beside it.
+    AwsChunkedDecoder second(options);
+    std::string other;
+    const S3Status refused = second.Feed(std::string_view(body).substr(0, header), &other);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(refused.error().code, S3ErrorCode::kSlowDown);
+    EXPECT_EQ(budget->leased(), 1000u);
+    // The first chunk verified: its lease is back, the next chunk leases.
+    ASSERT_TRUE(first.Feed(std::string_view(body).substr(header + 10, 992), &out).ok());
+    EXPECT_EQ(out, data.substr(0, 1000));
+    EXPECT_LE(budget->leased(), 1000u);
+  }
+  EXPECT_EQ(budget->leased(), 0u) << "a decoder gone gives its lease back";
+  // A whole body decodes within the budget, and leaves nothing leased.
+  Decoded whole = Decode(options, body, 333);
+  ASSERT_TRUE(whole.feed.ok() && whole.finish.ok());
+  EXPECT_EQ(whole.data, data);
+  EXPECT_EQ(budget->leased(), 0u);
+  // A failed decoder gives its lease back at once.
+  AwsChunkedDecoder tampered(options);
+  std::string bad = body;
+  bad[header + 5] ^= 1;
+  out.clear();
+  EXPECT_FALSE(tampered.Feed(bad, &out).ok());
+  EXPECT_EQ(budget->leased(), 0u);
+}
+
 TEST(AwsChunkedErrors, Framing) {
   const std::string data = Data(20);
   SignedUpload s = SignedSetup(PayloadMode::kStreamingSigned, data);

@@ -57,6 +57,7 @@ class PutUpload : public std::enable_shared_from_this<PutUpload> {
     if (auth::IsStreaming(call_->auth.mode)) {
       auto options = auth::AwsChunkedOptionsFor(auth_head, call_->auth);
       if (!options.ok()) return options.error();
+      options->buffer_budget = call_->front.chunk_buffers();
       expected_size_ = options->decoded_content_length;
       stream_checksum_ = options->checksum;
       decoder_.emplace(std::move(options).value());

@@ -31,6 +31,7 @@
 
 #include "admission/s3_admission.h"
 #include "blob/blob_client.h"
+#include "common/byte_budget.h"
 #include "common/limits.h"
 #include "common/metrics.h"
 #include "http/stream_server.h"
@@ -84,6 +85,9 @@ class S3Front {
   const S3FrontOptions& options() const { return options_; }
   DigestPool& digests() { return digests_; }
   ReadAheadBudget& read_ahead() { return read_ahead_; }
+  // Where every request's buffered aws-chunked chunks lease their bytes
+  // (auth::AwsChunkedOptions::buffer_budget).
+  const std::shared_ptr<ByteBudget>& chunk_buffers() const { return chunk_buffers_; }
   std::string NextRequestId();
   // Counts `blobs` written for an op that failed without an outcome (an
   // error, not a refusal: it may have committed, so its blobs are kept; if
@@ -101,6 +105,8 @@ class S3Front {
   metrics::Counter* requests_ = nullptr;
   metrics::Counter* unknown_outcome_blobs_ = nullptr;
   ReadAheadBudget read_ahead_{limits::kS3ReadAheadBytesMax};
+  const std::shared_ptr<ByteBudget> chunk_buffers_ =
+      std::make_shared<ByteBudget>(limits::kRouterAwsChunkBufferBytesMax);
   std::atomic<uint64_t> request_counter_{0};
   const uint64_t request_id_salt_;
   // Last: destroyed first, so its queued digests finish while everything

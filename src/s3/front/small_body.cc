@@ -6,6 +6,7 @@
 #include "s3/auth/aws_chunked.h"
 #include "s3/auth/checksum.h"
 #include "s3/auth/sigv4.h"
+#include "s3/front/s3_front.h"
 
 namespace tessera::s3::front {
 namespace {
@@ -23,6 +24,7 @@ class SmallBodyReader : public std::enable_shared_from_this<SmallBodyReader> {
     if (auth::IsStreaming(call_->auth.mode)) {
       auto options = auth::AwsChunkedOptionsFor(auth_head, call_->auth);
       if (!options.ok()) return done_(options.error());
+      options->buffer_budget = call_->front.chunk_buffers();
       decoder_.emplace(std::move(options).value());
     } else if (declared_of_ == DeclaredChecksums::kBody) {
       auto declared = auth::FindDeclaredChecksum(auth_head.headers);

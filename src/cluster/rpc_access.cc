@@ -1,0 +1,59 @@
+#include "cluster/rpc_access.h"
+
+namespace tessera::cluster {
+namespace {
+
+constexpr std::string_view kNode = "node";
+constexpr std::string_view kMeta = "meta";
+constexpr std::string_view kRouter = "router";
+constexpr std::string_view kCli = kCliRole;
+
+}  // namespace
+
+std::shared_ptr<const rpc::AccessPolicy> NodeAccessPolicy() {
+  static const auto policy = [] {
+    auto p = std::make_shared<rpc::AccessPolicy>();
+    p->Allow("consensus.batch", {kNode});
+    for (std::string_view m : {"kv.get", "kv.scan", "kv.write"}) p->Allow(m, {kRouter, kCli});
+    // Routers store and read blobs; nodes repair and collect them; the
+    // operator checks them (`tessera s3 check`).
+    for (std::string_view m : {"blob.put", "blob.read", "blob.delete", "blob.stat", "blob.list"}) {
+      p->Allow(m, {kRouter, kNode, kCli});
+    }
+    for (std::string_view m : {"s3.get", "s3.list", "s3.usage"}) p->Allow(m, {kRouter, kCli});
+    for (std::string_view m : {"s3.blob_refs", "s3.blob_scan"}) p->Allow(m, {kNode, kCli});
+    p->Allow("admin.create_group", {kMeta, kCli});
+    p->Allow("admin.status", {kNode, kMeta, kRouter, kCli});
+    p->Allow("admin.faults", {kCli});
+    p->Allow("admin.state_digest", {kCli});
+    return std::shared_ptr<const rpc::AccessPolicy>(std::move(p));
+  }();
+  return policy;
+}
+
+std::shared_ptr<const rpc::AccessPolicy> MetaAccessPolicy() {
+  static const auto policy = [] {
+    auto p = std::make_shared<rpc::AccessPolicy>();
+    p->Allow("consensus.batch", {kMeta});
+    for (std::string_view m : {"meta.lookup", "meta.lookup_batch", "meta.tables"}) {
+      p->Allow(m, {kNode, kMeta, kRouter, kCli});
+    }
+    for (std::string_view m : {"meta.get_bucket", "meta.list_buckets", "meta.get_user_by_key"}) {
+      p->Allow(m, {kRouter, kCli});
+    }
+    p->Allow("meta.list_users", {kCli});
+    // Mutations reach the meta leader from the replica that got them
+    // (forwarding, as role meta).
+    for (std::string_view m : {"meta.create_bucket", "meta.delete_bucket", "meta.set_bucket_versioning"}) {
+      p->Allow(m, {kRouter, kMeta, kCli});
+    }
+    p->Allow("meta.create_user", {kMeta, kCli});
+    p->Allow("meta.create_table", {kMeta, kCli});
+    p->Allow("admin.status", {kNode, kMeta, kRouter, kCli});
+    p->Allow("admin.faults", {kCli});
+    return std::shared_ptr<const rpc::AccessPolicy>(std::move(p));
+  }();
+  return policy;
+}
+
+}  // namespace tessera::cluster
