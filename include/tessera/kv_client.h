@@ -190,6 +190,11 @@ struct KvEndpoint {
 
 struct KvClientOptions {
   uint32_t connect_timeout_ms = 5'000;   // TCP connect plus handshake
+  // Non-empty: connect with TLS (to the router's kv_tls_port), trusting the
+  // CA certificates in this PEM file only, and verifying that the router's
+  // certificate names the host given to Connect (a DNS name or an IP
+  // address). A file that does not load fails Connect with kInvalidArgument.
+  std::string tls_ca_file;
   uint32_t request_timeout_ms = 10'000;  // one operation, from submission to answer
   uint32_t inflight_max = 256;           // unanswered requests on the connection
 };

@@ -125,6 +125,15 @@ void PrintEndpoints(ClusterSession& s, std::ostream& out) {
   out << "\nendpoints\n";
   for (const ProcessEntry& r : s.table().OfRole(ProcessRole::kRouter)) {
     out << "  KV HTTP API  http://" << r.host << ":" << r.http_port << "/kv/{table}/{key}\n";
+    if (r.http_tls_port != 0) {
+      out << "  KV HTTPS     https://localhost:" << r.http_tls_port << "/kv/{table}/{key}  (trust "
+          << s.dir() << "/tls/ca.pem)\n";
+    }
+    out << "  KV native    " << r.host << ":" << r.peer_port << "\n";
+    if (r.kv_tls_port != 0) {
+      out << "  KV native TLS " << r.host << ":" << r.kv_tls_port
+          << "  (KvClientOptions::tls_ca_file = " << s.dir() << "/tls/ca.pem)\n";
+    }
     if (r.s3_port != 0) out << "  S3 (HTTP)    http://" << r.host << ":" << r.s3_port << "\n";
     if (r.s3_tls_port != 0) {
       out << "  S3 (HTTPS)   https://localhost:" << r.s3_tls_port << "  (trust " << s.dir()

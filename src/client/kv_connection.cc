@@ -1,7 +1,10 @@
 #include "client/kv_connection.h"
 
+#include <openssl/ssl.h>
+
 #include <boost/asio/connect.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/ssl/host_name_verification.hpp>
 #include <boost/asio/write.hpp>
 
 #include "client/kv_api_wire.h"
@@ -23,7 +26,6 @@ constexpr auto kSweepInterval = std::chrono::milliseconds(20);
 KvConnection::KvConnection(KvClientOptions options)
     : options_(options),
       work_(asio::make_work_guard(io_)),
-      socket_(io_),
       timer_(io_),
       decoder_(limits::kNativeHandshakeFrameBytesMax) {
   thread_ = std::thread([this] { io_.run(); });
@@ -33,6 +35,16 @@ KvConnection::~KvConnection() { Shutdown(); }
 
 KvStatus KvConnection::Connect(const std::string& host, uint16_t port, const std::string& access_key,
                                const std::string& secret_key) {
+  if (!options_.tls_ca_file.empty()) {
+    tls_context_ = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_client);
+    boost::system::error_code ec;
+    tls_context_->load_verify_file(options_.tls_ca_file, ec);
+    if (!ec && SSL_CTX_set_min_proto_version(tls_context_->native_handle(), TLS1_2_VERSION) != 1) {
+      ec = asio::error::invalid_argument;
+    }
+    if (ec) return KvStatus(KvCode::kInvalidArgument, "tls_ca_file " + options_.tls_ca_file + ": " + ec.message());
+    tls_context_->set_verify_mode(asio::ssl::verify_peer);
+  }
   std::promise<KvStatus> promise;
   std::future<KvStatus> future = promise.get_future();
   asio::post(io_, [this, host, port, access_key, secret_key, promise = std::move(promise)]() mutable {
@@ -55,7 +67,10 @@ void KvConnection::StartConnect(const std::string& host, uint16_t port) {
   asio::ip::tcp::resolver resolver(io_);
   const auto endpoints = resolver.resolve(host, std::to_string(port), ec);
   if (ec) return FinishConnect(KvStatus(KvCode::kIOError, "resolve " + host + ": " + ec.message()));
-  asio::async_connect(socket_, endpoints,
+  asio::ip::tcp::socket socket(io_);
+  stream_ = tls_context_ ? std::make_unique<MaybeTlsStream<asio::ip::tcp::socket>>(std::move(socket), *tls_context_)
+                         : std::make_unique<MaybeTlsStream<asio::ip::tcp::socket>>(std::move(socket));
+  asio::async_connect(stream_->next_layer(), endpoints,
                       [this, host, port](const boost::system::error_code& error, const asio::ip::tcp::endpoint&) {
                         if (phase_ != Phase::kConnecting) return;
                         if (error) {
@@ -63,10 +78,25 @@ void KvConnection::StartConnect(const std::string& host, uint16_t port) {
                                                                               std::to_string(port) + ": " +
                                                                               error.message()));
                         }
-                        socket_.set_option(asio::ip::tcp::no_delay(true));
-                        phase_ = Phase::kAwaitChallenge;
-                        Read();
+                        OnTcpConnected(host);
                       });
+}
+
+void KvConnection::OnTcpConnected(const std::string& host) {
+  boost::system::error_code ignored;
+  stream_->next_layer().set_option(asio::ip::tcp::no_delay(true), ignored);
+  if (!stream_->is_tls()) {
+    phase_ = Phase::kAwaitChallenge;
+    return Read();
+  }
+  SSL_set_tlsext_host_name(stream_->tls()->native_handle(), host.c_str());
+  stream_->tls()->set_verify_callback(asio::ssl::host_name_verification(host));
+  stream_->tls()->async_handshake(asio::ssl::stream_base::client, [this, host](const boost::system::error_code& error) {
+    if (phase_ != Phase::kConnecting) return;
+    if (error) return FinishConnect(KvStatus(KvCode::kIOError, "TLS with " + host + ": " + error.message()));
+    phase_ = Phase::kAwaitChallenge;
+    Read();
+  });
 }
 
 // Ends the handshake: open on OK, closed otherwise.
@@ -84,8 +114,10 @@ void KvConnection::FinishConnect(KvStatus status) {
 
 void KvConnection::Read() {
   const std::span<char> space = decoder_.Prepare(kReadChunkBytes);
-  socket_.async_read_some(asio::buffer(space.data(), space.size()),
-                          [this](const boost::system::error_code& ec, size_t n) { OnRead(ec, n); });
+  stream_->With([&](auto& stream) {
+    stream.async_read_some(asio::buffer(space.data(), space.size()),
+                           [this](const boost::system::error_code& ec, size_t n) { OnRead(ec, n); });
+  });
 }
 
 void KvConnection::OnRead(const boost::system::error_code& ec, size_t n) {
@@ -183,11 +215,13 @@ void KvConnection::Write() {
     return;
   }
   writing_ = true;
-  asio::async_write(socket_, asio::buffer(out_.front()), [this](const boost::system::error_code& ec, size_t) {
-    if (phase_ == Phase::kClosed) return;
-    if (ec) return Fail(KvStatus(KvCode::kIOError, "connection lost: " + ec.message()));
-    out_.pop_front();
-    Write();
+  stream_->With([&](auto& stream) {
+    asio::async_write(stream, asio::buffer(out_.front()), [this](const boost::system::error_code& ec, size_t) {
+      if (phase_ == Phase::kClosed) return;
+      if (ec) return Fail(KvStatus(KvCode::kIOError, "connection lost: " + ec.message()));
+      out_.pop_front();
+      Write();
+    });
   });
 }
 
@@ -196,9 +230,11 @@ void KvConnection::Fail(KvStatus status) {
   phase_ = Phase::kClosed;
   open_ = false;
   lost_ = status;
-  boost::system::error_code ignored;
-  socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
-  socket_.close(ignored);
+  if (stream_ != nullptr) {
+    boost::system::error_code ignored;
+    stream_->next_layer().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+    stream_->next_layer().close(ignored);
+  }
   timer_.cancel();
   out_.clear();
   std::map<uint64_t, Pending> pending;

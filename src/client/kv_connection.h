@@ -30,6 +30,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include "common/maybe_tls_stream.h"
 #include "rpc/frame.h"
 #include "tessera/kv_api.pb.h"
 #include "tessera/kv_client.h"
@@ -65,6 +66,9 @@ class KvConnection {
   };
 
   void StartConnect(const std::string& host, uint16_t port);
+  // After the TCP connect: the TLS handshake (when TLS), then the native
+  // handshake's reads.
+  void OnTcpConnected(const std::string& host);
   void FinishConnect(KvStatus status);
   void Read();
   void OnRead(const boost::system::error_code& ec, size_t n);
@@ -82,7 +86,9 @@ class KvConnection {
   const KvClientOptions options_;
   boost::asio::io_context io_;
   boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_;
-  boost::asio::ip::tcp::socket socket_;
+  // TLS when options_.tls_ca_file is set (made by Connect).
+  std::unique_ptr<boost::asio::ssl::context> tls_context_;
+  std::unique_ptr<MaybeTlsStream<boost::asio::ip::tcp::socket>> stream_;  // made by StartConnect
   boost::asio::steady_timer timer_;  // connect deadline, then the request sweep
   std::thread thread_;
   std::atomic<bool> open_{false};

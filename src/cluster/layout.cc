@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <vector>
 
 namespace tessera::cluster {
 namespace {
@@ -20,7 +21,7 @@ class LayoutChecker {
       : azs_(layout.azs().begin(), layout.azs().end()) {}
 
   Status Process(const std::string& kind, const std::string& name, const std::string& az,
-                 const std::string& host, std::initializer_list<uint32_t> ports) {
+                 const std::string& host, const std::vector<uint32_t>& ports) {
     if (name.empty()) return Status::InvalidArgument(kind + " without a name");
     if (!names_.insert(name).second) return Status::InvalidArgument("duplicate name " + name);
     if (!azs_.count(az)) return Status::InvalidArgument(name + ": unknown AZ '" + az + "'");
@@ -64,9 +65,11 @@ Status ValidateLayout(const pb::ClusterLayout& layout) {
         check.Process("meta", m.name(), m.az(), m.host(), {m.peer_port(), m.http_port()}));
   }
   for (const auto& r : layout.routers()) {
-    TESSERA_RETURN_IF_ERROR(check.Process("router", r.name(), r.az(), r.host(),
-                                          {r.kv_port(), r.http_port(), r.s3_port(),
-                                           r.s3_tls_port()}));
+    std::vector<uint32_t> ports = {r.kv_port(), r.http_port(), r.s3_port(), r.s3_tls_port()};
+    for (uint32_t optional_port : {r.kv_tls_port(), r.http_tls_port()}) {
+      if (optional_port != 0) ports.push_back(optional_port);
+    }
+    TESSERA_RETURN_IF_ERROR(check.Process("router", r.name(), r.az(), r.host(), ports));
   }
   for (const std::string& az : azs) {
     if (check.Count("node", az) == 0) return Status::InvalidArgument(az + " has no storage node");
@@ -113,7 +116,10 @@ std::string DescribeLayout(const pb::ClusterLayout& layout) {
     out << "  router  " << r.name() << "  " << r.az() << "  kv " << r.host() << ":"
         << r.kv_port() << "  http " << r.host() << ":" << r.http_port() << "  s3 http://"
         << r.host() << ":" << r.s3_port() << "  s3 https://" << r.host() << ":"
-        << r.s3_tls_port() << "\n";
+        << r.s3_tls_port();
+    if (r.kv_tls_port() != 0) out << "  kv+tls " << r.host() << ":" << r.kv_tls_port();
+    if (r.http_tls_port() != 0) out << "  https " << r.host() << ":" << r.http_tls_port();
+    out << "\n";
   }
   return out.str();
 }

@@ -15,17 +15,18 @@ ProcessTable::ProcessTable(const pb::ClusterLayout& layout) {
   uint32_t id = kFirstNodeId;
   for (const auto& n : layout.nodes()) {
     entries_.push_back({id++, ProcessRole::kNode, n.name(), n.az(), n.host(), n.peer_port(),
-                        n.http_port(), 0, 0});
+                        n.http_port(), 0, 0, 0, 0});
   }
   id = kFirstMetaId;
   for (const auto& m : layout.meta()) {
     entries_.push_back({id++, ProcessRole::kMeta, m.name(), m.az(), m.host(), m.peer_port(),
-                        m.http_port(), 0, 0});
+                        m.http_port(), 0, 0, 0, 0});
   }
   id = kFirstRouterId;
   for (const auto& r : layout.routers()) {
     entries_.push_back({id++, ProcessRole::kRouter, r.name(), r.az(), r.host(), r.kv_port(),
-                        r.http_port(), r.s3_port(), r.s3_tls_port()});
+                        r.http_port(), r.s3_port(), r.s3_tls_port(), r.kv_tls_port(),
+                        r.http_tls_port()});
   }
 }
 

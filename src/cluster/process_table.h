@@ -32,6 +32,8 @@ struct ProcessEntry {
   uint32_t http_port = 0;  // metrics, health (all); HTTP KV API (routers)
   uint32_t s3_port = 0;    // routers only
   uint32_t s3_tls_port = 0;
+  uint32_t kv_tls_port = 0;    // routers: the native KV API over TLS; 0: off
+  uint32_t http_tls_port = 0;  // routers: the HTTP KV API over TLS; 0: off
 };
 
 class ProcessTable {

@@ -20,7 +20,9 @@
 
 #include "common/check.h"
 #include "http/connection_executor.h"
+#include "common/maybe_tls_stream.h"
 #include "http/response_wire.h"
+#include "http/tls_context.h"
 
 namespace tessera::http {
 
@@ -83,6 +85,7 @@ class HttpServerCore : public std::enable_shared_from_this<HttpServerCore> {
   const Handler handler_;
   asio::strand<asio::io_context::executor_type> acceptor_strand_;
   tcp::acceptor acceptor_;
+  std::unique_ptr<asio::ssl::context> tls_context_;  // set by Listen when options_.tls
   std::atomic<uint16_t> port_{0};
   std::atomic<bool> started_{false};
 
@@ -100,24 +103,37 @@ class HttpServerCore : public std::enable_shared_from_this<HttpServerCore> {
 // executor); Respond posts there.
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
-  Connection(std::shared_ptr<HttpServerCore> server, uint64_t id, tcp::socket socket)
-      : server_(std::move(server)), id_(id), stream_(std::move(socket)) {
+  // `tls`: the listener's context when it is TLS, else null.
+  Connection(std::shared_ptr<HttpServerCore> server, uint64_t id, tcp::socket socket,
+             asio::ssl::context* tls)
+      : server_(std::move(server)), id_(id), stream_(MakeStream(std::move(socket), tls)) {
     boost::system::error_code ec;
-    const tcp::endpoint remote = stream_.socket().remote_endpoint(ec);
+    const tcp::endpoint remote = stream_.next_layer().socket().remote_endpoint(ec);
     if (!ec) remote_address_ = remote.address().to_string() + ":" + std::to_string(remote.port());
   }
   ~Connection() { server_->OnConnectionGone(id_); }
 
+  // A TLS connection completes its handshake (within idle_timeout_ms)
+  // before the first request is read.
   void Start() {
-    asio::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->ReadHeader(); });
+    asio::dispatch(stream_.next_layer().get_executor(), [self = shared_from_this()] {
+      if (!self->stream_.is_tls()) return self->ReadHeader();
+      self->stream_.next_layer().expires_after(
+          std::chrono::milliseconds(self->server_->options_.idle_timeout_ms));
+      self->stream_.tls()->async_handshake(asio::ssl::stream_base::server,
+                                           [self](const boost::system::error_code& ec) {
+                                             if (ec) return self->Close();
+                                             self->ReadHeader();
+                                           });
+    });
   }
   // From any thread.
   void PostClose() {
-    asio::post(stream_.get_executor(), [self = shared_from_this()] { self->Close(); });
+    asio::post(stream_.next_layer().get_executor(), [self = shared_from_this()] { self->Close(); });
   }
   // From any thread: the answer to the request being handled.
   void PostResponse(Response response) {
-    asio::post(stream_.get_executor(), [self = shared_from_this(), r = std::move(response)]() mutable {
+    asio::post(stream_.next_layer().get_executor(), [self = shared_from_this(), r = std::move(response)]() mutable {
       self->WriteResponse(std::move(r));
     });
   }
@@ -141,9 +157,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void Drain();
   void Close();
 
+  using Stream = MaybeTlsStream<beast::tcp_stream>;
+  static Stream MakeStream(tcp::socket socket, asio::ssl::context* tls) {
+    if (tls == nullptr) return Stream(beast::tcp_stream(std::move(socket)));
+    return Stream(beast::tcp_stream(std::move(socket)), *tls);
+  }
+
   const std::shared_ptr<HttpServerCore> server_;
   const uint64_t id_;
-  beast::tcp_stream stream_;
+  Stream stream_;
   beast::flat_buffer buffer_;
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
   std::string remote_address_;
@@ -180,11 +202,13 @@ void Connection::ReadHeader() {
   parser_.emplace();
   parser_->header_limit(static_cast<std::uint32_t>(server_->options_.header_bytes_max));
   parser_->body_limit(server_->options_.body_bytes_max);
-  stream_.expires_after(std::chrono::milliseconds(server_->options_.idle_timeout_ms));
-  bhttp::async_read_header(stream_, buffer_, *parser_,
-                           [self = shared_from_this()](const boost::system::error_code& ec, size_t) {
-                             self->OnHeader(ec);
-                           });
+  stream_.next_layer().expires_after(std::chrono::milliseconds(server_->options_.idle_timeout_ms));
+  stream_.With([&](auto& stream) {
+    bhttp::async_read_header(stream, buffer_, *parser_,
+                             [self = shared_from_this()](const boost::system::error_code& ec, size_t) {
+                               self->OnHeader(ec);
+                             });
+  });
 }
 
 void Connection::OnHeader(const boost::system::error_code& ec) {
@@ -203,12 +227,14 @@ void Connection::OnHeader(const boost::system::error_code& ec) {
   if (EqualsIgnoreCase(ToStd(header[bhttp::field::expect]), "100-continue") && !parser_->is_done()) {
     auto cont = std::make_shared<bhttp::response<bhttp::empty_body>>(bhttp::status::continue_,
                                                                     header.version());
-    stream_.expires_after(std::chrono::milliseconds(server_->options_.write_timeout_ms));
-    bhttp::async_write(stream_, *cont,
-                       [self = shared_from_this(), cont](const boost::system::error_code& e, size_t) {
-                         if (e) return self->Close();
-                         self->ReadBody();
-                       });
+    stream_.next_layer().expires_after(std::chrono::milliseconds(server_->options_.write_timeout_ms));
+    stream_.With([&](auto& stream) {
+      bhttp::async_write(stream, *cont,
+                         [self = shared_from_this(), cont](const boost::system::error_code& e, size_t) {
+                           if (e) return self->Close();
+                           self->ReadBody();
+                         });
+    });
     return;
   }
   ReadBody();
@@ -216,11 +242,13 @@ void Connection::OnHeader(const boost::system::error_code& ec) {
 
 void Connection::ReadBody() {
   if (closed_) return;
-  stream_.expires_after(std::chrono::milliseconds(server_->options_.idle_timeout_ms));
-  bhttp::async_read(stream_, buffer_, *parser_,
-                    [self = shared_from_this()](const boost::system::error_code& ec, size_t) {
-                      self->OnBody(ec);
-                    });
+  stream_.next_layer().expires_after(std::chrono::milliseconds(server_->options_.idle_timeout_ms));
+  stream_.With([&](auto& stream) {
+    bhttp::async_read(stream, buffer_, *parser_,
+                      [self = shared_from_this()](const boost::system::error_code& ec, size_t) {
+                        self->OnBody(ec);
+                      });
+  });
 }
 
 void Connection::OnBody(const boost::system::error_code& ec) {
@@ -302,10 +330,12 @@ void Connection::Reject(unsigned status, std::string body) {
 
 void Connection::WriteWire(std::shared_ptr<const std::string> wire, bool keep_alive) {
   if (closed_) return;
-  stream_.expires_after(std::chrono::milliseconds(server_->options_.write_timeout_ms));
-  asio::async_write(stream_, asio::buffer(*wire),
-                    [self = shared_from_this(), wire, keep_alive](const boost::system::error_code& ec,
-                                                                  size_t) { self->OnWritten(ec, keep_alive); });
+  stream_.next_layer().expires_after(std::chrono::milliseconds(server_->options_.write_timeout_ms));
+  stream_.With([&](auto& stream) {
+    asio::async_write(stream, asio::buffer(*wire),
+                      [self = shared_from_this(), wire, keep_alive](
+                          const boost::system::error_code& ec, size_t) { self->OnWritten(ec, keep_alive); });
+  });
 }
 
 void Connection::OnWritten(const boost::system::error_code& ec, bool keep_alive) {
@@ -317,7 +347,7 @@ void Connection::OnWritten(const boost::system::error_code& ec, bool keep_alive)
 void Connection::LingerAndClose() {
   if (closed_) return;
   boost::system::error_code ignored;
-  stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+  stream_.next_layer().socket().shutdown(tcp::socket::shutdown_send, ignored);
   drain_deadline_ = std::chrono::steady_clock::now() + kLingerDrain;
   Drain();
 }
@@ -326,21 +356,23 @@ void Connection::Drain() {
   if (closed_) return;
   const auto now = std::chrono::steady_clock::now();
   if (now >= drain_deadline_ || drained_bytes_ >= kLingerDrainBytesMax) return Close();
-  stream_.expires_at(drain_deadline_);
-  stream_.async_read_some(asio::buffer(drain_buffer_),
-                          [self = shared_from_this()](const boost::system::error_code& ec, size_t n) {
-                            if (ec) return self->Close();
-                            self->drained_bytes_ += n;
-                            self->Drain();
-                          });
+  stream_.next_layer().expires_at(drain_deadline_);
+  stream_.With([&](auto& stream) {
+    stream.async_read_some(asio::buffer(drain_buffer_),
+                           [self = shared_from_this()](const boost::system::error_code& ec, size_t n) {
+                             if (ec) return self->Close();
+                             self->drained_bytes_ += n;
+                             self->Drain();
+                           });
+  });
 }
 
 void Connection::Close() {
   if (closed_) return;
   closed_ = true;
   boost::system::error_code ignored;
-  stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
-  stream_.close();
+  stream_.next_layer().socket().shutdown(tcp::socket::shutdown_both, ignored);
+  stream_.next_layer().close();
   server_->OnConnectionGone(id_);  // closed counts as gone, even if a Respond holds us
 }
 
@@ -355,6 +387,11 @@ Status HttpServerCore::Listen() {
       options_.write_timeout_ms == 0) {
     return Status::InvalidArgument("http server: a bound is 0 or above its limit");
   }
+  if (options_.tls) {
+    auto context = MakeServerTlsContext(*options_.tls);
+    if (!context.ok()) return Status::IOError("http server: " + context.status().message());
+    tls_context_ = std::move(context).value();
+  }
   boost::system::error_code ec;
   const asio::ip::address address = asio::ip::make_address(options_.host, ec);
   if (ec) return Status::InvalidArgument("http server: host is not an IP address: " + options_.host);
@@ -368,7 +405,7 @@ Status HttpServerCore::Listen() {
                            std::to_string(options_.port) + ": " + ec.message());
   }
   port_ = acceptor_.local_endpoint().port();
-  spdlog::info("http.listening addr={}:{}", options_.host, port_.load());
+  spdlog::info("http.listening addr={}:{} tls={}", options_.host, port_.load(), options_.tls.has_value());
   {
     std::lock_guard lock(mu_);
     accepting_ = true;
@@ -394,7 +431,8 @@ void HttpServerCore::Accept() {
         socket.close(ignored);
       } else {
         const uint64_t id = self->next_id_++;
-        auto connection = std::make_shared<Connection>(self, id, std::move(socket));
+        auto connection = std::make_shared<Connection>(self, id, std::move(socket),
+                                                       self->tls_context_.get());
         self->connections_.emplace(id, connection);
         lock.unlock();
         connection->Start();

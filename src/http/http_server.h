@@ -32,6 +32,10 @@
 //     connection closes after it without reading the body (authentication
 //     before the body: an unauthenticated client cannot make the server
 //     buffer body_bytes_max).
+//  8. With tls, the server speaks only TLS (1.2 or 1.3, tls_context.h):
+//     each connection completes its handshake within idle_timeout_ms
+//     before its first request is read, or is closed. Run a second server
+//     for a plain listener beside it.
 //
 // Thread safety: Start once, from one thread; port, stats and Respond from
 // any thread; Stop and the destructor from any thread that is not running
@@ -50,6 +54,7 @@
 #include "common/limits.h"
 #include "common/status.h"
 #include "http/headers.h"
+#include "http/tls_context.h"
 
 namespace boost::asio {
 class io_context;
@@ -105,6 +110,8 @@ struct HttpServerOptions {
   // executor instead of a strand each (ConnectionExecutor); 0: unknown.
   unsigned io_threads = 0;
   HeadCheck head_check;  // contract 7; empty: none
+  // Contract 8: every connection is TLS with this certificate and key.
+  std::optional<TlsFiles> tls;
 };
 
 // Monotonic counters since Start, and current levels.

@@ -18,6 +18,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <chrono>
+#include <filesystem>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -26,6 +27,8 @@
 #include <vector>
 
 #include "http/connection_executor.h"
+#include "http/stream_test_client.h"
+#include "pki/certificates.h"
 
 namespace tessera::http {
 namespace {
@@ -345,6 +348,45 @@ TEST_P(HttpServerTest, RefusesBadOptionsAndBusyPort) {
   same.port = server_->port();
   HttpServer busy(io_, same, Echo());
   EXPECT_EQ(busy.Start().code(), StatusCode::kIOError);
+}
+
+// Goal: a server with tls speaks only TLS: a client trusting the CA gets
+// its answers over a verified connection (keep-alive, a body), and a plain
+// HTTP request on that port gets no HTTP answer.
+TEST_P(HttpServerTest, ATlsServerAnswersOnlyOverTls) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("tessera_http_tls_" + std::to_string(::getpid()) + "_" +
+                                     std::to_string(GetParam()));
+  std::filesystem::create_directories(dir);
+  const pki::KeyPairFiles ca{(dir / "ca.pem").string(), (dir / "ca.key").string()};
+  ASSERT_TRUE(pki::GenerateAuthority(ca, "test CA", 2).ok());
+  pki::CertificateSpec spec;
+  spec.common_name = "localhost";
+  spec.dns_names = {"localhost"};
+  spec.ip_addresses = {"127.0.0.1"};
+  const pki::KeyPairFiles leaf{(dir / "cert.pem").string(), (dir / "key.pem").string()};
+  ASSERT_TRUE(pki::Issue(ca, leaf, spec, 2).ok());
+  HttpServerOptions options;
+  options.tls = TlsFiles{leaf.cert_path, leaf.key_path};
+  StartServer(Echo(), options);
+
+  tessera::http::testing::TestClient tls(server_->port(), /*tls=*/true, ca.cert_path);
+  ASSERT_FALSE(tls.Connect());
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_FALSE(tls.Write("PUT /kv/t/k HTTP/1.1\r\nHost: localhost\r\nContent-Length: 5\r\n\r\nhello"));
+    auto response = tls.Read();
+    ASSERT_TRUE(response);
+    EXPECT_EQ(response->result_int(), 200u);
+    EXPECT_EQ(response->body(), "PUT /kv/t/k  hello");
+  }
+
+  tessera::http::testing::TestClient plain(server_->port(), /*tls=*/false);
+  ASSERT_FALSE(plain.Connect());
+  ASSERT_FALSE(plain.Write("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n"));
+  std::string answer;
+  plain.ReadRaw(64, &answer);
+  EXPECT_EQ(answer.find("HTTP/1.1"), std::string::npos) << answer;
+  std::filesystem::remove_all(dir);
 }
 
 INSTANTIATE_TEST_SUITE_P(IoThreads, HttpServerTest, ::testing::Values(1u, 2u),

@@ -891,7 +891,7 @@ std::shared_ptr<ConnectionBase> MakePlainConnection(std::shared_ptr<StreamServer
 
 std::shared_ptr<ConnectionBase> MakeTlsConnection(std::shared_ptr<StreamServerCore> core,
                                                   uint64_t id, tcp::socket socket) {
-  TESSERA_CHECK(core->ssl_context_.has_value());
+  TESSERA_CHECK(core->ssl_context_ != nullptr);
   return std::make_shared<Connection<TlsStream>>(std::move(core), id, std::move(socket));
 }
 

@@ -50,45 +50,10 @@ Status StreamServerCore::ValidateOptions() const {
   return Status::Ok();
 }
 
-namespace {
-constexpr const char* kTls12Ciphers =
-    "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:"
-    "ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305";
-}  // namespace
-
 Status StreamServerCore::LoadTls() {
-  try {
-    ssl_context_.emplace(asio::ssl::context::tls_server);
-  } catch (const std::exception& e) {
-    return Status::IOError(std::string("stream server: cannot create a TLS context: ") + e.what());
-  }
-  boost::system::error_code ec;
-  ssl_context_->set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
-                                asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 |
-                                asio::ssl::context::no_tlsv1_1 | asio::ssl::context::single_dh_use,
-                            ec);
-  if (!ec && SSL_CTX_set_min_proto_version(ssl_context_->native_handle(), TLS1_2_VERSION) != 1) {
-    ec = asio::error::invalid_argument;
-  }
-  // TLS 1.2: forward-secret AEAD suites only (Mozilla's "intermediate"
-  // list: no CBC, no SHA-1 MAC, no static RSA key exchange); TLS 1.3's
-  // suites are all AEAD (OpenSSL's default set).
-  if (!ec && SSL_CTX_set_cipher_list(ssl_context_->native_handle(), kTls12Ciphers) != 1) {
-    ec = asio::error::invalid_argument;
-  }
-  if (ec) return Status::IOError("stream server: TLS options: " + ec.message());
-  ssl_context_->use_certificate_chain_file(options_.tls.cert_pem_path, ec);
-  if (ec) {
-    return Status::IOError("stream server: certificate " + options_.tls.cert_pem_path + ": " +
-                           ec.message());
-  }
-  ssl_context_->use_private_key_file(options_.tls.key_pem_path, asio::ssl::context::pem, ec);
-  if (ec) {
-    return Status::IOError("stream server: key " + options_.tls.key_pem_path + ": " + ec.message());
-  }
-  if (SSL_CTX_check_private_key(ssl_context_->native_handle()) != 1) {
-    return Status::IOError("stream server: the key does not match the certificate");
-  }
+  auto context = MakeServerTlsContext(options_.tls);
+  if (!context.ok()) return Status::IOError("stream server: " + context.status().message());
+  ssl_context_ = std::move(context).value();
   return Status::Ok();
 }
 

@@ -92,6 +92,7 @@
 #include "common/shared_bytes.h"
 #include "common/status.h"
 #include "http/headers.h"
+#include "http/tls_context.h"
 
 namespace boost::asio {
 class io_context;
@@ -196,11 +197,6 @@ using ProtocolErrorRenderer =
     std::function<ProtocolErrorResponse(unsigned status, std::string_view reason)>;
 
 using StreamHandler = std::function<void(std::shared_ptr<Exchange>)>;
-
-struct TlsFiles {
-  std::string cert_pem_path;  // certificate (chain), PEM
-  std::string key_pem_path;   // private key, PEM, unencrypted
-};
 
 struct StreamServerOptions {
   std::string host = "127.0.0.1";         // an IP address literal

@@ -51,7 +51,7 @@ class StreamServerCore : public std::enable_shared_from_this<StreamServerCore> {
   boost::asio::io_context& io_;
   const StreamServerOptions options_;
   const StreamHandler handler_;
-  std::optional<boost::asio::ssl::context> ssl_context_;  // set when https is on
+  std::unique_ptr<boost::asio::ssl::context> ssl_context_;  // set when https is on
 
   std::atomic<uint16_t> http_port_{0}, https_port_{0};
   std::atomic<uint64_t> accepted_{0}, refused_{0}, tls_failed_{0}, requests_{0},

@@ -74,6 +74,11 @@ ServerState::ServerState(asio::io_context& io_context, NativeKvHandler& kv_handl
 Status ServerState::Listen() {
   TESSERA_RETURN_IF_ERROR(ValidateNativeApiOptions(options));
   if (started.exchange(true)) return Status::InvalidArgument("native API: Start called twice");
+  if (options.tls) {
+    auto context = http::MakeServerTlsContext(*options.tls);
+    if (!context.ok()) return Status::IOError("native API: " + context.status().message());
+    tls_context_ = std::move(context).value();
+  }
   boost::system::error_code error;
   const asio::ip::address address = asio::ip::make_address(options.host, error);
   if (error) return Status::InvalidArgument("native API: host is not an IP address: " + options.host);
@@ -119,7 +124,8 @@ void ServerState::OnAccept(const boost::system::error_code& error, Strand strand
   } else {
     connections_open.fetch_add(1);
     metrics.connections_open.Add(1);
-    auto connection = std::make_shared<Connection>(shared_from_this(), strand, std::move(socket));
+    auto connection =
+        std::make_shared<Connection>(shared_from_this(), strand, std::move(socket), tls_context_.get());
     connections_.push_back(connection);
     asio::post(strand, [connection] { connection->Start(); });
   }

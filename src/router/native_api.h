@@ -24,6 +24,10 @@
 //     is closed.
 //  5. Stop closes the listening socket (the port is free when it returns)
 //     and every connection.
+//  6. With tls, the server speaks only TLS (1.2 or 1.3, http/tls_context.h):
+//     a connection completes its TLS handshake, then the native handshake,
+//     both within handshake_timeout_ms. Run a second server for a plain
+//     listener beside it.
 //
 // Metrics: tessera_router_native_connections_total,
 // tessera_router_native_connections_open, tessera_router_native_requests_total,
@@ -37,11 +41,13 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "common/limits.h"
 #include "common/metrics.h"
 #include "common/status.h"
+#include "http/tls_context.h"
 #include "router/native_handler.h"
 #include "router/token.h"
 
@@ -58,6 +64,8 @@ struct NativeApiOptions {
   size_t connections_max = limits::kNativeConnectionsMax;
   size_t inflight_requests_max = limits::kNativeInflightRequestsMax;  // per connection
   size_t queue_bytes_max = limits::kNativeQueueBytesMax;              // per connection
+  // Contract 6: every connection is TLS with this certificate and key.
+  std::optional<http::TlsFiles> tls;
 };
 
 // InvalidArgument for options beyond the kNative* limits.

@@ -13,13 +13,16 @@
 #include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>
 #include <chrono>
+#include <filesystem>
 #include <future>
 #include <map>
 #include <mutex>
 #include <thread>
 
-#include "common/check.h"
 #include "client/kv_api_wire.h"
+#include "common/check.h"
+#include "http/stream_test_client.h"
+#include "pki/certificates.h"
 #include "router/router_service.h"
 #include "router/router_test_util.h"
 #include "rpc/fault_injector.h"
@@ -215,8 +218,15 @@ class NativeApiTest : public ::testing::Test {
   }
 
   // A router (process id `id`) over the fake cluster, started.
-  std::unique_ptr<RouterService> StartRouter(uint32_t id, metrics::Registry& registry) {
+  // `tls`: also serve both KV APIs over TLS with these files.
+  std::unique_ptr<RouterService> StartRouter(uint32_t id, metrics::Registry& registry,
+                                             const http::TlsFiles* tls = nullptr) {
     RouterServiceOptions options;
+    if (tls != nullptr) {
+      options.http_tls_port = 0;
+      options.native_tls_port = 0;
+      options.tls_files = *tls;
+    }
     options.self = Entry(id, cluster::ProcessRole::kRouter, 0);
     options.processes = processes_;
     options.cluster_secret = kSecret;
@@ -633,6 +643,79 @@ TEST_F(NativeApiTest, HttpApiAcceptsSignedRequests) {
   EXPECT_EQ(handle("GET", path, "", "TK1-HMAC-SHA256").status, 403u);
   EXPECT_EQ(Counter("tessera_router_auth_failures_total{reason=\"refused\"}"), 4u);
   EXPECT_EQ(client_->Get("kv", "signed key").value()->value, "value");  // the same data natively
+}
+
+// Goal: a router's TLS listeners serve both KV APIs beside the plain ones:
+// a client trusting the HTTPS CA works over TLS (the certificate verified
+// for 127.0.0.1), and a client of another CA, a plain client on the TLS
+// port and a TLS client on the plain port are all refused.
+TEST_F(NativeApiTest, TlsListenersServeBothKvApisBesideThePlainOnes) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("tessera_kv_tls_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto make_ca = [&](const std::string& stem) {
+    const pki::KeyPairFiles ca{(dir / (stem + ".pem")).string(), (dir / (stem + ".key")).string()};
+    EXPECT_TRUE(pki::GenerateAuthority(ca, stem, 2).ok());
+    return ca;
+  };
+  const pki::KeyPairFiles ca = make_ca("ca");
+  const pki::KeyPairFiles other_ca = make_ca("other-ca");
+  pki::CertificateSpec spec;
+  spec.common_name = "localhost";
+  spec.dns_names = {"localhost"};
+  spec.ip_addresses = {"127.0.0.1"};
+  const http::TlsFiles files{(dir / "cert.pem").string(), (dir / "key.pem").string()};
+  ASSERT_TRUE(pki::Issue(ca, {files.cert_pem_path, files.key_pem_path}, spec, 2).ok());
+  metrics::Registry registry;
+  auto router = StartRouter(kRouterId + 1, registry, &files);
+  ASSERT_NE(router, nullptr);
+  ASSERT_NE(router->native_tls_port(), 0);
+  ASSERT_NE(router->http_tls_port(), 0);
+
+  KvClientOptions tls;
+  tls.tls_ca_file = ca.cert_path;
+  tls.connect_timeout_ms = 2'000;
+  auto client = KvClient::Connect("127.0.0.1", router->native_tls_port(), kCredential.access_key,
+                                  kCredential.secret_key, tls);
+  ASSERT_TRUE(client.ok()) << client.status().ToString();
+  ASSERT_TRUE((*client)->Put("kv", "over-tls", "sealed").ok());
+  KvResult<std::optional<KvValue>> got = (*client)->Get("kv", "over-tls");
+  ASSERT_TRUE(got.ok() && got->has_value());
+  EXPECT_EQ((*got)->value, "sealed");
+
+  KvClientOptions foreign = tls;
+  foreign.tls_ca_file = other_ca.cert_path;
+  EXPECT_FALSE(KvClient::Connect("127.0.0.1", router->native_tls_port(), kCredential.access_key,
+                                 kCredential.secret_key, foreign)
+                   .ok());
+  KvClientOptions plain;
+  plain.connect_timeout_ms = 1'000;
+  EXPECT_FALSE(KvClient::Connect("127.0.0.1", router->native_tls_port(), kCredential.access_key,
+                                 kCredential.secret_key, plain)
+                   .ok());
+  EXPECT_FALSE(KvClient::Connect("127.0.0.1", router->native_port(), kCredential.access_key,
+                                 kCredential.secret_key, tls)
+                   .ok());
+  foreign.tls_ca_file = (dir / "missing.pem").string();
+  EXPECT_EQ(KvClient::Connect("127.0.0.1", router->native_tls_port(), kCredential.access_key,
+                              kCredential.secret_key, foreign)
+                .status()
+                .code(),
+            KvCode::kInvalidArgument);
+
+  // The HTTP API over TLS (the certificate verified for localhost).
+  http::testing::TestClient https(router->http_tls_port(), /*tls=*/true, ca.cert_path);
+  ASSERT_FALSE(https.Connect());
+  ASSERT_FALSE(https.Write("GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n"));
+  auto health = https.Read();
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->result_int(), 200u);
+  http::testing::TestClient untrusting(router->http_tls_port(), /*tls=*/true, other_ca.cert_path);
+  EXPECT_TRUE(untrusting.Connect());
+
+  client->reset();
+  router->Stop();
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -36,12 +36,14 @@ pb::KvApiServerFrame ConnectionError(uint32_t code, const std::string& message) 
 
 }  // namespace
 
-Connection::Connection(std::shared_ptr<ServerState> server, Strand strand, asio::ip::tcp::socket socket)
+Connection::Connection(std::shared_ptr<ServerState> server, Strand strand, asio::ip::tcp::socket socket,
+                       asio::ssl::context* tls)
     : server_(std::move(server)),
       strand_(std::move(strand)),
-      socket_(std::move(socket)),
+      stream_(tls == nullptr ? MaybeTlsStream<asio::ip::tcp::socket>(std::move(socket))
+                             : MaybeTlsStream<asio::ip::tcp::socket>(std::move(socket), *tls)),
       timer_(strand_),
-      peer_(RemoteAddress(socket_)),
+      peer_(RemoteAddress(stream_.next_layer())),
       decoder_(limits::kNativeHandshakeFrameBytesMax) {}
 
 Connection::~Connection() {
@@ -51,14 +53,34 @@ Connection::~Connection() {
 
 void Connection::Start() {
   boost::system::error_code ignored;
-  socket_.set_option(asio::ip::tcp::no_delay(true), ignored);
+  stream_.next_layer().set_option(asio::ip::tcp::no_delay(true), ignored);
   timer_.expires_after(std::chrono::milliseconds(server_->options.handshake_timeout_ms));
   timer_.async_wait([self = shared_from_this()](const boost::system::error_code& error) {
     if (error || self->phase_ != Phase::kHandshake) return;
+    if (!self->greeted_) {  // still in the TLS handshake: nothing can be sent
+      self->server_->metrics.AuthFailure("handshake_timeout").Increment();
+      return self->Close();
+    }
     const uint32_t timeout_ms = self->server_->options.handshake_timeout_ms;
     self->AuthFailed("handshake_timeout", kUnauthenticated,
                      "no valid Hello within " + std::to_string(timeout_ms) + " ms");
   });
+  if (!stream_.is_tls()) return Greet();
+  stream_.tls()->async_handshake(asio::ssl::stream_base::server,
+                                 [self = shared_from_this()](const boost::system::error_code& error) {
+                                   if (self->phase_ != Phase::kHandshake) return;
+                                   if (error) {
+                                     self->server_->metrics.AuthFailure("tls_handshake").Increment();
+                                     spdlog::warn("router.native_auth_failed peer={} reason=tls_handshake",
+                                                  self->peer_);
+                                     return self->Close();
+                                   }
+                                   self->Greet();
+                                 });
+}
+
+void Connection::Greet() {
+  greeted_ = true;
   server_nonce_ = kvapi::RandomNonce();
   pb::KvApiServerFrame frame;
   frame.mutable_challenge()->set_protocol_version(kvapi::kProtocolVersion);
@@ -71,8 +93,8 @@ void Connection::Close() {
   if (phase_ == Phase::kClosed) return;
   phase_ = Phase::kClosed;
   boost::system::error_code ignored;
-  socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
-  socket_.close(ignored);
+  stream_.next_layer().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+  stream_.next_layer().close(ignored);
   timer_.cancel();
   out_.clear();
   queue_bytes_ = 0;
@@ -87,17 +109,19 @@ void Connection::Read() {
   } else {
     space = decoder_.Prepare(kReadChunkBytes);
   }
-  socket_.async_read_some(asio::buffer(space.data(), space.size()),
-                          [self = shared_from_this()](const boost::system::error_code& error, size_t n) {
-                            if (self->phase_ == Phase::kClosed) return;
-                            if (error) {
-                              if (self->phase_ != Phase::kClosing && self->decoder_.buffered_bytes() > 0) {
-                                self->server_->metrics.Malformed("truncated").Increment();
-                              }
-                              return self->Close();
-                            }
-                            self->OnBytes(n);
-                          });
+  stream_.With([&](auto& stream) {
+    stream.async_read_some(asio::buffer(space.data(), space.size()),
+                           [self = shared_from_this()](const boost::system::error_code& error, size_t n) {
+                             if (self->phase_ == Phase::kClosed) return;
+                             if (error) {
+                               if (self->phase_ != Phase::kClosing && self->decoder_.buffered_bytes() > 0) {
+                                 self->server_->metrics.Malformed("truncated").Increment();
+                               }
+                               return self->Close();
+                             }
+                             self->OnBytes(n);
+                           });
+  });
 }
 
 void Connection::OnBytes(size_t n) {
@@ -225,14 +249,16 @@ void Connection::Write() {
     return;
   }
   writing_ = true;
-  asio::async_write(socket_, asio::buffer(out_.front()),
-                    [self = shared_from_this()](const boost::system::error_code& error, size_t) {
-                      if (self->phase_ == Phase::kClosed) return;
-                      if (error) return self->Close();
-                      self->queue_bytes_ -= self->out_.front().size();
-                      self->out_.pop_front();
-                      self->Write();
-                    });
+  stream_.With([&](auto& stream) {
+    asio::async_write(stream, asio::buffer(out_.front()),
+                      [self = shared_from_this()](const boost::system::error_code& error, size_t) {
+                        if (self->phase_ == Phase::kClosed) return;
+                        if (error) return self->Close();
+                        self->queue_bytes_ -= self->out_.front().size();
+                        self->out_.pop_front();
+                        self->Write();
+                      });
+  });
 }
 
 void Connection::Refuse(const pb::KvApiServerFrame& last) {
@@ -248,7 +274,7 @@ void Connection::Refuse(const pb::KvApiServerFrame& last) {
 
 void Connection::StartLinger() {
   boost::system::error_code ignored;
-  socket_.shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
+  stream_.next_layer().shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
 }
 
 void Connection::AuthFailed(const char* reason, uint32_t code, const std::string& message) {

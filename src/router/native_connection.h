@@ -26,6 +26,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 
+#include "common/maybe_tls_stream.h"
 #include "router/native_api.h"
 #include "rpc/frame.h"
 #include "tessera/kv_api.pb.h"
@@ -73,13 +74,16 @@ class ServerState : public std::enable_shared_from_this<ServerState> {
   void AcceptNext();
   void OnAccept(const boost::system::error_code& error, Strand strand, boost::asio::ip::tcp::socket socket);
 
+  std::unique_ptr<boost::asio::ssl::context> tls_context_;  // set by Listen when options.tls
   boost::asio::ip::tcp::acceptor acceptor_;           // acceptor_strand only
   std::vector<std::weak_ptr<Connection>> connections_;  // acceptor_strand only
 };
 
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
-  Connection(std::shared_ptr<ServerState> server, Strand strand, boost::asio::ip::tcp::socket socket);
+  // `tls`: the listener's context when it is TLS (contract 6), else null.
+  Connection(std::shared_ptr<ServerState> server, Strand strand, boost::asio::ip::tcp::socket socket,
+             boost::asio::ssl::context* tls);
   ~Connection();
 
   const Strand& strand() const { return strand_; }
@@ -91,6 +95,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
  private:
   enum class Phase { kHandshake, kOpen, kClosing, kClosed };
 
+  // Sends the Challenge and starts reading (after the TLS handshake).
+  void Greet();
   void Read();
   void OnBytes(size_t n);
   void OnFrame(std::string_view payload);
@@ -108,10 +114,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   std::shared_ptr<ServerState> server_;
   Strand strand_;
-  boost::asio::ip::tcp::socket socket_;
+  MaybeTlsStream<boost::asio::ip::tcp::socket> stream_;
   boost::asio::steady_timer timer_;  // handshake deadline, then linger
   const std::string peer_;           // "ip:port"
   Phase phase_ = Phase::kHandshake;
+  bool greeted_ = false;  // Greet ran: a TLS handshake, if any, completed
   rpc::FrameDecoder decoder_;
   std::vector<char> discard_;  // kClosing reads
   size_t discarded_bytes_ = 0;

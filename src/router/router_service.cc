@@ -53,12 +53,17 @@ Status RouterService::Start() {
   // Credentials are checked on the head: no body is read for a request
   // that is refused anyway.
   http_options.head_check = [api = api_.get()](const http::Request& head) { return api->CheckHead(head); };
-  http_ = std::make_unique<http::HttpServer>(
-      context_.io, http_options,
-      [api = api_.get()](http::Request request, http::Respond respond) {
-        api->Handle(std::move(request), std::move(respond));
-      });
+  const http::Handler handle = [api = api_.get()](http::Request request, http::Respond respond) {
+    api->Handle(std::move(request), std::move(respond));
+  };
+  http_ = std::make_unique<http::HttpServer>(context_.io, http_options, handle);
   TESSERA_RETURN_IF_ERROR(http_->Start());
+  if (options_.http_tls_port) {
+    http_options.port = *options_.http_tls_port;
+    http_options.tls = options_.tls_files;
+    http_tls_ = std::make_unique<http::HttpServer>(context_.io, http_options, handle);
+    TESSERA_RETURN_IF_ERROR(http_tls_->Start());
+  }
   native_handler_ = std::make_unique<NativeKvHandler>(*kv_, *resolver_);
   NativeApiOptions native_options;
   native_options.host = options_.http_host;
@@ -66,10 +71,22 @@ Status RouterService::Start() {
   native_ = std::make_unique<NativeKvServer>(context_.io, *native_handler_, credentials_, context_.metrics,
                                              native_options);
   TESSERA_RETURN_IF_ERROR(native_->Start());
-  spdlog::info("router.listening id={} http={}:{} kv={}:{}", options_.self.id, options_.http_host, http_->port(),
-               options_.http_host, native_->port());
+  if (options_.native_tls_port) {
+    native_options.port = *options_.native_tls_port;
+    native_options.tls = options_.tls_files;
+    native_tls_ = std::make_unique<NativeKvServer>(context_.io, *native_handler_, credentials_,
+                                                   context_.metrics, native_options);
+    TESSERA_RETURN_IF_ERROR(native_tls_->Start());
+  }
+  spdlog::info("router.listening id={} http={}:{} kv={}:{} https={} kv_tls={}", options_.self.id,
+               options_.http_host, http_->port(), options_.http_host, native_->port(), http_tls_port(),
+               native_tls_port());
   return Status::Ok();
 }
+
+uint16_t RouterService::http_tls_port() const { return http_tls_ ? http_tls_->port() : 0; }
+
+uint16_t RouterService::native_tls_port() const { return native_tls_ ? native_tls_->port() : 0; }
 
 uint16_t RouterService::http_port() const { return http_ ? http_->port() : 0; }
 
@@ -77,7 +94,9 @@ uint16_t RouterService::native_port() const { return native_ ? native_->port() :
 
 void RouterService::Stop() {
   if (http_) http_->Stop();
+  if (http_tls_) http_tls_->Stop();
   if (native_) native_->Stop();
+  if (native_tls_) native_tls_->Stop();
   if (pool_) {
     for (const uint32_t peer : peers_) pool_->RemovePeer(peer);
   }

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,11 @@ struct RouterServiceOptions {
   std::string http_host = "127.0.0.1";
   uint16_t http_port = 0;                          // 0: any free port
   uint16_t native_port = 0;                        // kv_port, on http_host; 0: any free port
+  // TLS listeners beside the plain ones (0: any free port; nullopt: off),
+  // with the certificate and key of `tls_files`.
+  std::optional<uint16_t> http_tls_port;           // the HTTP/JSON KV API (and metrics, health)
+  std::optional<uint16_t> native_tls_port;         // the native KV API
+  http::TlsFiles tls_files;
   KvRouterOptions kv;
   uint32_t memds_timeout_ms = 1'000;               // one meta.lookup attempt
   // How long a cache hit's refresh lookup may wait to share a call with
@@ -62,6 +68,9 @@ class RouterService {
   Status Start();
   uint16_t http_port() const;
   uint16_t native_port() const;
+  // The TLS listeners' ports; 0 when off.
+  uint16_t http_tls_port() const;
+  uint16_t native_tls_port() const;
   // Stops both servers and closes every channel. Idempotent.
   void Stop();
 
@@ -85,8 +94,10 @@ class RouterService {
   std::unique_ptr<KvRouter> kv_;
   std::unique_ptr<KvHttpApi> api_;
   std::unique_ptr<http::HttpServer> http_;
+  std::unique_ptr<http::HttpServer> http_tls_;
   std::unique_ptr<NativeKvHandler> native_handler_;
   std::unique_ptr<NativeKvServer> native_;
+  std::unique_ptr<NativeKvServer> native_tls_;
   std::vector<uint32_t> peers_;
 };
 

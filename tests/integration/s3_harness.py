@@ -103,7 +103,7 @@ class S3Cluster:
         self.access_key = self.secret_key = None
 
     def _write_layout(self):
-        ports = iter(free_ports(6 * 2 + 3 * 2 + 4))
+        ports = iter(free_ports(6 * 2 + 3 * 2 + 6))
         lines = ['name: "s3-integration"', 'azs: ["az1", "az2", "az3"]']
         for az in AZS:
             for n in (1, 2):
@@ -114,9 +114,11 @@ class S3Cluster:
                          f"peer_port: {next(ports)} http_port: {next(ports)} }}")
         kv, http_port, self.s3_port, self.s3_tls_port = (next(ports) for _ in range(4))
         self.router_http_port = http_port
+        self.router_kv_tls_port, self.router_http_tls_port = next(ports), next(ports)
         lines.append(f'routers {{ name: "router-1" az: "az1" host: "127.0.0.1" kv_port: {kv} '
                      f"http_port: {http_port} s3_port: {self.s3_port} "
-                     f"s3_tls_port: {self.s3_tls_port} }}")
+                     f"s3_tls_port: {self.s3_tls_port} kv_tls_port: {self.router_kv_tls_port} "
+                     f"http_tls_port: {self.router_http_tls_port} }}")
         if self.router_settings:
             lines.append(f"router_settings {{ {self.router_settings} }}")
         if self.node_settings:

@@ -25,6 +25,8 @@ would and requires the refusal (docs/security.md).
     refused); a router's certificate cannot call admin RPCs (`tessera
     cluster heal --as router-1` is refused with PermissionDenied, the
     operator's succeeds).
+  * The KV HTTP API answers over TLS on the router's http_tls_port (the
+    cluster's HTTPS CA verified for localhost) as on its plain port.
   * Secrets at rest: the cluster secret, credentials and every private key
     are readable by their owner only, and neither the cluster secret nor an
     S3 secret key appears in any process's log.
@@ -167,8 +169,13 @@ class SecurityTest(h.ClusterTestCase):
         self.assert_refused(r, "AccessDenied", 403)
 
     # --- KV APIs: internal tables, grants -----------------------------------
-    def kv_http(self, method, target, token, body=b""):
-        conn = http.client.HTTPConnection("127.0.0.1", self.c.router_http_port, timeout=30)
+    def kv_http(self, method, target, token, body=b"", https=False):
+        if https:
+            ctx = ssl.create_default_context(cafile=self.c.ca_bundle)
+            conn = http.client.HTTPSConnection("localhost", self.c.router_http_tls_port, timeout=30,
+                                               context=ctx)
+        else:
+            conn = http.client.HTTPConnection("127.0.0.1", self.c.router_http_port, timeout=30)
         try:
             conn.request(method, target, body=body, headers={"Authorization": f"Bearer {token}"})
             r = conn.getresponse()
@@ -234,6 +241,21 @@ class SecurityTest(h.ClusterTestCase):
         # A token may not outlive the router's bound (30 days).
         p = self.c.cli("kv", "token", "--ttl", str(31 * 86400), check=False)
         self.assertNotEqual(p.returncode, 0)
+
+    def test_kv_http_api_over_tls(self):
+        token = self.c.cli("kv", "token").stdout.strip()
+        status, body = self.kv_http("PUT", "/kv/kv/sealed", token, b"over tls", https=True)
+        self.assertEqual(status, 200, body)
+        self.assertEqual(self.kv_http("GET", "/kv/kv/sealed", token, https=True), (200, b"over tls"))
+        self.assertEqual(self.kv_http("GET", "/kv/kv/sealed", token), (200, b"over tls"))
+        # The TLS port speaks nothing but TLS: a plain request gets no HTTP answer.
+        with socket.create_connection(("127.0.0.1", self.c.router_http_tls_port), timeout=5) as sock:
+            sock.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+            try:
+                answer = sock.recv(4096)
+            except ConnectionError:
+                answer = b""
+            self.assertNotIn(b"HTTP/1.1 200", answer)
 
     # --- no response splitting ---------------------------------------------
     def test_crlf_in_response_override_is_refused(self):
