@@ -17,7 +17,7 @@ packages=(
   libspdlog-dev libfmt-dev libcli11-dev
   libgtest-dev libgmock-dev
   libssl-dev libpugixml-dev libjemalloc-dev libisal-dev
-  curl s3cmd rclone
+  curl s3cmd rclone openssl
 )
 case "${1:-}" in
   "") ;;

@@ -90,6 +90,10 @@ CLI::App* AddKvCommands(CLI::App& app, KvCommandArgs& args) {
   token->add_option("--access-key", args.token_access_key, "the credential to sign with (default: the first)");
   token->add_option("--table", args.token_tables, "grant only this table (repeatable)");
   token->add_flag("--read-only", args.token_read_only, "grant reads only");
+  CLI::App* revoke = kv->add_subcommand(
+      "revoke", "refuse a bearer token from now on, on every router (within about a second)");
+  common(revoke);
+  revoke->add_option("token", args.revoked_token, "the token (as `tessera kv token` printed it)")->required();
   CLI::App* put = kv->add_subcommand("put", "write a value");
   common(put);
   put->add_option("table", args.table)->required();
@@ -111,7 +115,7 @@ CLI::App* AddKvCommands(CLI::App& app, KvCommandArgs& args) {
   scan->add_option("--end", args.end_key, "last key (exclusive)");
   scan->add_option("--limit", args.limit, "at most this many keys")->check(CLI::Range(1, 10000));
   scan->add_flag("--eventual", args.eventual, "read any replica's applied state");
-  for (CLI::App* sub : {token, put, get, del, scan}) {
+  for (CLI::App* sub : {token, revoke, put, get, del, scan}) {
     const std::string name = sub->get_name();
     sub->callback([&args, name] { args.action = name; });
   }

@@ -12,6 +12,7 @@
 #include "common/limits.h"
 #include "router/http_api.h"
 #include "router/token.h"
+#include "router/token_revocations.h"
 #include "tessera/kv_client.h"
 
 namespace tessera::cli {
@@ -83,6 +84,16 @@ int RunKvCommand(const KvCommandArgs& a, std::ostream& out, std::ostream& err) {
         << (credentials.ok() ? "no credential in " + a.dir + "/credentials" : credentials.status().ToString())
         << "\n";
     return 3;
+  }
+  if (a.action == "revoke") {
+    const Status revoked =
+        router::RevokeToken(a.dir + "/revoked_tokens", *credentials, a.revoked_token, NowUnix());
+    if (!revoked.ok()) {
+      err << "tessera kv revoke: " << revoked.ToString() << "\n";
+      return revoked.code() == StatusCode::kInvalidArgument ? 2 : 3;
+    }
+    out << "revoked (refused by every router within about a second)\n";
+    return 0;
   }
   auto layout = cluster::LoadLayout(a.layout_path);
   if (!layout.ok()) {

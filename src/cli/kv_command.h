@@ -14,7 +14,7 @@
 namespace tessera::cli {
 
 struct KvCommandArgs {
-  std::string action;  // token | put | get | del | scan
+  std::string action;  // token | revoke | put | get | del | scan
   std::string layout_path;
   std::string dir;
   std::string table;
@@ -27,6 +27,7 @@ struct KvCommandArgs {
   std::string token_access_key;             // token: whose credential (default: the first)
   std::vector<std::string> token_tables;    // token: only these tables (default: the credential's)
   bool token_read_only = false;             // token: reads only
+  std::string revoked_token;                // revoke: the token
 };
 
 // Exit codes: 0 done, 1 get of an absent key, 2 usage, 3 failed (message on err).

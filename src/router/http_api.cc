@@ -133,9 +133,10 @@ unsigned HttpStatusFor(const Status& status) {
 }
 
 KvHttpApi::KvHttpApi(KvRouter& router, const CredentialStore& credentials, metrics::Registry& metrics,
-                     NowUnix now_unix)
+                     NowUnix now_unix, std::shared_ptr<TokenRevocations> revocations)
     : router_(router),
       credentials_(credentials),
+      revocations_(std::move(revocations)),
       metrics_(metrics),
       now_unix_(now_unix ? std::move(now_unix)
                          : NowUnix([] {
@@ -183,8 +184,12 @@ std::variant<KvGrant, http::Response> KvHttpApi::Credentials(const http::Request
   }
   Result<KvGrant> grant = Status::Unavailable("unset");
   if (bearer) {
-    auto token = verified_tokens_.Verify(credentials_, Trim(value.substr(7)), now_unix_());
+    const std::string_view text = Trim(value.substr(7));
+    auto token = verified_tokens_.Verify(credentials_, text, now_unix_());
     grant = token.ok() ? Result<KvGrant>(token->grant) : Result<KvGrant>(token.status());
+    if (grant.ok() && revocations_ != nullptr && revocations_->Revoked(TokenSignature(text))) {
+      grant = Status::PermissionDenied("token revoked");
+    }
   } else {
     const auto field = [&request](std::string_view name) {
       const std::optional<std::string_view> v = request.Header(name);

@@ -31,6 +31,7 @@
 #include "http/http_server.h"
 #include "router/kv_router.h"
 #include "router/token.h"
+#include "router/token_revocations.h"
 #include "router/verified_token_cache.h"
 
 namespace tessera::router {
@@ -50,8 +51,9 @@ class KvHttpApi {
  public:
   using NowUnix = std::function<int64_t()>;  // seconds since the epoch
 
+  // `revocations`: bearer tokens it names are refused (null: none are).
   KvHttpApi(KvRouter& router, const CredentialStore& credentials, metrics::Registry& metrics,
-            NowUnix now_unix = {});
+            NowUnix now_unix = {}, std::shared_ptr<TokenRevocations> revocations = nullptr);
 
   void Handle(http::Request request, http::Respond respond);
   // The HttpServer's head_check (http_server.h, contract 7): the answer to
@@ -76,6 +78,7 @@ class KvHttpApi {
   KvRouter& router_;
   const CredentialStore& credentials_;
   VerifiedTokenCache verified_tokens_;
+  const std::shared_ptr<TokenRevocations> revocations_;
   metrics::Registry& metrics_;
   const NowUnix now_unix_;
   metrics::Counter& auth_missing_;

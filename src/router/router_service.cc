@@ -44,7 +44,10 @@ Status RouterService::Start() {
   resolver_ = std::make_unique<RouteResolver>(cache_, *memds_, context_.metrics,
                                               options_.async_lookups_max);
   kv_ = std::make_unique<KvRouter>(context_.io, *pool_, *resolver_, context_.metrics, options_.kv);
-  api_ = std::make_unique<KvHttpApi>(*kv_, credentials_, context_.metrics);
+  api_ = std::make_unique<KvHttpApi>(
+      *kv_, credentials_, context_.metrics, KvHttpApi::NowUnix(),
+      options_.revoked_tokens_path.empty() ? nullptr
+                                           : std::make_shared<TokenRevocations>(options_.revoked_tokens_path));
   http::HttpServerOptions http_options;
   http_options.host = options_.http_host;
   http_options.port = options_.http_port;

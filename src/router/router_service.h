@@ -46,6 +46,9 @@ struct RouterServiceOptions {
   std::optional<uint16_t> http_tls_port;           // the HTTP/JSON KV API (and metrics, health)
   std::optional<uint16_t> native_tls_port;         // the native KV API
   http::TlsFiles tls_files;
+  // The revoked-token list the HTTP API checks bearer tokens against
+  // (router/token_revocations.h); empty: none.
+  std::string revoked_tokens_path;
   KvRouterOptions kv;
   uint32_t memds_timeout_ms = 1'000;               // one meta.lookup attempt
   // How long a cache hit's refresh lookup may wait to share a call with

@@ -25,6 +25,13 @@ would and requires the refusal (docs/security.md).
     refused); a router's certificate cannot call admin RPCs (`tessera
     cluster heal --as router-1` is refused with PermissionDenied, the
     operator's succeeds).
+  * A bearer token revoked with `tessera kv revoke` is refused by the
+    router within seconds (403), while another token of the same
+    credential keeps working.
+  * TLS suites (`openssl s_client`): the S3 HTTPS, KV HTTPS and KV native
+    TLS ports complete TLS 1.3 and TLS 1.2 with an ECDHE AEAD suite,
+    verified against the cluster's HTTPS CA, and refuse CBC/SHA-1 suites
+    and TLS 1.1; the internal RPC refuses TLS 1.2.
   * The KV HTTP API answers over TLS on the router's http_tls_port (the
     cluster's HTTPS CA verified for localhost) as on its plain port.
   * Secrets at rest: the cluster secret, credentials and every private key
@@ -43,6 +50,7 @@ import os
 import re
 import socket
 import ssl
+import subprocess
 import time
 import unittest
 import urllib.parse
@@ -242,6 +250,50 @@ class SecurityTest(h.ClusterTestCase):
         p = self.c.cli("kv", "token", "--ttl", str(31 * 86400), check=False)
         self.assertNotEqual(p.returncode, 0)
 
+    def test_a_revoked_token_is_refused_and_others_are_not(self):
+        doomed = self.c.cli("kv", "token", "--ttl", "3600").stdout.strip()
+        kept = self.c.cli("kv", "token", "--ttl", "3601").stdout.strip()
+        self.assertEqual(self.kv_http("PUT", "/kv/kv/revocation", doomed, b"before")[0], 200)
+        self.c.cli("kv", "revoke", doomed)
+        refused = lambda: self.kv_http("GET", "/kv/kv/revocation", doomed)[0] == 403
+        self.assertTrue(h.wait_until(refused, 10), "the revoked token still works")
+        status, body = self.kv_http("PUT", "/kv/kv/revocation", doomed, b"after")
+        self.assertEqual(status, 403, body)
+        self.assertIn(b"revoked", body)
+        self.assertEqual(self.kv_http("GET", "/kv/kv/revocation", kept), (200, b"before"))
+        # Only this cluster's valid tokens can be revoked.
+        p = self.c.cli("kv", "revoke", "tk1.nobody.1.00", check=False)
+        self.assertNotEqual(p.returncode, 0)
+
+    def s_client(self, port, *args):
+        """`openssl s_client` against `port` (trusting the HTTPS CA); its
+        exit code and output."""
+        p = subprocess.run(["openssl", "s_client", "-connect", f"127.0.0.1:{port}",
+                            "-servername", "localhost", "-CAfile", self.c.ca_bundle,
+                            "-verify_return_error", *args],
+                           input=b"", stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           timeout=30, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")})
+        return p.returncode, p.stdout.decode(errors="replace")
+
+    def test_tls_listeners_offer_only_aead_suites_over_tls12_or_later(self):
+        for port in (self.c.s3_tls_port, self.c.router_http_tls_port, self.c.router_kv_tls_port):
+            with self.subTest(port=port):
+                rc, out = self.s_client(port, "-tls1_2", "-cipher", "ECDHE-ECDSA-AES128-GCM-SHA256")
+                self.assertEqual(rc, 0, out)
+                self.assertIn("ECDHE-ECDSA-AES128-GCM-SHA256", out)
+                self.assertIn("Verify return code: 0 (ok)", out)
+                for weak in ("ECDHE-ECDSA-AES128-SHA", "ECDHE-ECDSA-AES256-SHA384", "AES128-SHA"):
+                    rc, out = self.s_client(port, "-tls1_2", "-cipher", weak)
+                    self.assertNotEqual(rc, 0, f"{weak} accepted:\n{out}")
+                rc, out = self.s_client(port, "-tls1_1", "-cipher", "ALL:@SECLEVEL=0")
+                self.assertNotEqual(rc, 0, f"TLS 1.1 accepted:\n{out}")
+                rc, out = self.s_client(port, "-tls1_3")
+                self.assertEqual(rc, 0, out)
+                self.assertIn("TLSv1.3", out)
+        # The internal RPC: TLS 1.3 only.
+        rc, out = self.s_client(self.node_peer_port(), "-tls1_2")
+        self.assertNotEqual(rc, 0, f"TLS 1.2 accepted on the internal RPC:\n{out}")
+
     def test_kv_http_api_over_tls(self):
         token = self.c.cli("kv", "token").stdout.strip()
         status, body = self.kv_http("PUT", "/kv/kv/sealed", token, b"over tls", https=True)
@@ -249,13 +301,8 @@ class SecurityTest(h.ClusterTestCase):
         self.assertEqual(self.kv_http("GET", "/kv/kv/sealed", token, https=True), (200, b"over tls"))
         self.assertEqual(self.kv_http("GET", "/kv/kv/sealed", token), (200, b"over tls"))
         # The TLS port speaks nothing but TLS: a plain request gets no HTTP answer.
-        with socket.create_connection(("127.0.0.1", self.c.router_http_tls_port), timeout=5) as sock:
-            sock.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
-            try:
-                answer = sock.recv(4096)
-            except ConnectionError:
-                answer = b""
-            self.assertNotIn(b"HTTP/1.1 200", answer)
+        answer = self.plain_exchange(self.c.router_http_tls_port, b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+        self.assertNotIn(b"HTTP/1.1 200", answer)
 
     # --- no response splitting ---------------------------------------------
     def test_crlf_in_response_override_is_refused(self):
@@ -320,6 +367,16 @@ class SecurityTest(h.ClusterTestCase):
         return ctx
 
     @staticmethod
+    def plain_exchange(port, data):
+        """Sends `data` over plain TCP; what comes back first (b"" once closed)."""
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+            sock.sendall(data)
+            try:
+                return sock.recv(4096)
+            except ConnectionError:
+                return b""
+
+    @staticmethod
     def recv_exactly(stream, n):
         data = b""
         while len(data) < n:
@@ -352,13 +409,8 @@ class SecurityTest(h.ClusterTestCase):
             with self.assertRaises((ssl.SSLError, ConnectionError)):
                 self.internal_tls_context("cli", tls12_only=True).wrap_socket(sock)
         # Plain TCP (a frame instead of a ClientHello): closed, not one frame back.
-        with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
-            sock.sendall(b"\x00\x00\x00\x04\xde\xad\xbe\xef" b"abcd")
-            try:
-                answer = sock.recv(4096)
-            except ConnectionError:
-                answer = b""
-            self.assertNotIn(b"rpc.Challenge", answer)
+        answer = self.plain_exchange(port, b"\x00\x00\x00\x04\xde\xad\xbe\xef" b"abcd")
+        self.assertNotIn(b"rpc.Challenge", answer)
 
     def test_a_router_identity_cannot_call_admin_rpcs(self):
         refused = self.c.cli("cluster", "heal", "--as", "router-1", check=False)
