@@ -25,6 +25,9 @@ would and requires the refusal (docs/security.md).
     refused); a router's certificate cannot call admin RPCs (`tessera
     cluster heal --as router-1` is refused with PermissionDenied, the
     operator's succeeds).
+  * Signed KV requests cover their conditions: a PUT signed with If-Match
+    and replayed without it (or with another condition) is refused (403)
+    and writes nothing.
   * A bearer token revoked with `tessera kv revoke` is refused by the
     router within seconds (403), while another token of the same
     credential keeps working.
@@ -249,6 +252,48 @@ class SecurityTest(h.ClusterTestCase):
         # A token may not outlive the router's bound (30 days).
         p = self.c.cli("kv", "token", "--ttl", str(31 * 86400), check=False)
         self.assertNotEqual(p.returncode, 0)
+
+    def kv_signed(self, method, target, body=b"", headers=None):
+        """A TK1-HMAC-SHA256 signed KV request (docs/formats/credentials.md):
+        its Authorization value, covering method, target, body and the
+        Content-Type, If-Match and If-None-Match headers."""
+        headers = headers or {}
+        path, _, query = target.partition("?")
+        now = int(time.time())
+        string_to_sign = "\n".join([
+            "TK1-HMAC-SHA256", str(now), method, path, query,
+            "content-type:" + headers.get("Content-Type", ""),
+            "if-match:" + headers.get("If-Match", ""),
+            "if-none-match:" + headers.get("If-None-Match", ""),
+            hashlib.sha256(body).hexdigest()])
+        signature = hmac.new(self.c.secret_key.encode(), string_to_sign.encode(),
+                             hashlib.sha256).hexdigest()
+        return (f"TK1-HMAC-SHA256 Credential={self.c.access_key}, Timestamp={now}, "
+                f"Signature={signature}")
+
+    def kv_send(self, method, target, authorization, body=b"", headers=None):
+        conn = http.client.HTTPConnection("127.0.0.1", self.c.router_http_port, timeout=30)
+        try:
+            conn.request(method, target, body=body,
+                         headers=dict(headers or {}, Authorization=authorization))
+            r = conn.getresponse()
+            return r.status, r.read()
+        finally:
+            conn.close()
+
+    def test_a_signed_kv_write_cannot_lose_its_condition_on_replay(self):
+        token = self.c.cli("kv", "token").stdout.strip()
+        self.assertEqual(self.kv_http("PUT", "/kv/kv/guarded", token, b"v1")[0], 200)
+        conditional = {"If-Match": "999999"}
+        auth = self.kv_signed("PUT", "/kv/kv/guarded", b"v2", conditional)
+        status, body = self.kv_send("PUT", "/kv/kv/guarded", auth, b"v2", conditional)
+        self.assertEqual(status, 412, body)  # signed as sent: the condition decides
+        # The same signature with the condition stripped (or changed) is refused.
+        for replayed in ({}, {"If-Match": "*"}, {"If-None-Match": "*"}):
+            with self.subTest(headers=replayed):
+                status, body = self.kv_send("PUT", "/kv/kv/guarded", auth, b"v2", replayed)
+                self.assertEqual(status, 403, body)
+        self.assertEqual(self.kv_http("GET", "/kv/kv/guarded", token), (200, b"v1"))
 
     def test_a_revoked_token_is_refused_and_others_are_not(self):
         doomed = self.c.cli("kv", "token", "--ttl", "3600").stdout.strip()
