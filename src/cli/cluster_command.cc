@@ -1,4 +1,4 @@
-// `tessera cluster` actions. Launch order is meta, nodes, routers; stop order
+// `tessera cluster` actions. Launch order is meta, nodes, routers, autoadmin; stop order
 // the reverse. Faults go through each process's authenticated admin.faults.
 #include "cli/cluster_command.h"
 
@@ -47,7 +47,8 @@ cluster::LaunchSpec SpecFor(const ClusterSession& s, const ProcessEntry& e) {
 
 std::vector<ProcessEntry> LaunchOrder(const cluster::ProcessTable& table) {
   std::vector<ProcessEntry> order;
-  for (ProcessRole role : {ProcessRole::kMeta, ProcessRole::kNode, ProcessRole::kRouter}) {
+  for (ProcessRole role :
+       {ProcessRole::kMeta, ProcessRole::kNode, ProcessRole::kRouter, ProcessRole::kAutoadmin}) {
     for (const ProcessEntry& e : table.OfRole(role)) order.push_back(e);
   }
   return order;

@@ -85,11 +85,13 @@ Status AllPartitionsLed(ClusterSession& s) {
 
 bool PrintStatus(ClusterSession& s, std::ostream& out) {
   out << "\nprocesses\n";
-  out << "  " << std::left << std::setw(12) << "name" << std::setw(8) << "role" << std::setw(6)
+  out << "  " << std::left << std::setw(15) << "name" << std::setw(11) << "role" << std::setw(6)
       << "az" << std::setw(22) << "endpoint" << "state\n";
   for (const ProcessEntry& e : s.table().all()) {
-    out << "  " << std::setw(12) << e.name << std::setw(8) << cluster::ProcessRoleName(e.role)
-        << std::setw(6) << e.az << std::setw(22) << (e.host + ":" + std::to_string(e.peer_port))
+    // Autoadmin instances serve only HTTP (GET /status).
+    const uint32_t port = e.role == ProcessRole::kAutoadmin ? e.http_port : e.peer_port;
+    out << "  " << std::setw(15) << e.name << std::setw(11) << cluster::ProcessRoleName(e.role)
+        << std::setw(6) << e.az << std::setw(22) << (e.host + ":" + std::to_string(port))
         << ProcessState(s, e) << "\n";
   }
   auto tables = Tables(s);
@@ -98,16 +100,19 @@ bool PrintStatus(ClusterSession& s, std::ostream& out) {
     return false;
   }
   auto statuses = GroupStatuses(s);
-  out << "\npartitions (* = leader holding the lease)\n";
+  out << "\npartitions (* = leader holding the lease; [learner] = a replica being added)\n";
   for (const auto& p : tables->partitions()) {
     uint64_t max_applied = 0;
     for (const auto& [node, g] : statuses[p.group_id()]) max_applied = std::max(max_applied, g.applied());
     out << "  " << p.table() << " [" << Printable(p.start_key()) << ", "
         << (p.end_key().empty() ? "end" : Printable(p.end_key())) << ") group " << p.group_id()
         << ":";
+    bool changing = false;
+    for (const auto& [node, g] : statuses[p.group_id()]) changing = changing || g.membership_pending();
     for (const auto& r : p.replicas()) {
       auto name = s.table().ById(r.node_id());
-      out << "  " << (name ? name->name : std::to_string(r.node_id()));
+      out << "  " << (name ? name->name : std::to_string(r.node_id()))
+          << (r.role() == pb::REPLICA_LEARNER ? "[learner]" : "");
       auto it = statuses[p.group_id()].find(r.node_id());
       if (it == statuses[p.group_id()].end()) {
         out << "(unreachable)";
@@ -116,6 +121,7 @@ bool PrintStatus(ClusterSession& s, std::ostream& out) {
       out << (it->second.holds_lease() ? "*" : "") << " applied " << it->second.applied()
           << " lag " << max_applied - it->second.applied();
     }
+    if (changing) out << "  [membership change in progress]";
     out << "\n";
   }
   return true;
@@ -249,7 +255,7 @@ int RunFaultAction(ClusterSession& s, const ClusterCommandArgs& args, std::ostre
   };
   if (args.action == "heal") {
     for (const ProcessEntry& e : s.table().all()) {
-      if (e.role == ProcessRole::kRouter) continue;
+      if (!cluster::ServesRpc(e.role)) continue;
       report(e, ApplyFaults(s, e, pb::FaultRules()), "healed");
     }
     return rc;
@@ -257,6 +263,7 @@ int RunFaultAction(ClusterSession& s, const ClusterCommandArgs& args, std::ostre
   if (args.action == "slow-disk") {
     for (const std::string& t : args.targets) {
       for (const ProcessEntry& e : s.Resolve(t)) {
+        if (!cluster::ServesRpc(e.role)) continue;
         pb::FaultRules rules = LoadFaults(s, e.name);
         rules.set_fsync_delay_ms(args.slow_ms);
         report(e, ApplyFaults(s, e, rules), "fsync delayed by " + std::to_string(args.slow_ms) + " ms");
@@ -277,13 +284,13 @@ int RunFaultAction(ClusterSession& s, const ClusterCommandArgs& args, std::ostre
   auto cut = [&](const std::vector<ProcessEntry>& from, const std::vector<ProcessEntry>& to,
                  const std::string& to_label) {
     for (const ProcessEntry& e : from) {
-      if (e.role == ProcessRole::kRouter) continue;
+      if (!cluster::ServesRpc(e.role)) continue;
       pb::FaultRules rules = LoadFaults(s, e.name);
       // Routers take no fault rules and talk to every node (docs/router.md):
       // cutting only their inbound side would drop the answers to requests
       // that still arrive, turning every write into "outcome unknown".
       for (const ProcessEntry& peer : to) {
-        if (peer.role != ProcessRole::kRouter) SetDrop(rules, peer.id);
+        if (cluster::ServesRpc(peer.role)) SetDrop(rules, peer.id);
       }
       report(e, ApplyFaults(s, e, rules), "drops everything to " + to_label);
     }

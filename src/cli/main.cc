@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "cli/cluster_command.h"
+#include "autoadmin/autoadmin_command.h"
 #include "meta/meta_command.h"
 #include "common/limits.h"
 #include "node/node_command.h"
@@ -87,12 +88,35 @@ int main(int argc, char** argv) {
   router_cmd->add_option("--s3-user-burst", router.s3_user_burst,
                          "S3 requests per user allowed at once above the rate");
 
+  tessera::autoadmin::AutoadminCommandArgs autoadmin;
+  autoadmin.dir = tessera::cli::DefaultClusterDir();
+  CLI::App* autoadmin_cmd = app.add_subcommand(
+      "autoadmin", "run one autoadmin instance of a cluster layout (replaces unhealthy replicas)");
+  autoadmin_cmd->add_option("--layout", autoadmin.layout_path, "cluster layout (protobuf text format)")
+      ->required();
+  autoadmin_cmd->add_option("--name", autoadmin.name, "this instance's name in the layout");
+  autoadmin_cmd->add_option("--dir", autoadmin.dir,
+                            "cluster directory: pki, secret, logs/NAME.log");
+  CLI::App* autoadmin_status_cmd = autoadmin_cmd->add_subcommand(
+      "status", "print every instance's state: the active one, unhealthy nodes, recent actions");
+  autoadmin_status_cmd->fallthrough();  // --layout after `status`
+
   CLI11_PARSE(app, argc, argv);
 
   if (*sim_cmd) return tessera::sim::RunSimCommand(sim, std::cout);
   if (*node_cmd) return tessera::node::RunNodeCommand(node);
   if (*meta_cmd) return tessera::meta::RunMetaCommand(meta);
   if (*router_cmd) return tessera::router::RunRouterCommand(router);
+  if (*autoadmin_status_cmd) {
+    return tessera::autoadmin::RunAutoadminStatus(autoadmin.layout_path, std::cout, std::cerr);
+  }
+  if (*autoadmin_cmd) {
+    if (autoadmin.name.empty()) {
+      std::cerr << "tessera autoadmin: --name is required\n";
+      return 2;
+    }
+    return tessera::autoadmin::RunAutoadminCommand(autoadmin);
+  }
   if (*cluster_cmd) return tessera::cli::RunClusterCommand(cluster, std::cout, std::cerr);
   if (*kv_cmd) return tessera::cli::RunKvCommand(kv, std::cout, std::cerr);
   if (*s3_cmd) return tessera::cli::RunS3Command(s3, std::cout, std::cerr);

@@ -39,7 +39,7 @@ Result<std::unique_ptr<ClusterClient>> ClusterClient::Create(const ProcessTable&
   state->pool = std::make_unique<rpc::ChannelPool>(
       rpc::RpcContext{state->io, state->metrics, state->faults}, defaults);
   for (const ProcessEntry& e : table.all()) {
-    if (e.role == ProcessRole::kRouter) continue;  // routers speak HTTP to the CLI
+    if (!ServesRpc(e.role)) continue;  // routers speak HTTP to the CLI
     TESSERA_RETURN_IF_ERROR(
         state->pool->SetPeerAddress(e.id, e.host, static_cast<uint16_t>(e.peer_port)));
   }

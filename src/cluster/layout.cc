@@ -71,6 +71,9 @@ Status ValidateLayout(const pb::ClusterLayout& layout) {
     }
     TESSERA_RETURN_IF_ERROR(check.Process("router", r.name(), r.az(), r.host(), ports));
   }
+  for (const auto& a : layout.autoadmin()) {
+    TESSERA_RETURN_IF_ERROR(check.Process("autoadmin", a.name(), a.az(), a.host(), {a.http_port()}));
+  }
   for (const std::string& az : azs) {
     if (check.Count("node", az) == 0) return Status::InvalidArgument(az + " has no storage node");
     if (check.Count("meta", az) != 1) {
@@ -103,7 +106,8 @@ std::string DescribeLayout(const pb::ClusterLayout& layout) {
   std::ostringstream out;
   out << "cluster '" << layout.name() << "': " << layout.azs_size() << " AZs, "
       << layout.nodes_size() << " storage nodes, " << layout.meta_size()
-      << " metadata replicas, " << layout.routers_size() << " router(s)\n";
+      << " metadata replicas, " << layout.routers_size() << " router(s), "
+      << layout.autoadmin_size() << " autoadmin instance(s)\n";
   for (const auto& n : layout.nodes()) {
     out << "  node    " << n.name() << "  " << n.az() << "  peer " << n.host() << ":"
         << n.peer_port() << "  http " << n.host() << ":" << n.http_port() << "\n";
@@ -120,6 +124,10 @@ std::string DescribeLayout(const pb::ClusterLayout& layout) {
     if (r.kv_tls_port() != 0) out << "  kv+tls " << r.host() << ":" << r.kv_tls_port();
     if (r.http_tls_port() != 0) out << "  https " << r.host() << ":" << r.http_tls_port();
     out << "\n";
+  }
+  for (const auto& a : layout.autoadmin()) {
+    out << "  autoadmin " << a.name() << "  " << a.az() << "  http " << a.host() << ":"
+        << a.http_port() << "\n";
   }
   return out.str();
 }

@@ -7,6 +7,7 @@ const char* ProcessRoleName(ProcessRole role) {
     case ProcessRole::kNode: return "node";
     case ProcessRole::kMeta: return "meta";
     case ProcessRole::kRouter: return "router";
+    case ProcessRole::kAutoadmin: return "autoadmin";
   }
   return "?";
 }
@@ -27,6 +28,11 @@ ProcessTable::ProcessTable(const pb::ClusterLayout& layout) {
     entries_.push_back({id++, ProcessRole::kRouter, r.name(), r.az(), r.host(), r.kv_port(),
                         r.http_port(), r.s3_port(), r.s3_tls_port(), r.kv_tls_port(),
                         r.http_tls_port()});
+  }
+  id = kFirstAutoadminId;
+  for (const auto& a : layout.autoadmin()) {
+    entries_.push_back({id++, ProcessRole::kAutoadmin, a.name(), a.az(), a.host(), 0, a.http_port(),
+                        0, 0, 0, 0});
   }
 }
 

@@ -1,5 +1,6 @@
 // ProcessTable: every process of a cluster layout with its stable process id
-// (storage nodes 1.., metadata replicas 101.., routers 201..), role, AZ and
+// (storage nodes 1.., metadata replicas 101.., routers 201.., autoadmin
+// instances 301..), role, AZ and
 // endpoints. Process ids double as replica ids in replication groups and as
 // peer ids on the internal RPC transport.
 //
@@ -15,12 +16,21 @@
 
 namespace tessera::cluster {
 
-enum class ProcessRole { kNode, kMeta, kRouter };
-const char* ProcessRoleName(ProcessRole role);  // "node", "meta", "router"
+enum class ProcessRole { kNode, kMeta, kRouter, kAutoadmin };
+// "node", "meta", "router", "autoadmin"
+const char* ProcessRoleName(ProcessRole role);
+
+// Whether processes of `role` serve the internal RPC on their peer port
+// (storage nodes and metadata replicas; routers serve clients there, and
+// autoadmin instances only call).
+inline bool ServesRpc(ProcessRole role) {
+  return role == ProcessRole::kNode || role == ProcessRole::kMeta;
+}
 
 inline constexpr uint32_t kFirstNodeId = 1;
 inline constexpr uint32_t kFirstMetaId = 101;
 inline constexpr uint32_t kFirstRouterId = 201;
+inline constexpr uint32_t kFirstAutoadminId = 301;
 
 struct ProcessEntry {
   uint32_t id = 0;

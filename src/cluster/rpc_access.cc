@@ -6,6 +6,7 @@ namespace {
 constexpr std::string_view kNode = "node";
 constexpr std::string_view kMeta = "meta";
 constexpr std::string_view kRouter = "router";
+constexpr std::string_view kAutoadmin = "autoadmin";
 constexpr std::string_view kCli = kCliRole;
 
 }  // namespace
@@ -22,8 +23,12 @@ std::shared_ptr<const rpc::AccessPolicy> NodeAccessPolicy() {
     }
     for (std::string_view m : {"s3.get", "s3.list", "s3.usage"}) p->Allow(m, {kRouter, kCli});
     for (std::string_view m : {"s3.blob_refs", "s3.blob_scan"}) p->Allow(m, {kNode, kCli});
-    p->Allow("admin.create_group", {kMeta, kCli});
-    p->Allow("admin.status", {kNode, kMeta, kRouter, kCli});
+    p->Allow("admin.create_group", {kMeta, kAutoadmin, kCli});
+    p->Allow("admin.status", {kNode, kMeta, kRouter, kAutoadmin, kCli});
+    // Membership steps and stale-replica removal: the autoadmin, and the
+    // operator by hand.
+    p->Allow("admin.change_membership", {kAutoadmin, kCli});
+    p->Allow("admin.drop_group", {kAutoadmin, kCli});
     p->Allow("admin.faults", {kCli});
     p->Allow("admin.state_digest", {kCli});
     return std::shared_ptr<const rpc::AccessPolicy>(std::move(p));
@@ -36,7 +41,12 @@ std::shared_ptr<const rpc::AccessPolicy> MetaAccessPolicy() {
     auto p = std::make_shared<rpc::AccessPolicy>();
     p->Allow("consensus.batch", {kMeta});
     for (std::string_view m : {"meta.lookup", "meta.lookup_batch", "meta.tables"}) {
-      p->Allow(m, {kNode, kMeta, kRouter, kCli});
+      p->Allow(m, {kNode, kMeta, kRouter, kAutoadmin, kCli});
+    }
+    // The autoadmin's lease and partition updates (followers forward them to
+    // the leader as role meta).
+    for (std::string_view m : {"meta.autoadmin_lease", "meta.update_partition"}) {
+      p->Allow(m, {kAutoadmin, kMeta});
     }
     for (std::string_view m : {"meta.get_bucket", "meta.list_buckets", "meta.get_user_by_key"}) {
       p->Allow(m, {kRouter, kCli});
@@ -49,7 +59,7 @@ std::shared_ptr<const rpc::AccessPolicy> MetaAccessPolicy() {
     }
     p->Allow("meta.create_user", {kMeta, kCli});
     p->Allow("meta.create_table", {kMeta, kCli});
-    p->Allow("admin.status", {kNode, kMeta, kRouter, kCli});
+    p->Allow("admin.status", {kNode, kMeta, kRouter, kAutoadmin, kCli});
     p->Allow("admin.faults", {kCli});
     return std::shared_ptr<const rpc::AccessPolicy>(std::move(p));
   }();

@@ -42,6 +42,9 @@ inline constexpr size_t kHostedGroupsMax = 4096;
 // admin.state_digest: group scans waiting for the node's digest thread (one
 // request asks for every hosted group; a second one waits or is refused).
 inline constexpr size_t kNodeDigestJobsMax = kHostedGroupsMax;
+// admin.change_membership / admin.drop_group: requests waiting for the
+// node's admin thread (the autoadmin sends one step per group at a time).
+inline constexpr size_t kNodeAdminJobsMax = 256;
 // Outbound consensus messages: one ConsensusBatch (one one-way RPC frame)
 // carries at most this many bytes of messages (a larger single message goes
 // alone), and at most this many messages may wait for one destination peer
@@ -207,6 +210,12 @@ inline constexpr size_t kMetaPartitionsPerTableMax = 1024;
 // meta.create_table requests queued on one replica before it answers
 // Throttled (they run one at a time).
 inline constexpr size_t kMetaAdminQueueMax = 64;
+// The autoadmin lease (meta.autoadmin_lease): how long one grant or renewal
+// lasts. The holder renews at a third of it.
+inline constexpr uint32_t kAutoadminLeaseMsMin = 1'000;
+inline constexpr uint32_t kAutoadminLeaseMsMax = 60'000;
+// `tessera autoadmin status`: the actions an instance remembers.
+inline constexpr size_t kAutoadminHistoryMax = 100;
 // Conditional create batches retried when a concurrent create won the ids.
 inline constexpr int kMetaCreateAttemptsMax = 8;
 // admin.create_group: first and longest backoff between attempts, and the

@@ -25,6 +25,8 @@ inline constexpr std::string_view kTablePrefix = "t/";
 inline constexpr std::string_view kPartitionPrefix = "p/";
 inline constexpr std::string_view kNextGroupIdKey = "c/next_group_id";
 inline constexpr std::string_view kNextTableIdKey = "c/next_table_id";
+// The autoadmin lease (pb::AutoadminLease; partition_admin.h).
+inline constexpr std::string_view kAutoadminLeaseKey = "a/lease";
 
 std::string TableKey(std::string_view table);
 std::string PartitionKey(std::string_view table, std::string_view start_key);

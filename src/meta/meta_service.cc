@@ -99,7 +99,7 @@ Status MetaService::Init() {
   pb::Membership membership;
   for (const cluster::ProcessEntry& e : options_.processes) {
     if (e.role == cluster::ProcessRole::kMeta) membership.add_voters(e.id);
-    if (e.id == options_.self_id || e.role == cluster::ProcessRole::kRouter) continue;
+    if (e.id == options_.self_id || !cluster::ServesRpc(e.role)) continue;
     TESSERA_RETURN_IF_ERROR(
         pool_->SetPeerAddress(e.id, e.host, static_cast<uint16_t>(e.peer_port)));
   }
@@ -135,6 +135,11 @@ Status MetaService::Init() {
   registry_service_ = std::make_unique<RegistryService>(options_.self_id, memds_, registry_, host_,
                                                         *pool_, context_.metrics,
                                                         options_.s3_user_buckets_max);
+  std::set<uint32_t> storage_nodes;
+  for (const cluster::ProcessEntry& e : options_.processes) {
+    if (e.role == cluster::ProcessRole::kNode) storage_nodes.insert(e.id);
+  }
+  partition_admin_ = std::make_unique<PartitionAdmin>(*host_, std::move(storage_nodes));
 
   rpc::ServerOptions server_options;
   server_options.identity = defaults.identity;
@@ -173,6 +178,15 @@ Status MetaService::RegisterHandlers() {
       [this](const rpc::PeerInfo& peer, const pb::Envelope& request, rpc::Responder responder) {
         HandleCreateTable(peer, request, responder);
       }));
+  for (const char* method : {"meta.autoadmin_lease", "meta.update_partition"}) {
+    TESSERA_RETURN_IF_ERROR(server_->RegisterHandler(
+        method, [this](const rpc::PeerInfo& peer, const pb::Envelope& request,
+                       rpc::Responder responder) {
+          Enqueue(request.method().c_str(), responder, [this, peer, request, responder] {
+            RunPartitionAdmin(peer, request, responder);
+          });
+        }));
+  }
   TESSERA_RETURN_IF_ERROR(server_->RegisterHandler(
       "admin.faults", [this](const rpc::PeerInfo&, const pb::Envelope& request,
                              rpc::Responder responder) { HandleFaults(request, responder); }));
@@ -339,17 +353,50 @@ void MetaService::HandleStatus(rpc::Responder responder) {
 
 void MetaService::HandleCreateTable(const rpc::PeerInfo& peer, const pb::Envelope& request,
                                     rpc::Responder responder) {
+  Enqueue("meta.create_table", responder, [this, peer, payload = request.payload(), responder] {
+    RunCreateTable(peer, payload, responder);
+  });
+}
+
+void MetaService::Enqueue(const char* method, const rpc::Responder& responder, Task task) {
   {
     std::lock_guard lock(mu_);
     if (!stopping_ && tasks_.size() < limits::kMetaAdminQueueMax) {
-      tasks_.push_back([this, peer, payload = request.payload(), responder] {
-        RunCreateTable(peer, payload, responder);
-      });
+      tasks_.push_back(std::move(task));
       cv_.notify_all();
       return;
     }
   }
-  responder.Fail(Status::Throttled("meta.create_table queue full"));
+  responder.Fail(Status::Throttled(std::string(method) + " queue full"));
+}
+
+void MetaService::RunPartitionAdmin(const rpc::PeerInfo& peer, const pb::Envelope& request,
+                                    rpc::Responder responder) {
+  Result<std::string> answer = Status::InvalidArgument(request.method() + ": unparseable request");
+  if (request.method() == "meta.autoadmin_lease") {
+    pb::AutoadminLeaseRequest lease;
+    if (lease.ParseFromString(request.payload())) {
+      const uint64_t now_ms = static_cast<uint64_t>(
+          std::chrono::duration_cast<std::chrono::milliseconds>(
+              std::chrono::system_clock::now().time_since_epoch())
+              .count());
+      auto r = partition_admin_->Lease(lease, now_ms);
+      answer = r.ok() ? Result<std::string>(r->SerializeAsString()) : Result<std::string>(r.status());
+    }
+  } else {
+    pb::UpdatePartitionRequest update;
+    if (update.ParseFromString(request.payload())) {
+      auto r = partition_admin_->UpdatePartition(update);
+      answer = r.ok() ? Result<std::string>(r->SerializeAsString()) : Result<std::string>(r.status());
+    }
+  }
+  if (answer.ok()) return responder.Reply(std::move(answer).value());
+  const Status& s = answer.status();
+  if (ShouldForwardToLeader(s, peer, options_.self_id)) {
+    return ForwardToLeader(*pool_, s.leader_hint(), request.method(), request.payload(),
+                           kCreateGroupCallTimeout, responder);
+  }
+  responder.Fail(s);
 }
 
 // --- create_table (worker thread) --------------------------------------------

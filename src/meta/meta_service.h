@@ -43,6 +43,7 @@
 #include "consensus/options.h"
 #include "node/batching_sender.h"
 #include "meta/memds.h"
+#include "meta/partition_admin.h"
 #include "meta/placement.h"
 #include "meta/registry_memds.h"
 #include "meta/registry_service.h"
@@ -104,6 +105,12 @@ class MetaService {
   void HandleFaults(const pb::Envelope& request, const rpc::Responder& responder);
   void HandleCreateTable(const rpc::PeerInfo& peer, const pb::Envelope& request,
                          rpc::Responder responder);
+  // Queues `task` for the worker thread; Throttled (answered) when full.
+  void Enqueue(const char* method, const rpc::Responder& responder, Task task);
+  // meta.autoadmin_lease / meta.update_partition (PartitionAdmin), on the
+  // worker thread; NotLeader answers are forwarded to the leader.
+  void RunPartitionAdmin(const rpc::PeerInfo& peer, const pb::Envelope& request,
+                         rpc::Responder responder);
 
   // create_table, on the worker thread.
   void RunCreateTable(const rpc::PeerInfo& peer, const std::string& payload,
@@ -137,6 +144,7 @@ class MetaService {
   std::unique_ptr<node::BatchingMessageSender> sender_;
   std::shared_ptr<node::GroupHost> host_;
   std::unique_ptr<RegistryService> registry_service_;
+  std::unique_ptr<PartitionAdmin> partition_admin_;
   std::unique_ptr<rpc::RpcServer> server_;
 
   std::mutex mu_;  // guards tasks_ and stopping_

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <boost/asio/post.hpp>
 #include <chrono>
+#include <google/protobuf/util/message_differencer.h>
 
 #include "common/check.h"
 #include "common/limits.h"
@@ -146,6 +147,21 @@ void GroupHost::OnPersistDone(const PersistDone& done) {
 }
 
 void GroupHost::ApplyCommitted(const std::vector<pb::Entry>& entries) {
+  if (membership_change_) {
+    for (const pb::Entry& e : entries) {
+      if (e.slot() != membership_change_->slot) continue;
+      MembershipCallback done = std::move(membership_change_->done);
+      const bool ours = e.type() == pb::ENTRY_MEMBERSHIP &&
+                        e.request_id() == membership_change_->request_id;
+      membership_change_.reset();
+      if (ours) {
+        done(MembershipResult{e.membership(), true});
+      } else {
+        done(Status::Aborted("another value took the membership change's slot; safe to retry"));
+      }
+      break;
+    }
+  }
   auto results = state_.Apply(entries);
   TESSERA_CHECK(results.ok());  // a replica that cannot apply must not go on
   if (options_.on_applied) options_.on_applied(entries);
@@ -287,6 +303,11 @@ void GroupHost::ExpireDeadlines() {
     it->second.done(Status::Timeout("write outcome unknown: not applied within the deadline"));
     it = writes_by_slot_.erase(it);
   }
+  if (membership_change_ && membership_change_->deadline_us <= now) {
+    MembershipCallback done = std::move(membership_change_->done);
+    membership_change_.reset();
+    done(Status::Timeout("membership change outcome unknown: not applied within the deadline"));
+  }
   while (!reads_.empty() && reads_.front().deadline_us <= now) {
     reads_.front().serve(Status::Timeout("read index not applied within the deadline"));
     reads_.pop_front();
@@ -296,6 +317,11 @@ void GroupHost::ExpireDeadlines() {
 void GroupHost::FailAll(const Status& status) {
   for (auto& [slot, w] : writes_by_slot_) w.done(status);
   writes_by_slot_.clear();
+  if (membership_change_) {
+    MembershipCallback done = std::move(membership_change_->done);
+    membership_change_.reset();
+    done(status);
+  }
   for (PendingRead& r : reads_) r.serve(status);
   reads_.clear();
 }
@@ -405,7 +431,78 @@ void GroupHost::GetStatus(StatusCallback done) {
     s.last_slot = r.last_slot();
     s.log_start = r.log_start();
     s.holds_lease = r.HoldsLease(self->NowUs());
+    s.membership = r.membership();
+    s.membership_pending =
+        !google::protobuf::util::MessageDifferencer::Equals(r.membership(), r.MembershipAt(r.chosen_index()));
     done(s);
+  });
+}
+
+namespace {
+
+bool Contains(const google::protobuf::RepeatedField<uint32_t>& ids, consensus::ReplicaId id) {
+  return std::find(ids.begin(), ids.end(), id) != ids.end();
+}
+
+void Erase(google::protobuf::RepeatedField<uint32_t>* ids, consensus::ReplicaId id) {
+  ids->erase(std::remove(ids->begin(), ids->end(), id), ids->end());
+}
+
+// The membership after `step`, nullopt when it is already in effect.
+Result<std::optional<pb::Membership>> NextMembership(const pb::Membership& current,
+                                                     MembershipStep step,
+                                                     consensus::ReplicaId replica) {
+  const bool voter = Contains(current.voters(), replica);
+  const bool learner = Contains(current.learners(), replica);
+  pb::Membership next = current;
+  switch (step) {
+    case MembershipStep::kAddLearner:
+      if (learner) return std::optional<pb::Membership>();
+      if (voter) return Status::InvalidArgument("replica " + std::to_string(replica) + " is a voter");
+      next.add_learners(replica);
+      break;
+    case MembershipStep::kPromote:
+      if (voter) return std::optional<pb::Membership>();
+      if (!learner) {
+        return Status::InvalidArgument("replica " + std::to_string(replica) + " is not a learner");
+      }
+      Erase(next.mutable_learners(), replica);
+      next.add_voters(replica);
+      break;
+    case MembershipStep::kRemove:
+      if (!voter && !learner) return std::optional<pb::Membership>();
+      if (voter && current.voters_size() == 1) {
+        return Status::InvalidArgument("cannot remove the last voter");
+      }
+      Erase(next.mutable_voters(), replica);
+      Erase(next.mutable_learners(), replica);
+      break;
+  }
+  return std::optional<pb::Membership>(std::move(next));
+}
+
+}  // namespace
+
+void GroupHost::ChangeMembership(MembershipStep step, consensus::ReplicaId replica,
+                                 MembershipCallback done) {
+  asio::post(strand_, [self = shared_from_this(), step, replica, done = std::move(done)]() mutable {
+    if (self->stopped_) return done(Status::Aborted("group stopped"));
+    consensus::Replica& r = *self->replica_;
+    if (r.role() != consensus::Role::kLeader) {
+      return done(Status::NotLeader(r.leader_hint()));
+    }
+    if (self->membership_change_) return done(Status::Conflict("a membership change is in flight"));
+    auto next = NextMembership(r.membership(), step, replica);
+    if (!next.ok()) return done(next.status());
+    if (!next->has_value()) return done(MembershipResult{r.membership(), false});
+    const uint64_t request_id = self->next_request_id_++;
+    auto slot = r.ProposeMembership(self->NowUs(), **next, request_id);
+    if (!slot.ok()) return done(slot.status());
+    const uint64_t deadline = self->NowUs() + self->options_.write_timeout_ms * 1000;
+    self->membership_change_ = PendingMembership{*slot, request_id, std::move(done), deadline};
+    spdlog::info("group.membership_proposed group={} slot={} replica={} step={}", self->group_id(),
+                 *slot, replica, static_cast<int>(step));
+    self->SchedulePump();
   });
 }
 

@@ -73,7 +73,13 @@ struct GroupStatus {
   consensus::Slot last_slot = 0;
   consensus::Slot log_start = 0;
   bool holds_lease = false;
+  pb::Membership membership;        // the latest in this replica's log
+  bool membership_pending = false;  // a membership entry above the chosen prefix
 };
+
+// One single-replica membership step (consensus: add a learner, promote a
+// learner, remove a replica).
+enum class MembershipStep { kAddLearner, kPromote, kRemove };
 
 class GroupHost : public std::enable_shared_from_this<GroupHost> {
  public:
@@ -105,6 +111,22 @@ class GroupHost : public std::enable_shared_from_this<GroupHost> {
   void Read(std::string key, pb::Consistency consistency, ReadCallback done);
   void Scan(pb::KvScanRequest request, ScanCallback done);
   void GetStatus(StatusCallback done);
+  // Applies `step` for `replica` to the latest membership and proposes the
+  // result; `done` gets the new membership once its entry is chosen and
+  // applied here. When the step is already in effect (the learner exists,
+  // is a voter, is gone) `done` gets the membership at once with
+  // changed = false, so a retried step is harmless. Errors: NotLeader (with
+  // hint), Conflict while another change is uncommitted or before the
+  // leader committed in its ballot, InvalidArgument for a step that does not
+  // apply (promote a replica that is not a learner, remove the last voter),
+  // Timeout when the outcome is unknown.
+  struct MembershipResult {
+    pb::Membership membership;
+    bool changed = false;
+  };
+  using MembershipCallback = std::function<void(Result<MembershipResult>)>;
+  void ChangeMembership(MembershipStep step, consensus::ReplicaId replica,
+                        MembershipCallback done);
   // A digest of this replica's applied state: applied_index, pair_count,
   // total_bytes and checksum of a SnapshotManifest (the rest unset). Equal
   // digests mean equal states. The consistent snapshot is taken on the
@@ -186,6 +208,14 @@ class GroupHost : public std::enable_shared_from_this<GroupHost> {
   std::vector<PersistDone> persisted_during_install_;
   uint64_t next_request_id_ = 1;
   std::map<consensus::Slot, PendingWrite> writes_by_slot_;
+  // The proposed membership change awaiting its entry's apply (one at a time).
+  struct PendingMembership {
+    consensus::Slot slot = 0;
+    uint64_t request_id = 0;
+    MembershipCallback done;
+    uint64_t deadline_us = 0;
+  };
+  std::optional<PendingMembership> membership_change_;
   std::deque<PendingRead> reads_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };

@@ -410,5 +410,108 @@ TEST_F(NodeProcessTest, ReplicatesFailsOverCatchesUpAndStaysUpUnderBadInput) {
   }
 }
 
+// The autoadmin's membership RPCs on real processes: a learner created with
+// itself a learner joins, catches up, is promoted; a voter is removed and
+// its replica dropped; every step is idempotent and fenced by the epoch,
+// which a node remembers across a restart.
+TEST_F(NodeProcessTest, MembershipStepsJoinALearnerAndAreFenced) {
+  auto create = [&](uint32_t on, bool third_is_learner) {
+    pb::CreateGroupRequest request;
+    pb::PartitionDescriptor* d = request.mutable_partition();
+    d->set_table("t");
+    d->set_group_id(kGroup);
+    for (uint32_t n = 1; n <= 3; ++n) {
+      if (n == 3 && !third_is_learner) continue;
+      pb::ReplicaPlacement* r = d->add_replicas();
+      r->set_node_id(n);
+      r->set_az("az" + std::to_string(n));
+      if (n == 3) r->set_role(pb::REPLICA_LEARNER);
+    }
+    auto r = CallUntilOk(on, "admin.create_group", request.SerializeAsString());
+    ASSERT_TRUE(r.ok()) << "node " << on << ": " << r.status().ToString();
+  };
+  auto change = [&](uint32_t leader, pb::MembershipChangeKind kind, uint32_t replica,
+                    uint64_t epoch) -> Result<pb::ChangeMembershipResponse> {
+    pb::ChangeMembershipRequest request;
+    request.set_group_id(kGroup);
+    request.set_kind(kind);
+    request.set_replica_id(replica);
+    request.set_autoadmin_epoch(epoch);
+    auto r = Call(leader, "admin.change_membership", request.SerializeAsString(), 10s);
+    if (!r.ok()) return r.status();
+    pb::ChangeMembershipResponse response;
+    EXPECT_TRUE(response.ParseFromString(*r));
+    return response;
+  };
+  auto drop = [&](uint32_t on, uint64_t epoch) -> Result<bool> {
+    pb::DropGroupRequest request;
+    request.set_group_id(kGroup);
+    request.set_autoadmin_epoch(epoch);
+    auto r = Call(on, "admin.drop_group", request.SerializeAsString(), 10s);
+    if (!r.ok()) return r.status();
+    pb::DropGroupResponse response;
+    EXPECT_TRUE(response.ParseFromString(*r));
+    return response.dropped();
+  };
+
+  create(1, false);
+  create(2, false);
+  const uint32_t leader = WaitForLeader({1, 2});
+  ASSERT_NE(leader, 0u);
+  const uint32_t other = 3 - leader;
+  ASSERT_TRUE(Put(leader, "k1", "v1").ok());
+  create(3, true);  // a learner in its own bootstrap: it never campaigns
+
+  auto added = change(leader, pb::MEMBERSHIP_ADD_LEARNER, 3, 5);
+  ASSERT_TRUE(added.ok()) << added.status().ToString();
+  EXPECT_TRUE(added->changed());
+  EXPECT_EQ(added->learners_size(), 1);
+  EXPECT_TRUE(WaitForValue(3, "k1", "v1")) << "the learner caught up";
+  EXPECT_EQ(change(other, pb::MEMBERSHIP_PROMOTE, 3, 5).status().code(), StatusCode::kNotLeader);
+  auto promoted = change(leader, pb::MEMBERSHIP_PROMOTE, 3, 5);
+  ASSERT_TRUE(promoted.ok()) << promoted.status().ToString();
+  EXPECT_EQ(promoted->voters_size(), 3);
+  auto again = change(leader, pb::MEMBERSHIP_PROMOTE, 3, 5);
+  ASSERT_TRUE(again.ok());
+  EXPECT_FALSE(again->changed()) << "a repeated step changes nothing";
+  EXPECT_EQ(change(leader, pb::MEMBERSHIP_ADD_LEARNER, 3, 5).status().code(),
+            StatusCode::kInvalidArgument)
+      << "a voter cannot become a learner";
+
+  // A stale epoch is refused and changes nothing.
+  EXPECT_EQ(change(leader, pb::MEMBERSHIP_REMOVE, other, 4).status().code(), StatusCode::kStaleEpoch);
+  auto status = NodeStatusOf(leader);
+  ASSERT_TRUE(status.has_value());
+  EXPECT_EQ(status->groups(0).voters_size(), 3);
+
+  auto removed = change(leader, pb::MEMBERSHIP_REMOVE, other, 6);
+  ASSERT_TRUE(removed.ok()) << removed.status().ToString();
+  EXPECT_EQ(removed->voters_size(), 2);
+  auto dropped = drop(other, 6);
+  ASSERT_TRUE(dropped.ok()) << dropped.status().ToString();
+  EXPECT_TRUE(*dropped);
+  auto dropped_again = drop(other, 6);
+  ASSERT_TRUE(dropped_again.ok());
+  EXPECT_FALSE(*dropped_again);
+  auto other_status = NodeStatusOf(other);
+  ASSERT_TRUE(other_status.has_value());
+  EXPECT_EQ(other_status->groups_size(), 0);
+
+  // The group goes on with {leader, 3}.
+  ASSERT_TRUE(Put(leader, "k2", "v2").ok());
+  EXPECT_TRUE(WaitForValue(3, "k2", "v2"));
+
+  // The highest epoch survives a restart: the dropped group stays dropped
+  // and a stale epoch is still refused.
+  EXPECT_EQ(StopNode(other, SIGTERM), 0);
+  StartNode(other);
+  auto restarted = CallUntilOk(other, "admin.status", pb::StatusRequest().SerializeAsString());
+  ASSERT_TRUE(restarted.ok());
+  EXPECT_EQ(drop(other, 5).status().code(), StatusCode::kStaleEpoch);
+  other_status = NodeStatusOf(other);
+  ASSERT_TRUE(other_status.has_value());
+  EXPECT_EQ(other_status->groups_size(), 0);
+}
+
 }  // namespace
 }  // namespace tessera::node

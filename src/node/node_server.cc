@@ -16,6 +16,7 @@
 
 #include "blob/blob_service.h"
 #include "node/fault_rules.h"
+#include "node/membership_rpcs.h"
 #include "node/rpc_handler_util.h"
 #include "node/s3_blob_refs.h"
 #include "node/s3_reads.h"
@@ -50,6 +51,10 @@ pb::GroupStatusProto ToProto(uint64_t group_id, const GroupStatus& s) {
   p.set_applied(s.applied);
   p.set_last_slot(s.last_slot);
   p.set_holds_lease(s.holds_lease);
+  *p.mutable_voters() = s.membership.voters();
+  *p.mutable_learners() = s.membership.learners();
+  p.set_membership_pending(s.membership_pending);
+  p.set_log_start(s.log_start);
   return p;
 }
 
@@ -92,6 +97,8 @@ class NodeServer::Impl {
   std::unique_ptr<http::HttpServer> http_;
   // admin.state_digest's scans: one at a time, a few waiting.
   JobThread digest_jobs_{"state-digest", limits::kNodeDigestJobsMax};
+  // admin.change_membership / admin.drop_group (membership_rpcs.h).
+  JobThread admin_jobs_{"node-admin", limits::kNodeAdminJobsMax};
   std::atomic<bool> serving_{false};
   bool stop_called_ = false;  // Stop's own flag (Start/Stop thread)
   bool stopped_ = false;      // on strand_: no more stats rounds
@@ -196,6 +203,14 @@ Status NodeServer::Impl::RegisterHandlers() {
        [this](const PeerInfo&, const pb::Envelope&, Responder s) { OnStateDigest(std::move(s)); }},
       {"admin.faults",
        [this](const PeerInfo&, const pb::Envelope& r, Responder s) { OnFaults(r, std::move(s)); }},
+      {"admin.change_membership",
+       [this](const PeerInfo&, const pb::Envelope& r, Responder s) {
+         ServeChangeMembership(*replication_, admin_jobs_, r, std::move(s));
+       }},
+      {"admin.drop_group",
+       [this](const PeerInfo&, const pb::Envelope& r, Responder s) {
+         ServeDropGroup(*replication_, admin_jobs_, r, std::move(s));
+       }},
       {"blob.read",
        [this](const PeerInfo&, const pb::Envelope& r, Responder s) { blob_->HandleRead(r, std::move(s)); }},
       {"blob.delete",
@@ -539,6 +554,7 @@ void NodeServer::Impl::Stop() {
   if (http_) http_->Stop();
   if (rpc_) rpc_->Stop();
   digest_jobs_.Stop();  // its scans hold store snapshots
+  admin_jobs_.Stop();   // its jobs write the store
   if (blob_) blob_->Stop();
   if (replication_) replication_->Stop();
   pool_.reset();

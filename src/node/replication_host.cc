@@ -12,6 +12,19 @@ namespace tessera::node {
 namespace {
 
 constexpr std::string_view kDescriptorPrefix = "group/";
+constexpr std::string_view kAutoadminEpochKey = "autoadmin/epoch";
+
+std::string EncodeU64(uint64_t v) {
+  std::string out;
+  for (int shift = 56; shift >= 0; shift -= 8) out.push_back(static_cast<char>(v >> shift));
+  return out;
+}
+
+uint64_t DecodeU64(std::string_view bytes) {
+  uint64_t v = 0;
+  for (unsigned char c : bytes) v = (v << 8) | c;
+  return v;
+}
 
 Status ValidateDescriptor(const pb::PartitionDescriptor& d, consensus::ReplicaId self) {
   if (d.group_id() == kDescriptorGroupId) {
@@ -37,9 +50,7 @@ Status ValidateDescriptor(const pb::PartitionDescriptor& d, consensus::ReplicaId
 }  // namespace
 
 std::string DescriptorKey(uint64_t group_id) {
-  std::string key(kDescriptorPrefix);
-  for (int shift = 56; shift >= 0; shift -= 8) key.push_back(static_cast<char>(group_id >> shift));
-  return key;
+  return std::string(kDescriptorPrefix) + EncodeU64(group_id);
 }
 
 ReplicationHost::ReplicationHost(boost::asio::io_context& io, metrics::Registry& metrics,
@@ -77,6 +88,15 @@ ReplicationHost::~ReplicationHost() {
 }
 
 Status ReplicationHost::RestoreGroups() {
+  {
+    auto epoch = store_->Get(kDescriptorGroupId, kAutoadminEpochKey);
+    if (epoch.ok()) {
+      if (epoch->size() != 8) return Status::Corruption("stored autoadmin epoch is not 8 bytes");
+      autoadmin_epoch_ = DecodeU64(*epoch);
+    } else if (epoch.status().code() != StatusCode::kNotFound) {
+      return epoch.status();
+    }
+  }
   const std::string start(kDescriptorPrefix);
   std::string end(kDescriptorPrefix);
   end.back() = static_cast<char>(end.back() + 1);
@@ -129,7 +149,11 @@ Status ReplicationHost::StartGroupLocked(const pb::PartitionDescriptor& descript
       options_.self_id;
   group.bootstrap_membership.Clear();
   for (const pb::ReplicaPlacement& r : descriptor.replicas()) {
-    group.bootstrap_membership.add_voters(r.node_id());
+    if (r.role() == pb::REPLICA_LEARNER) {
+      group.bootstrap_membership.add_learners(r.node_id());
+    } else {
+      group.bootstrap_membership.add_voters(r.node_id());
+    }
   }
   group.snapshot_counters = &snapshot_counters_;
   if (options_.customize_group) options_.customize_group(descriptor, group);
@@ -137,6 +161,44 @@ Status ReplicationHost::StartGroupLocked(const pb::PartitionDescriptor& descript
   if (!host.ok()) return host.status();
   groups_[descriptor.group_id()] = HostedGroup{descriptor, std::move(host).value()};
   return Status::Ok();
+}
+
+Status ReplicationHost::AdmitAutoadminEpoch(uint64_t epoch) {
+  std::lock_guard lock(mu_);
+  if (epoch < autoadmin_epoch_) {
+    spdlog::warn("node.autoadmin_stale_epoch epoch={} highest={}", epoch, autoadmin_epoch_);
+    return Status(StatusCode::kStaleEpoch, "autoadmin epoch " + std::to_string(epoch) +
+                                               " is below " + std::to_string(autoadmin_epoch_));
+  }
+  if (epoch == autoadmin_epoch_) return Status::Ok();
+  auto applied = store_->AppliedIndex(kDescriptorGroupId);
+  if (!applied.ok()) return applied.status();
+  TESSERA_RETURN_IF_ERROR(store_->Apply(kDescriptorGroupId, *applied + 1,
+                                        {storage::Mutation::Put(std::string(kAutoadminEpochKey),
+                                                                EncodeU64(epoch))}));
+  autoadmin_epoch_ = epoch;
+  return Status::Ok();
+}
+
+Result<bool> ReplicationHost::DropGroup(uint64_t group_id) {
+  std::shared_ptr<GroupHost> host;
+  {
+    std::lock_guard lock(mu_);
+    if (stopped_) return Status::Unavailable("replication host stopped");
+    const auto it = groups_.find(group_id);
+    if (it == groups_.end()) return false;
+    host = it->second.host;
+    groups_.erase(it);
+    host->Stop();
+    auto applied = store_->AppliedIndex(kDescriptorGroupId);
+    if (!applied.ok()) return applied.status();
+    TESSERA_RETURN_IF_ERROR(store_->Apply(kDescriptorGroupId, *applied + 1,
+                                          {storage::Mutation::Delete(DescriptorKey(group_id))}));
+  }
+  // Queued after every log write the stopped group submitted (FIFO writer).
+  TESSERA_RETURN_IF_ERROR(store_->RemoveGroup(group_id));
+  spdlog::info("node.group_dropped group={}", group_id);
+  return true;
 }
 
 std::shared_ptr<GroupHost> ReplicationHost::Find(uint64_t group_id) const {

@@ -24,7 +24,17 @@
 //  5. Every group reports streamed-snapshot transfers to one process-wide
 //     SnapshotCounters (snapshot_transfer.h); installs the store finished at
 //     open count as resumed.
-//  6. Stop (idempotent) stops the sender and every group; groups' pending
+//  6. Autoadmin fencing: the highest autoadmin lease epoch any caller
+//     presented is kept in group 0 (key "autoadmin/epoch", 8 bytes big-
+//     endian) and survives restarts; an action presenting a lower one is
+//     refused with StaleEpoch and logged.
+//  7. DropGroup stops the group, deletes its descriptor and then every
+//     record of the group (NodeStore::RemoveGroup, durable). It blocks on
+//     the synced removal, so it runs off the io threads.
+//  8. A descriptor's replicas with role LEARNER start as learners in the
+//     bootstrap membership (a replica being added to a live group); the
+//     rest are voters.
+//  9. Stop (idempotent) stops the sender and every group; groups' pending
 //     callbacks fail with Aborted. The destructor must run after the
 //     io_context's threads have stopped (handlers may reference the store).
 //
@@ -83,6 +93,11 @@ class ReplicationHost {
   // duplicates, or a replica set without this process; Unavailable after
   // Stop; Throttled beyond limits::kHostedGroupsMax groups.
   Status CreateGroup(const pb::PartitionDescriptor& descriptor);
+  // See contract 6. OK when `epoch` >= the highest seen (which becomes
+  // `epoch`); StaleEpoch otherwise; the store's errors.
+  Status AdmitAutoadminEpoch(uint64_t epoch);
+  // See contract 7. true: dropped; false: not hosted here.
+  Result<bool> DropGroup(uint64_t group_id);
   // The group's host, or null when not hosted.
   std::shared_ptr<GroupHost> Find(uint64_t group_id) const;
   // Every hosted group, by group id.
@@ -108,8 +123,9 @@ class ReplicationHost {
   SnapshotCounters snapshot_counters_;
   std::unique_ptr<storage::NodeStore> store_;
   std::unique_ptr<BatchingMessageSender> sender_;
-  mutable std::mutex mu_;  // guards groups_, stopped_, descriptor writes
+  mutable std::mutex mu_;  // guards groups_, stopped_, group 0 writes, autoadmin_epoch_
   std::map<uint64_t, HostedGroup> groups_;
+  uint64_t autoadmin_epoch_ = 0;  // contract 6
   bool stopped_ = false;
 };
 

@@ -28,7 +28,7 @@ Status RouterService::Start() {
   pool_ = std::make_unique<rpc::ChannelPool>(context_, defaults);
   std::vector<uint32_t> meta_ids;
   for (const cluster::ProcessEntry& p : options_.processes) {
-    if (p.role == cluster::ProcessRole::kRouter) continue;
+    if (!cluster::ServesRpc(p.role)) continue;
     TESSERA_RETURN_IF_ERROR(pool_->SetPeerAddress(p.id, p.host, static_cast<uint16_t>(p.peer_port)));
     peers_.push_back(p.id);
     if (p.role == cluster::ProcessRole::kMeta) meta_ids.push_back(p.id);

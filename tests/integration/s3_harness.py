@@ -85,13 +85,19 @@ class S3Cluster:
     """One local cluster (6 nodes in 3 AZs, 3 meta replicas, 1 router) in a
     fresh temp dir, plus the client configuration files for it."""
 
-    def __init__(self, name, router_settings="", node_settings="", meta_settings=""):
+    def __init__(self, name, router_settings="", node_settings="", meta_settings="",
+                 autoadmin_settings=None):
         """router_settings / node_settings / meta_settings: protobuf text of
         the layout's RouterSettings / NodeSettings / MetaSettings
-        (proto/tessera/cluster.proto), e.g. 's3_min_part_bytes: 1024'."""
+        (proto/tessera/cluster.proto), e.g. 's3_min_part_bytes: 1024'.
+        autoadmin_settings: None for no autoadmin; otherwise the text of
+        AutoadminSettings ("" for the defaults), and the layout runs two
+        instances (az1, az2)."""
         self.router_settings = router_settings
         self.node_settings = node_settings
         self.meta_settings = meta_settings
+        self.autoadmin_settings = autoadmin_settings
+        self.autoadmin_http_ports = []
         self.root = tempfile.mkdtemp(prefix=f"tessera-{name}-")
         self.layout = os.path.join(self.root, "layout.textproto")
         self.dir = os.path.join(self.root, "cluster")
@@ -103,7 +109,7 @@ class S3Cluster:
         self.access_key = self.secret_key = None
 
     def _write_layout(self):
-        ports = iter(free_ports(6 * 2 + 3 * 2 + 6))
+        ports = iter(free_ports(6 * 2 + 3 * 2 + 6 + 2))
         lines = ['name: "s3-integration"', 'azs: ["az1", "az2", "az3"]']
         for az in AZS:
             for n in (1, 2):
@@ -125,6 +131,13 @@ class S3Cluster:
             lines.append(f"node_settings {{ {self.node_settings} }}")
         if self.meta_settings:
             lines.append(f"meta_settings {{ {self.meta_settings} }}")
+        if self.autoadmin_settings is not None:
+            for az in ("az1", "az2"):
+                port = next(ports)
+                self.autoadmin_http_ports.append(port)
+                lines.append(f'autoadmin {{ name: "autoadmin-{az}" az: "{az}" host: "127.0.0.1" '
+                             f"http_port: {port} }}")
+            lines.append(f"autoadmin_settings {{ {self.autoadmin_settings} }}")
         with open(self.layout, "w") as f:
             f.write("\n".join(lines) + "\n")
 

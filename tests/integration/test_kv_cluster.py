@@ -110,13 +110,14 @@ def unprintable(text):
 
 
 PARTITION_RE = re.compile(r"^\s+(\S+) \[(.*?), (.*?)\) group (\d+):(.*)$")
-REPLICA_RE = re.compile(r"(\S+?)(\*?) applied (\d+) lag (\d+)|(\S+?)\(unreachable\)")
+REPLICA_RE = re.compile(r"(\S+?)(\[learner\])?(\*?) applied (\d+) lag (\d+)"
+                        r"|(\S+?)(\[learner\])?\(unreachable\)")
 
 
 def parse_status(text):
     """`tessera cluster status` -> list of partitions:
-    {table, start, end (b"" = end of table), group, replicas: [{name, leader,
-    applied, lag, reachable}]}."""
+    {table, start, end (b"" = end of table), group, changing, replicas: [{name,
+    leader, applied, lag, reachable, learner}]}."""
     parts = []
     for line in text.splitlines():
         m = PARTITION_RE.match(line)
@@ -124,16 +125,18 @@ def parse_status(text):
             continue
         replicas = []
         for r in REPLICA_RE.finditer(m.group(5)):
-            if r.group(5):
-                replicas.append({"name": r.group(5), "leader": False, "applied": None,
-                                 "lag": None, "reachable": False})
+            if r.group(6):
+                replicas.append({"name": r.group(6), "leader": False, "applied": None,
+                                 "lag": None, "reachable": False,
+                                 "learner": bool(r.group(7))})
             else:
-                replicas.append({"name": r.group(1), "leader": r.group(2) == "*",
-                                 "applied": int(r.group(3)), "lag": int(r.group(4)),
-                                 "reachable": True})
+                replicas.append({"name": r.group(1), "leader": r.group(3) == "*",
+                                 "applied": int(r.group(4)), "lag": int(r.group(5)),
+                                 "reachable": True, "learner": bool(r.group(2))})
         parts.append({"table": m.group(1), "start": unprintable(m.group(2)),
                       "end": b"" if m.group(3) == "end" else unprintable(m.group(3)),
-                      "group": int(m.group(4)), "replicas": replicas})
+                      "group": int(m.group(4)), "replicas": replicas,
+                      "changing": "[membership change in progress]" in m.group(5)})
     return parts
 
 

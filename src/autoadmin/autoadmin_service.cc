@@ -1,0 +1,348 @@
+#include "autoadmin/autoadmin_service.h"
+
+#include <spdlog/spdlog.h>
+
+#include <ctime>
+#include <future>
+#include <optional>
+#include <sstream>
+
+#include "common/limits.h"
+#include "common/thread_name.h"
+#include "tessera/cluster_rpc.pb.h"
+
+namespace tessera::autoadmin {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+uint64_t SteadyMs() {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch()).count());
+}
+
+std::string UtcNow() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+pb::MembershipChangeKind KindOf(ActionKind kind) {
+  switch (kind) {
+    case ActionKind::kAddLearner: return pb::MEMBERSHIP_ADD_LEARNER;
+    case ActionKind::kPromote: return pb::MEMBERSHIP_PROMOTE;
+    default: return pb::MEMBERSHIP_REMOVE;
+  }
+}
+
+// Answers that say the callee could not be reached or is not serving:
+// another meta replica may answer.
+bool TryAnother(const Status& s) {
+  return s.code() == StatusCode::kUnavailable || s.code() == StatusCode::kTimeout ||
+         s.code() == StatusCode::kIOError || s.code() == StatusCode::kAborted;
+}
+
+}  // namespace
+
+AutoadminService::AutoadminService(const cluster::ProcessTable& table,
+                                   cluster::ClusterClient& client, metrics::Registry& metrics,
+                                   AutoadminOptions options)
+    : table_(table),
+      client_(client),
+      options_(std::move(options)),
+      actions_ok_(metrics.GetCounter("tessera_autoadmin_actions_total",
+                                     "Autoadmin actions carried out", {{"outcome", "ok"}})),
+      actions_failed_(metrics.GetCounter("tessera_autoadmin_actions_total",
+                                         "Autoadmin actions carried out", {{"outcome", "failed"}})),
+      active_gauge_(metrics.GetGauge("tessera_autoadmin_active",
+                                     "1 while this instance holds the autoadmin lease")) {}
+
+Result<std::unique_ptr<AutoadminService>> AutoadminService::Start(const cluster::ProcessTable& table,
+                                                                  cluster::ClusterClient& client,
+                                                                  metrics::Registry& metrics,
+                                                                  AutoadminOptions options) {
+  if (options.self_id == 0) return Status::InvalidArgument("autoadmin: self_id is 0");
+  if (options.lease_ms < limits::kAutoadminLeaseMsMin || options.lease_ms > limits::kAutoadminLeaseMsMax) {
+    return Status::InvalidArgument("autoadmin: lease_ms must be " +
+                                   std::to_string(limits::kAutoadminLeaseMsMin) + ".." +
+                                   std::to_string(limits::kAutoadminLeaseMsMax));
+  }
+  if (options.poll_interval_ms < 100 || options.poll_interval_ms > options.lease_ms) {
+    return Status::InvalidArgument("autoadmin: poll_interval_ms must be 100..lease_ms");
+  }
+  if (options.dead_after_ms < options.poll_interval_ms) {
+    return Status::InvalidArgument("autoadmin: dead_after_ms must be at least poll_interval_ms");
+  }
+  if (options.planner.max_concurrent == 0) {
+    return Status::InvalidArgument("autoadmin: max_concurrent must be at least 1");
+  }
+  std::unique_ptr<AutoadminService> s(new AutoadminService(table, client, metrics, std::move(options)));
+  std::vector<HealthTracker::Node> nodes;
+  for (const cluster::ProcessEntry& e : table.OfRole(cluster::ProcessRole::kNode)) {
+    nodes.push_back({e.id, e.az});
+  }
+  s->health_ = std::make_unique<HealthTracker>(nodes, s->options_.dead_after_ms, SteadyMs());
+  s->lease_thread_ = StartNamedThread("aa-lease", [p = s.get()] { p->LeaseLoop(); });
+  s->round_thread_ = StartNamedThread("aa-rounds", [p = s.get()] { p->RoundLoop(); });
+  spdlog::info("autoadmin.started self={} lease_ms={} dead_after_ms={} max_concurrent={}",
+               s->options_.self_id, s->options_.lease_ms, s->options_.dead_after_ms,
+               s->options_.planner.max_concurrent);
+  return s;
+}
+
+AutoadminService::~AutoadminService() { Stop(); }
+
+void AutoadminService::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (lease_thread_.joinable()) lease_thread_.join();
+  if (round_thread_.joinable()) round_thread_.join();
+}
+
+bool AutoadminService::Sleep(uint32_t ms) {
+  std::unique_lock lock(mu_);
+  return !cv_.wait_for(lock, std::chrono::milliseconds(ms), [this] { return stopping_; });
+}
+
+uint64_t AutoadminService::ActiveEpoch() const {
+  std::lock_guard lock(mu_);
+  return Clock::now() < active_until_ ? epoch_ : 0;
+}
+
+void AutoadminService::LoseLease(const std::string& why) {
+  std::lock_guard lock(mu_);
+  if (active_until_ == Clock::time_point{}) return;
+  spdlog::warn("autoadmin.lease_lost epoch={} why=\"{}\"", epoch_, why);
+  active_until_ = Clock::time_point{};
+  active_gauge_.Set(0);
+}
+
+Result<std::string> AutoadminService::CallMeta(const std::string& method, const std::string& payload,
+                                               std::chrono::milliseconds timeout) {
+  Result<std::string> last = Status::Unavailable("no metadata replica");
+  for (const cluster::ProcessEntry& e : table_.OfRole(cluster::ProcessRole::kMeta)) {
+    last = client_.Call(e.id, method, payload, timeout);
+    if (last.ok() || !TryAnother(last.status())) return last;
+  }
+  return last;
+}
+
+void AutoadminService::LeaseLoop() {
+  const uint32_t period = options_.lease_ms / 3;
+  do {
+    pb::AutoadminLeaseRequest request;
+    request.set_holder(options_.self_id);
+    request.set_duration_ms(options_.lease_ms);
+    const Clock::time_point sent = Clock::now();
+    // A replica that does not answer must not cost the tenure: a quarter of
+    // the lease each.
+    auto answer = CallMeta("meta.autoadmin_lease", request.SerializeAsString(),
+                           std::min(options_.call_timeout,
+                                    std::chrono::milliseconds(options_.lease_ms / 4)));
+    pb::AutoadminLeaseResponse response;
+    if (!answer.ok() || !response.ParseFromString(*answer)) {
+      // The tenure, if any, runs out by itself.
+      spdlog::warn("autoadmin.lease_call_failed status=\"{}\"", answer.status().ToString());
+      continue;
+    }
+    std::lock_guard lock(mu_);
+    holder_ = response.lease().holder();
+    if (response.granted() && response.lease().holder() == options_.self_id) {
+      if (epoch_ != response.lease().epoch() || active_until_ == Clock::time_point{}) {
+        spdlog::info("autoadmin.active epoch={}", response.lease().epoch());
+      }
+      epoch_ = response.lease().epoch();
+      active_until_ = sent + std::chrono::milliseconds(options_.lease_ms - options_.lease_ms / 10);
+      active_gauge_.Set(1);
+    } else if (active_until_ != Clock::time_point{}) {
+      spdlog::warn("autoadmin.standby holder={} epoch={}", holder_, response.lease().epoch());
+      active_until_ = Clock::time_point{};
+      active_gauge_.Set(0);
+    }
+  } while (Sleep(period));
+}
+
+void AutoadminService::RoundLoop() {
+  do {
+    RunRound();
+  } while (Sleep(options_.poll_interval_ms));
+}
+
+Result<ClusterView> AutoadminService::BuildView() {
+  // Every node, in parallel: one admin.status each.
+  const std::vector<cluster::ProcessEntry> nodes = table_.OfRole(cluster::ProcessRole::kNode);
+  std::vector<std::future<Result<std::string>>> polls;
+  for (const cluster::ProcessEntry& e : nodes) {
+    polls.push_back(std::async(std::launch::async, [this, id = e.id] {
+      return client_.Call(id, "admin.status", pb::StatusRequest().SerializeAsString(),
+                          options_.call_timeout);
+    }));
+  }
+  // Wait for every answer before taking mu_: the lease thread needs it.
+  std::vector<std::optional<pb::NodeStatus>> answers(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    Result<std::string> answer = polls[i].get();
+    pb::NodeStatus status;
+    if (answer.ok() && status.ParseFromString(*answer)) answers[i] = std::move(status);
+  }
+  ClusterView view;
+  {
+    const uint64_t now = SteadyMs();
+    std::lock_guard lock(mu_);
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      health_->OnPoll(nodes[i].id, answers[i] ? &*answers[i] : nullptr, now);
+    }
+    view.nodes = health_->nodes();
+  }
+  // The partition map: the newest epoch of each partition any meta replica has.
+  bool any = false;
+  for (const cluster::ProcessEntry& e : table_.OfRole(cluster::ProcessRole::kMeta)) {
+    auto answer = client_.Call(e.id, "meta.tables", pb::TablesRequest().SerializeAsString(),
+                               options_.call_timeout);
+    pb::TablesResponse tables;
+    if (!answer.ok() || !tables.ParseFromString(*answer)) continue;
+    any = true;
+    for (const pb::PartitionDescriptor& p : tables.partitions()) {
+      GroupView& g = view.groups[p.group_id()];
+      if (g.descriptor.group_id() == 0 || p.epoch() > g.descriptor.epoch()) g.descriptor = p;
+    }
+  }
+  if (!any) return Status::Unavailable("no metadata replica answered meta.tables");
+  FindLeaders(view);
+  return view;
+}
+
+void AutoadminService::RunRound() {
+  auto view = BuildView();
+  if (!view.ok()) {
+    spdlog::debug("autoadmin.view_failed status=\"{}\"", view.status().ToString());
+    return;
+  }
+  {
+    std::lock_guard lock(mu_);
+    last_view_ = *view;
+  }
+  if (ActiveEpoch() == 0) return;
+  for (const Action& action : Plan(*view, options_.planner)) {
+    const uint64_t epoch = ActiveEpoch();
+    if (epoch == 0) return;
+    const Status outcome = Execute(action, epoch);
+    Record(action, outcome);
+    if (outcome.code() == StatusCode::kStaleEpoch) {
+      LoseLease(outcome.message());
+      return;
+    }
+  }
+}
+
+Status AutoadminService::Execute(const Action& action, uint64_t epoch) {
+  switch (action.kind) {
+    case ActionKind::kAddReplica:
+    case ActionKind::kSyncDescriptor: {
+      pb::UpdatePartitionRequest request;
+      request.set_autoadmin_epoch(epoch);
+      *request.mutable_partition() = action.descriptor;
+      return CallMeta("meta.update_partition", request.SerializeAsString(), options_.call_timeout)
+          .status();
+    }
+    case ActionKind::kCreateReplica: {
+      pb::CreateGroupRequest request;
+      *request.mutable_partition() = action.descriptor;
+      return client_.Call(action.node, "admin.create_group", request.SerializeAsString(),
+                          options_.call_timeout)
+          .status();
+    }
+    case ActionKind::kAddLearner:
+    case ActionKind::kPromote:
+    case ActionKind::kRemove: {
+      pb::ChangeMembershipRequest request;
+      request.set_group_id(action.group_id);
+      request.set_autoadmin_epoch(epoch);
+      request.set_kind(KindOf(action.kind));
+      request.set_replica_id(action.replica);
+      return client_.Call(action.node, "admin.change_membership", request.SerializeAsString(),
+                          options_.membership_timeout)
+          .status();
+    }
+    case ActionKind::kDropStale: {
+      pb::DropGroupRequest request;
+      request.set_group_id(action.group_id);
+      request.set_autoadmin_epoch(epoch);
+      return client_.Call(action.node, "admin.drop_group", request.SerializeAsString(),
+                          options_.membership_timeout)
+          .status();
+    }
+  }
+  return Status::InvalidArgument("unknown action");
+}
+
+void AutoadminService::Record(const Action& action, const Status& outcome) {
+  if (outcome.ok()) {
+    actions_ok_.Increment();
+    spdlog::info("autoadmin.action kind={} group={} node={} replica={} reason=\"{}\"",
+                 ActionKindName(action.kind), action.group_id, action.node, action.replica,
+                 action.reason);
+  } else {
+    actions_failed_.Increment();
+    spdlog::warn("autoadmin.action_failed kind={} group={} node={} replica={} status=\"{}\"",
+                 ActionKindName(action.kind), action.group_id, action.node, action.replica,
+                 outcome.ToString());
+  }
+  std::lock_guard lock(mu_);
+  history_.push_back({UtcNow(), action, outcome.ok() ? "ok" : outcome.ToString()});
+  while (history_.size() > limits::kAutoadminHistoryMax) history_.pop_front();
+}
+
+std::string AutoadminService::StatusText() const {
+  std::lock_guard lock(mu_);
+  std::ostringstream out;
+  const bool active = Clock::now() < active_until_;
+  out << "autoadmin " << options_.name << " (" << options_.self_id << "): "
+      << (active ? "active, epoch " + std::to_string(epoch_)
+                 : "standby, lease held by " + (holder_ ? std::to_string(holder_) : "nobody"))
+      << "\n";
+  out << "nodes not healthy:\n";
+  size_t unhealthy = 0;
+  for (const auto& [id, node] : last_view_.nodes) {
+    if (node.health == NodeHealth::kHealthy) continue;
+    ++unhealthy;
+    const auto entry = table_.ById(id);
+    out << "  " << (entry ? entry->name : std::to_string(id)) << " (" << id << ", " << node.az
+        << "): " << NodeHealthName(node.health) << ", no answer for " << node.unreachable_for_ms
+        << " ms\n";
+  }
+  if (unhealthy == 0) out << "  none\n";
+  out << "groups changing:\n";
+  size_t changing = 0;
+  for (const auto& [id, group] : last_view_.groups) {
+    std::string replicas;
+    bool mid = false;
+    for (const pb::ReplicaPlacement& r : group.descriptor.replicas()) {
+      replicas += (replicas.empty() ? "" : ",") + std::to_string(r.node_id()) +
+                  (r.role() == pb::REPLICA_LEARNER ? "(learner)" : "");
+      mid = mid || r.role() == pb::REPLICA_LEARNER;
+    }
+    mid = mid || group.descriptor.replicas_size() > static_cast<int>(options_.planner.replication_factor);
+    if (!mid) continue;
+    ++changing;
+    out << "  group " << id << " (" << group.descriptor.table() << ") epoch "
+        << group.descriptor.epoch() << ": replicas " << replicas << "\n";
+  }
+  if (changing == 0) out << "  none\n";
+  out << "last actions:\n";
+  if (history_.empty()) out << "  none\n";
+  for (const HistoryEntry& h : history_) {
+    out << "  " << h.time << " " << ActionKindName(h.action.kind) << " group=" << h.action.group_id
+        << " replica=" << h.action.replica << " -> " << h.outcome << " (" << h.action.reason
+        << ")\n";
+  }
+  return out.str();
+}
+
+}  // namespace tessera::autoadmin

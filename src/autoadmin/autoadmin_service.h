@@ -1,0 +1,112 @@
+// AutoadminService: one `tessera autoadmin` instance (docs/autoadmin.md).
+//
+// Two threads:
+//  * lease: every lease_ms / 3 asks meta for the autoadmin lease
+//    (meta.autoadmin_lease). A grant at epoch E sent at time t makes this
+//    instance active until t + lease_ms - lease_ms / 10 on its own steady
+//    clock (meta gives the lease to another only lease_ms after its last
+//    grant, which came after t).
+//  * rounds: every poll_interval_ms polls every storage node's admin.status
+//    (in parallel, one call each, whatever their state: constant work),
+//    updates the HealthTracker and, while active, reads the partition map
+//    from every meta replica (the newest epoch of each partition wins),
+//    plans (planner.h) and carries out the actions one by one, each call
+//    carrying E as its fencing token. Before each action it checks it is
+//    still active; an answer of StaleEpoch ends its tenure at once.
+// It only calls: meta's lease and partition RPCs and the nodes' admin RPCs,
+// as role autoadmin; it never touches another process's files.
+//
+// Thread safety: StatusText() from any thread; Start/Stop from one.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "autoadmin/health_tracker.h"
+#include "autoadmin/planner.h"
+#include "cluster/cluster_client.h"
+#include "cluster/process_table.h"
+#include "common/metrics.h"
+
+namespace tessera::autoadmin {
+
+struct AutoadminOptions {
+  uint32_t self_id = 0;
+  std::string name;
+  uint32_t lease_ms = 3'000;
+  uint32_t poll_interval_ms = 1'000;
+  uint32_t dead_after_ms = 10'000;
+  PlannerOptions planner;
+  std::chrono::milliseconds call_timeout{2'000};
+  // A membership step answers once chosen and applied on the leader.
+  std::chrono::milliseconds membership_timeout{10'000};
+};
+
+class AutoadminService {
+ public:
+  // `client` calls as this instance (role autoadmin); it must outlive the
+  // service. InvalidArgument for options out of range.
+  static Result<std::unique_ptr<AutoadminService>> Start(const cluster::ProcessTable& table,
+                                                         cluster::ClusterClient& client,
+                                                         metrics::Registry& metrics,
+                                                         AutoadminOptions options);
+  ~AutoadminService();
+  void Stop();
+
+  // Human-readable state: whether this instance acts (and its epoch), the
+  // nodes it does not see as healthy and why, groups mid-replacement, and
+  // the last limits::kAutoadminHistoryMax actions with times and outcomes.
+  std::string StatusText() const;
+
+ private:
+  AutoadminService(const cluster::ProcessTable& table, cluster::ClusterClient& client,
+                   metrics::Registry& metrics, AutoadminOptions options);
+  void LeaseLoop();
+  void RoundLoop();
+  void RunRound();
+  // The epoch while this instance holds the lease, 0 otherwise.
+  uint64_t ActiveEpoch() const;
+  void LoseLease(const std::string& why);
+  Result<ClusterView> BuildView();
+  Status Execute(const Action& action, uint64_t epoch);
+  // Calls `method` on the meta replicas in turn until one answers other than
+  // unreachable (followers forward to the leader).
+  Result<std::string> CallMeta(const std::string& method, const std::string& payload,
+                               std::chrono::milliseconds timeout);
+  void Record(const Action& action, const Status& outcome);
+  // Waits `ms` unless Stop; false when stopping.
+  bool Sleep(uint32_t ms);
+
+  const cluster::ProcessTable table_;
+  cluster::ClusterClient& client_;
+  const AutoadminOptions options_;
+  metrics::Counter& actions_ok_;
+  metrics::Counter& actions_failed_;
+  metrics::Gauge& active_gauge_;
+
+  mutable std::mutex mu_;  // guards everything below
+  std::condition_variable cv_;
+  bool stopping_ = false;
+  uint64_t epoch_ = 0;
+  uint32_t holder_ = 0;  // the lease holder meta last named
+  std::chrono::steady_clock::time_point active_until_{};
+  std::unique_ptr<HealthTracker> health_;
+  ClusterView last_view_;
+  struct HistoryEntry {
+    std::string time;  // UTC
+    Action action;
+    std::string outcome;
+  };
+  std::deque<HistoryEntry> history_;
+  std::thread lease_thread_;
+  std::thread round_thread_;
+};
+
+}  // namespace tessera::autoadmin

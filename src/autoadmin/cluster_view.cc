@@ -1,0 +1,33 @@
+#include "autoadmin/cluster_view.h"
+
+#include <tuple>
+
+namespace tessera::autoadmin {
+
+const char* NodeHealthName(NodeHealth health) {
+  switch (health) {
+    case NodeHealth::kHealthy: return "healthy";
+    case NodeHealth::kUnreachable: return "unreachable";
+    case NodeHealth::kDead: return "dead";
+  }
+  return "?";
+}
+
+void FindLeaders(ClusterView& view) {
+  for (auto& [group_id, group] : view.groups) {
+    group.leader = 0;
+    std::tuple<uint64_t, uint32_t> best{0, 0};
+    for (const auto& [node_id, node] : view.nodes) {
+      if (node.health != NodeHealth::kHealthy) continue;
+      const auto it = node.groups.find(group_id);
+      if (it == node.groups.end() || it->second.role != "leader") continue;
+      const std::tuple<uint64_t, uint32_t> ballot{it->second.ballot_round, it->second.ballot_replica};
+      if (group.leader == 0 || ballot > best) {
+        group.leader = node_id;
+        best = ballot;
+      }
+    }
+  }
+}
+
+}  // namespace tessera::autoadmin

@@ -1,0 +1,61 @@
+// ClusterView: what the autoadmin knows of the cluster at one instant, built
+// from meta's partition map and every storage node's admin.status
+// (health_tracker.h). The planner (planner.h) decides from it alone.
+//
+// Thread safety: plain values.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+
+#include "tessera/cluster_rpc.pb.h"
+#include "tessera/consensus.pb.h"
+
+namespace tessera::autoadmin {
+
+// The health of one storage node.
+enum class NodeHealth {
+  kHealthy,      // answered the last poll
+  kUnreachable,  // missed polls, for less than dead_after
+  kDead,         // unreachable for dead_after or longer: its replicas are replaced
+};
+const char* NodeHealthName(NodeHealth health);
+
+struct ReplicaReport {
+  std::string role;    // consensus::RoleName on that node ("leader", ...)
+  uint64_t applied = 0;
+  uint64_t chosen = 0;
+  uint64_t ballot_round = 0;
+  uint32_t ballot_replica = 0;
+  pb::Membership membership;  // latest in that replica's log
+  bool membership_pending = false;
+};
+
+struct NodeView {
+  uint32_t id = 0;
+  std::string az;
+  NodeHealth health = NodeHealth::kHealthy;
+  uint64_t unreachable_for_ms = 0;  // 0 while healthy
+  // The groups it hosts, as its last answered poll reported them (kept
+  // while it is unreachable).
+  std::map<uint64_t, ReplicaReport> groups;
+};
+
+struct GroupView {
+  pb::PartitionDescriptor descriptor;  // meta's
+  // The leader as a reachable replica reports itself (highest ballot when
+  // several do); 0 when none: the group cannot change its membership now.
+  uint32_t leader = 0;
+};
+
+struct ClusterView {
+  std::map<uint32_t, NodeView> nodes;   // every storage node of the layout
+  std::map<uint64_t, GroupView> groups; // every partition of every table
+};
+
+// Fills each group's leader from the nodes' reports.
+void FindLeaders(ClusterView& view);
+
+}  // namespace tessera::autoadmin

@@ -1,0 +1,46 @@
+#include "autoadmin/health_tracker.h"
+
+namespace tessera::autoadmin {
+
+HealthTracker::HealthTracker(const std::vector<Node>& nodes, uint64_t dead_after_ms, uint64_t now_ms)
+    : dead_after_ms_(dead_after_ms) {
+  for (const Node& n : nodes) {
+    NodeView& v = nodes_[n.id];
+    v.id = n.id;
+    v.az = n.az;
+    v.health = NodeHealth::kUnreachable;  // until it answers
+    last_answer_ms_[n.id] = now_ms;
+  }
+}
+
+ReplicaReport ReportOf(const pb::GroupStatusProto& status) {
+  ReplicaReport r;
+  r.role = status.role();
+  r.applied = status.applied();
+  r.chosen = status.chosen();
+  r.ballot_round = status.ballot().round();
+  r.ballot_replica = status.ballot().replica();
+  *r.membership.mutable_voters() = status.voters();
+  *r.membership.mutable_learners() = status.learners();
+  r.membership_pending = status.membership_pending();
+  return r;
+}
+
+void HealthTracker::OnPoll(uint32_t node, const pb::NodeStatus* status, uint64_t now_ms) {
+  const auto it = nodes_.find(node);
+  if (it == nodes_.end()) return;
+  NodeView& v = it->second;
+  if (status != nullptr) {
+    last_answer_ms_[node] = now_ms;
+    v.health = NodeHealth::kHealthy;
+    v.unreachable_for_ms = 0;
+    v.groups.clear();
+    for (const pb::GroupStatusProto& g : status->groups()) v.groups[g.group_id()] = ReportOf(g);
+    return;
+  }
+  const uint64_t last = last_answer_ms_[node];
+  v.unreachable_for_ms = now_ms > last ? now_ms - last : 0;
+  v.health = v.unreachable_for_ms >= dead_after_ms_ ? NodeHealth::kDead : NodeHealth::kUnreachable;
+}
+
+}  // namespace tessera::autoadmin

@@ -1,0 +1,305 @@
+#include "autoadmin/planner.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+#include <tuple>
+
+namespace tessera::autoadmin {
+namespace {
+
+bool Has(const google::protobuf::RepeatedField<uint32_t>& ids, uint32_t id) {
+  return std::find(ids.begin(), ids.end(), id) != ids.end();
+}
+
+bool IsMember(const pb::Membership& m, uint32_t id) {
+  return Has(m.voters(), id) || Has(m.learners(), id);
+}
+
+const pb::ReplicaPlacement* Placement(const pb::PartitionDescriptor& d, uint32_t node) {
+  for (const pb::ReplicaPlacement& r : d.replicas()) {
+    if (r.node_id() == node) return &r;
+  }
+  return nullptr;
+}
+
+// Everything a round's decisions share: the view, the options, and the
+// replica counts of nodes (updated as targets are chosen, to spread them).
+class Round {
+ public:
+  Round(const ClusterView& view, const PlannerOptions& options) : view_(view), options_(options) {
+    for (const auto& [id, node] : view.nodes) load_[id] = 0;
+    for (const auto& [id, group] : view.groups) {
+      for (const pb::ReplicaPlacement& r : group.descriptor.replicas()) ++load_[r.node_id()];
+      if (MidReplacement(group)) ++in_flight_;
+    }
+  }
+
+  std::optional<Action> Decide(const GroupView& group) {
+    if (group.leader == 0) return std::nullopt;
+    const ReplicaReport* leader = Report(group.leader, group.descriptor.group_id());
+    if (leader == nullptr || leader->membership_pending) return std::nullopt;
+    const pb::Membership& m = leader->membership;
+    if (auto a = ContinueAdd(group, m)) return a;
+    if (auto a = SyncDescriptor(group, m)) return a;
+    if (auto a = ProgressLearners(group, m, *leader)) return a;
+    if (auto a = RemoveSurplusVoter(group, m)) return a;
+    if (auto a = StartReplacement(group, m)) return a;
+    return DropStale(group, m);
+  }
+
+ private:
+  const ReplicaReport* Report(uint32_t node, uint64_t group_id) const {
+    const auto n = view_.nodes.find(node);
+    if (n == view_.nodes.end()) return nullptr;
+    const auto g = n->second.groups.find(group_id);
+    return g == n->second.groups.end() ? nullptr : &g->second;
+  }
+
+  NodeHealth Health(uint32_t node) const {
+    const auto it = view_.nodes.find(node);
+    return it == view_.nodes.end() ? NodeHealth::kDead : it->second.health;
+  }
+
+  std::string AzOf(uint32_t node) const {
+    const auto it = view_.nodes.find(node);
+    return it == view_.nodes.end() ? std::string() : it->second.az;
+  }
+
+  bool MidReplacement(const GroupView& group) const {
+    for (const pb::ReplicaPlacement& r : group.descriptor.replicas()) {
+      if (r.role() == pb::REPLICA_LEARNER) return true;
+    }
+    if (group.leader == 0) return false;
+    const ReplicaReport* leader = Report(group.leader, group.descriptor.group_id());
+    return leader != nullptr && (leader->membership.learners_size() > 0 ||
+                                 static_cast<size_t>(leader->membership.voters_size()) >
+                                     options_.replication_factor);
+  }
+
+  size_t HealthyAmong(const std::vector<uint32_t>& voters) const {
+    return static_cast<size_t>(std::count_if(voters.begin(), voters.end(), [&](uint32_t v) {
+      return Health(v) == NodeHealth::kHealthy;
+    }));
+  }
+
+  Action Make(ActionKind kind, const GroupView& group, uint32_t node, uint32_t replica,
+              std::string reason) const {
+    Action a;
+    a.kind = kind;
+    a.group_id = group.descriptor.group_id();
+    a.node = node;
+    a.replica = replica;
+    a.reason = std::move(reason);
+    return a;
+  }
+
+  // Step 2/3 of an add: meta names a learner the group does not have yet.
+  std::optional<Action> ContinueAdd(const GroupView& group, const pb::Membership& m) {
+    for (const pb::ReplicaPlacement& r : group.descriptor.replicas()) {
+      if (r.role() != pb::REPLICA_LEARNER || IsMember(m, r.node_id())) continue;
+      const uint32_t target = r.node_id();
+      if (Health(target) != NodeHealth::kHealthy) {
+        // The target failed before joining: withdraw the intent.
+        Action a = Make(ActionKind::kSyncDescriptor, group, 0, target,
+                        "target " + std::to_string(target) + " is " +
+                            NodeHealthName(Health(target)) + " before joining");
+        a.descriptor = Mirror(group, m, /*keep_pending_except=*/target);
+        return a;
+      }
+      if (Report(target, group.descriptor.group_id()) == nullptr) {
+        Action a = Make(ActionKind::kCreateReplica, group, target, target,
+                        "create the new replica on its node");
+        a.descriptor = group.descriptor;
+        return a;
+      }
+      return Make(ActionKind::kAddLearner, group, group.leader, target,
+                  "add the new replica as a learner");
+    }
+    return std::nullopt;
+  }
+
+  // The descriptor that mirrors membership `m` (voters, then learners), keeping
+  // meta's learners that are not members yet (adds in progress) except
+  // `keep_pending_except`; epoch + 1.
+  pb::PartitionDescriptor Mirror(const GroupView& group, const pb::Membership& m,
+                                 uint32_t keep_pending_except = 0) const {
+    pb::PartitionDescriptor d = group.descriptor;
+    d.clear_replicas();
+    auto add = [&](uint32_t id, pb::ReplicaRole role) {
+      pb::ReplicaPlacement* r = d.add_replicas();
+      r->set_node_id(id);
+      r->set_az(AzOf(id));
+      r->set_role(role);
+    };
+    for (uint32_t v : m.voters()) add(v, pb::REPLICA_VOTER);
+    for (uint32_t l : m.learners()) add(l, pb::REPLICA_LEARNER);
+    for (const pb::ReplicaPlacement& r : group.descriptor.replicas()) {
+      if (r.role() == pb::REPLICA_LEARNER && !IsMember(m, r.node_id()) &&
+          r.node_id() != keep_pending_except) {
+        add(r.node_id(), pb::REPLICA_LEARNER);
+      }
+    }
+    d.set_epoch(group.descriptor.epoch() + 1);
+    d.set_leader_hint(group.leader);
+    return d;
+  }
+
+  std::optional<Action> SyncDescriptor(const GroupView& group, const pb::Membership& m) {
+    pb::PartitionDescriptor mirrored = Mirror(group, m);
+    auto roles = [](const pb::PartitionDescriptor& d) {
+      std::map<uint32_t, int> out;
+      for (const pb::ReplicaPlacement& r : d.replicas()) out[r.node_id()] = r.role();
+      return out;
+    };
+    if (roles(mirrored) == roles(group.descriptor)) return std::nullopt;
+    Action a = Make(ActionKind::kSyncDescriptor, group, 0, 0,
+                    "meta's descriptor follows the group's membership");
+    a.descriptor = std::move(mirrored);
+    return a;
+  }
+
+  std::optional<Action> ProgressLearners(const GroupView& group, const pb::Membership& m,
+                                         const ReplicaReport& leader) {
+    for (uint32_t learner : m.learners()) {
+      const NodeHealth health = Health(learner);
+      if (health == NodeHealth::kDead) {
+        return Make(ActionKind::kRemove, group, group.leader, learner, "learner's node is dead");
+      }
+      if (health != NodeHealth::kHealthy) continue;
+      const ReplicaReport* report = Report(learner, group.descriptor.group_id());
+      if (report == nullptr) continue;
+      if (report->applied > 0 && report->applied + options_.promote_lag_slots >= leader.chosen) {
+        return Make(ActionKind::kPromote, group, group.leader, learner,
+                    "learner caught up (applied " + std::to_string(report->applied) +
+                        ", leader chosen " + std::to_string(leader.chosen) + ")");
+      }
+    }
+    return std::nullopt;
+  }
+
+  std::optional<Action> RemoveSurplusVoter(const GroupView& group, const pb::Membership& m) {
+    const std::vector<uint32_t> voters(m.voters().begin(), m.voters().end());
+    if (voters.size() <= options_.replication_factor) return std::nullopt;
+    std::map<std::string, int> per_az;
+    for (uint32_t v : voters) ++per_az[AzOf(v)];
+    // Rank: unhealthy first, then a voter sharing its AZ, not the leader,
+    // on the most loaded node, highest id.
+    std::optional<std::tuple<int, int, int, size_t, uint32_t>> best;
+    uint32_t chosen = 0;
+    for (uint32_t v : voters) {
+      const auto rank = std::make_tuple(Health(v) != NodeHealth::kHealthy ? 1 : 0,
+                                        per_az[AzOf(v)] > 1 ? 1 : 0, v != group.leader ? 1 : 0,
+                                        load_[v], v);
+      if (!best || rank > *best) {
+        best = rank;
+        chosen = v;
+      }
+    }
+    std::vector<uint32_t> rest;
+    for (uint32_t v : voters) {
+      if (v != chosen) rest.push_back(v);
+    }
+    if (HealthyAmong(rest) < rest.size() / 2 + 1) return std::nullopt;
+    return Make(ActionKind::kRemove, group, group.leader, chosen,
+                "voter " + std::to_string(chosen) + " is surplus (" +
+                    NodeHealthName(Health(chosen)) + ")");
+  }
+
+  std::optional<Action> StartReplacement(const GroupView& group, const pb::Membership& m) {
+    if (m.learners_size() > 0) return std::nullopt;
+    const std::vector<uint32_t> voters(m.voters().begin(), m.voters().end());
+    uint32_t lost = 0;
+    for (uint32_t v : voters) {
+      if (Health(v) == NodeHealth::kDead) lost = v;
+    }
+    if (lost == 0 && voters.size() >= options_.replication_factor) return std::nullopt;
+    if (HealthyAmong(voters) < voters.size() / 2 + 1) return std::nullopt;  // no quorum
+    if (in_flight_ >= options_.max_concurrent) return std::nullopt;
+    const uint32_t target = ChooseTarget(group, m, lost);
+    if (target == 0) return std::nullopt;
+    ++in_flight_;
+    ++load_[target];
+    Action a = Make(ActionKind::kAddReplica, group, 0, target,
+                    lost != 0 ? "replace dead voter " + std::to_string(lost)
+                              : "group has " + std::to_string(voters.size()) + " voters");
+    a.descriptor = group.descriptor;
+    pb::ReplicaPlacement* r = a.descriptor.add_replicas();
+    r->set_node_id(target);
+    r->set_az(AzOf(target));
+    r->set_role(pb::REPLICA_LEARNER);
+    a.descriptor.set_epoch(group.descriptor.epoch() + 1);
+    a.descriptor.set_leader_hint(group.leader);
+    return a;
+  }
+
+  // A healthy node holding nothing of the group: in the lost replica's AZ
+  // when it has one, else in an AZ the group's live voters do not use, else
+  // anywhere; the fewest replicas first, then the lowest id.
+  uint32_t ChooseTarget(const GroupView& group, const pb::Membership& m, uint32_t lost) const {
+    const uint64_t gid = group.descriptor.group_id();
+    std::set<std::string> used_azs;
+    for (uint32_t v : m.voters()) {
+      if (v != lost && Health(v) != NodeHealth::kDead) used_azs.insert(AzOf(v));
+    }
+    const std::string lost_az = lost != 0 ? AzOf(lost) : std::string();
+    std::optional<std::tuple<int, size_t, uint32_t>> best;
+    uint32_t chosen = 0;
+    for (const auto& [id, node] : view_.nodes) {
+      if (node.health != NodeHealth::kHealthy || IsMember(m, id) ||
+          Placement(group.descriptor, id) != nullptr || node.groups.count(gid)) {
+        continue;
+      }
+      const int az_rank = node.az == lost_az ? 0 : (used_azs.count(node.az) ? 2 : 1);
+      const auto rank = std::make_tuple(az_rank, load_.at(id), id);
+      if (!best || rank < *best) {
+        best = rank;
+        chosen = id;
+      }
+    }
+    return chosen;
+  }
+
+  std::optional<Action> DropStale(const GroupView& group, const pb::Membership& m) {
+    const uint64_t gid = group.descriptor.group_id();
+    for (const auto& [id, node] : view_.nodes) {
+      if (node.health != NodeHealth::kHealthy || !node.groups.count(gid)) continue;
+      if (IsMember(m, id) || Placement(group.descriptor, id) != nullptr) continue;
+      return Make(ActionKind::kDropStale, group, id, id,
+                  "node " + std::to_string(id) + " holds a replica the group no longer has");
+    }
+    return std::nullopt;
+  }
+
+  const ClusterView& view_;
+  const PlannerOptions& options_;
+  std::map<uint32_t, size_t> load_;
+  size_t in_flight_ = 0;
+};
+
+}  // namespace
+
+const char* ActionKindName(ActionKind kind) {
+  switch (kind) {
+    case ActionKind::kAddReplica: return "add_replica";
+    case ActionKind::kCreateReplica: return "create_replica";
+    case ActionKind::kAddLearner: return "add_learner";
+    case ActionKind::kPromote: return "promote";
+    case ActionKind::kRemove: return "remove";
+    case ActionKind::kSyncDescriptor: return "sync_descriptor";
+    case ActionKind::kDropStale: return "drop_stale";
+  }
+  return "?";
+}
+
+std::vector<Action> Plan(const ClusterView& view, const PlannerOptions& options) {
+  Round round(view, options);
+  std::vector<Action> actions;
+  for (const auto& [id, group] : view.groups) {
+    if (auto a = round.Decide(group)) actions.push_back(std::move(*a));
+  }
+  return actions;
+}
+
+}  // namespace tessera::autoadmin

@@ -1,0 +1,81 @@
+// Planner: the autoadmin's decisions, as a pure function of a ClusterView
+// (docs/autoadmin.md). Each round the active autoadmin builds the view,
+// asks Plan for actions and carries them out; the next round sees their
+// effect. Nothing is remembered between rounds, so a standby that takes
+// over mid-replacement plans the rest of it from what it sees.
+//
+// A dead voter is replaced by adding before evicting, one membership step
+// per group per round, each step a single-replica change in the group's
+// log:
+//   1. kAddReplica     meta's descriptor gains the target as a learner (the
+//                      intent, so a successor sees it)
+//   2. kCreateReplica  the target node creates the group (bootstrap: the
+//                      descriptor's voters, itself a learner)
+//   3. kAddLearner     the leader adds the learner; it catches up (streamed
+//                      snapshot, then log)
+//   4. kPromote        once caught up (within promote_lag_slots of the
+//                      leader's chosen index) the learner becomes a voter
+//   5. kRemove         the dead voter leaves
+//   kSyncDescriptor    after 4 and 5, meta's descriptor mirrors the group's
+//                      membership (a new epoch each time)
+//   kDropStale         a reachable node hosting a group it is no longer a
+//                      member of drops the replica and its data
+//
+// Safety rules (each checked before an action is planned):
+//   * nothing happens to a group without a reachable leader, or while its
+//     leader reports a membership change not yet chosen;
+//   * at most one action per group per round;
+//   * a replacement starts only when a majority of the group's voters is
+//     healthy, and at most max_concurrent groups are mid-replacement;
+//   * a voter is removed only when the remaining voters still have a
+//     healthy majority;
+//   * a replica is dropped only when neither the group's membership nor
+//     meta's descriptor names it.
+//
+// Thread safety: pure functions.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "autoadmin/cluster_view.h"
+#include "tessera/cluster_rpc.pb.h"
+
+namespace tessera::autoadmin {
+
+struct PlannerOptions {
+  size_t replication_factor = 3;  // voters every group should have
+  size_t max_concurrent = 4;      // groups mid-replacement cluster-wide
+  uint64_t promote_lag_slots = 64;
+};
+
+enum class ActionKind {
+  kAddReplica,
+  kCreateReplica,
+  kAddLearner,
+  kPromote,
+  kRemove,
+  kSyncDescriptor,
+  kDropStale,
+};
+const char* ActionKindName(ActionKind kind);
+
+struct Action {
+  ActionKind kind = ActionKind::kAddReplica;
+  uint64_t group_id = 0;
+  // The process to call: the leader (kAddLearner, kPromote, kRemove), the
+  // target (kCreateReplica), the stale node (kDropStale); 0 for meta.
+  uint32_t node = 0;
+  uint32_t replica = 0;  // the replica the step is about
+  // kAddReplica, kSyncDescriptor: the descriptor to store (epoch + 1);
+  // kCreateReplica: the descriptor the target creates the group from.
+  pb::PartitionDescriptor descriptor;
+  std::string reason;  // for logs and `tessera autoadmin status`
+};
+
+// Actions for this round, at most one per group, groups in ascending id.
+std::vector<Action> Plan(const ClusterView& view, const PlannerOptions& options);
+
+}  // namespace tessera::autoadmin

@@ -1,0 +1,283 @@
+// Goal: the planner replaces dead voters add-before-evict, one step per
+// group, and never acts against the safety rules.
+#include "autoadmin/planner.h"
+
+#include <gtest/gtest.h>
+
+#include <initializer_list>
+
+namespace tessera::autoadmin {
+namespace {
+
+constexpr uint64_t kGroup = 1000;
+
+// Six nodes: 1,2 in az1; 3,4 in az2; 5,6 in az3, all healthy.
+ClusterView SixNodes() {
+  ClusterView v;
+  const char* azs[] = {"az1", "az1", "az2", "az2", "az3", "az3"};
+  for (uint32_t id = 1; id <= 6; ++id) {
+    v.nodes[id].id = id;
+    v.nodes[id].az = azs[id - 1];
+  }
+  return v;
+}
+
+pb::Membership Members(std::initializer_list<uint32_t> voters,
+                       std::initializer_list<uint32_t> learners = {}) {
+  pb::Membership m;
+  for (uint32_t v : voters) m.add_voters(v);
+  for (uint32_t l : learners) m.add_learners(l);
+  return m;
+}
+
+// Adds group kGroup (or `id`): meta's descriptor names `replicas` (learners
+// as given), each member node reports it, `leader` leads with `membership`.
+void AddGroup(ClusterView& v, uint32_t leader, const pb::Membership& membership,
+              std::initializer_list<uint32_t> voters_in_meta,
+              std::initializer_list<uint32_t> learners_in_meta = {}, uint64_t id = kGroup,
+              uint64_t chosen = 500) {
+  GroupView& g = v.groups[id];
+  g.descriptor.set_table("kv");
+  g.descriptor.set_group_id(id);
+  g.descriptor.set_epoch(7);
+  auto place = [&](uint32_t n, pb::ReplicaRole role) {
+    pb::ReplicaPlacement* r = g.descriptor.add_replicas();
+    r->set_node_id(n);
+    r->set_az(v.nodes[n].az);
+    r->set_role(role);
+  };
+  for (uint32_t n : voters_in_meta) place(n, pb::REPLICA_VOTER);
+  for (uint32_t n : learners_in_meta) place(n, pb::REPLICA_LEARNER);
+  auto report = [&](uint32_t n) {
+    ReplicaReport& r = v.nodes[n].groups[id];
+    r.role = n == leader ? "leader" : "follower";
+    r.membership = membership;
+    r.chosen = chosen;
+    r.applied = chosen;
+  };
+  for (uint32_t n : membership.voters()) report(n);
+  for (uint32_t n : membership.learners()) report(n);
+  g.leader = leader;
+}
+
+void Kill(ClusterView& v, uint32_t node) {
+  v.nodes[node].health = NodeHealth::kDead;
+  v.nodes[node].unreachable_for_ms = 60'000;
+}
+
+struct Expect {
+  ActionKind kind;
+  uint32_t node;
+  uint32_t replica;
+};
+
+void ExpectOne(const std::vector<Action>& actions, Expect e, const char* what) {
+  ASSERT_EQ(actions.size(), 1u) << what;
+  EXPECT_EQ(ActionKindName(actions[0].kind), std::string(ActionKindName(e.kind))) << what;
+  EXPECT_EQ(actions[0].node, e.node) << what;
+  EXPECT_EQ(actions[0].replica, e.replica) << what;
+}
+
+TEST(Planner, HealthyGroupNeedsNothing) {
+  ClusterView v = SixNodes();
+  AddGroup(v, 1, Members({1, 3, 5}), {1, 3, 5});
+  EXPECT_TRUE(Plan(v, {}).empty());
+}
+
+TEST(Planner, WalksAReplacementStepByStep) {
+  // Each case is one round: the view as the previous step left it.
+  struct Case {
+    const char* name;
+    pb::Membership membership;
+    std::initializer_list<uint32_t> voters_in_meta;
+    std::initializer_list<uint32_t> learners_in_meta;
+    bool target_hosts;  // node 4 created the group
+    Expect expect;
+  };
+  const Case cases[] = {
+      {"dead voter: add a replica in its AZ to meta", Members({1, 3, 5}), {1, 3, 5}, {}, false,
+       {ActionKind::kAddReplica, 0, 4}},
+      {"intent recorded: create it on the target", Members({1, 3, 5}), {1, 3, 5}, {4}, false,
+       {ActionKind::kCreateReplica, 4, 4}},
+      {"created: the leader adds the learner", Members({1, 3, 5}), {1, 3, 5}, {4}, true,
+       {ActionKind::kAddLearner, 1, 4}},
+      {"caught-up learner: promote", Members({1, 3, 5}, {4}), {1, 3, 5}, {4}, true,
+       {ActionKind::kPromote, 1, 4}},
+      {"promoted: meta mirrors it", Members({1, 3, 5, 4}), {1, 3, 5}, {4}, true,
+       {ActionKind::kSyncDescriptor, 0, 0}},
+      {"four voters: the dead one leaves", Members({1, 3, 5, 4}), {1, 3, 5, 4}, {}, true,
+       {ActionKind::kRemove, 1, 3}},
+      {"removed: meta mirrors it", Members({1, 5, 4}), {1, 3, 5, 4}, {}, true,
+       {ActionKind::kSyncDescriptor, 0, 0}},
+  };
+  for (const Case& c : cases) {
+    ClusterView v = SixNodes();
+    AddGroup(v, 1, c.membership, c.voters_in_meta, c.learners_in_meta);
+    if (c.target_hosts) v.nodes[4].groups[kGroup].applied = 499;
+    Kill(v, 3);
+    ExpectOne(Plan(v, {}), c.expect, c.name);
+  }
+  // Done: nothing more, and the dead node's replica is gone from meta.
+  ClusterView v = SixNodes();
+  AddGroup(v, 1, Members({1, 5, 4}), {1, 5, 4});
+  Kill(v, 3);
+  EXPECT_TRUE(Plan(v, {}).empty());
+}
+
+TEST(Planner, DescriptorsCarryTheNextEpochAndTheLearnerRole) {
+  ClusterView v = SixNodes();
+  AddGroup(v, 1, Members({1, 3, 5}), {1, 3, 5});
+  Kill(v, 3);
+  const auto actions = Plan(v, {});
+  ASSERT_EQ(actions.size(), 1u);
+  const pb::PartitionDescriptor& d = actions[0].descriptor;
+  EXPECT_EQ(d.epoch(), 8u);
+  ASSERT_EQ(d.replicas_size(), 4);
+  EXPECT_EQ(d.replicas(3).node_id(), 4u);
+  EXPECT_EQ(d.replicas(3).az(), "az2");
+  EXPECT_EQ(d.replicas(3).role(), pb::REPLICA_LEARNER);
+}
+
+TEST(Planner, LaggingLearnerIsNotPromoted) {
+  ClusterView v = SixNodes();
+  AddGroup(v, 1, Members({1, 3, 5}, {4}), {1, 3, 5}, {4});
+  Kill(v, 3);
+  v.nodes[4].groups[kGroup].applied = 100;  // leader chose 500
+  EXPECT_TRUE(Plan(v, {}).empty());
+  v.nodes[4].groups[kGroup].applied = 0;
+  EXPECT_TRUE(Plan(v, {}).empty()) << "an empty learner is never caught up";
+}
+
+TEST(Planner, TargetOutsideTheAzWhenItHasNoHealthyNode) {
+  ClusterView v = SixNodes();
+  AddGroup(v, 1, Members({1, 3, 5}), {1, 3, 5});
+  Kill(v, 3);
+  Kill(v, 4);
+  // az2 has no healthy node; every other AZ holds a live voter: the least
+  // loaded node outside the group (2 and 6 hold nothing: the lower id).
+  ExpectOne(Plan(v, {}), {ActionKind::kAddReplica, 0, 2}, "other AZ");
+}
+
+TEST(Planner, TargetIsTheLeastLoadedNodeOfTheAz) {
+  ClusterView v = SixNodes();
+  v.nodes.erase(4);
+  v.nodes[7].id = 7;
+  v.nodes[7].az = "az2";
+  v.nodes[8].id = 8;
+  v.nodes[8].az = "az2";
+  AddGroup(v, 1, Members({1, 3, 5}), {1, 3, 5});
+  AddGroup(v, 2, Members({2, 7, 6}), {2, 7, 6}, {}, 1001);
+  Kill(v, 3);
+  ExpectOne(Plan(v, {}), {ActionKind::kAddReplica, 0, 8}, "8 holds nothing, 7 one replica");
+}
+
+TEST(Planner, NoQuorumMeansNoAction) {
+  ClusterView v = SixNodes();
+  AddGroup(v, 1, Members({1, 3, 5}), {1, 3, 5});
+  Kill(v, 3);
+  Kill(v, 5);
+  EXPECT_TRUE(Plan(v, {}).empty());
+  v.groups[kGroup].leader = 0;  // and without a leader nothing either
+  EXPECT_TRUE(Plan(v, {}).empty());
+}
+
+TEST(Planner, NothingWhileAMembershipChangeIsPending) {
+  ClusterView v = SixNodes();
+  AddGroup(v, 1, Members({1, 3, 5}, {4}), {1, 3, 5}, {4});
+  Kill(v, 3);
+  v.nodes[1].groups[kGroup].membership_pending = true;
+  EXPECT_TRUE(Plan(v, {}).empty());
+}
+
+TEST(Planner, UnreachableButNotDeadIsNotReplaced) {
+  ClusterView v = SixNodes();
+  AddGroup(v, 1, Members({1, 3, 5}), {1, 3, 5});
+  v.nodes[3].health = NodeHealth::kUnreachable;
+  EXPECT_TRUE(Plan(v, {}).empty());
+}
+
+TEST(Planner, RemovalKeepsAHealthyMajority) {
+  ClusterView v = SixNodes();
+  // Four voters, two of them dead: removing one leaves {1,5,x} with only
+  // two healthy of three: allowed. With a third voter unreachable, not.
+  AddGroup(v, 1, Members({1, 3, 5, 4}), {1, 3, 5, 4});
+  Kill(v, 3);
+  ExpectOne(Plan(v, {}), {ActionKind::kRemove, 1, 3}, "one dead of four");
+  v.nodes[4].health = NodeHealth::kUnreachable;
+  v.nodes[5].health = NodeHealth::kUnreachable;
+  EXPECT_TRUE(Plan(v, {}).empty());
+}
+
+TEST(Planner, SurplusHealthyVoterLeavesFromTheDoubledAz) {
+  // A replaced node came back before its removal: four healthy voters, two
+  // in az2; one of those leaves (not the leader).
+  ClusterView v = SixNodes();
+  AddGroup(v, 1, Members({1, 3, 5, 4}), {1, 3, 5, 4});
+  const auto actions = Plan(v, {});
+  ASSERT_EQ(actions.size(), 1u);
+  EXPECT_EQ(actions[0].kind, ActionKind::kRemove);
+  EXPECT_TRUE(actions[0].replica == 3 || actions[0].replica == 4) << actions[0].replica;
+}
+
+TEST(Planner, StaleReplicaOnAReturnedNodeIsDropped) {
+  ClusterView v = SixNodes();
+  AddGroup(v, 1, Members({1, 4, 5}), {1, 4, 5});
+  v.nodes[3].groups[kGroup].role = "follower";  // came back, still holds it
+  ExpectOne(Plan(v, {}), {ActionKind::kDropStale, 3, 3}, "stale replica");
+}
+
+TEST(Planner, NewReplicaIsNeverTakenForStale) {
+  ClusterView v = SixNodes();
+  AddGroup(v, 1, Members({1, 3, 5}), {1, 3, 5}, {4});
+  Kill(v, 3);
+  v.nodes[4].groups[kGroup].role = "follower";  // created, not yet a learner
+  ExpectOne(Plan(v, {}), {ActionKind::kAddLearner, 1, 4}, "pending add");
+}
+
+TEST(Planner, TargetLostBeforeJoiningWithdrawsTheIntent) {
+  ClusterView v = SixNodes();
+  AddGroup(v, 1, Members({1, 3, 5}), {1, 3, 5}, {4});
+  Kill(v, 3);
+  Kill(v, 4);
+  const auto actions = Plan(v, {});
+  ASSERT_EQ(actions.size(), 1u);
+  EXPECT_EQ(actions[0].kind, ActionKind::kSyncDescriptor);
+  EXPECT_EQ(actions[0].descriptor.replicas_size(), 3);
+}
+
+TEST(Planner, DeadLearnerIsRemoved) {
+  ClusterView v = SixNodes();
+  AddGroup(v, 1, Members({1, 3, 5}, {4}), {1, 3, 5}, {4});
+  Kill(v, 3);
+  Kill(v, 4);
+  ExpectOne(Plan(v, {}), {ActionKind::kRemove, 1, 4}, "dead learner");
+}
+
+TEST(Planner, AtMostMaxConcurrentReplacementsStart) {
+  ClusterView v = SixNodes();
+  for (uint64_t g = 0; g < 5; ++g) AddGroup(v, 1, Members({1, 3, 5}), {1, 3, 5}, {}, 1000 + g);
+  Kill(v, 3);
+  PlannerOptions options;
+  options.max_concurrent = 2;
+  EXPECT_EQ(Plan(v, options).size(), 2u);
+  // One group already mid-replacement counts against the bound.
+  v.groups[1004].descriptor.mutable_replicas(0)->set_role(pb::REPLICA_LEARNER);
+  size_t adds = 0;
+  for (const Action& a : Plan(v, options)) adds += a.kind == ActionKind::kAddReplica;
+  EXPECT_EQ(adds, 1u);
+}
+
+TEST(Planner, ReplicationSpreadsTargetsAcrossTheAz) {
+  ClusterView v = SixNodes();
+  v.nodes[7].id = 7;
+  v.nodes[7].az = "az2";
+  AddGroup(v, 1, Members({1, 3, 5}), {1, 3, 5}, {}, 1000);
+  AddGroup(v, 1, Members({1, 3, 5}), {1, 3, 5}, {}, 1001);
+  Kill(v, 3);
+  const auto actions = Plan(v, {});
+  ASSERT_EQ(actions.size(), 2u);
+  EXPECT_NE(actions[0].replica, actions[1].replica) << "4 and 7 share the load";
+}
+
+}  // namespace
+}  // namespace tessera::autoadmin

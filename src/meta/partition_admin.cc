@@ -1,0 +1,181 @@
+#include "meta/partition_admin.h"
+
+#include <google/protobuf/util/message_differencer.h>
+#include <spdlog/spdlog.h>
+
+#include "common/limits.h"
+#include "meta/meta_group_calls.h"
+#include "meta/meta_keys.h"
+
+namespace tessera::meta {
+namespace {
+
+// A condition holding `key` at the version read (absent when not read).
+void AddCondition(pb::KvBatch& batch, std::string_view key, std::optional<uint64_t> version) {
+  pb::KvCondition* c = batch.add_conditions();
+  c->set_key(std::string(key));
+  if (version) c->set_version(*version);
+  else c->set_absent(true);
+}
+
+Status CheckReplicas(const pb::PartitionDescriptor& d, const std::set<uint32_t>& storage_nodes) {
+  if (d.replicas_size() == 0 || static_cast<size_t>(d.replicas_size()) > limits::kGroupReplicasMax) {
+    return Status::InvalidArgument("a partition needs 1.." + std::to_string(limits::kGroupReplicasMax) +
+                                   " replicas");
+  }
+  std::set<uint32_t> seen;
+  bool voter = false;
+  for (const pb::ReplicaPlacement& r : d.replicas()) {
+    if (!storage_nodes.count(r.node_id())) {
+      return Status::InvalidArgument("replica " + std::to_string(r.node_id()) +
+                                     " is not a storage node of the cluster");
+    }
+    if (!seen.insert(r.node_id()).second) {
+      return Status::InvalidArgument("replica " + std::to_string(r.node_id()) + " named twice");
+    }
+    if (r.role() != pb::REPLICA_VOTER && r.role() != pb::REPLICA_LEARNER) {
+      return Status::InvalidArgument("unknown replica role");
+    }
+    voter = voter || r.role() == pb::REPLICA_VOTER;
+  }
+  if (!voter) return Status::InvalidArgument("a partition needs a voter");
+  return Status::Ok();
+}
+
+}  // namespace
+
+LeaseDecision DecideLease(const std::optional<pb::AutoadminLease>& stored, uint32_t holder,
+                          uint32_t duration_ms, uint64_t now_unix_ms) {
+  LeaseDecision d;
+  const uint64_t expiry = now_unix_ms + duration_ms;
+  if (!stored) {
+    d.granted = d.write = true;
+    d.lease.set_holder(holder);
+    d.lease.set_epoch(1);
+    d.lease.set_expires_unix_ms(expiry);
+    return d;
+  }
+  d.lease = *stored;
+  if (stored->holder() == holder) {
+    d.granted = d.write = true;
+    d.lease.set_expires_unix_ms(std::max(expiry, stored->expires_unix_ms()));
+    return d;
+  }
+  if (stored->expires_unix_ms() <= now_unix_ms) {
+    d.granted = d.write = true;
+    d.lease.set_holder(holder);
+    d.lease.set_epoch(stored->epoch() + 1);
+    d.lease.set_expires_unix_ms(expiry);
+  }
+  return d;
+}
+
+PartitionAdmin::PartitionAdmin(node::GroupHost& group, std::set<uint32_t> storage_nodes)
+    : group_(group), storage_nodes_(std::move(storage_nodes)) {}
+
+Result<std::optional<std::pair<pb::AutoadminLease, uint64_t>>> PartitionAdmin::ReadLease() {
+  auto record = ReadStrongSync(group_, std::string(kAutoadminLeaseKey));
+  if (!record.ok()) return record.status();
+  if (!*record) return std::optional<std::pair<pb::AutoadminLease, uint64_t>>();
+  pb::AutoadminLease lease;
+  if (!lease.ParseFromString((*record)->value())) {
+    return Status::Corruption("meta: the autoadmin lease record does not parse");
+  }
+  return std::optional<std::pair<pb::AutoadminLease, uint64_t>>(
+      std::make_pair(std::move(lease), (*record)->version()));
+}
+
+Result<pb::AutoadminLeaseResponse> PartitionAdmin::Lease(const pb::AutoadminLeaseRequest& request,
+                                                         uint64_t now_unix_ms) {
+  if (request.holder() == 0) return Status::InvalidArgument("autoadmin lease: holder is 0");
+  if (request.duration_ms() < limits::kAutoadminLeaseMsMin ||
+      request.duration_ms() > limits::kAutoadminLeaseMsMax) {
+    return Status::InvalidArgument("autoadmin lease: duration_ms must be " +
+                                   std::to_string(limits::kAutoadminLeaseMsMin) + ".." +
+                                   std::to_string(limits::kAutoadminLeaseMsMax));
+  }
+  auto stored = ReadLease();
+  if (!stored.ok()) return stored.status();
+  std::optional<pb::AutoadminLease> lease;
+  std::optional<uint64_t> version;
+  if (*stored) {
+    lease = (*stored)->first;
+    version = (*stored)->second;
+  }
+  const LeaseDecision d = DecideLease(lease, request.holder(), request.duration_ms(), now_unix_ms);
+  pb::AutoadminLeaseResponse response;
+  response.set_granted(d.granted);
+  *response.mutable_lease() = d.lease;
+  if (!d.write) return response;
+  pb::KvBatch batch;
+  AddCondition(batch, kAutoadminLeaseKey, version);
+  pb::KvWrite* w = batch.add_writes();
+  w->set_key(std::string(kAutoadminLeaseKey));
+  w->set_value(d.lease.SerializeAsString());
+  auto written = WriteSync(group_, std::move(batch));
+  if (!written.ok()) return written.status();
+  if (!written->applied()) return Status::Conflict("autoadmin lease changed meanwhile");
+  if (!lease || lease->epoch() != d.lease.epoch()) {
+    spdlog::info("meta.autoadmin_lease_granted holder={} epoch={}", d.lease.holder(),
+                 d.lease.epoch());
+  }
+  return response;
+}
+
+Result<pb::UpdatePartitionResponse> PartitionAdmin::UpdatePartition(
+    const pb::UpdatePartitionRequest& request) {
+  const pb::PartitionDescriptor& next = request.partition();
+  TESSERA_RETURN_IF_ERROR(CheckReplicas(next, storage_nodes_));
+  const std::string key = PartitionKey(next.table(), next.start_key());
+  auto record = ReadStrongSync(group_, key);
+  if (!record.ok()) return record.status();
+  if (!*record) {
+    return Status::NotFound("no partition of table '" + next.table() + "' starts at that key");
+  }
+  pb::PartitionDescriptor stored;
+  if (!stored.ParseFromString((*record)->value())) {
+    return Status::Corruption("meta: stored descriptor of group does not parse");
+  }
+  pb::UpdatePartitionResponse response;
+  if (google::protobuf::util::MessageDifferencer::Equals(stored, next)) {
+    *response.mutable_partition() = stored;
+    return response;
+  }
+  if (stored.group_id() != next.group_id() || stored.end_key() != next.end_key()) {
+    return Status::InvalidArgument("update of group " + std::to_string(next.group_id()) +
+                                   " may not change its range or group id");
+  }
+  if (next.epoch() != stored.epoch() + 1) {
+    return Status::Conflict("partition of group " + std::to_string(stored.group_id()) +
+                            " is at epoch " + std::to_string(stored.epoch()) + ", not " +
+                            std::to_string(next.epoch() - 1));
+  }
+  auto lease = ReadLease();
+  if (!lease.ok()) return lease.status();
+  if (!*lease || (*lease)->first.epoch() != request.autoadmin_epoch()) {
+    const uint64_t current = *lease ? (*lease)->first.epoch() : 0;
+    spdlog::warn("meta.autoadmin_stale_epoch group={} epoch={} lease_epoch={}", next.group_id(),
+                 request.autoadmin_epoch(), current);
+    return Status(StatusCode::kStaleEpoch, "autoadmin epoch " +
+                                               std::to_string(request.autoadmin_epoch()) +
+                                               " is not the lease's (" + std::to_string(current) + ")");
+  }
+  pb::KvBatch batch;
+  AddCondition(batch, key, (*record)->version());
+  AddCondition(batch, kAutoadminLeaseKey, (*lease)->second);
+  pb::KvWrite* w = batch.add_writes();
+  w->set_key(key);
+  w->set_value(next.SerializeAsString());
+  auto written = WriteSync(group_, std::move(batch));
+  if (!written.ok()) return written.status();
+  if (!written->applied()) {
+    return Status::Conflict("partition or lease changed meanwhile (condition " +
+                            std::to_string(written->failed_condition()) + ")");
+  }
+  spdlog::info("meta.partition_updated group={} epoch={} replicas={} autoadmin_epoch={}",
+               next.group_id(), next.epoch(), next.replicas_size(), request.autoadmin_epoch());
+  *response.mutable_partition() = next;
+  return response;
+}
+
+}  // namespace tessera::meta

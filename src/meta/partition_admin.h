@@ -1,0 +1,71 @@
+// PartitionAdmin: the meta service's side of the autoadmin
+// (docs/autoadmin.md): the autoadmin lease and partition descriptor updates,
+// both in the meta group's KV state (docs/formats/meta-keys.md, "a/lease"
+// and "p/").
+//
+//   meta.autoadmin_lease    grant or renew the lease (DecideLease); every
+//                           answer that grants writes the record, so the
+//                           meta group's log orders every grant and renewal
+//   meta.update_partition   replace one descriptor (UpdatePartition), fenced
+//                           by the lease epoch
+//
+// Both run on the meta worker thread (a strong read, then one conditional
+// batch whose conditions hold the records at the versions read, so two
+// callers racing cannot both win). A follower answers NotLeader; the meta
+// service forwards those to the leader.
+//
+// Thread safety: the member functions block on the meta group; call them
+// from a worker thread, never an io thread. DecideLease is pure.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <set>
+
+#include "common/result.h"
+#include "node/group_host.h"
+#include "tessera/cluster_rpc.pb.h"
+
+namespace tessera::meta {
+
+struct LeaseDecision {
+  bool granted = false;
+  pb::AutoadminLease lease;  // the record as it stands after the decision
+  bool write = false;        // the record must be written (granted)
+};
+
+// Contract: no stored lease -> granted at epoch 1; stored holder == holder ->
+// renewed (same epoch, expiry now + duration); another holder whose expiry
+// has passed -> taken over at epoch + 1; otherwise not granted and the
+// stored lease is answered.
+LeaseDecision DecideLease(const std::optional<pb::AutoadminLease>& stored, uint32_t holder,
+                          uint32_t duration_ms, uint64_t now_unix_ms);
+
+class PartitionAdmin {
+ public:
+  // `group` is the meta group (outlives this); `storage_nodes` the process
+  // ids a descriptor's replicas may name.
+  PartitionAdmin(node::GroupHost& group, std::set<uint32_t> storage_nodes);
+
+  // InvalidArgument for holder 0 or a duration outside
+  // limits::kAutoadminLeaseMs{Min,Max}; Conflict when another meta write of
+  // the record won the race; the group's errors (NotLeader with hint).
+  Result<pb::AutoadminLeaseResponse> Lease(const pb::AutoadminLeaseRequest& request,
+                                           uint64_t now_unix_ms);
+
+  // See cluster_rpc.proto, UpdatePartitionRequest. InvalidArgument for a
+  // descriptor that changes table, range or group id, or names replicas
+  // that are not distinct storage nodes (1..kGroupReplicasMax, at least one
+  // voter); NotFound for an unknown partition; Conflict when the stored
+  // epoch is not one below the request's; StaleEpoch when autoadmin_epoch
+  // is not the lease's.
+  Result<pb::UpdatePartitionResponse> UpdatePartition(const pb::UpdatePartitionRequest& request);
+
+ private:
+  Result<std::optional<std::pair<pb::AutoadminLease, uint64_t>>> ReadLease();
+
+  node::GroupHost& group_;
+  const std::set<uint32_t> storage_nodes_;
+};
+
+}  // namespace tessera::meta

@@ -1,0 +1,278 @@
+"""The autoadmin on a live three-AZ cluster (docs/autoadmin.md): real
+processes, kill -9, SIGSTOP, two autoadmin instances.
+
+1. Permanent loss under load: a KV write loop and an S3 PUT loop run; a node
+   is killed (SIGKILL) and its data directory deleted. Every partition is
+   back to three voters in three AZs, none on the lost node, within 60 s;
+   every acknowledged KV write and S3 object reads back.
+2. Short outage: a node paused for less than dead_after is not replaced.
+3. Come-back: a node paused past dead_after is replaced; when it resumes,
+   its stale replicas are dropped and no group keeps four voters.
+4. Autoadmin failover: the active instance is killed in the middle of a
+   replacement; the standby takes the lease (a higher epoch) and completes
+   it.
+Stale epochs and idempotent steps: src/node/node_process_test.cc and
+src/meta/partition_admin_test.cc.
+"""
+import http.client
+import json
+import os
+import re
+import shutil
+import sys
+import threading
+import time
+import unittest
+import urllib.parse
+
+sys.path.insert(0, os.path.dirname(__file__))
+import s3_harness as h  # noqa: E402
+
+DEAD_AFTER_S = 4
+LEASE_S = 2
+AUTOADMIN = f"dead_after_ms: {DEAD_AFTER_S * 1000} poll_interval_ms: 500 lease_ms: {LEASE_S * 1000}"
+REPLACE_WITHIN_S = 60
+AZ_OF = {f"{az}-n{n}": az for az in ("az1", "az2", "az3") for n in (1, 2)}
+
+CLUSTER = None
+
+
+def setUpModule():
+    global CLUSTER
+    h.require_binary()
+    CLUSTER = h.S3Cluster("autoadmin", autoadmin_settings=AUTOADMIN)
+    CLUSTER.up()
+
+
+def tearDownModule():
+    if CLUSTER is not None:
+        CLUSTER.down()
+
+
+def three_voters_in_three_azs(parts, avoid=()):
+    """True when every partition has exactly three reachable voters in three
+    AZs, none on `avoid`, and no change is in progress."""
+    if not parts:
+        return False
+    for p in parts:
+        names = [r["name"] for r in p["replicas"]]
+        if len(names) != 3 or any(r["learner"] or not r["reachable"] for r in p["replicas"]):
+            return False
+        if p["changing"] or set(names) & set(avoid):
+            return False
+        if len({AZ_OF[n] for n in names}) != 3:
+            return False
+    return True
+
+
+class Load:
+    """A loop of writes on a thread, from `with` entry to exit: write(i)
+    returns (key, value) when the write was acknowledged, None otherwise."""
+
+    def __init__(self):
+        self.acked, self.failed = {}, 0
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+
+    def run(self):
+        i = 0
+        while not self.stop.is_set():
+            done = self.write(i)
+            if done:
+                self.acked[done[0]] = done[1]
+            else:
+                self.failed += 1
+            i += 1
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join(60)
+
+
+class KvLoad(Load):
+    """PREFIX<i> = value-<i> through the router's HTTP KV API."""
+
+    def __init__(self, cluster, token, prefix):
+        super().__init__()
+        self.cluster, self.token, self.prefix = cluster, token, prefix
+
+    def request(self, method, key, body=None):
+        conn = http.client.HTTPConnection("127.0.0.1", self.cluster.router_http_port, timeout=10)
+        try:
+            conn.request(method, "/kv/kv/" + urllib.parse.quote(key, safe=""), body=body,
+                         headers={"Authorization": "Bearer " + self.token})
+            resp = conn.getresponse()
+            return resp.status, resp.read()
+        except OSError:
+            return None, b""
+        finally:
+            conn.close()
+
+    def write(self, i):
+        key, value = f"{self.prefix}{i:06d}", f"value-{i}".encode()
+        status, _ = self.request("PUT", key, value)
+        return (key, value) if status is not None and 200 <= status < 300 else None
+
+
+class S3Load(Load):
+    """S3 PUTs with boto3, inline and blob-backed objects in turn."""
+
+    def __init__(self, cluster, bucket):
+        super().__init__()
+        self.s3 = cluster.boto3_client()
+        self.bucket = bucket
+
+    def write(self, i):
+        size = 1000 if i % 2 == 0 else 200_000  # inline, then one blob
+        body = (f"object-{i}-".encode() * (size // 8 + 1))[:size]
+        key = f"obj/{i:06d}"
+        try:
+            self.s3.put_object(Bucket=self.bucket, Key=key, Body=body)
+        except Exception:  # noqa: BLE001 - any failure: not acknowledged
+            return None
+        return key, body
+
+
+class Autoadmin(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.c = CLUSTER
+        cls.token = cls.c.cli("kv", "token").stdout.strip()
+
+    def parts(self):
+        return self.c.partitions()
+
+    def status(self):
+        return self.c.cli("autoadmin", "status", check=False).stdout
+
+    def wait_replaced(self, avoid, timeout_s=REPLACE_WITHIN_S):
+        start = time.monotonic()
+        parts = h.wait_until(lambda: (lambda p: p if three_voters_in_three_azs(p, avoid) else None)(
+            self.parts()), timeout_s, 0.5)
+        if not parts:
+            self.fail(f"not back to three voters in three AZs within {timeout_s}s:\n"
+                      + self.c.cli("cluster", "status", check=False).stdout + "\n" + self.status())
+        return time.monotonic() - start, parts
+
+    def hosted_by(self, name):
+        return [p["group"] for p in self.parts() if name in {r["name"] for r in p["replicas"]}]
+
+    def test_1_permanent_loss_under_load(self):
+        c = self.c
+        s3 = c.boto3_client()
+        s3.create_bucket(Bucket="loss")
+        self.assertTrue(three_voters_in_three_azs(self.parts()), self.parts())
+        victim = "az2-n1"
+        self.assertTrue(self.hosted_by(victim), "the victim hosts no partition")
+        with KvLoad(c, self.token, "loss-") as kv, S3Load(c, "loss") as objects:
+            time.sleep(3)
+            c.cli("cluster", "kill", victim)
+            shutil.rmtree(os.path.join(c.dir, "data", victim))
+            killed = time.monotonic()
+            elapsed, parts = self.wait_replaced({victim})
+            time.sleep(2)
+        print(f"\n[{victim} lost: every partition back to three voters in three AZs "
+              f"{time.monotonic() - killed - 2:.1f}s after the kill (dead_after {DEAD_AFTER_S}s); "
+              f"KV acked {len(kv.acked)} failed {kv.failed}; S3 acked {len(objects.acked)} "
+              f"failed {objects.failed}]", file=sys.stderr)
+        # The replacement stayed in the lost node's AZ.
+        for p in parts:
+            self.assertIn("az2-n2", [r["name"] for r in p["replicas"]], p)
+        self.assertGreater(len(kv.acked), 50)
+        self.assertGreater(len(objects.acked), 10)
+        for key, value in kv.acked.items():
+            status, body = kv.request("GET", key)
+            self.assertEqual((status, body), (200, value), key)
+        for key, body in objects.acked.items():
+            got = s3.get_object(Bucket="loss", Key=key)["Body"].read()
+            self.assertEqual(got, body, key)
+        out = self.status()
+        self.assertRegex(out, r"active, epoch \d+")
+        self.assertRegex(out, r"promote group=\d+ replica=\d+ -> ok")
+        self.assertRegex(out, r"remove group=\d+ replica=3 -> ok")
+
+    def test_2_short_outage_is_not_replaced(self):
+        c = self.c
+        before = {p["group"]: sorted(r["name"] for r in p["replicas"]) for p in self.parts()}
+        c.cli("cluster", "stop", "az3-n1")
+        time.sleep(DEAD_AFTER_S / 2)
+        c.cli("cluster", "resume", "az3-n1")
+        time.sleep(DEAD_AFTER_S)
+        after = {p["group"]: sorted(r["name"] for r in p["replicas"]) for p in self.parts()}
+        self.assertEqual(before, after)
+        c.wait_converged(self)
+
+    def test_3_come_back_after_replacement(self):
+        c = self.c
+        victim = "az1-n1"
+        groups = self.hosted_by(victim)
+        self.assertTrue(groups)
+        with KvLoad(c, self.token, "back-") as kv:
+            c.cli("cluster", "stop", victim)
+            self.wait_replaced({victim})
+            c.cli("cluster", "resume", victim)
+
+            def stale_dropped():
+                status = c.cli("cluster", "status", check=False).stdout
+                return three_voters_in_three_azs(h_parse(status)) and self.node_hosts(victim) == 0
+            self.assertTrue(h.wait_until(stale_dropped, 30, 0.5),
+                            c.cli("cluster", "status", check=False).stdout + self.status())
+        for key, value in kv.acked.items():
+            self.assertEqual(kv.request("GET", key), (200, value), key)
+        self.assertRegex(self.status(), r"drop_stale group=\d+ replica=1 -> ok")
+
+    def active_instance(self):
+        m = re.search(r"^autoadmin (\S+) \(\d+\): active, epoch (\d+)", self.status(), re.M)
+        return (m.group(1), int(m.group(2))) if m else None
+
+    def test_4_autoadmin_failover_mid_replacement(self):
+        c = self.c
+        active = h.wait_until(self.active_instance, 10, 0.3)
+        self.assertIsNotNone(active, self.status())
+        name, epoch = active
+        victim = "az3-n1"
+        self.assertTrue(self.hosted_by(victim))
+        c.cli("cluster", "kill", victim)
+        # Wait until a replacement is under way, then kill the active instance.
+        self.assertTrue(h.wait_until(lambda: any(
+            p["changing"] or any(r["learner"] for r in p["replicas"]) or len(p["replicas"]) > 3
+            for p in self.parts()), 30, 0.2), self.status())
+        c.cli("cluster", "kill", name)
+        killed = time.monotonic()
+        successor = h.wait_until(lambda: (lambda a: a if a and a[0] != name else None)(
+            self.active_instance()), 20, 0.2)
+        took = time.monotonic() - killed
+        self.assertIsNotNone(successor, self.status())
+        self.assertGreater(successor[1], epoch, "a new tenure has a higher epoch")
+        elapsed, parts = self.wait_replaced({victim, "az2-n1"})
+        print(f"\n[{name} killed mid-replacement: {successor[0]} active at epoch {successor[1]} "
+              f"{took:.1f}s later (lease {LEASE_S}s); replacement done {elapsed:.1f}s after]",
+              file=sys.stderr)
+        for p in parts:
+            self.assertIn("az3-n2", [r["name"] for r in p["replicas"]], p)
+
+    def node_hosts(self, name):
+        """How many groups node `name` hosts (its /health), -1 when it does not answer."""
+        with open(self.c.layout) as f:
+            port = int(re.search(rf'name: "{name}".*?http_port: (\d+)', f.read()).group(1))
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+        try:
+            conn.request("GET", "/health")
+            return len(json.loads(conn.getresponse().read())["groups"])
+        except (OSError, ValueError, KeyError):
+            return -1
+        finally:
+            conn.close()
+
+
+def h_parse(text):
+    from test_kv_cluster import parse_status
+    return parse_status(text)
+
+
+if __name__ == "__main__":
+    unittest.main()
