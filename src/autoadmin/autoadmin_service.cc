@@ -5,6 +5,7 @@
 #include <ctime>
 #include <future>
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include "common/limits.h"
@@ -214,6 +215,19 @@ Result<ClusterView> AutoadminService::BuildView() {
     }
   }
   if (!any) return Status::Unavailable("no metadata replica answered meta.tables");
+  // Drained nodes (a strong read on the meta leader); the last set known
+  // when meta does not answer.
+  auto drains = CallMeta("meta.drains", pb::DrainsRequest().SerializeAsString(),
+                         options_.call_timeout);
+  pb::NodeDrains drained;
+  std::lock_guard lock(mu_);
+  if (drains.ok() && drained.ParseFromString(*drains)) {
+    draining_ = std::set<uint32_t>(drained.nodes().begin(), drained.nodes().end());
+  }
+  for (uint32_t node : draining_) {
+    const auto it = view.nodes.find(node);
+    if (it != view.nodes.end()) it->second.draining = true;
+  }
   FindLeaders(view);
   return view;
 }
@@ -307,15 +321,18 @@ std::string AutoadminService::StatusText() const {
       << (active ? "active, epoch " + std::to_string(epoch_)
                  : "standby, lease held by " + (holder_ ? std::to_string(holder_) : "nobody"))
       << "\n";
-  out << "nodes not healthy:\n";
+  out << "nodes not healthy or draining:\n";
   size_t unhealthy = 0;
   for (const auto& [id, node] : last_view_.nodes) {
-    if (node.health == NodeHealth::kHealthy) continue;
+    if (node.health == NodeHealth::kHealthy && !node.draining) continue;
     ++unhealthy;
     const auto entry = table_.ById(id);
     out << "  " << (entry ? entry->name : std::to_string(id)) << " (" << id << ", " << node.az
-        << "): " << NodeHealthName(node.health) << ", no answer for " << node.unreachable_for_ms
-        << " ms\n";
+        << "): " << NodeHealthName(node.health);
+    if (node.health != NodeHealth::kHealthy) {
+      out << ", no answer for " << node.unreachable_for_ms << " ms";
+    }
+    out << (node.draining ? ", draining" : "") << "\n";
   }
   if (unhealthy == 0) out << "  none\n";
   out << "groups changing:\n";

@@ -26,6 +26,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -99,6 +100,7 @@ class AutoadminService {
   std::chrono::steady_clock::time_point active_until_{};
   std::unique_ptr<HealthTracker> health_;
   ClusterView last_view_;
+  std::set<uint32_t> draining_;  // as meta.drains last answered
   struct HistoryEntry {
     std::string time;  // UTC
     Action action;

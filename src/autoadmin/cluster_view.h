@@ -38,6 +38,9 @@ struct NodeView {
   std::string az;
   NodeHealth health = NodeHealth::kHealthy;
   uint64_t unreachable_for_ms = 0;  // 0 while healthy
+  // The operator drains it (`tessera cluster drain`): its replicas move
+  // off, and it is never a target.
+  bool draining = false;
   // The groups it hosts, as its last answered poll reported them (kept
   // while it is unreachable).
   std::map<uint64_t, ReplicaReport> groups;

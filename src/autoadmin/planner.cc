@@ -62,6 +62,14 @@ class Round {
     return it == view_.nodes.end() ? NodeHealth::kDead : it->second.health;
   }
 
+  bool Draining(uint32_t node) const {
+    const auto it = view_.nodes.find(node);
+    return it != view_.nodes.end() && it->second.draining;
+  }
+
+  // A replica that must move: its node is dead or draining.
+  bool ToMove(uint32_t node) const { return Health(node) == NodeHealth::kDead || Draining(node); }
+
   std::string AzOf(uint32_t node) const {
     const auto it = view_.nodes.find(node);
     return it == view_.nodes.end() ? std::string() : it->second.az;
@@ -100,11 +108,12 @@ class Round {
     for (const pb::ReplicaPlacement& r : group.descriptor.replicas()) {
       if (r.role() != pb::REPLICA_LEARNER || IsMember(m, r.node_id())) continue;
       const uint32_t target = r.node_id();
-      if (Health(target) != NodeHealth::kHealthy) {
-        // The target failed before joining: withdraw the intent.
+      if (Health(target) != NodeHealth::kHealthy || Draining(target)) {
+        // The target failed (or is drained) before joining: withdraw the intent.
         Action a = Make(ActionKind::kSyncDescriptor, group, 0, target,
                         "target " + std::to_string(target) + " is " +
-                            NodeHealthName(Health(target)) + " before joining");
+                            (Draining(target) ? "draining" : NodeHealthName(Health(target))) +
+                            " before joining");
         a.descriptor = Mirror(group, m, /*keep_pending_except=*/target);
         return a;
       }
@@ -164,8 +173,9 @@ class Round {
                                          const ReplicaReport& leader) {
     for (uint32_t learner : m.learners()) {
       const NodeHealth health = Health(learner);
-      if (health == NodeHealth::kDead) {
-        return Make(ActionKind::kRemove, group, group.leader, learner, "learner's node is dead");
+      if (ToMove(learner)) {
+        return Make(ActionKind::kRemove, group, group.leader, learner,
+                    std::string("learner's node is ") + (Draining(learner) ? "draining" : "dead"));
       }
       if (health != NodeHealth::kHealthy) continue;
       const ReplicaReport* report = Report(learner, group.descriptor.group_id());
@@ -189,7 +199,7 @@ class Round {
     std::optional<std::tuple<int, int, int, size_t, uint32_t>> best;
     uint32_t chosen = 0;
     for (uint32_t v : voters) {
-      const auto rank = std::make_tuple(Health(v) != NodeHealth::kHealthy ? 1 : 0,
+      const auto rank = std::make_tuple(Health(v) != NodeHealth::kHealthy || Draining(v) ? 1 : 0,
                                         per_az[AzOf(v)] > 1 ? 1 : 0, v != group.leader ? 1 : 0,
                                         load_[v], v);
       if (!best || rank > *best) {
@@ -204,15 +214,15 @@ class Round {
     if (HealthyAmong(rest) < rest.size() / 2 + 1) return std::nullopt;
     return Make(ActionKind::kRemove, group, group.leader, chosen,
                 "voter " + std::to_string(chosen) + " is surplus (" +
-                    NodeHealthName(Health(chosen)) + ")");
+                    (Draining(chosen) ? "draining" : NodeHealthName(Health(chosen))) + ")");
   }
 
   std::optional<Action> StartReplacement(const GroupView& group, const pb::Membership& m) {
     if (m.learners_size() > 0) return std::nullopt;
     const std::vector<uint32_t> voters(m.voters().begin(), m.voters().end());
-    uint32_t lost = 0;
+    uint32_t lost = 0;  // a dead voter first, else a draining one
     for (uint32_t v : voters) {
-      if (Health(v) == NodeHealth::kDead) lost = v;
+      if (ToMove(v) && (lost == 0 || Health(v) == NodeHealth::kDead)) lost = v;
     }
     if (lost == 0 && voters.size() >= options_.replication_factor) return std::nullopt;
     if (HealthyAmong(voters) < voters.size() / 2 + 1) return std::nullopt;  // no quorum
@@ -222,7 +232,8 @@ class Round {
     ++in_flight_;
     ++load_[target];
     Action a = Make(ActionKind::kAddReplica, group, 0, target,
-                    lost != 0 ? "replace dead voter " + std::to_string(lost)
+                    lost != 0 ? std::string("replace ") + (Draining(lost) ? "draining" : "dead") +
+                                    " voter " + std::to_string(lost)
                               : "group has " + std::to_string(voters.size()) + " voters");
     a.descriptor = group.descriptor;
     pb::ReplicaPlacement* r = a.descriptor.add_replicas();
@@ -241,13 +252,13 @@ class Round {
     const uint64_t gid = group.descriptor.group_id();
     std::set<std::string> used_azs;
     for (uint32_t v : m.voters()) {
-      if (v != lost && Health(v) != NodeHealth::kDead) used_azs.insert(AzOf(v));
+      if (v != lost && !ToMove(v)) used_azs.insert(AzOf(v));
     }
     const std::string lost_az = lost != 0 ? AzOf(lost) : std::string();
     std::optional<std::tuple<int, size_t, uint32_t>> best;
     uint32_t chosen = 0;
     for (const auto& [id, node] : view_.nodes) {
-      if (node.health != NodeHealth::kHealthy || IsMember(m, id) ||
+      if (node.health != NodeHealth::kHealthy || node.draining || IsMember(m, id) ||
           Placement(group.descriptor, id) != nullptr || node.groups.count(gid)) {
         continue;
       }

@@ -20,6 +20,8 @@
 //                      membership (a new epoch each time)
 //   kDropStale         a reachable node hosting a group it is no longer a
 //                      member of drops the replica and its data
+// A voter on a draining node is replaced the same way (it is healthy, so
+// the group never runs short of voters), and its replica is then dropped.
 //
 // Safety rules (each checked before an action is planned):
 //   * nothing happens to a group without a reachable leader, or while its

@@ -279,5 +279,40 @@ TEST(Planner, ReplicationSpreadsTargetsAcrossTheAz) {
   EXPECT_NE(actions[0].replica, actions[1].replica) << "4 and 7 share the load";
 }
 
+TEST(Planner, DrainingNodeIsReplacedThenLeftThenDropped) {
+  ClusterView v = SixNodes();
+  AddGroup(v, 3, Members({1, 3, 5}), {1, 3, 5});
+  v.nodes[3].draining = true;
+  ExpectOne(Plan(v, {}), {ActionKind::kAddReplica, 0, 4}, "drain: add in the same AZ");
+  // Promoted: the draining voter leaves, even though it leads.
+  ClusterView w = SixNodes();
+  AddGroup(w, 3, Members({1, 3, 5, 4}), {1, 3, 5, 4});
+  w.nodes[3].draining = true;
+  ExpectOne(Plan(w, {}), {ActionKind::kRemove, 3, 3}, "drain: the draining voter leaves");
+  // Gone from the group and meta: its replica is dropped.
+  ClusterView x = SixNodes();
+  AddGroup(x, 1, Members({1, 5, 4}), {1, 5, 4});
+  x.nodes[3].draining = true;
+  x.nodes[3].groups[kGroup].role = "follower";
+  ExpectOne(Plan(x, {}), {ActionKind::kDropStale, 3, 3}, "drain: stale replica dropped");
+}
+
+TEST(Planner, DrainingNodeIsNeverATarget) {
+  ClusterView v = SixNodes();
+  AddGroup(v, 1, Members({1, 3, 5}), {1, 3, 5});
+  Kill(v, 3);
+  v.nodes[4].draining = true;
+  ExpectOne(Plan(v, {}), {ActionKind::kAddReplica, 0, 2}, "az2 has no eligible node");
+  // A target that starts draining before it joins is withdrawn.
+  ClusterView w = SixNodes();
+  AddGroup(w, 1, Members({1, 3, 5}), {1, 3, 5}, {4});
+  Kill(w, 3);
+  w.nodes[4].draining = true;
+  const auto actions = Plan(w, {});
+  ASSERT_EQ(actions.size(), 1u);
+  EXPECT_EQ(actions[0].kind, ActionKind::kSyncDescriptor);
+  EXPECT_EQ(actions[0].descriptor.replicas_size(), 3);
+}
+
 }  // namespace
 }  // namespace tessera::autoadmin

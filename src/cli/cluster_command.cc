@@ -14,6 +14,7 @@
 #include <ostream>
 #include <thread>
 
+#include "cli/cluster_drain.h"
 #include "cli/cluster_session.h"
 #include "cli/router_command.h"
 
@@ -402,6 +403,7 @@ int RunClusterCommand(const ClusterCommandArgs& args, std::ostream& out, std::os
   if (a == "restart") return Restart(s, args, out, err);
   if (a == "partition" || a == "heal" || a == "slow-disk") return RunFaultAction(s, args, out, err);
   if (a == "digest") return PrintDigests(s, args, out, err);
+  if (a == "drain") return Drain(s, args, out, err);
   err << "tessera cluster: unknown action " << a << "\n";
   return 2;
 }

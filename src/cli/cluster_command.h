@@ -14,7 +14,7 @@ namespace tessera::cli {
 
 struct ClusterCommandArgs {
   // up | plan | down | status | kill | stop | resume | restart | partition |
-  // heal | slow-disk | digest
+  // heal | slow-disk | digest | drain
   std::string action;
   std::string layout_path;
   std::string dir;
@@ -32,6 +32,9 @@ struct ClusterCommandArgs {
   // Any action: the process whose identity the calls carry; empty: the
   // operator's (ClusterSession::set_caller).
   std::string caller;
+  bool drain_undo = false;        // drain: stop draining the targets
+  bool drain_no_wait = false;     // drain: return once meta recorded it
+  uint32_t drain_timeout_s = 600; // drain: how long to wait for the replicas to leave
 };
 
 // The S3 table's split points for `cluster up`: the even bucket-id splits

@@ -34,6 +34,8 @@ constexpr Action kActions[] = {
     {"slow-disk", "delay every synced log write of processes by --ms", "process names or AZs"},
     {"digest", "per hosted group of storage nodes: applied index and a checksum of the whole state",
      "process names or AZs"},
+    {"drain", "move every replica off storage nodes (the autoadmin does it) and wait until they hold none",
+     "storage node names"},
 };
 
 }  // namespace
@@ -69,6 +71,12 @@ CLI::App* AddClusterCommands(CLI::App& app, ClusterCommandArgs& args) {
     }
     if (name == "partition") sub->add_flag("--one-way", args.one_way, "cut only A -> B");
     if (name == "slow-disk") sub->add_option("--ms", args.slow_ms, "added fsync delay")->required();
+    if (name == "drain") {
+      sub->add_flag("--undo", args.drain_undo, "stop draining: the nodes may receive replicas again");
+      sub->add_flag("--no-wait", args.drain_no_wait, "return once meta recorded the drain");
+      sub->add_option("--timeout", args.drain_timeout_s, "seconds to wait for the replicas to leave")
+          ->check(CLI::Range(1, 86'400));
+    }
     sub->callback([&args, name] { args.action = name; });
   }
   return cluster;

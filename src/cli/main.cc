@@ -30,6 +30,8 @@ int main(int argc, char** argv) {
   sim_cmd->add_option("--duration", sim.duration_s,
                       "stop starting seeds after this many seconds (soak runs)")
       ->check(CLI::NonNegativeNumber);
+  sim_cmd->add_flag("--replica-loss", sim.replica_loss,
+                    "every seed loses voters for good; the autoadmin's planner replaces them");
   sim_cmd->add_option("--bug", sim.bug,
                       "inject a host-side bug to show the checkers catch it ('list' names them)");
 

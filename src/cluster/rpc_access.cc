@@ -48,6 +48,9 @@ std::shared_ptr<const rpc::AccessPolicy> MetaAccessPolicy() {
     for (std::string_view m : {"meta.autoadmin_lease", "meta.update_partition"}) {
       p->Allow(m, {kAutoadmin, kMeta});
     }
+    // Drains: the operator sets them, the autoadmin reads them.
+    p->Allow("meta.set_drain", {kMeta, kCli});
+    p->Allow("meta.drains", {kAutoadmin, kMeta, kCli});
     for (std::string_view m : {"meta.get_bucket", "meta.list_buckets", "meta.get_user_by_key"}) {
       p->Allow(m, {kRouter, kCli});
     }

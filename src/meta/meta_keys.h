@@ -27,6 +27,8 @@ inline constexpr std::string_view kNextGroupIdKey = "c/next_group_id";
 inline constexpr std::string_view kNextTableIdKey = "c/next_table_id";
 // The autoadmin lease (pb::AutoadminLease; partition_admin.h).
 inline constexpr std::string_view kAutoadminLeaseKey = "a/lease";
+// Storage nodes being drained (pb::NodeDrains; partition_admin.h).
+inline constexpr std::string_view kNodeDrainsKey = "a/drains";
 
 std::string TableKey(std::string_view table);
 std::string PartitionKey(std::string_view table, std::string_view start_key);

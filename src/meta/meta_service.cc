@@ -178,7 +178,8 @@ Status MetaService::RegisterHandlers() {
       [this](const rpc::PeerInfo& peer, const pb::Envelope& request, rpc::Responder responder) {
         HandleCreateTable(peer, request, responder);
       }));
-  for (const char* method : {"meta.autoadmin_lease", "meta.update_partition"}) {
+  for (const char* method : {"meta.autoadmin_lease", "meta.update_partition", "meta.set_drain",
+                             "meta.drains"}) {
     TESSERA_RETURN_IF_ERROR(server_->RegisterHandler(
         method, [this](const rpc::PeerInfo& peer, const pb::Envelope& request,
                        rpc::Responder responder) {
@@ -370,25 +371,45 @@ void MetaService::Enqueue(const char* method, const rpc::Responder& responder, T
   responder.Fail(Status::Throttled(std::string(method) + " queue full"));
 }
 
+namespace {
+
+// Parses `payload` as Request and answers `serve(request)` serialized;
+// InvalidArgument for a payload that does not parse.
+template <class Request, class Serve>
+Result<std::string> Answer(const pb::Envelope& envelope, Serve serve) {
+  Request request;
+  if (!request.ParseFromString(envelope.payload())) {
+    return Status::InvalidArgument(envelope.method() + ": unparseable request");
+  }
+  auto r = serve(request);
+  if (!r.ok()) return r.status();
+  return r->SerializeAsString();
+}
+
+uint64_t UnixMs() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                   std::chrono::system_clock::now().time_since_epoch())
+                                   .count());
+}
+
+}  // namespace
+
 void MetaService::RunPartitionAdmin(const rpc::PeerInfo& peer, const pb::Envelope& request,
                                     rpc::Responder responder) {
-  Result<std::string> answer = Status::InvalidArgument(request.method() + ": unparseable request");
-  if (request.method() == "meta.autoadmin_lease") {
-    pb::AutoadminLeaseRequest lease;
-    if (lease.ParseFromString(request.payload())) {
-      const uint64_t now_ms = static_cast<uint64_t>(
-          std::chrono::duration_cast<std::chrono::milliseconds>(
-              std::chrono::system_clock::now().time_since_epoch())
-              .count());
-      auto r = partition_admin_->Lease(lease, now_ms);
-      answer = r.ok() ? Result<std::string>(r->SerializeAsString()) : Result<std::string>(r.status());
-    }
-  } else {
-    pb::UpdatePartitionRequest update;
-    if (update.ParseFromString(request.payload())) {
-      auto r = partition_admin_->UpdatePartition(update);
-      answer = r.ok() ? Result<std::string>(r->SerializeAsString()) : Result<std::string>(r.status());
-    }
+  PartitionAdmin& admin = *partition_admin_;
+  Result<std::string> answer = Status::InvalidArgument("unknown method " + request.method());
+  const std::string& m = request.method();
+  if (m == "meta.autoadmin_lease") {
+    answer = Answer<pb::AutoadminLeaseRequest>(
+        request, [&](const pb::AutoadminLeaseRequest& r) { return admin.Lease(r, UnixMs()); });
+  } else if (m == "meta.update_partition") {
+    answer = Answer<pb::UpdatePartitionRequest>(
+        request, [&](const pb::UpdatePartitionRequest& r) { return admin.UpdatePartition(r); });
+  } else if (m == "meta.set_drain") {
+    answer = Answer<pb::SetDrainRequest>(
+        request, [&](const pb::SetDrainRequest& r) { return admin.SetDrain(r); });
+  } else if (m == "meta.drains") {
+    answer = Answer<pb::DrainsRequest>(request, [&](const pb::DrainsRequest&) { return admin.Drains(); });
   }
   if (answer.ok()) return responder.Reply(std::move(answer).value());
   const Status& s = answer.status();

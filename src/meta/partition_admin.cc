@@ -178,4 +178,47 @@ Result<pb::UpdatePartitionResponse> PartitionAdmin::UpdatePartition(
   return response;
 }
 
+Result<std::pair<pb::NodeDrains, std::optional<uint64_t>>> PartitionAdmin::ReadDrains() {
+  auto record = ReadStrongSync(group_, std::string(kNodeDrainsKey));
+  if (!record.ok()) return record.status();
+  pb::NodeDrains drains;
+  if (!*record) return std::make_pair(drains, std::optional<uint64_t>());
+  if (!drains.ParseFromString((*record)->value())) {
+    return Status::Corruption("meta: the drained-node record does not parse");
+  }
+  return std::make_pair(drains, std::optional<uint64_t>((*record)->version()));
+}
+
+Result<pb::NodeDrains> PartitionAdmin::Drains() {
+  auto drains = ReadDrains();
+  if (!drains.ok()) return drains.status();
+  return drains->first;
+}
+
+Result<pb::NodeDrains> PartitionAdmin::SetDrain(const pb::SetDrainRequest& request) {
+  if (!storage_nodes_.count(request.node_id())) {
+    return Status::InvalidArgument("node " + std::to_string(request.node_id()) +
+                                   " is not a storage node of the cluster");
+  }
+  auto stored = ReadDrains();
+  if (!stored.ok()) return stored.status();
+  std::set<uint32_t> nodes(stored->first.nodes().begin(), stored->first.nodes().end());
+  const bool changed = request.drain() ? nodes.insert(request.node_id()).second
+                                       : nodes.erase(request.node_id()) > 0;
+  pb::NodeDrains next;
+  for (uint32_t n : nodes) next.add_nodes(n);
+  if (!changed) return next;
+  pb::KvBatch batch;
+  AddCondition(batch, kNodeDrainsKey, stored->second);
+  pb::KvWrite* w = batch.add_writes();
+  w->set_key(std::string(kNodeDrainsKey));
+  w->set_value(next.SerializeAsString());
+  auto written = WriteSync(group_, std::move(batch));
+  if (!written.ok()) return written.status();
+  if (!written->applied()) return Status::Conflict("the drained set changed meanwhile; retry");
+  spdlog::info("meta.node_drain node={} drain={} drained={}", request.node_id(), request.drain(),
+               next.nodes_size());
+  return next;
+}
+
 }  // namespace tessera::meta

@@ -8,6 +8,8 @@
 //                           meta group's log orders every grant and renewal
 //   meta.update_partition   replace one descriptor (UpdatePartition), fenced
 //                           by the lease epoch
+//   meta.set_drain          add a storage node to (or remove it from) the
+//                           drained set (SetDrain); meta.drains reads it
 //
 // Both run on the meta worker thread (a strong read, then one conditional
 // batch whose conditions hold the records at the versions read, so two
@@ -61,8 +63,17 @@ class PartitionAdmin {
   // is not the lease's.
   Result<pb::UpdatePartitionResponse> UpdatePartition(const pb::UpdatePartitionRequest& request);
 
+  // The drained set after the change (idempotent). InvalidArgument for a
+  // node id that is not a storage node; Conflict when another write of the
+  // set won the race.
+  Result<pb::NodeDrains> SetDrain(const pb::SetDrainRequest& request);
+  // A strong read of the drained set (empty when never written).
+  Result<pb::NodeDrains> Drains();
+
  private:
   Result<std::optional<std::pair<pb::AutoadminLease, uint64_t>>> ReadLease();
+  // The drained set and its record's version (nullopt: never written).
+  Result<std::pair<pb::NodeDrains, std::optional<uint64_t>>> ReadDrains();
 
   node::GroupHost& group_;
   const std::set<uint32_t> storage_nodes_;

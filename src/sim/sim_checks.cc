@@ -110,6 +110,12 @@ void Simulation::CheckHealProgress() {
     if (!IsFinalMember(host->id)) continue;
     if (!host->up() || host->kv.applied_index() < needed) return;
   }
+  if (plan_.replica_losses > 0) {
+    if (!MembershipNotConverged().empty()) return;
+    for (uint32_t id : chosen_membership_.voters()) {
+      result_.stats.replicas_replaced += id > config_.replicas;
+    }
+  }
   done_ = true;
 }
 
@@ -127,6 +133,9 @@ void Simulation::OnLivenessDeadline() {
   Violate(Invariant::kLiveness,
           std::string(post_heal_write_ ? "replicas did not catch up to slot " + std::to_string(needed)
                                        : "no client write committed") +
+              (plan_.replica_losses > 0 && !MembershipNotConverged().empty()
+                   ? " or the autoadmin did not restore the group (" + MembershipNotConverged() + ")"
+                   : std::string()) +
               " within " + FormatTime(plan_.liveness_bound_us) + " of heal (leader " +
               (CurrentLeader() == 0 ? std::string("none") : Who(CurrentLeader())) + ";" + lagging +
               ")");

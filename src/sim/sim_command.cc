@@ -20,6 +20,8 @@ struct Totals {
   uint64_t messages = 0;
   uint64_t lease_reads = 0;
   uint64_t snapshots = 0;
+  uint64_t lost = 0;
+  uint64_t replaced = 0;
   uint64_t virtual_us = 0;
 };
 
@@ -31,6 +33,8 @@ void Accumulate(const SimResult& result, Totals& totals) {
   totals.messages += result.stats.messages_sent;
   totals.lease_reads += result.stats.lease_reads;
   totals.snapshots += result.stats.snapshots_installed;
+  totals.lost += result.stats.replicas_lost;
+  totals.replaced += result.stats.replicas_replaced;
   totals.virtual_us += result.stats.virtual_time_us;
 }
 
@@ -75,6 +79,7 @@ int RunSimCommand(const SimCommandArgs& args, std::ostream& out) {
   for (uint64_t i = 0; i < args.seeds && !out_of_time(); ++i) {
     SimConfig config = MakeSimConfig(args.replicas, args.seed_start + i, *bug);
     config.trace = args.trace ? &out : nullptr;
+    config.replica_loss_every_seed = args.replica_loss;
     const SimResult result = RunSimulation(config);
     Accumulate(result, totals);
     if (!result.ok) {
@@ -93,10 +98,12 @@ int RunSimCommand(const SimCommandArgs& args, std::ostream& out) {
       << totals.passed << " passed, " << totals.failed << " failed; " << totals.commits
       << " commits, " << totals.elections << " elections, " << totals.crashes << " crashes, "
       << totals.messages << " messages, " << totals.lease_reads << " lease reads, "
-      << totals.snapshots << " snapshots installed, " << totals.virtual_us / 1'000'000
+      << totals.snapshots << " snapshots installed, " << totals.lost << " replicas lost for good, "
+      << totals.replaced << " replaced, " << totals.virtual_us / 1'000'000
       << " s simulated\n";
   if (first_failure) {
-    out << "replay: " << ReplayCommand(args.replicas, *first_failure, args.bug) << '\n';
+    out << "replay: " << ReplayCommand(args.replicas, *first_failure, args.bug)
+        << (args.replica_loss ? " --replica-loss" : "") << '\n';
     return 1;
   }
   return 0;

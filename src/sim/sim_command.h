@@ -23,6 +23,8 @@ struct SimCommandArgs {
   // When positive, stop starting new seeds once this many wall-clock
   // seconds have passed (for soak runs); `seeds` stays the upper bound.
   double duration_s = 0;
+  // Every seed loses voters for good (SimConfig::replica_loss_every_seed).
+  bool replica_loss = false;
 };
 
 // Returns 0 when every seed passed, 1 when one violated an invariant, 2 on

@@ -45,6 +45,17 @@ void Simulation::PlanSeed() {
   plan_.campaigns = pick(allowed.campaigns, "campaign");
   plan_.large_value_percent =
       pick(allowed.large_values, "large") ? static_cast<uint32_t>(prng.Range(1, 3)) : 0;
+  {
+    // Drawn from a stream of its own, so the plans of the other faults stay
+    // what they were before this fault existed.
+    Prng loss_prng(DeriveSeed(config_.seed, kStreamLoss));
+    const bool drawn = loss_prng.Chance(config_.fault_percent);
+    if (allowed.replica_loss && (drawn || config_.replica_loss_every_seed)) {
+      plan_.replica_losses = static_cast<uint32_t>(loss_prng.Range(1, 2));
+      plan_.membership = false;  // the planner changes the membership instead
+      plan_.faults += plan_.faults.empty() ? "lost" : ",lost";
+    }
+  }
 
   NetworkParams calm;
   calm.delay_min_us = prng.Range(100, 1'500);
@@ -80,6 +91,9 @@ void Simulation::PlanSeed() {
   plan_.heal_at_us = o.lease_duration_us + o.election_timeout_max_us +
                      prng.Range(config_.fault_phase_min_us, fault_max);
   plan_.liveness_bound_us = LivenessBoundUs(o);
+  // A replacement takes up to seven autoadmin rounds (<= 400 ms each) and a
+  // catch-up after the heal.
+  if (plan_.replica_losses > 0) plan_.liveness_bound_us += 5'000'000;
   plan_.compaction_period_us = prng.Range(100'000, 500'000);
   plan_.compaction_keep = prng.Range(0, 20);
   plan_.campaign_at_start = prng.Chance(50);

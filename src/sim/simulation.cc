@@ -115,6 +115,14 @@ Simulation::Simulation(const SimConfig& config)
   TESSERA_CHECK(config.replicas >= 1 && config.replicas <= limits::kGroupReplicasMax);
   PlanSeed();
   for (ReplicaId id = 1; id <= config.replicas; ++id) chosen_membership_.add_voters(id);
+  descriptor_.set_table("sim");
+  descriptor_.set_group_id(plan_.options.group_id);
+  descriptor_.set_epoch(1);
+  for (ReplicaId id = 1; id <= config.replicas; ++id) {
+    pb::ReplicaPlacement* r = descriptor_.add_replicas();
+    r->set_node_id(id);
+    r->set_az("az" + std::to_string((id - 1) % 3 + 1));
+  }
   for (ReplicaId id = 1; id <= replica_ids_; ++id) {
     hosts_.push_back(std::make_unique<ReplicaHost>(chosen_membership_));
     hosts_.back()->id = id;
@@ -191,7 +199,7 @@ void Simulation::Dispatch(Event& event) {
     case EventKind::kFaultEnd: OnFaultEnd(event.arg); break;
     case EventKind::kRestart: {
       ReplicaHost& host = Host(event.target);
-      if (!host.up() && host.incarnation == event.arg) StartReplica(host);
+      if (!host.up() && !host.lost && host.incarnation == event.arg) StartReplica(host);
       break;
     }
     case EventKind::kCampaign: {
@@ -203,7 +211,11 @@ void Simulation::Dispatch(Event& event) {
       }
       break;
     }
-    case EventKind::kMembership: OnMembershipStep(); break;
+    case EventKind::kMembership:
+      if (plan_.replica_losses > 0) OnAutoadminStep();
+      else OnMembershipStep();
+      break;
+    case EventKind::kLoseReplica: OnLoseReplica(); break;
     case EventKind::kClockRate: OnClockRate(Host(event.target)); break;
     case EventKind::kResume: OnResume(Host(event.target)); break;
     case EventKind::kHeal: Heal(); break;
@@ -233,8 +245,12 @@ SimResult Simulation::Run() {
     if (host->provisioned) StartReplica(*host);
     ScheduleSimple(disk_prng_.Below(plan_.options.tick_interval_us), EventKind::kTick, host->id);
   }
-  if (plan_.membership) {
+  if (plan_.membership || plan_.replica_losses > 0) {
     ScheduleSimple(nemesis_prng_.Range(500'000, 1'500'000), EventKind::kMembership, 0);
+  }
+  for (uint32_t i = 0; i < plan_.replica_losses; ++i) {
+    ScheduleSimple(nemesis_prng_.Range(300'000, std::max<TimeUs>(400'000, plan_.heal_at_us)),
+                   EventKind::kLoseReplica, 0);
   }
   if (plan_.campaign_at_start) {
     const TimeUs at = plan_.options.lease_duration_us * 11 / 10 + plan_.options.tick_interval_us;

@@ -6,6 +6,8 @@
 //   sim_clients.cc the clients and the history they record
 //   sim_nemesis.cc the plan of a seed, its faults, clocks and the heal
 //   sim_membership.cc  voter replacement through membership changes
+//   sim_autoadmin.cc   voters lost for good, replaced by the autoadmin's
+//                  planner
 //   sim_checks.cc  the invariants
 //
 // Determinism: every container that is iterated is ordered (std::map,
@@ -21,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "autoadmin/planner.h"
 #include "chaos/linearizability.h"
 #include "common/limits.h"
 #include "consensus/replica.h"
@@ -47,6 +50,7 @@ enum SeedStream : uint64_t {
   kStreamClients,
   kStreamNemesis,
   kStreamReplicaSeed,
+  kStreamLoss = 1'000,  // apart from kStreamReplicaSeed + (id << 8) + ...
 };
 
 // History timestamps: virtual microseconds scaled so that ops within one
@@ -67,6 +71,7 @@ enum class EventKind : uint8_t {
   kMembership,
   kResume,
   kHeal,
+  kLoseReplica,
   kLivenessDeadline,
 };
 
@@ -120,6 +125,9 @@ struct ReplicaHost {
   // A spare (an id above SimConfig::replicas) exists only once the
   // membership actor adds it as a learner.
   bool provisioned = false;
+  // Died for good (replica_loss) or dropped as a stale replica: never
+  // restarts, never provisioned again.
+  bool lost = false;
   SimClock clock;
   std::unique_ptr<consensus::Replica> replica;  // null while crashed
   uint64_t incarnation = 0;
@@ -202,6 +210,7 @@ struct SeedPlan {
   bool campaigns = false;
   int64_t drift_half_spread_ppm = 0;  // clock rates stay within +-this
   bool campaign_at_start = false;
+  uint32_t replica_losses = 0;  // voters lost for good (replica_loss): 0..2
   std::string faults;  // names of the faults this seed runs
 };
 
@@ -308,6 +317,15 @@ class Simulation {
   void ProvisionSpare(ReplicaId id, const pb::Membership& next);
   bool IsFinalMember(ReplicaId id) const;
 
+  // --- sim_autoadmin.cc ----------------------------------------------------
+  void OnLoseReplica();
+  void OnAutoadminStep();
+  void ExecuteAutoadmin(const autoadmin::Action& action);
+  // replica_loss seeds end only once this holds: `replicas` voters in as
+  // many AZs as they can span, none lost, no learner, meta's descriptor in
+  // step. Empty when it holds, else what is missing.
+  std::string MembershipNotConverged() const;
+
   // --- sim_checks.cc ---------------------------------------------------
   void CheckAgreement(ReplicaHost& host, const pb::Entry& entry, const std::string& description);
   void CheckSnapshotAgreement(ReplicaHost& host, const KvState& snapshot);
@@ -349,6 +367,8 @@ class Simulation {
   pb::Membership chosen_membership_;  // of the highest chosen membership slot
   Slot chosen_membership_slot_ = 0;
   uint64_t next_membership_request_ = 1;
+  // replica_loss: the partition descriptor as meta would hold it.
+  pb::PartitionDescriptor descriptor_;
   bool healed_ = false;
   bool post_heal_write_ = false;
   bool done_ = false;

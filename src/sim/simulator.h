@@ -92,6 +92,10 @@ struct SimFaults {
   bool membership = true;             // replace voters: add learner, promote, remove
   bool campaigns = true;              // a random replica campaigns, skipping pre-vote
   bool large_values = true;           // some writes carry 16..256 KiB values
+  // Voters die for good (crash, disk gone, never back); the autoadmin's
+  // planner (src/autoadmin/planner.h) replaces them. Replaces the random
+  // membership actor in the seeds that run it.
+  bool replica_loss = true;
 
   // No fault at all (a test then switches on the ones it wants).
   static SimFaults None() {
@@ -106,7 +110,8 @@ struct SimFaults {
       &SimFaults::gray_failures, &SimFaults::crashes,
       &SimFaults::pauses,        &SimFaults::clock_drift,
       &SimFaults::compaction,    &SimFaults::membership,
-      &SimFaults::campaigns,     &SimFaults::large_values};
+      &SimFaults::campaigns,     &SimFaults::large_values,
+      &SimFaults::replica_loss};
 };
 static_assert(sizeof(SimFaults) == sizeof(SimFaults::kAll) / sizeof(SimFaults::kAll[0]),
               "SimFaults::kAll must list every fault");
@@ -122,6 +127,8 @@ struct SimConfig {
   consensus::TimeUs fault_phase_max_us = 10'000'000;
   uint32_t clients_max = 6;  // each seed runs 2..clients_max clients
   uint32_t keys_max = 3;     // on 1..keys_max keys
+  // Every seed runs replica_loss (when allowed), not fault_percent of them.
+  bool replica_loss_every_seed = false;
   // When set, a readable event trace (virtual time, replica, event) is
   // written here as the run goes.
   std::ostream* trace = nullptr;
@@ -142,6 +149,8 @@ struct SimStats {
   uint64_t fsyncs = 0;
   uint64_t snapshots_sent = 0;
   uint64_t snapshots_installed = 0;
+  uint64_t replicas_lost = 0;      // voters that died for good
+  uint64_t replicas_replaced = 0;  // final voters that started as spares
   uint64_t compactions = 0;
   uint64_t writes_ok = 0;
   uint64_t writes_unknown = 0;

@@ -11,6 +11,8 @@ processes, kill -9, SIGSTOP, two autoadmin instances.
 4. Autoadmin failover: the active instance is killed in the middle of a
    replacement; the standby takes the lease (a higher epoch) and completes
    it.
+5. Drain: every replica leaves a drained node; stopping it then fails no
+   client request; unknown or non-storage nodes are refused.
 Stale epochs and idempotent steps: src/node/node_process_test.cc and
 src/meta/partition_admin_test.cc.
 """
@@ -254,6 +256,41 @@ class Autoadmin(unittest.TestCase):
               file=sys.stderr)
         for p in parts:
             self.assertIn("az3-n2", [r["name"] for r in p["replicas"]], p)
+
+    def test_5_drain(self):
+        c = self.c
+        for bad in ("nosuch-node", "meta-az1"):
+            p = c.cli("cluster", "drain", bad, check=False)
+            self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+            self.assertIn("is not a storage node of the layout", p.stderr)
+        victim = "az1-n1"
+        self.assertTrue(self.hosted_by(victim))
+        with KvLoad(c, self.token, "drain-") as kv:
+            started = time.monotonic()
+            p = c.cli("cluster", "drain", victim, "--timeout", "120", timeout=180)
+            took = time.monotonic() - started
+            self.assertIn(f"{victim}: drained", p.stdout)
+            self.assertFalse(self.hosted_by(victim))
+            self.assertEqual(self.node_hosts(victim), 0)
+            # Nothing left on it: stopping it costs the clients nothing.
+            c.cli("cluster", "stop", victim)
+            failed_before, acked_before = kv.failed, len(kv.acked)
+            time.sleep(3)
+            failed_after, acked_after = kv.failed, len(kv.acked)
+        c.cli("cluster", "resume", victim)
+        print(f"\n[{victim} drained in {took:.1f}s; KV acked {len(kv.acked)} failed {kv.failed}; "
+              f"while it was stopped: {acked_after - acked_before} acked, "
+              f"{failed_after - failed_before} failed]", file=sys.stderr)
+        self.assertGreater(acked_after, acked_before)
+        self.assertEqual(failed_after, failed_before)
+        for key, value in kv.acked.items():
+            self.assertEqual(kv.request("GET", key), (200, value), key)
+        self.assertTrue(h.wait_until(
+            lambda: re.search(rf"{victim} \(1, az1\): healthy, draining", self.status()), 10, 0.3),
+            self.status())
+        out = c.cli("cluster", "drain", victim, "--undo").stdout
+        self.assertIn("no longer drained", out)
+        self.assertTrue(h.wait_until(lambda: "draining" not in self.status(), 10, 0.3))
 
     def node_hosts(self, name):
         """How many groups node `name` hosts (its /health), -1 when it does not answer."""
