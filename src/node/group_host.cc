@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <boost/asio/post.hpp>
 #include <chrono>
+#include <future>
 #include <google/protobuf/util/message_differencer.h>
 
 #include "common/check.h"
@@ -528,6 +529,23 @@ void GroupHost::StateDigest(JobThread& scanner, DigestCallback done) {
     });
     if (!accepted.ok()) (*shared_done)(accepted);
   });
+}
+
+bool GroupHost::StopForRemoval() {
+  std::promise<bool> decided;
+  std::future<bool> stopped = decided.get_future();
+  asio::post(strand_, [self = shared_from_this(), &decided] {
+    if (self->installing_) return decided.set_value(false);
+    if (!self->stopped_) {
+      self->stopped_ = true;
+      self->tick_timer_.cancel();
+      self->FailAll(Status::Aborted("group removed"));
+    }
+    decided.set_value(true);
+  });
+  const bool result = stopped.get();
+  if (result) snapshot_sender_.AbortAll();
+  return result;
 }
 
 void GroupHost::Stop() {

@@ -135,6 +135,12 @@ class GroupHost : public std::enable_shared_from_this<GroupHost> {
   // strand (errors before the scan) or on the scanner's thread.
   using DigestCallback = std::function<void(Result<pb::SnapshotManifest>)>;
   void StateDigest(JobThread& scanner, DigestCallback done);
+  // Stops the group for good before its data is removed: on the strand,
+  // unless a snapshot install is running (false: nothing changed, try
+  // later). Once true, the group submits no further store write; the log
+  // writes it submitted before are ahead in the store's FIFO writer. Blocks
+  // until decided: never call it on an io thread.
+  bool StopForRemoval();
   // Stops ticking; pending callbacks fail with Aborted. Idempotent.
   // Releases the snapshots pinned by outbound transfers before returning,
   // so the NodeStore may be closed after Stop even if the io_context never

@@ -188,8 +188,17 @@ Result<bool> ReplicationHost::DropGroup(uint64_t group_id) {
     const auto it = groups_.find(group_id);
     if (it == groups_.end()) return false;
     host = it->second.host;
-    groups_.erase(it);
-    host->Stop();
+  }
+  // Not under mu_: the strand may need an io thread that waits for mu_.
+  // Nothing of the group may reach the store after RemoveGroup's batch.
+  if (!host->StopForRemoval()) {
+    return Status::Unavailable("group " + std::to_string(group_id) +
+                               " is installing a snapshot; drop it later");
+  }
+  {
+    std::lock_guard lock(mu_);
+    const auto it = groups_.find(group_id);
+    if (it != groups_.end() && it->second.host == host) groups_.erase(it);
     auto applied = store_->AppliedIndex(kDescriptorGroupId);
     if (!applied.ok()) return applied.status();
     TESSERA_RETURN_IF_ERROR(store_->Apply(kDescriptorGroupId, *applied + 1,

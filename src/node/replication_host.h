@@ -28,9 +28,12 @@
 //     presented is kept in group 0 (key "autoadmin/epoch", 8 bytes big-
 //     endian) and survives restarts; an action presenting a lower one is
 //     refused with StaleEpoch and logged.
-//  7. DropGroup stops the group, deletes its descriptor and then every
-//     record of the group (NodeStore::RemoveGroup, durable). It blocks on
-//     the synced removal, so it runs off the io threads.
+//  7. DropGroup stops the group on its strand (GroupHost::StopForRemoval,
+//     so no write of the group can follow), deletes its descriptor and then
+//     every record of the group (NodeStore::RemoveGroup, durable, behind
+//     the group's earlier log writes in the FIFO writer). Unavailable while
+//     the group installs a snapshot. It blocks, so it runs off the io
+//     threads.
 //  8. A descriptor's replicas with role LEARNER start as learners in the
 //     bootstrap membership (a replica being added to a live group); the
 //     rest are voters.

@@ -258,12 +258,15 @@ class Autoadmin(unittest.TestCase):
             self.assertIn("az3-n2", [r["name"] for r in p["replicas"]], p)
 
     def test_5_drain(self):
+        """After test 3 (az1-n1 back, holding nothing)."""
         c = self.c
         for bad in ("nosuch-node", "meta-az1"):
             p = c.cli("cluster", "drain", bad, check=False)
             self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
             self.assertIn("is not a storage node of the layout", p.stderr)
-        victim = "az1-n1"
+        # az1-n2 holds every az1 replica (az1-n1's were replaced in test 3):
+        # draining it moves them back to az1-n1.
+        victim = "az1-n2"
         self.assertTrue(self.hosted_by(victim))
         with KvLoad(c, self.token, "drain-") as kv:
             started = time.monotonic()
@@ -271,7 +274,8 @@ class Autoadmin(unittest.TestCase):
             took = time.monotonic() - started
             self.assertIn(f"{victim}: drained", p.stdout)
             self.assertFalse(self.hosted_by(victim))
-            self.assertEqual(self.node_hosts(victim), 0)
+            # /health is refreshed every second.
+            self.assertTrue(h.wait_until(lambda: self.node_hosts(victim) == 0, 5, 0.2))
             # Nothing left on it: stopping it costs the clients nothing.
             c.cli("cluster", "stop", victim)
             failed_before, acked_before = kv.failed, len(kv.acked)
@@ -286,11 +290,13 @@ class Autoadmin(unittest.TestCase):
         for key, value in kv.acked.items():
             self.assertEqual(kv.request("GET", key), (200, value), key)
         self.assertTrue(h.wait_until(
-            lambda: re.search(rf"{victim} \(1, az1\): healthy, draining", self.status()), 10, 0.3),
+            lambda: re.search(rf"{victim} \(2, az1\): healthy, draining", self.status()), 10, 0.3),
             self.status())
         out = c.cli("cluster", "drain", victim, "--undo").stdout
         self.assertIn("no longer drained", out)
-        self.assertTrue(h.wait_until(lambda: "draining" not in self.status(), 10, 0.3))
+        self.assertTrue(h.wait_until(
+            lambda: not re.search(rf"{victim} \(2, az1\): .*draining", self.status()), 10, 0.3),
+            self.status())
 
     def node_hosts(self, name):
         """How many groups node `name` hosts (its /health), -1 when it does not answer."""
