@@ -439,51 +439,6 @@ void GroupHost::GetStatus(StatusCallback done) {
   });
 }
 
-namespace {
-
-bool Contains(const google::protobuf::RepeatedField<uint32_t>& ids, consensus::ReplicaId id) {
-  return std::find(ids.begin(), ids.end(), id) != ids.end();
-}
-
-void Erase(google::protobuf::RepeatedField<uint32_t>* ids, consensus::ReplicaId id) {
-  ids->erase(std::remove(ids->begin(), ids->end(), id), ids->end());
-}
-
-// The membership after `step`, nullopt when it is already in effect.
-Result<std::optional<pb::Membership>> NextMembership(const pb::Membership& current,
-                                                     MembershipStep step,
-                                                     consensus::ReplicaId replica) {
-  const bool voter = Contains(current.voters(), replica);
-  const bool learner = Contains(current.learners(), replica);
-  pb::Membership next = current;
-  switch (step) {
-    case MembershipStep::kAddLearner:
-      if (learner) return std::optional<pb::Membership>();
-      if (voter) return Status::InvalidArgument("replica " + std::to_string(replica) + " is a voter");
-      next.add_learners(replica);
-      break;
-    case MembershipStep::kPromote:
-      if (voter) return std::optional<pb::Membership>();
-      if (!learner) {
-        return Status::InvalidArgument("replica " + std::to_string(replica) + " is not a learner");
-      }
-      Erase(next.mutable_learners(), replica);
-      next.add_voters(replica);
-      break;
-    case MembershipStep::kRemove:
-      if (!voter && !learner) return std::optional<pb::Membership>();
-      if (voter && current.voters_size() == 1) {
-        return Status::InvalidArgument("cannot remove the last voter");
-      }
-      Erase(next.mutable_voters(), replica);
-      Erase(next.mutable_learners(), replica);
-      break;
-  }
-  return std::optional<pb::Membership>(std::move(next));
-}
-
-}  // namespace
-
 void GroupHost::ChangeMembership(MembershipStep step, consensus::ReplicaId replica,
                                  MembershipCallback done) {
   asio::post(strand_, [self = shared_from_this(), step, replica, done = std::move(done)]() mutable {
@@ -493,7 +448,7 @@ void GroupHost::ChangeMembership(MembershipStep step, consensus::ReplicaId repli
       return done(Status::NotLeader(r.leader_hint()));
     }
     if (self->membership_change_) return done(Status::Conflict("a membership change is in flight"));
-    auto next = NextMembership(r.membership(), step, replica);
+    auto next = consensus::NextMembership(r.membership(), step, replica);
     if (!next.ok()) return done(next.status());
     if (!next->has_value()) return done(MembershipResult{r.membership(), false});
     const uint64_t request_id = self->next_request_id_++;

@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "common/job_thread.h"
+#include "consensus/membership_step.h"
 #include "consensus/replica.h"
 #include "node/group_host_types.h"
 #include "node/partition_state_machine.h"
@@ -77,9 +78,7 @@ struct GroupStatus {
   bool membership_pending = false;  // a membership entry above the chosen prefix
 };
 
-// One single-replica membership step (consensus: add a learner, promote a
-// learner, remove a replica).
-enum class MembershipStep { kAddLearner, kPromote, kRemove };
+using consensus::MembershipStep;
 
 class GroupHost : public std::enable_shared_from_this<GroupHost> {
  public:

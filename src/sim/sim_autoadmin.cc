@@ -14,16 +14,13 @@
 
 #include "autoadmin/cluster_view.h"
 #include "common/check.h"
+#include "consensus/membership_step.h"
 #include "sim/simulation.h"
 
 namespace tessera::sim {
 namespace {
 
 std::string AzOf(ReplicaId id) { return "az" + std::to_string((id - 1) % 3 + 1); }
-
-bool Has(const google::protobuf::RepeatedField<uint32_t>& ids, ReplicaId id) {
-  return std::find(ids.begin(), ids.end(), id) != ids.end();
-}
 
 }  // namespace
 
@@ -120,23 +117,13 @@ void Simulation::ExecuteAutoadmin(const autoadmin::Action& action) {
     case autoadmin::ActionKind::kRemove: {
       ReplicaHost& leader = Host(action.node);
       if (!leader.up()) return;
-      pb::Membership next = leader.replica->membership();
-      const ReplicaId id = action.replica;
-      auto erase = [id](google::protobuf::RepeatedField<uint32_t>* ids) {
-        ids->erase(std::remove(ids->begin(), ids->end(), id), ids->end());
-      };
-      if (action.kind == autoadmin::ActionKind::kAddLearner) {
-        if (Has(next.learners(), id) || Has(next.voters(), id)) return;
-        next.add_learners(id);
-      } else if (action.kind == autoadmin::ActionKind::kPromote) {
-        if (!Has(next.learners(), id)) return;
-        erase(next.mutable_learners());
-        next.add_voters(id);
-      } else {
-        erase(next.mutable_voters());
-        erase(next.mutable_learners());
-      }
-      ProposeMembership(leader, next, autoadmin::ActionKindName(action.kind));
+      const consensus::MembershipStep step =
+          action.kind == autoadmin::ActionKind::kAddLearner ? consensus::MembershipStep::kAddLearner
+          : action.kind == autoadmin::ActionKind::kPromote  ? consensus::MembershipStep::kPromote
+                                                             : consensus::MembershipStep::kRemove;
+      auto next = consensus::NextMembership(leader.replica->membership(), step, action.replica);
+      if (!next.ok() || !next->has_value()) return;  // does not apply, or already in effect
+      ProposeMembership(leader, **next, autoadmin::ActionKindName(action.kind));
       return;
     }
     case autoadmin::ActionKind::kDropStale: {

@@ -219,8 +219,7 @@ class Autoadmin(unittest.TestCase):
             c.cli("cluster", "resume", victim)
 
             def stale_dropped():
-                status = c.cli("cluster", "status", check=False).stdout
-                return three_voters_in_three_azs(h_parse(status)) and self.node_hosts(victim) == 0
+                return three_voters_in_three_azs(self.parts()) and self.node_hosts(victim) == 0
             self.assertTrue(h.wait_until(stale_dropped, 30, 0.5),
                             c.cli("cluster", "status", check=False).stdout + self.status())
         for key, value in kv.acked.items():
@@ -310,11 +309,6 @@ class Autoadmin(unittest.TestCase):
             return -1
         finally:
             conn.close()
-
-
-def h_parse(text):
-    from test_kv_cluster import parse_status
-    return parse_status(text)
 
 
 if __name__ == "__main__":
