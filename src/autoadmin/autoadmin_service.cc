@@ -86,6 +86,11 @@ Result<std::unique_ptr<AutoadminService>> AutoadminService::Start(const cluster:
     nodes.push_back({e.id, e.az});
   }
   s->health_ = std::make_unique<HealthTracker>(nodes, s->options_.dead_after_ms, SteadyMs());
+  std::vector<blob::NodeRef> refs;
+  for (const HealthTracker::Node& n : nodes) refs.push_back({n.id, n.az});
+  auto base = blob::BlobSlotMap::Build(std::move(refs));
+  if (!base.ok()) return base.status();
+  s->base_slot_map_.emplace(std::move(base).value());
   s->lease_thread_ = StartNamedThread("aa-lease", [p = s.get()] { p->LeaseLoop(); });
   s->round_thread_ = StartNamedThread("aa-rounds", [p = s.get()] { p->RoundLoop(); });
   spdlog::info("autoadmin.started self={} lease_ms={} dead_after_ms={} max_concurrent={}",
@@ -215,6 +220,15 @@ Result<ClusterView> AutoadminService::BuildView() {
     }
   }
   if (!any) return Status::Unavailable("no metadata replica answered meta.tables");
+  // The blob slot assignments: the newest version any meta replica has.
+  for (const cluster::ProcessEntry& e : table_.OfRole(cluster::ProcessRole::kMeta)) {
+    auto answer = client_.Call(e.id, "meta.blob_slots", pb::BlobSlotsRequest().SerializeAsString(),
+                               options_.call_timeout);
+    pb::BlobSlotAssignments slots;
+    if (answer.ok() && slots.ParseFromString(*answer) && slots.version() > view.blob_slots.version()) {
+      view.blob_slots = std::move(slots);
+    }
+  }
   // Drained nodes (a strong read on the meta leader); the last set known
   // when meta does not answer.
   auto drains = CallMeta("meta.drains", pb::DrainsRequest().SerializeAsString(),
@@ -243,7 +257,9 @@ void AutoadminService::RunRound() {
     last_view_ = *view;
   }
   if (ActiveEpoch() == 0) return;
-  for (const Action& action : Plan(*view, options_.planner)) {
+  std::vector<Action> actions = Plan(*view, options_.planner);
+  if (auto move = MoveBlobSlots(*view)) actions.push_back(std::move(*move));
+  for (const Action& action : actions) {
     const uint64_t epoch = ActiveEpoch();
     if (epoch == 0) return;
     const Status outcome = Execute(action, epoch);
@@ -255,8 +271,33 @@ void AutoadminService::RunRound() {
   }
 }
 
+std::optional<Action> AutoadminService::MoveBlobSlots(const ClusterView& view) const {
+  auto map = base_slot_map_->WithAssignments(view.blob_slots);
+  if (!map.ok()) {
+    spdlog::error("autoadmin.blob_slots_unusable version={} status=\"{}\"", view.blob_slots.version(),
+                  map.status().ToString());
+    return std::nullopt;
+  }
+  std::vector<pb::BlobSlotReplicas> slots = PlanBlobSlots(*map, view.nodes);
+  if (slots.empty()) return std::nullopt;
+  Action action;
+  action.kind = ActionKind::kMoveBlobSlots;
+  action.reason = std::to_string(slots.size()) + " blob slots off dead or draining nodes";
+  action.blob_slots = std::move(slots);
+  action.blob_slots_version = view.blob_slots.version();
+  return action;
+}
+
 Status AutoadminService::Execute(const Action& action, uint64_t epoch) {
   switch (action.kind) {
+    case ActionKind::kMoveBlobSlots: {
+      pb::UpdateBlobSlotsRequest request;
+      request.set_autoadmin_epoch(epoch);
+      request.set_expected_version(action.blob_slots_version);
+      for (const pb::BlobSlotReplicas& r : action.blob_slots) *request.add_slots() = r;
+      return CallMeta("meta.update_blob_slots", request.SerializeAsString(), options_.call_timeout)
+          .status();
+    }
     case ActionKind::kAddReplica:
     case ActionKind::kSyncDescriptor: {
       pb::UpdatePartitionRequest request;

@@ -13,7 +13,9 @@
 //    plans (planner.h) and carries out the actions one by one, each call
 //    carrying E as its fencing token. Before each action it checks it is
 //    still active; an answer of StaleEpoch ends its tenure at once.
-// It only calls: meta's lease and partition RPCs and the nodes' admin RPCs,
+// Each round it also moves the blob slots of dead or draining nodes
+// (blob_slot_planner.h; meta.update_blob_slots, fenced the same way).
+// It only calls: meta's lease, partition and blob slot RPCs and the nodes' admin RPCs,
 // as role autoadmin; it never touches another process's files.
 //
 // Thread safety: StatusText() from any thread; Start/Stop from one.
@@ -26,10 +28,12 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
 
+#include "autoadmin/blob_slot_planner.h"
 #include "autoadmin/health_tracker.h"
 #include "autoadmin/planner.h"
 #include "cluster/cluster_client.h"
@@ -76,6 +80,8 @@ class AutoadminService {
   uint64_t ActiveEpoch() const;
   void LoseLease(const std::string& why);
   Result<ClusterView> BuildView();
+  // The blob slots to move off lost nodes, as one action; nullopt when none.
+  std::optional<Action> MoveBlobSlots(const ClusterView& view) const;
   Status Execute(const Action& action, uint64_t epoch);
   // Calls `method` on the meta replicas in turn until one answers other than
   // unreachable (followers forward to the leader).
@@ -88,6 +94,8 @@ class AutoadminService {
   const cluster::ProcessTable table_;
   cluster::ClusterClient& client_;
   const AutoadminOptions options_;
+  // The layout's blob slot map (set in Start, then read-only).
+  std::optional<blob::BlobSlotMap> base_slot_map_;
   metrics::Counter& actions_ok_;
   metrics::Counter& actions_failed_;
   metrics::Gauge& active_gauge_;

@@ -56,6 +56,7 @@ struct GroupView {
 struct ClusterView {
   std::map<uint32_t, NodeView> nodes;   // every storage node of the layout
   std::map<uint64_t, GroupView> groups; // every partition of every table
+  pb::BlobSlotAssignments blob_slots;   // meta's newest (blob_slot_planner.h)
 };
 
 // Fills each group's leader from the nodes' reports.

@@ -300,6 +300,7 @@ const char* ActionKindName(ActionKind kind) {
     case ActionKind::kRemove: return "remove";
     case ActionKind::kSyncDescriptor: return "sync_descriptor";
     case ActionKind::kDropStale: return "drop_stale";
+    case ActionKind::kMoveBlobSlots: return "move_blob_slots";
   }
   return "?";
 }

@@ -61,6 +61,7 @@ enum class ActionKind {
   kRemove,
   kSyncDescriptor,
   kDropStale,
+  kMoveBlobSlots,  // blob slots off lost nodes (blob_slot_planner.h), in meta
 };
 const char* ActionKindName(ActionKind kind);
 
@@ -74,6 +75,10 @@ struct Action {
   // kAddReplica, kSyncDescriptor: the descriptor to store (epoch + 1);
   // kCreateReplica: the descriptor the target creates the group from.
   pb::PartitionDescriptor descriptor;
+  // kMoveBlobSlots: the slots' new replicas, and the assignments' version
+  // they were planned from.
+  std::vector<pb::BlobSlotReplicas> blob_slots;
+  uint64_t blob_slots_version = 0;
   std::string reason;  // for logs and `tessera autoadmin status`
 };
 

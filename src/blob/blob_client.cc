@@ -305,7 +305,7 @@ class BlobClient::ReadOp : public std::enable_shared_from_this<ReadOp> {
 class BlobClient::DeleteOp : public std::enable_shared_from_this<DeleteOp> {
  public:
   DeleteOp(BlobClient& client, BlobId id, DeleteCallback done)
-      : client_(client), id_(id), replicas_(client.slot_map_.ReplicasOf(id.slot)), done_(std::move(done)) {}
+      : client_(client), id_(id), replicas_(client.slot_map()->ReplicasOf(id.slot)), done_(std::move(done)) {}
 
   void Start() {
     pb::BlobDeleteRequest request;
@@ -359,7 +359,7 @@ class BlobClient::DeleteOp : public std::enable_shared_from_this<DeleteOp> {
 BlobClient::BlobClient(rpc::ChannelPool& nodes, BlobSlotMap slot_map, std::string local_az,
                        metrics::Registry& metrics, BlobClientOptions options)
     : nodes_(nodes),
-      slot_map_(std::move(slot_map)),
+      slot_map_(std::make_shared<const BlobSlotMap>(std::move(slot_map))),
       local_az_(std::move(local_az)),
       options_(options),
       metrics_(std::make_unique<Metrics>(metrics)),
@@ -372,6 +372,19 @@ BlobClient::BlobClient(rpc::ChannelPool& nodes, BlobSlotMap slot_map, std::strin
 }
 
 BlobClient::~BlobClient() = default;
+
+std::shared_ptr<const BlobSlotMap> BlobClient::slot_map() const {
+  std::lock_guard lock(map_mu_);
+  return slot_map_;
+}
+
+bool BlobClient::SetSlotMap(BlobSlotMap map) {
+  auto next = std::make_shared<const BlobSlotMap>(std::move(map));
+  std::lock_guard lock(map_mu_);
+  if (next->version() <= slot_map_->version()) return false;
+  slot_map_ = std::move(next);
+  return true;
+}
 
 BlobId BlobClient::NextBlobId() {
   return BlobId::Generate(next_slot_.fetch_add(1, std::memory_order_relaxed) % limits::kBlobSlots);
@@ -405,8 +418,9 @@ size_t BlobClient::inflight() const {
 std::vector<uint32_t> BlobClient::ReadOrder(uint32_t slot) const {
   std::vector<uint32_t> local;
   std::vector<uint32_t> remote;
-  for (const uint32_t node : slot_map_.ReplicasOf(slot)) {
-    (slot_map_.AzOf(node) == local_az_ ? local : remote).push_back(node);
+  const std::shared_ptr<const BlobSlotMap> map = slot_map();
+  for (const uint32_t node : map->ReplicasOf(slot)) {
+    (map->AzOf(node) == local_az_ ? local : remote).push_back(node);
   }
   const auto rotate = [slot](std::vector<uint32_t>& v) {
     if (!v.empty()) std::rotate(v.begin(), v.begin() + slot % v.size(), v.end());
@@ -442,7 +456,7 @@ void BlobClient::Put(const BlobId& id, std::string owner, std::string data, Stat
   rpc::AppendLengthDelimitedFieldHeader(&payload.head, pb::BlobPutRequest::kDataFieldNumber,
                                         data.size());
   payload.tail = SharedBytes(std::move(data));
-  auto op = std::make_shared<PutOp>(*this, id, slot_map_.ReplicasOf(id.slot), bytes, std::move(done));
+  auto op = std::make_shared<PutOp>(*this, id, slot_map()->ReplicasOf(id.slot), bytes, std::move(done));
   op->Start(std::move(payload));
 }
 

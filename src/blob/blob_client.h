@@ -41,6 +41,9 @@
 //     counts as that replica's failure and moves on to the next.
 //  6. Data over limits::kBlobBytesMax, or an id whose slot is out of range:
 //     InvalidArgument.
+//  7. The slot map may be replaced while operations run (SetSlotMap, by the
+//     SlotMapRefresher): each operation uses the map in force when it
+//     started, and a map never replaces one of a higher or equal version.
 //
 // Metrics: tessera_blob_client_requests_total{op,code},
 // tessera_blob_client_latency_seconds{op}, tessera_blob_client_third_copy_total
@@ -154,7 +157,11 @@ class BlobClient {
   using StatCallback = std::function<void(Result<StatInfo>)>;
   void StatNode(uint32_t node_id, const BlobId& id, StatCallback done);
 
-  const BlobSlotMap& slot_map() const { return slot_map_; }
+  // The map in force now (contract 7).
+  std::shared_ptr<const BlobSlotMap> slot_map() const;
+  // Installs `map` when its version is above the current one; false
+  // otherwise (nothing changes).
+  bool SetSlotMap(BlobSlotMap map);
 
   // Operations in flight now (for tests and gauges).
   size_t inflight() const;
@@ -175,7 +182,8 @@ class BlobClient {
   std::vector<uint32_t> ReadOrder(uint32_t slot) const;
 
   rpc::ChannelPool& nodes_;
-  const BlobSlotMap slot_map_;
+  mutable std::mutex map_mu_;  // guards slot_map_ (the pointer, not the map)
+  std::shared_ptr<const BlobSlotMap> slot_map_;
   const std::string local_az_;
   const BlobClientOptions options_;
   std::unique_ptr<Metrics> metrics_;

@@ -157,7 +157,7 @@ TEST_F(BlobClientTest, ReadFallsBackWhenNearestNodeIsDownOrSlow) {
   // Slow: requests to node 1 are delayed past the read timeout.
   BlobClientOptions options;
   options.read_timeout_ms = 500;
-  MakeClient(client_->slot_map(), options);
+  MakeClient(*client_->slot_map(), options);
   ASSERT_TRUE(client_faults_.SetRule(1, rpc::FaultRule{0, 3'000}).ok());
   auto slow = Read(id);
   ASSERT_TRUE(slow.ok()) << slow.status().ToString();
@@ -259,7 +259,7 @@ TEST_F(BlobClientTest, NextBlobIdTakesSlotsRoundRobin) {
 TEST_F(BlobClientTest, InflightBoundThrottles) {
   BlobClientOptions options;
   options.inflight_max = 1;
-  MakeClient(client_->slot_map(), options);
+  MakeClient(*client_->slot_map(), options);
   // Every request to every node is delayed: the first put stays in flight.
   for (uint32_t node = 1; node <= kNodes; ++node) {
     ASSERT_TRUE(client_faults_.SetRule(node, rpc::FaultRule{0, 300}).ok());
@@ -295,7 +295,7 @@ TEST_F(BlobClientTest, ConcurrentReadsStayWithinWhatTheNearestNodeQueues) {
   BlobClientOptions options;
   options.read_timeout_ms = 30'000;
   options.node_read_bytes_max = 3 << 20;
-  MakeClient(client_->slot_map(), options);
+  MakeClient(*client_->slot_map(), options);
 
   constexpr size_t kReads = 64;
   constexpr uint64_t kPiece = 1 << 20;

@@ -102,6 +102,37 @@ Result<BlobSlotMap> BlobSlotMap::Build(std::vector<NodeRef> nodes) {
   return map;
 }
 
+Result<BlobSlotMap> BlobSlotMap::WithAssignments(const pb::BlobSlotAssignments& assignments) const {
+  BlobSlotMap map = *this;
+  std::unordered_map<uint32_t, size_t> rank;  // contract 4's order
+  for (size_t i = 0; i < nodes_.size(); ++i) rank[nodes_[i].node_id] = i;
+  std::vector<bool> seen(limits::kBlobSlots, false);
+  for (const pb::BlobSlotReplicas& assigned : assignments.slots()) {
+    const std::string slot = "blob slot " + std::to_string(assigned.slot());
+    if (assigned.slot() >= limits::kBlobSlots) return Status::InvalidArgument(slot + " does not exist");
+    if (seen[assigned.slot()]) return Status::InvalidArgument(slot + " assigned twice");
+    seen[assigned.slot()] = true;
+    if (static_cast<size_t>(assigned.node_ids_size()) != replicas_per_slot_) {
+      return Status::InvalidArgument(slot + " needs " + std::to_string(replicas_per_slot_) +
+                                     " replicas");
+    }
+    std::vector<uint32_t> replicas(assigned.node_ids().begin(), assigned.node_ids().end());
+    for (uint32_t node : replicas) {
+      if (!rank.count(node)) {
+        return Status::InvalidArgument(slot + ": node " + std::to_string(node) +
+                                       " is not a storage node of the layout");
+      }
+    }
+    std::sort(replicas.begin(), replicas.end(), [&rank](uint32_t a, uint32_t b) { return rank[a] < rank[b]; });
+    if (std::adjacent_find(replicas.begin(), replicas.end()) != replicas.end()) {
+      return Status::InvalidArgument(slot + " names a node twice");
+    }
+    map.replicas_[assigned.slot()] = std::move(replicas);
+  }
+  map.version_ = assignments.version();
+  return map;
+}
+
 const std::vector<uint32_t>& BlobSlotMap::ReplicasOf(uint32_t slot) const {
   TESSERA_CHECK(slot < replicas_.size());
   return replicas_[slot];

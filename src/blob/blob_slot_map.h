@@ -17,6 +17,10 @@
 //     there are two (unless one AZ has far fewer nodes).
 //  4. ReplicasOf lists a slot's replicas in (az, node id) order; readers
 //     choose among them (BlobClient: same AZ first).
+//  5. The layout's map is version 0. WithAssignments gives the map with the
+//     autoadmin's assignments (meta key "a/blob_slots") applied: the named
+//     slots take the named replicas, every other slot keeps its own; the
+//     result carries the assignments' version.
 //
 // Thread safety: immutable after Build; copyable.
 #pragma once
@@ -29,6 +33,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "tessera/cluster_rpc.pb.h"
 
 namespace tessera::blob {
 
@@ -43,6 +48,12 @@ class BlobSlotMap {
   // duplicate node id.
   static Result<BlobSlotMap> Build(std::vector<NodeRef> nodes);
 
+  // This map with `assignments` applied (contract 5). InvalidArgument, the
+  // slot named, for a slot >= limits::kBlobSlots or named twice, a node not
+  // in this map, a node named twice, or a replica count other than
+  // replicas_per_slot().
+  Result<BlobSlotMap> WithAssignments(const pb::BlobSlotAssignments& assignments) const;
+
   // The replicas (node ids) of `slot` (CHECKed < limits::kBlobSlots):
   // replicas_per_slot() distinct nodes.
   const std::vector<uint32_t>& ReplicasOf(uint32_t slot) const;
@@ -55,6 +66,8 @@ class BlobSlotMap {
 
   // min(3, number of nodes).
   size_t replicas_per_slot() const { return replicas_per_slot_; }
+  // 0 for the layout's map, else the applied assignments' version.
+  uint64_t version() const { return version_; }
   // The nodes, sorted by (az, node_id).
   const std::vector<NodeRef>& nodes() const { return nodes_; }
 
@@ -65,6 +78,7 @@ class BlobSlotMap {
   std::unordered_map<uint32_t, std::string> az_of_;
   std::vector<std::vector<uint32_t>> replicas_;  // per slot
   size_t replicas_per_slot_ = 0;
+  uint64_t version_ = 0;
 };
 
 }  // namespace tessera::blob

@@ -152,5 +152,38 @@ TEST(BlobSlotMapTest, RejectsBadNodeLists) {
   EXPECT_EQ(BlobSlotMap::Build({{1, "a"}, {1, "b"}}).status().code(), StatusCode::kInvalidArgument);
 }
 
+
+TEST(BlobSlotMapTest, AssignmentsReplaceTheNamedSlotsOnly) {
+  const BlobSlotMap base = BuildOrDie(Nodes({2, 2, 2}));  // 1,2 az0; 3,4 az1; 5,6 az2
+  EXPECT_EQ(base.version(), 0u);
+  pb::BlobSlotAssignments a;
+  a.set_version(4);
+  pb::BlobSlotReplicas* r = a.add_slots();
+  r->set_slot(10);
+  for (uint32_t n : {6u, 1u, 4u}) r->add_node_ids(n);
+  auto moved = base.WithAssignments(a);
+  ASSERT_TRUE(moved.ok()) << moved.status().ToString();
+  EXPECT_EQ(moved->version(), 4u);
+  EXPECT_EQ(moved->ReplicasOf(10), (std::vector<uint32_t>{1, 4, 6}));  // (az, id) order
+  for (uint32_t slot = 0; slot < limits::kBlobSlots; ++slot) {
+    if (slot != 10) {
+      ASSERT_EQ(moved->ReplicasOf(slot), base.ReplicasOf(slot)) << slot;
+    }
+  }
+  // Refused: bad slot, unknown node, duplicate node, wrong count, twice.
+  const std::vector<std::pair<uint32_t, std::vector<uint32_t>>> bad = {
+      {limits::kBlobSlots, {1, 3, 5}}, {1, {1, 3, 99}}, {1, {1, 1, 5}}, {1, {1, 3}}};
+  for (const auto& [slot, nodes] : bad) {
+    pb::BlobSlotAssignments b;
+    pb::BlobSlotReplicas* s = b.add_slots();
+    s->set_slot(slot);
+    for (uint32_t n : nodes) s->add_node_ids(n);
+    EXPECT_EQ(base.WithAssignments(b).status().code(), StatusCode::kInvalidArgument) << slot;
+  }
+  pb::BlobSlotAssignments twice = a;
+  *twice.add_slots() = a.slots(0);
+  EXPECT_EQ(base.WithAssignments(twice).status().code(), StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace tessera::blob

@@ -1,5 +1,6 @@
 #include "cli/s3_check.h"
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <ostream>
@@ -7,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "blob/blob_id.h"
+#include "blob/blob_slot_map.h"
 #include "cli/partition_calls.h"
 #include "common/limits.h"
 #include "tessera/blob.pb.h"
@@ -27,6 +30,7 @@ struct Findings {
   uint64_t gc_records = 0;
   std::set<std::string> gc_blob_ids;
   std::map<std::string, std::set<uint32_t>> holders;  // blob id -> nodes holding a file
+  std::vector<std::string> unlisted;  // nodes skipped: down, and holding no slot
 };
 
 Status ScanPartition(cluster::ClusterClient& client, const pb::PartitionDescriptor& p, Findings& f) {
@@ -64,24 +68,64 @@ Status ListNode(cluster::ClusterClient& client, uint32_t node, Findings& f) {
   }
 }
 
+// The slot map in force: the layout's, with the newest blob slot
+// assignments any meta replica serves.
+Result<blob::BlobSlotMap> CurrentSlotMap(ClusterSession& session, cluster::ClusterClient& client) {
+  std::vector<blob::NodeRef> refs;
+  for (const cluster::ProcessEntry& n : session.table().OfRole(ProcessRole::kNode)) {
+    refs.push_back({n.id, n.az});
+  }
+  auto base = blob::BlobSlotMap::Build(std::move(refs));
+  if (!base.ok()) return base.status();
+  pb::BlobSlotAssignments newest;
+  bool any = false;
+  for (const cluster::ProcessEntry& m : session.table().OfRole(ProcessRole::kMeta)) {
+    auto reply = client.Call(m.id, "meta.blob_slots", pb::BlobSlotsRequest().SerializeAsString(),
+                             kRpcTimeout);
+    pb::BlobSlotAssignments a;
+    if (!reply.ok() || !a.ParseFromString(*reply)) continue;
+    any = true;
+    if (a.version() > newest.version()) newest = std::move(a);
+  }
+  if (!any) return Status::Unavailable("no metadata replica answered meta.blob_slots");
+  return base->WithAssignments(newest);
+}
+
 struct Report {
-  uint64_t copies[4] = {0, 0, 0, 0};  // referenced blobs with 0..3+ copies
+  uint64_t copies[4] = {0, 0, 0, 0};  // referenced blobs with 0..3+ copies on their slot's replicas
+  uint64_t stray_files = 0;  // referenced blobs' files on nodes outside their slot's replicas
   uint64_t unreferenced_files = 0;
   std::vector<std::string> problems;
   bool healthy = true;
 };
 
-Report Judge(const Findings& f, size_t copies_wanted) {
+Report Judge(const Findings& f, const blob::BlobSlotMap& map) {
   Report r;
   const auto problem = [&r](std::string what) {
     r.healthy = false;
     if (r.problems.size() < limits::kS3CheckProblemsListedMax) r.problems.push_back(std::move(what));
   };
   for (const std::string& id : f.referenced) {
+    auto parsed = blob::BlobId::Parse(id);
+    if (!parsed.ok()) {
+      problem("referenced blob id '" + id + "' does not parse");
+      continue;
+    }
+    const std::vector<uint32_t>& replicas = map.ReplicasOf(parsed->slot);
     auto it = f.holders.find(id);
-    const size_t n = it == f.holders.end() ? 0 : it->second.size();
+    size_t n = 0, stray = 0;
+    if (it != f.holders.end()) {
+      for (uint32_t node : it->second) {
+        (std::find(replicas.begin(), replicas.end(), node) != replicas.end() ? n : stray) += 1;
+      }
+    }
     ++r.copies[std::min<size_t>(n, 3)];
-    if (n < copies_wanted) problem("blob " + id + " referenced, " + std::to_string(n) + " copies");
+    r.stray_files += stray;
+    if (n < replicas.size()) problem("blob " + id + " referenced, " + std::to_string(n) + " copies");
+    if (stray > 0) {
+      problem("blob " + id + " has " + std::to_string(stray) +
+              " files on nodes that no longer hold its slot");
+    }
   }
   for (const auto& [id, nodes] : f.holders) {
     if (f.referenced.count(id)) continue;
@@ -97,17 +141,23 @@ void Print(const Findings& f, const Report& r, bool json, std::ostream& out) {
   if (json) {
     out << "{\"referenced_blobs\":" << f.referenced.size() << ",\"copies\":{\"3\":" << r.copies[3]
         << ",\"2\":" << r.copies[2] << ",\"1\":" << r.copies[1] << ",\"0\":" << r.copies[0]
-        << "},\"unreferenced_files\":" << r.unreferenced_files
+        << "},\"stray_files\":" << r.stray_files << ",\"unreferenced_files\":" << r.unreferenced_files
         << ",\"pending_gc_records\":" << f.gc_records << ",\"pending_gc_blobs\":" << f.gc_blob_ids.size()
-        << ",\"ok\":" << (r.healthy ? "true" : "false") << ",\"problems\":[";
+        << ",\"unlisted_nodes\":[";
+    for (size_t i = 0; i < f.unlisted.size(); ++i) out << (i ? "," : "") << "\"" << f.unlisted[i] << "\"";
+    out << "],\"ok\":" << (r.healthy ? "true" : "false") << ",\"problems\":[";
     for (size_t i = 0; i < r.problems.size(); ++i) out << (i ? "," : "") << "\"" << r.problems[i] << "\"";
     out << "]}\n";
     return;
   }
   out << "referenced blobs " << f.referenced.size() << "\ncopies 3=" << r.copies[3] << " 2=" << r.copies[2]
-      << " 1=" << r.copies[1] << " 0=" << r.copies[0] << "\nunreferenced blob files "
+      << " 1=" << r.copies[1] << " 0=" << r.copies[0] << "\nstray blob files " << r.stray_files
+      << "\nunreferenced blob files "
       << r.unreferenced_files << "\npending GC records " << f.gc_records << " (blobs "
       << f.gc_blob_ids.size() << ")\n";
+  for (const std::string& n : f.unlisted) {
+    out << "not listed: " << n << " (holds no blob slot and does not answer)\n";
+  }
   for (const std::string& p : r.problems) out << "problem: " << p << "\n";
   out << (r.healthy ? "OK" : "NOT OK") << "\n";
 }
@@ -123,11 +173,22 @@ Status RunS3Check(ClusterSession& session, bool json, std::ostream& out) {
   for (const pb::PartitionDescriptor& p : *partitions) {
     TESSERA_RETURN_IF_ERROR(ScanPartition(**client, p, findings));
   }
-  const std::vector<cluster::ProcessEntry> nodes = session.table().OfRole(ProcessRole::kNode);
-  for (const cluster::ProcessEntry& node : nodes) {
-    TESSERA_RETURN_IF_ERROR(ListNode(**client, node.id, findings));
+  auto map = CurrentSlotMap(session, **client);
+  if (!map.ok()) return map.status();
+  for (const cluster::ProcessEntry& node : session.table().OfRole(ProcessRole::kNode)) {
+    const Status listed = ListNode(**client, node.id, findings);
+    if (listed.ok()) continue;
+    // A node that holds no slot any more (its slots moved off it) may be
+    // gone for good: what it still has on disk is not the cluster's.
+    const bool unreachable =
+        listed.code() == StatusCode::kUnavailable || listed.code() == StatusCode::kTimeout;
+    if (unreachable && map->SlotsOf(node.id).empty()) {
+      findings.unlisted.push_back(node.name);
+      continue;
+    }
+    return listed;
   }
-  const Report report = Judge(findings, std::min<size_t>(3, nodes.size()));
+  const Report report = Judge(findings, *map);
   Print(findings, report, json, out);
   if (!report.healthy) return Status::Conflict("blob check failed");
   return Status::Ok();

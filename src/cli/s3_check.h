@@ -5,10 +5,16 @@
 //    records, part records; "s3.blob_scan" on the partition's leader), and
 //    its pending GC records;
 //  * files: every storage node's blobs ("blob.list" over all slots).
+//  * the slot map in force: the layout's with meta's blob slot assignments
+//    (meta.blob_slots), which name each blob's replicas.
 // It prints the counts — referenced blobs, referenced blobs by number of
-// copies (3/2/1/0), unreferenced blob files, pending GC records — and a
-// bounded list of problems. Healthy: every referenced blob has a copy on
-// min(3, nodes) nodes, no unreferenced file, no pending GC record.
+// copies on their slot's replicas (3/2/1/0), stray files (a referenced
+// blob's copy on a node no longer among its slot's replicas, not yet handed
+// off), unreferenced blob files, pending GC records — and a bounded list of
+// problems. Healthy: every referenced blob has a copy on each of its slot's
+// replicas, no stray or unreferenced file, no pending GC record. A node that
+// does not answer is an error, unless it holds no slot any more (a lost
+// node whose slots the autoadmin moved): it is then skipped, and said so.
 #pragma once
 
 #include <iosfwd>

@@ -40,12 +40,12 @@ std::shared_ptr<const rpc::AccessPolicy> MetaAccessPolicy() {
   static const auto policy = [] {
     auto p = std::make_shared<rpc::AccessPolicy>();
     p->Allow("consensus.batch", {kMeta});
-    for (std::string_view m : {"meta.lookup", "meta.lookup_batch", "meta.tables"}) {
+    for (std::string_view m : {"meta.lookup", "meta.lookup_batch", "meta.tables", "meta.blob_slots"}) {
       p->Allow(m, {kNode, kMeta, kRouter, kAutoadmin, kCli});
     }
     // The autoadmin's lease and partition updates (followers forward them to
     // the leader as role meta).
-    for (std::string_view m : {"meta.autoadmin_lease", "meta.update_partition"}) {
+    for (std::string_view m : {"meta.autoadmin_lease", "meta.update_partition", "meta.update_blob_slots"}) {
       p->Allow(m, {kAutoadmin, kMeta});
     }
     // Drains: the operator sets them, the autoadmin reads them.

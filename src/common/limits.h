@@ -14,6 +14,10 @@ namespace tessera::limits {
 inline constexpr uint64_t kUncommittedSlotsMax = 4096;
 // Slots in flight (sent, not acknowledged) to one follower.
 inline constexpr uint64_t kInflightSlotsPerPeerMax = 1024;
+// Command bytes in flight to one follower (one Accept is always allowed).
+// Well below kRpcChannelQueueBytesMax, which every group sending to that
+// peer shares: Accepts the transport refuses wait for a heartbeat resend.
+inline constexpr size_t kInflightBytesPerPeerMax = 8 << 20;
 // One Accept message carries at most this many entries / bytes of commands.
 inline constexpr size_t kEntriesPerAcceptMax = 256;
 inline constexpr size_t kAcceptBytesMax = 1 << 20;
@@ -126,6 +130,9 @@ static_assert(kRpcHandshakeFrameBytesMax < kRpcFrameBytesMax);
 static_assert(kRpcFrameBytesMax <= kRpcChannelQueueBytesMax);
 static_assert(kRpcFrameBytesMax <= kRpcServerQueueBytesMax);
 static_assert(kRpcWriteBatchBytesMax <= kRpcChannelQueueBytesMax);
+static_assert(kInflightBytesPerPeerMax + kAcceptBytesMax + kCommandBytesMax <
+                  kRpcChannelQueueBytesMax / 2,
+              "one group's catch-up must leave the peer's channel room for others");
 static_assert(kRpcPeersMax <= kRpcServerConnectionsMax,
               "a server must accept a connection from every peer of the cluster");
 static_assert(kConsensusBatchBytesMax + (64 << 10) <= kRpcFrameBytesMax,

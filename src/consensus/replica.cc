@@ -111,8 +111,7 @@ bool Replica::Impl::HasReady() const {
   if (!ready.empty() || promised_dirty || applied < DurableChosen()) return true;
   if (role != Role::kLeader) return false;
   for (const auto& [id, peer] : peers) {
-    if (peer.next <= log.last_slot() && peer.next >= log.log_start() &&
-        peer.next <= peer.match + limits::kInflightSlotsPerPeerMax) {
+    if (peer.next <= log.last_slot() && peer.next >= log.log_start() && peer.WindowOpen()) {
       return true;
     }
   }
@@ -285,7 +284,7 @@ void Replica::SendSnapshot(TimeUs now, ReplicaId to, Slot applied_slot, std::str
   snap->set_seq(s.heartbeat_seq);
   s.Send(std::move(m), false);
   auto it = s.peers.find(to);
-  if (it != s.peers.end()) it->second.next = std::max(it->second.next, applied_slot + 1);
+  if (it != s.peers.end()) it->second.SkipThrough(applied_slot);
 }
 
 void Replica::OnSnapshotRefused(TimeUs now, const pb::SnapshotMeta& meta) {

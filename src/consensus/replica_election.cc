@@ -203,7 +203,7 @@ void Replica::Impl::BecomeLeader() {
   peers.clear();
   SyncPeers();
   for (auto& [id, peer] : peers) {
-    peer.next = from;
+    peer.RewindTo(from);
     peer.last_heard_us = now;
   }
   next_heartbeat_us = now;

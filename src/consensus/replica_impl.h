@@ -12,6 +12,7 @@
 
 #include "consensus/ballot.h"
 #include "consensus/log_window.h"
+#include "consensus/peer_progress.h"
 #include "consensus/quorum.h"
 #include "consensus/replica.h"
 
@@ -31,19 +32,6 @@ class SeededRng {
 
  private:
   uint64_t state_;
-};
-
-// The leader's view of one other replica.
-struct PeerProgress {
-  Slot next = 1;   // next slot to send
-  Slot match = 0;  // every slot <= match is durable there with our values
-  TimeUs last_heard_us = 0;
-  uint64_t acked_seq = 0;  // latest heartbeat sequence it acknowledged
-  bool snapshot_requested = false;
-  TimeUs snapshot_requested_us = 0;
-  // `match` at the previous heartbeat; none before the first, so a new
-  // leader (or a new peer) does not rewind `next` before it could hear back.
-  std::optional<Slot> match_at_last_heartbeat;
 };
 
 // One phase-1 attempt.

@@ -118,8 +118,7 @@ void Replica::Impl::OnAccepted(const pb::Message& m) {
   peer.last_heard_us = now;
   peer.acked_seq = std::max(peer.acked_seq, a.seq());
   if (a.ok()) {
-    peer.match = std::max(peer.match, a.matched_slot());
-    peer.next = std::max(peer.next, peer.match + 1);
+    peer.Acknowledged(a.matched_slot());
     peer.snapshot_requested = false;
     AdvanceCommit();
     // Committing our removal steps us down; committing the peer's removal
@@ -129,7 +128,7 @@ void Replica::Impl::OnAccepted(const pb::Message& m) {
     // A gap report: resume right after what it holds of our ballot, even
     // below `match` — a restarted peer knows only its chosen prefix as ours,
     // and a heartbeat from match + 1 would otherwise gap again forever.
-    peer.next = a.matched_slot() + 1;
+    peer.RewindTo(a.matched_slot() + 1);
   }
   lease_expiry_us = std::max(lease_expiry_us, LeaseExpiryUs());
   SendAppend(m.from(), peer);
@@ -176,7 +175,8 @@ void Replica::Impl::SendAppends() {
   for (auto& [id, peer] : peers) SendAppend(id, peer);
 }
 
-// Sends what `to` lacks, up to the in-flight window, in batched Accepts.
+// Sends what `to` lacks, up to its in-flight window (PeerProgress), in
+// batched Accepts.
 void Replica::Impl::SendAppend(ReplicaId to, PeerProgress& peer) {
   if (peer.next < log.log_start()) {
     const bool retry = now >= peer.snapshot_requested_us + opt.election_timeout_min_us;
@@ -187,8 +187,7 @@ void Replica::Impl::SendAppend(ReplicaId to, PeerProgress& peer) {
     }
     return;
   }
-  while (peer.next <= log.last_slot() &&
-         peer.next <= peer.match + limits::kInflightSlotsPerPeerMax) {
+  while (peer.next <= log.last_slot() && peer.WindowOpen()) {
     pb::Message m = NewMessage(to);
     *m.mutable_ballot() = promised;
     pb::Accept* a = m.mutable_accept();
@@ -212,7 +211,7 @@ void Replica::Impl::SendAppend(ReplicaId to, PeerProgress& peer) {
     a->set_commit_index(chosen);
     a->set_leader_last_slot(log.last_slot());
     a->set_seq(heartbeat_seq);
-    peer.next += a->entries_size();
+    peer.RecordSent(peer.next + a->entries_size() - 1, bytes);
     Send(std::move(m), false);
   }
 }
@@ -224,7 +223,7 @@ void Replica::Impl::BroadcastHeartbeat() {
   RecordHeartbeatSend();
   for (auto& [id, peer] : peers) {
     if (peer.match == peer.match_at_last_heartbeat && peer.next > peer.match + 1) {
-      peer.next = peer.match + 1;
+      peer.RewindTo(peer.match + 1);
     }
     peer.match_at_last_heartbeat = peer.match;
     pb::Message m = NewMessage(id);

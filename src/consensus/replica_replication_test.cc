@@ -4,6 +4,7 @@
 
 #include <map>
 
+#include "common/limits.h"
 #include "consensus/replica.h"
 #include "consensus/replica_test_util.h"
 #include "consensus/test_group.h"
@@ -48,6 +49,34 @@ TEST(Replication, LeaderPipelinesAcceptsBeforeAnyAcknowledgement) {
                           "1->3 accept b=1.1 first=3 commit=1 last=3 seq=1 [3@1.1 cmd=b#2]"));
   EXPECT_EQ(Str(second.hard_state), "none");
   EXPECT_LT(first.persist_seq, second.persist_seq);
+}
+
+// First slots of the Accepts in `messages` addressed to `to`.
+std::vector<Slot> AcceptsTo(const std::vector<pb::Message>& messages, ReplicaId to) {
+  std::vector<Slot> firsts;
+  for (const pb::Message& m : messages) {
+    if (m.to() == to && m.has_accept() && m.accept().entries_size() > 0) {
+      firsts.push_back(m.accept().first_slot());
+    }
+  }
+  return firsts;
+}
+
+TEST(Replication, InflightBytesToOneFollowerAreBounded) {
+  auto r = ElectedLeader(1, Members({1, 2, 3}), {2}, {2, 3});
+  const std::string mib(1 << 20, 'x');  // each its own Accept (kAcceptBytesMax)
+  for (int i = 0; i < 12; ++i) ASSERT_TRUE(r->Propose(kT0 + 1, mib, 100 + i).ok());  // slots 2..13
+  Ready rd = TakeAndPersist(*r);
+  const size_t window = limits::kInflightBytesPerPeerMax / mib.size();
+  ASSERT_LT(window, 12u);
+  EXPECT_EQ(AcceptsTo(rd.messages, 2).size(), window);
+  EXPECT_EQ(AcceptsTo(rd.messages, 3).size(), window);
+  EXPECT_FALSE(r->HasReady());  // a closed window is nothing to do, not a spin
+
+  r->Step(kT0 + 2, AckMsg(2, 1, kB11, 3, 1));  // follower 2 holds slots 2 and 3
+  rd = r->TakeReady();
+  EXPECT_THAT(AcceptsTo(rd.messages, 2), ElementsAre(2 + window, 3 + window));
+  EXPECT_THAT(AcceptsTo(rd.messages, 3), IsEmpty());
 }
 
 TEST(Replication, NothingCommitsUntilAQuorumIncludingTheLeaderMadeItDurable) {

@@ -35,16 +35,34 @@ Status MemDs::ApplyChange(const KeyChange& change, Tables_& tables) {
   return Status::Ok();
 }
 
+Result<std::optional<pb::BlobSlotAssignments>> MemDs::BlobSlotsChange(
+    const std::vector<KeyChange>& changes) {
+  std::optional<pb::BlobSlotAssignments> result;
+  for (const KeyChange& c : changes) {
+    if (c.key != kBlobSlotsKey) continue;
+    result.emplace();
+    if (c.value && !result->ParseFromString(*c.value)) {
+      return Status::Corruption("meta key a/blob_slots: bad BlobSlotAssignments");
+    }
+  }
+  return result;
+}
+
 Status MemDs::Reset(const std::vector<KeyChange>& state, uint64_t version) {
   Tables_ fresh;
   for (const KeyChange& c : state) TESSERA_RETURN_IF_ERROR(ApplyChange(c, fresh));
+  auto slots = BlobSlotsChange(state);
+  if (!slots.ok()) return slots.status();
   std::unique_lock lock(mu_);
   tables_ = std::move(fresh);
+  blob_slots_ = slots->value_or(pb::BlobSlotAssignments());
   version_ = version;
   return Status::Ok();
 }
 
 Status MemDs::Update(const std::vector<KeyChange>& changes, uint64_t version) {
+  auto slots = BlobSlotsChange(changes);
+  if (!slots.ok()) return slots.status();
   std::unique_lock lock(mu_);
   // All or nothing: stage on a copy of the touched tables only.
   Tables_ staged;
@@ -63,8 +81,14 @@ Status MemDs::Update(const std::vector<KeyChange>& changes, uint64_t version) {
     if (!entry.descriptor && entry.partitions.empty()) tables_.erase(name);
     else tables_[name] = std::move(entry);
   }
+  if (*slots) blob_slots_ = std::move(**slots);
   if (version > version_) version_ = version;
   return Status::Ok();
+}
+
+pb::BlobSlotAssignments MemDs::BlobSlots() const {
+  std::shared_lock lock(mu_);
+  return blob_slots_;
 }
 
 Result<pb::LookupResponse> MemDs::Lookup(const std::string& table, const std::string& key) const {

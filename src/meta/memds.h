@@ -37,7 +37,7 @@ struct KeyChange {
 class MemDs {
  public:
   // Replaces everything with `state` (every meta key and its value) at
-  // `version`. Keys outside "t/" and "p/" are ignored. Corruption, naming
+  // `version`. Keys outside "t/", "p/" and "a/blob_slots" are ignored. Corruption, naming
   // the key, when a descriptor does not parse; the map is then unchanged.
   Status Reset(const std::vector<KeyChange>& state, uint64_t version);
   // Applies `changes` (keys whose value changed) and sets version. Same
@@ -54,6 +54,9 @@ class MemDs {
   // unknown.
   std::optional<std::pair<pb::TableDescriptor, std::vector<pb::PartitionDescriptor>>> Table(
       const std::string& table) const;
+  // The blob slot assignments ("a/blob_slots"; version 0 and none when
+  // never written).
+  pb::BlobSlotAssignments BlobSlots() const;
   // Replicas per storage node id, over every partition (placement load).
   std::map<uint32_t, size_t> ReplicasByNode() const;
   uint64_t version() const;
@@ -68,8 +71,14 @@ class MemDs {
   // Applies one change to `tables`.
   static Status ApplyChange(const KeyChange& change, Tables_& tables);
 
-  mutable std::shared_mutex mu_;  // guards tables_ and version_
+  // The value of "a/blob_slots" in `changes`, if they change it: parsed
+  // (empty when deleted), or Corruption.
+  static Result<std::optional<pb::BlobSlotAssignments>> BlobSlotsChange(
+      const std::vector<KeyChange>& changes);
+
+  mutable std::shared_mutex mu_;  // guards tables_, blob_slots_ and version_
   Tables_ tables_;
+  pb::BlobSlotAssignments blob_slots_;
   uint64_t version_ = 0;
 };
 

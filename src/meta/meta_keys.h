@@ -29,6 +29,9 @@ inline constexpr std::string_view kNextTableIdKey = "c/next_table_id";
 inline constexpr std::string_view kAutoadminLeaseKey = "a/lease";
 // Storage nodes being drained (pb::NodeDrains; partition_admin.h).
 inline constexpr std::string_view kNodeDrainsKey = "a/drains";
+// Blob slots moved off their layout replicas (pb::BlobSlotAssignments;
+// partition_admin.h), served from MemDs.
+inline constexpr std::string_view kBlobSlotsKey = "a/blob_slots";
 
 std::string TableKey(std::string_view table);
 std::string PartitionKey(std::string_view table, std::string_view start_key);

@@ -15,7 +15,9 @@
 #include <mutex>
 #include <set>
 #include <sstream>
+#include <thread>
 
+#include "cluster/cluster_pki.h"
 #include "common/limits.h"
 #include "meta/meta_process_fixture.h"
 #include "rpc/rpc_test_util.h"
@@ -249,6 +251,140 @@ TEST_F(MetaProcessTest, CreateLookupFailoverAndCatchUp) {
   ASSERT_TRUE(tables.ok());
   EXPECT_EQ(tables->tables_size(), 2);
   EXPECT_EQ(tables->partitions_size(), 6);
+}
+
+
+// The autoadmin's blob slot moves: fenced by the lease epoch, conditioned on
+// the version read, validated, and served by every replica from memory.
+class BlobSlotsTest : public MetaProcessTest {
+ protected:
+  void SetUp() override {
+    std::set<uint16_t> taken;
+    extra_layout_ = "autoadmin { name: \"autoadmin-az1\" az: \"az1\" host: \"127.0.0.1\" http_port: " +
+                    std::to_string(testing::FreePort(taken)) + " }\n";
+    StartMetas("tessera-blob-slots", kSecret);
+    const auto entry = table_->OfRole(cluster::ProcessRole::kAutoadmin).front();
+    auto identity = cluster::LoadIdentity(dir_, entry.name, entry.id, "autoadmin");
+    ASSERT_TRUE(identity.ok()) << identity.status().ToString();
+    rpc::ChannelOptions options;
+    options.identity = *identity;
+    options.backoff_max_ms = 200;
+    autoadmin_pool_ = std::make_unique<rpc::ChannelPool>(process_.context(threads_.io), options);
+    for (uint32_t id : kMetas) {
+      auto e = table_->ById(id);
+      ASSERT_TRUE(autoadmin_pool_->SetPeerAddress(id, e->host, static_cast<uint16_t>(e->peer_port)).ok());
+    }
+    autoadmin_id_ = entry.id;
+  }
+  void TearDown() override {
+    autoadmin_pool_.reset();
+    MetaProcessTest::TearDown();
+  }
+
+  // `method` as the autoadmin, on any replica (followers forward), retried
+  // while the group elects.
+  template <typename Response>
+  Result<Response> AsAutoadmin(const std::string& method, const std::string& payload) {
+    Result<Response> last = Status::Timeout("never tried");
+    for (int attempt = 0; attempt < 100; ++attempt) {
+      auto channel = autoadmin_pool_->Get(kMetas[attempt % kMetas.size()]);
+      if (!channel.ok()) return channel.status();
+      auto raw = CallSync(**channel, method, payload, 5s);
+      if (raw.ok()) {
+        Response r;
+        if (!r.ParseFromString(*raw)) return Status::Corruption("bad response");
+        return r;
+      }
+      last = raw.status();
+      const StatusCode c = raw.status().code();
+      if (c != StatusCode::kUnavailable && c != StatusCode::kNotLeader && c != StatusCode::kTimeout) {
+        return last;
+      }
+      std::this_thread::sleep_for(100ms);
+    }
+    return last;
+  }
+
+  static pb::UpdateBlobSlotsRequest Move(uint64_t epoch, uint64_t expected, uint32_t slot,
+                                         std::vector<uint32_t> nodes) {
+    pb::UpdateBlobSlotsRequest r;
+    r.set_autoadmin_epoch(epoch);
+    r.set_expected_version(expected);
+    pb::BlobSlotReplicas* s = r.add_slots();
+    s->set_slot(slot);
+    for (uint32_t n : nodes) s->add_node_ids(n);
+    return r;
+  }
+
+  std::unique_ptr<rpc::ChannelPool> autoadmin_pool_;
+  uint32_t autoadmin_id_ = 0;
+};
+
+TEST_F(BlobSlotsTest, MovesAreFencedVersionedAndServedByEveryReplica) {
+  pb::AutoadminLeaseRequest lease_request;
+  lease_request.set_holder(autoadmin_id_);
+  lease_request.set_duration_ms(10'000);
+  auto lease = AsAutoadmin<pb::AutoadminLeaseResponse>("meta.autoadmin_lease",
+                                                       lease_request.SerializeAsString());
+  ASSERT_TRUE(lease.ok()) << lease.status().ToString();
+  ASSERT_TRUE(lease->granted());
+  const uint64_t epoch = lease->lease().epoch();
+
+  // Nothing written yet: version 0 everywhere.
+  for (uint32_t id : kMetas) {
+    auto slots = Call<pb::BlobSlotAssignments>(id, "meta.blob_slots", "");
+    ASSERT_TRUE(slots.ok()) << slots.status().ToString();
+    EXPECT_EQ(slots->version(), 0u);
+  }
+  // Bad input and a stale epoch change nothing.
+  struct Refused {
+    pb::UpdateBlobSlotsRequest request;
+    StatusCode code;
+  };
+  const Refused refused[] = {
+      {Move(epoch, 0, limits::kBlobSlots, {1, 3, 5}), StatusCode::kInvalidArgument},
+      {Move(epoch, 0, 7, {1, 1, 5}), StatusCode::kInvalidArgument},
+      {Move(epoch, 0, 7, {1, 3, 999}), StatusCode::kInvalidArgument},
+      {Move(epoch, 0, 7, {}), StatusCode::kInvalidArgument},
+      {pb::UpdateBlobSlotsRequest(), StatusCode::kInvalidArgument},
+      {Move(epoch + 1, 0, 7, {1, 3, 5}), StatusCode::kStaleEpoch},
+      {Move(epoch, 4, 7, {1, 3, 5}), StatusCode::kConflict},
+  };
+  for (const Refused& r : refused) {
+    auto answer = AsAutoadmin<pb::BlobSlotAssignments>("meta.update_blob_slots",
+                                                       r.request.SerializeAsString());
+    EXPECT_EQ(answer.status().code(), r.code) << r.request.ShortDebugString() << ": "
+                                              << answer.status().ToString();
+  }
+  // The operator may not move slots.
+  auto as_cli = Call<pb::BlobSlotAssignments>(kMetas[0], "meta.update_blob_slots",
+                                              Move(epoch, 0, 7, {1, 3, 5}).SerializeAsString());
+  EXPECT_EQ(as_cli.status().code(), StatusCode::kPermissionDenied);
+
+  auto first = AsAutoadmin<pb::BlobSlotAssignments>("meta.update_blob_slots",
+                                                    Move(epoch, 0, 7, {1, 3, 5}).SerializeAsString());
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_EQ(first->version(), 1u);
+  // A second move keeps the first; the same expected version again conflicts.
+  auto second = AsAutoadmin<pb::BlobSlotAssignments>("meta.update_blob_slots",
+                                                     Move(epoch, 1, 9, {2, 4, 6}).SerializeAsString());
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  EXPECT_EQ(second->version(), 2u);
+  ASSERT_EQ(second->slots_size(), 2);
+  EXPECT_EQ(second->slots(0).slot(), 7u);
+  EXPECT_EQ(second->slots(1).slot(), 9u);
+  auto again = AsAutoadmin<pb::BlobSlotAssignments>("meta.update_blob_slots",
+                                                    Move(epoch, 1, 9, {1, 4, 6}).SerializeAsString());
+  EXPECT_EQ(again.status().code(), StatusCode::kConflict);
+  for (uint32_t id : kMetas) {
+    EXPECT_TRUE(WaitFor(
+        [&] {
+          auto slots = Call<pb::BlobSlotAssignments>(id, "meta.blob_slots", "");
+          return slots.ok() && slots->SerializeAsString() == second->SerializeAsString();
+        },
+        10s))
+        << "meta " << id << " does not serve version 2";
+  }
 }
 
 }  // namespace

@@ -47,7 +47,7 @@ Result<uint64_t> CounterOr(const std::optional<pb::KvRecord>& record, uint64_t f
 // Keys the MemDS (partition map and registry) holds.
 bool IsMapKey(std::string_view key) {
   return key.starts_with(kTablePrefix) || key.starts_with(kPartitionPrefix) ||
-         IsRegistryKey(key);
+         key == kBlobSlotsKey || IsRegistryKey(key);
 }
 
 }  // namespace
@@ -174,12 +174,16 @@ Status MetaService::RegisterHandlers() {
         responder.Reply(memds_.Tables().SerializeAsString());
       }));
   TESSERA_RETURN_IF_ERROR(server_->RegisterHandler(
+      "meta.blob_slots", [this](const rpc::PeerInfo&, const pb::Envelope&, rpc::Responder responder) {
+        responder.Reply(memds_.BlobSlots().SerializeAsString());
+      }));
+  TESSERA_RETURN_IF_ERROR(server_->RegisterHandler(
       "meta.create_table",
       [this](const rpc::PeerInfo& peer, const pb::Envelope& request, rpc::Responder responder) {
         HandleCreateTable(peer, request, responder);
       }));
-  for (const char* method : {"meta.autoadmin_lease", "meta.update_partition", "meta.set_drain",
-                             "meta.drains"}) {
+  for (const char* method : {"meta.autoadmin_lease", "meta.update_partition",
+                             "meta.update_blob_slots", "meta.set_drain", "meta.drains"}) {
     TESSERA_RETURN_IF_ERROR(server_->RegisterHandler(
         method, [this](const rpc::PeerInfo& peer, const pb::Envelope& request,
                        rpc::Responder responder) {
@@ -405,6 +409,9 @@ void MetaService::RunPartitionAdmin(const rpc::PeerInfo& peer, const pb::Envelop
   } else if (m == "meta.update_partition") {
     answer = Answer<pb::UpdatePartitionRequest>(
         request, [&](const pb::UpdatePartitionRequest& r) { return admin.UpdatePartition(r); });
+  } else if (m == "meta.update_blob_slots") {
+    answer = Answer<pb::UpdateBlobSlotsRequest>(
+        request, [&](const pb::UpdateBlobSlotsRequest& r) { return admin.UpdateBlobSlots(r); });
   } else if (m == "meta.set_drain") {
     answer = Answer<pb::SetDrainRequest>(
         request, [&](const pb::SetDrainRequest& r) { return admin.SetDrain(r); });

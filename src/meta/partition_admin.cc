@@ -3,6 +3,8 @@
 #include <google/protobuf/util/message_differencer.h>
 #include <spdlog/spdlog.h>
 
+#include <map>
+
 #include "common/limits.h"
 #include "meta/meta_group_calls.h"
 #include "meta/meta_keys.h"
@@ -150,19 +152,11 @@ Result<pb::UpdatePartitionResponse> PartitionAdmin::UpdatePartition(
                             " is at epoch " + std::to_string(stored.epoch()) + ", not " +
                             std::to_string(next.epoch() - 1));
   }
-  auto lease = ReadLease();
-  if (!lease.ok()) return lease.status();
-  if (!*lease || (*lease)->first.epoch() != request.autoadmin_epoch()) {
-    const uint64_t current = *lease ? (*lease)->first.epoch() : 0;
-    spdlog::warn("meta.autoadmin_stale_epoch group={} epoch={} lease_epoch={}", next.group_id(),
-                 request.autoadmin_epoch(), current);
-    return Status(StatusCode::kStaleEpoch, "autoadmin epoch " +
-                                               std::to_string(request.autoadmin_epoch()) +
-                                               " is not the lease's (" + std::to_string(current) + ")");
-  }
+  auto lease_version = CheckEpoch(request.autoadmin_epoch(), "group=" + std::to_string(next.group_id()));
+  if (!lease_version.ok()) return lease_version.status();
   pb::KvBatch batch;
   AddCondition(batch, key, (*record)->version());
-  AddCondition(batch, kAutoadminLeaseKey, (*lease)->second);
+  AddCondition(batch, kAutoadminLeaseKey, *lease_version);
   pb::KvWrite* w = batch.add_writes();
   w->set_key(key);
   w->set_value(next.SerializeAsString());
@@ -176,6 +170,66 @@ Result<pb::UpdatePartitionResponse> PartitionAdmin::UpdatePartition(
                next.group_id(), next.epoch(), next.replicas_size(), request.autoadmin_epoch());
   *response.mutable_partition() = next;
   return response;
+}
+
+Result<uint64_t> PartitionAdmin::CheckEpoch(uint64_t autoadmin_epoch, const std::string& what) {
+  auto lease = ReadLease();
+  if (!lease.ok()) return lease.status();
+  if (*lease && (*lease)->first.epoch() == autoadmin_epoch) return (*lease)->second;
+  const uint64_t current = *lease ? (*lease)->first.epoch() : 0;
+  spdlog::warn("meta.autoadmin_stale_epoch {} epoch={} lease_epoch={}", what, autoadmin_epoch, current);
+  return Status(StatusCode::kStaleEpoch, "autoadmin epoch " + std::to_string(autoadmin_epoch) +
+                                             " is not the lease's (" + std::to_string(current) + ")");
+}
+
+Result<pb::BlobSlotAssignments> PartitionAdmin::UpdateBlobSlots(
+    const pb::UpdateBlobSlotsRequest& request) {
+  if (request.slots().empty()) return Status::InvalidArgument("no blob slot to update");
+  std::map<uint32_t, pb::BlobSlotReplicas> changes;
+  for (const pb::BlobSlotReplicas& r : request.slots()) {
+    const std::string slot = "blob slot " + std::to_string(r.slot());
+    if (r.slot() >= limits::kBlobSlots) return Status::InvalidArgument(slot + " does not exist");
+    if (r.node_ids().empty() || r.node_ids_size() > 3) {
+      return Status::InvalidArgument(slot + " needs 1..3 replicas");
+    }
+    std::set<uint32_t> seen;
+    for (uint32_t node : r.node_ids()) {
+      if (!storage_nodes_.count(node)) {
+        return Status::InvalidArgument(slot + ": " + std::to_string(node) + " is not a storage node");
+      }
+      if (!seen.insert(node).second) return Status::InvalidArgument(slot + " names a node twice");
+    }
+    if (!changes.emplace(r.slot(), r).second) return Status::InvalidArgument(slot + " named twice");
+  }
+  const std::string key(kBlobSlotsKey);
+  auto record = ReadStrongSync(group_, key);
+  if (!record.ok()) return record.status();
+  pb::BlobSlotAssignments stored;
+  if (*record && !stored.ParseFromString((*record)->value())) {
+    return Status::Corruption("meta: the blob slot record does not parse");
+  }
+  if (stored.version() != request.expected_version()) {
+    return Status::Conflict("blob slot assignments are at version " + std::to_string(stored.version()) +
+                            ", not " + std::to_string(request.expected_version()));
+  }
+  auto lease_version = CheckEpoch(request.autoadmin_epoch(), "blob_slots");
+  if (!lease_version.ok()) return lease_version.status();
+  for (const pb::BlobSlotReplicas& r : stored.slots()) changes.emplace(r.slot(), r);  // kept
+  pb::BlobSlotAssignments next;
+  next.set_version(stored.version() + 1);
+  for (auto& [slot, r] : changes) *next.add_slots() = std::move(r);
+  pb::KvBatch batch;
+  AddCondition(batch, key, *record ? std::optional<uint64_t>((*record)->version()) : std::nullopt);
+  AddCondition(batch, kAutoadminLeaseKey, *lease_version);
+  pb::KvWrite* w = batch.add_writes();
+  w->set_key(key);
+  w->set_value(next.SerializeAsString());
+  auto written = WriteSync(group_, std::move(batch));
+  if (!written.ok()) return written.status();
+  if (!written->applied()) return Status::Conflict("blob slot assignments or lease changed meanwhile");
+  spdlog::info("meta.blob_slots_updated version={} slots_changed={} assigned={} autoadmin_epoch={}",
+               next.version(), request.slots_size(), next.slots_size(), request.autoadmin_epoch());
+  return next;
 }
 
 Result<std::pair<pb::NodeDrains, std::optional<uint64_t>>> PartitionAdmin::ReadDrains() {

@@ -8,6 +8,8 @@
 //                           meta group's log orders every grant and renewal
 //   meta.update_partition   replace one descriptor (UpdatePartition), fenced
 //                           by the lease epoch
+//   meta.update_blob_slots  move blob slots to other replicas
+//                           (UpdateBlobSlots), fenced by the lease epoch
 //   meta.set_drain          add a storage node to (or remove it from) the
 //                           drained set (SetDrain); meta.drains reads it
 //
@@ -63,6 +65,14 @@ class PartitionAdmin {
   // is not the lease's.
   Result<pb::UpdatePartitionResponse> UpdatePartition(const pb::UpdatePartitionRequest& request);
 
+  // See cluster_rpc.proto, UpdateBlobSlotsRequest: the stored assignments
+  // after the change (version + 1). InvalidArgument for no slot, a slot >=
+  // limits::kBlobSlots or named twice, or replicas that are not 1..3
+  // distinct storage nodes; Conflict when the stored version is not
+  // expected_version (or the record moved meanwhile); StaleEpoch as
+  // UpdatePartition.
+  Result<pb::BlobSlotAssignments> UpdateBlobSlots(const pb::UpdateBlobSlotsRequest& request);
+
   // The drained set after the change (idempotent). InvalidArgument for a
   // node id that is not a storage node; Conflict when another write of the
   // set won the race.
@@ -72,6 +82,9 @@ class PartitionAdmin {
 
  private:
   Result<std::optional<std::pair<pb::AutoadminLease, uint64_t>>> ReadLease();
+  // The lease record's version when `autoadmin_epoch` is the lease's epoch;
+  // StaleEpoch (logged, naming `what`) otherwise.
+  Result<uint64_t> CheckEpoch(uint64_t autoadmin_epoch, const std::string& what);
   // The drained set and its record's version (nullopt: never written).
   Result<std::pair<pb::NodeDrains, std::optional<uint64_t>>> ReadDrains();
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "node/blob_gc_util.h"
+#include "common/wait_for.h"
 #include "node/s3_blob_refs.h"
 #include "s3/model/blob_refs.h"
 #include "s3/model/gc_ops.h"

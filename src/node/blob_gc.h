@@ -35,7 +35,7 @@
 #include "blob/blob_client.h"
 #include "common/limits.h"
 #include "common/metrics.h"
-#include "node/periodic_worker.h"
+#include "common/periodic_worker.h"
 #include "node/replication_host.h"
 
 namespace tessera::node {

@@ -2,12 +2,13 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <set>
 #include <string>
 
-#include "node/blob_gc_util.h"
+#include "common/wait_for.h"
 #include "node/s3_blob_refs.h"
 #include "tessera/cluster_rpc.pb.h"
 #include "tessera/s3.pb.h"
@@ -61,6 +62,8 @@ struct BlobMaintenance::Metrics {
                               "Missing or damaged blob copies restored on another replica")),
         repair_errors(r.GetCounter("tessera_blob_repair_errors_total",
                                    "Blob copies the repairer could not check or restore")),
+        handed_off(r.GetCounter("tessera_blob_handed_off_total",
+                                "Blob copies deleted here once the slot's new replicas held them")),
         legacy(r.GetCounter("tessera_blob_legacy_owner_total",
                             "Blob copies without an owner (format 1): never swept")),
         errors(r.GetCounter("tessera_blob_sweep_errors_total",
@@ -69,6 +72,7 @@ struct BlobMaintenance::Metrics {
   metrics::Counter& orphans_deleted;
   metrics::Counter& repaired;
   metrics::Counter& repair_errors;
+  metrics::Counter& handed_off;
   metrics::Counter& legacy;
   metrics::Counter& errors;
 };
@@ -215,11 +219,21 @@ Result<pb::S3BlobRefsResponse> BlobMaintenance::Ask(uint32_t node, const pb::S3B
   return response;
 }
 
-// The other replicas of the blob's slot must hold it; copies it to those
-// that lack it or hold a damaged copy.
+// The slot's replicas (the map in force) must hold the blob; copies it to
+// those that lack it or hold a damaged copy. A copy on a node that is no
+// longer one of the slot's replicas (the autoadmin moved the slot) is
+// handed off: deleted once every replica holds the blob.
 void BlobMaintenance::Repair(Round& round, const blob::BlobListEntry& entry) {
-  for (const uint32_t node : blobs_.slot_map().ReplicasOf(entry.id.slot)) {
-    if (node == self_id_ || round.failed_nodes.count(node)) continue;
+  const std::shared_ptr<const blob::BlobSlotMap> map = blobs_.slot_map();
+  const std::vector<uint32_t>& replicas = map->ReplicasOf(entry.id.slot);
+  const bool mine = std::find(replicas.begin(), replicas.end(), self_id_) != replicas.end();
+  bool all_hold = true;
+  for (const uint32_t node : replicas) {
+    if (node == self_id_) continue;
+    if (round.failed_nodes.count(node)) {
+      all_hold = false;
+      continue;
+    }
     auto stat = WaitFor<Result<blob::BlobClient::StatInfo>>(kStepWait, [&](auto finish) {
       blobs_.StatNode(node, entry.id, finish);
     });
@@ -228,6 +242,7 @@ void BlobMaintenance::Repair(Round& round, const blob::BlobListEntry& entry) {
     if (code != StatusCode::kNotFound && code != StatusCode::kCorruption) {
       round.failed_nodes.insert(node);
       metrics_->repair_errors.Increment();
+      all_hold = false;
       continue;
     }
     auto local = store_.Read(entry.id, 0, UINT64_MAX);
@@ -244,7 +259,16 @@ void BlobMaintenance::Repair(Round& round, const blob::BlobListEntry& entry) {
     } else {
       round.failed_nodes.insert(node);
       metrics_->repair_errors.Increment();
+      all_hold = false;
     }
+  }
+  if (mine || !all_hold) return;
+  const Status deleted = store_.Delete(entry.id);
+  if (deleted.ok()) {
+    metrics_->handed_off.Increment();
+    spdlog::info("blob.handed_off id={} slot_map_version={}", entry.id.ToString(), map->version());
+  } else if (deleted.code() != StatusCode::kNotFound) {
+    metrics_->errors.Increment();
   }
 }
 

@@ -20,6 +20,7 @@
 //
 // Metrics: tessera_blob_scanned_total, tessera_blob_orphans_deleted_total,
 // tessera_blob_repaired_total, tessera_blob_repair_errors_total,
+// tessera_blob_handed_off_total,
 // tessera_blob_legacy_owner_total, tessera_blob_sweep_errors_total.
 //
 // Thread safety: rounds run on the sweeper's own thread and block on rpc
@@ -38,7 +39,7 @@
 #include "blob/blob_store.h"
 #include "common/limits.h"
 #include "common/metrics.h"
-#include "node/periodic_worker.h"
+#include "common/periodic_worker.h"
 #include "node/replication_host.h"
 #include "rpc/channel_pool.h"
 #include "tessera/cluster_rpc.pb.h"

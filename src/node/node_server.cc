@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "blob/blob_service.h"
+#include "blob/slot_map_refresher.h"
 #include "node/fault_rules.h"
 #include "node/membership_rpcs.h"
 #include "node/rpc_handler_util.h"
@@ -91,6 +92,7 @@ class NodeServer::Impl {
   std::unique_ptr<ReplicationHost> replication_;
   std::unique_ptr<blob::BlobService> blob_;
   std::unique_ptr<blob::BlobClient> blob_client_;  // GC and sweeper
+  std::unique_ptr<blob::SlotMapRefresher> slot_map_refresher_;
   std::unique_ptr<BlobGc> blob_gc_;
   std::unique_ptr<BlobMaintenance> blob_maintenance_;
   std::unique_ptr<rpc::RpcServer> rpc_;
@@ -277,11 +279,15 @@ Status NodeServer::Impl::StartBlobMaintenance() {
     TESSERA_RETURN_IF_ERROR(pool_->SetPeerAddress(meta.id, meta.host, meta.port));
     meta_ids.push_back(meta.id);
   }
-  blob_client_ = std::make_unique<blob::BlobClient>(*pool_, std::move(slot_map).value(), options_.az, metrics_);
+  blob_client_ = std::make_unique<blob::BlobClient>(*pool_, *slot_map, options_.az, metrics_);
+  slot_map_refresher_ = std::make_unique<blob::SlotMapRefresher>(
+      *pool_, meta_ids, std::move(slot_map).value(), *blob_client_, metrics_,
+      blob::SlotMapRefresher::kIntervalMsDefault);
   blob_gc_ = std::make_unique<BlobGc>(*replication_, *blob_client_, metrics_, options_.gc);
   blob_maintenance_ = std::make_unique<BlobMaintenance>(options_.node_id, *replication_, blob_->store(),
                                                         *blob_client_, *pool_, std::move(meta_ids),
                                                         metrics_, options_.sweep);
+  slot_map_refresher_->Start();
   blob_gc_->Start();
   blob_maintenance_->Start();
   return Status::Ok();
@@ -549,6 +555,7 @@ void NodeServer::Impl::Stop() {
   stop_called_ = true;
   serving_ = false;
   // The maintenance threads wait on rpc and group callbacks: first.
+  if (slot_map_refresher_) slot_map_refresher_->Stop();
   if (blob_gc_) blob_gc_->Stop();
   if (blob_maintenance_) blob_maintenance_->Stop();
   if (http_) http_->Stop();
@@ -578,6 +585,7 @@ NodeServer::~NodeServer() {
   impl_->http_.reset();
   impl_->rpc_.reset();
   impl_->blob_gc_.reset();
+  impl_->slot_map_refresher_.reset();
   impl_->blob_maintenance_.reset();
   impl_->blob_client_.reset();
   impl_->blob_.reset();

@@ -134,6 +134,9 @@ void Simulation::ExecuteAutoadmin(const autoadmin::Action& action) {
       ++host.incarnation;
       return;
     }
+    case autoadmin::ActionKind::kMoveBlobSlots:
+      TESSERA_CHECK(false && "Plan never moves blob slots (blob_slot_planner.h)");
+      return;
   }
 }
 

@@ -226,10 +226,14 @@ class S3Cluster:
 
     def metric(self, name, processes="nodes"):
         """The sum of every series of metric `name` on the storage nodes
-        (processes="nodes") or on the router ("router"); a process that does
-        not answer counts 0."""
-        ports = (self.node_http_ports().values() if processes == "nodes"
-                 else [self.router_http_port])
+        (processes="nodes"), on the router ("router") or on one storage node
+        (its name); a process that does not answer counts 0."""
+        if processes == "nodes":
+            ports = self.node_http_ports().values()
+        elif processes == "router":
+            ports = [self.router_http_port]
+        else:
+            ports = [self.node_http_ports()[processes]]
         total = 0.0
         for port in ports:
             try:
@@ -279,6 +283,7 @@ class S3Cluster:
             last["report"], last["allowed"] = report, allowed
             copies = report["copies"]
             return (copies["0"] == copies["1"] == copies["2"] == 0 and
+                    report["stray_files"] == 0 and
                     report["pending_gc_records"] == 0 and report["unreferenced_files"] <= allowed)
         ok = wait_until(passes, timeout_s, 2)
         test.assertTrue(ok, f"`tessera s3 check` not clean within {timeout_s}s (unreferenced files "

@@ -4,15 +4,18 @@ processes, kill -9, SIGSTOP, two autoadmin instances.
 1. Permanent loss under load: a KV write loop and an S3 PUT loop run; a node
    is killed (SIGKILL) and its data directory deleted. Every partition is
    back to three voters in three AZs, none on the lost node, within 60 s;
-   every acknowledged KV write and S3 object reads back.
+   every acknowledged KV write and S3 object reads back; the lost node's
+   blob slots move to its AZ's other node, and within 60 s more every blob
+   has its three copies there (`tessera s3 check` clean).
 2. Short outage: a node paused for less than dead_after is not replaced.
 3. Come-back: a node paused past dead_after is replaced; when it resumes,
-   its stale replicas are dropped and no group keeps four voters.
+   its stale replicas are dropped and no group keeps four voters, and its
+   blob copies (of slots that moved off it) are handed off: none stray.
 4. Autoadmin failover: the active instance is killed in the middle of a
    replacement; the standby takes the lease (a higher epoch) and completes
    it.
-5. Drain: every replica leaves a drained node; stopping it then fails no
-   client request; unknown or non-storage nodes are refused.
+5. Drain: every replica and blob slot leaves a drained node; stopping it
+   then fails no client request; unknown or non-storage nodes are refused.
 Stale epochs and idempotent steps: src/node/node_process_test.cc and
 src/meta/partition_admin_test.cc.
 """
@@ -35,6 +38,10 @@ LEASE_S = 2
 AUTOADMIN = f"dead_after_ms: {DEAD_AFTER_S * 1000} poll_interval_ms: 500 lease_ms: {LEASE_S * 1000}"
 REPLACE_WITHIN_S = 60
 AZ_OF = {f"{az}-n{n}": az for az in ("az1", "az2", "az3") for n in (1, 2)}
+# Blobs are repaired once a second old (the sweeper's age bound), orphans
+# only after the production grace (1 h): s3 check then sees what the GC and
+# the repairer did, not what the orphan sweeper cleaned up.
+NODE_SETTINGS = "gc_interval_ms: 300 blob_sweep_interval_ms: 500 blob_min_age_s: 1"
 
 CLUSTER = None
 
@@ -42,7 +49,7 @@ CLUSTER = None
 def setUpModule():
     global CLUSTER
     h.require_binary()
-    CLUSTER = h.S3Cluster("autoadmin", autoadmin_settings=AUTOADMIN)
+    CLUSTER = h.S3Cluster("autoadmin", node_settings=NODE_SETTINGS, autoadmin_settings=AUTOADMIN)
     CLUSTER.up()
 
 
@@ -196,6 +203,14 @@ class Autoadmin(unittest.TestCase):
         self.assertRegex(out, r"active, epoch \d+")
         self.assertRegex(out, r"promote group=\d+ replica=\d+ -> ok")
         self.assertRegex(out, r"remove group=\d+ replica=3 -> ok")
+        self.assertRegex(out, r"move_blob_slots .* -> ok \(\d+ blob slots off dead or draining nodes\)")
+        checked = time.monotonic()
+        report = c.wait_s3_check(self, REPLACE_WITHIN_S)
+        self.assertEqual(report["unlisted_nodes"], [victim])
+        repaired = c.metric("tessera_blob_repaired_total")
+        print(f"[blobs: every copy back {time.monotonic() - checked:.1f}s after the partitions; "
+              f"{report['referenced_blobs']} referenced, {repaired:.0f} copies repaired]", file=sys.stderr)
+        self.assertGreater(repaired, 0)
 
     def test_2_short_outage_is_not_replaced(self):
         c = self.c
@@ -225,6 +240,10 @@ class Autoadmin(unittest.TestCase):
         for key, value in kv.acked.items():
             self.assertEqual(kv.request("GET", key), (200, value), key)
         self.assertRegex(self.status(), r"drop_stale group=\d+ replica=1 -> ok")
+        # Its blob slots moved too: what it held is copied where missing and
+        # then deleted there.
+        c.wait_s3_check(self, REPLACE_WITHIN_S)
+        self.assertGreater(c.metric("tessera_blob_handed_off_total", victim), 0)
 
     def active_instance(self):
         m = re.search(r"^autoadmin (\S+) \(\d+\): active, epoch (\d+)", self.status(), re.M)
@@ -291,6 +310,10 @@ class Autoadmin(unittest.TestCase):
         self.assertTrue(h.wait_until(
             lambda: re.search(rf"{victim} \(2, az1\): healthy, draining", self.status()), 10, 0.3),
             self.status())
+        # Its blob slots left with it: az1-n1 holds every az1 copy, and
+        # the drained node hands off what it still has.
+        c.wait_s3_check(self, REPLACE_WITHIN_S)
+        self.assertGreater(c.metric("tessera_blob_handed_off_total", victim), 0)
         out = c.cli("cluster", "drain", victim, "--undo").stdout
         self.assertIn("no longer drained", out)
         self.assertTrue(h.wait_until(

@@ -23,8 +23,11 @@ Status S3Service::Start() {
   auto slot_map = blob::BlobSlotMap::Build(std::move(nodes));
   if (!slot_map.ok()) return slot_map.status();
   registry_ = std::make_unique<router::RegistryClient>(router_.pool(), metrics_, registry_options);
-  blobs_ = std::make_unique<blob::BlobClient>(router_.pool(), std::move(slot_map).value(),
-                                              options_.self.az, metrics_);
+  blobs_ = std::make_unique<blob::BlobClient>(router_.pool(), *slot_map, options_.self.az, metrics_);
+  slot_map_refresher_ = std::make_unique<blob::SlotMapRefresher>(
+      router_.pool(), registry_options.meta_ids, std::move(slot_map).value(), *blobs_, metrics_,
+      blob::SlotMapRefresher::kIntervalMsDefault);
+  slot_map_refresher_->Start();
   index_ = std::make_unique<ObjectIndex>(
       router_.kv(), &metrics_.GetCounter("tessera_s3_list_partition_reads_total",
                                          "s3.list reads sent: one per partition a listing visits",
@@ -48,6 +51,7 @@ Status S3Service::Start() {
 }
 
 void S3Service::Stop() {
+  if (slot_map_refresher_) slot_map_refresher_->Stop();
   if (server_) server_->Stop();
 }
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "blob/blob_client.h"
+#include "blob/slot_map_refresher.h"
 #include "cluster/process_table.h"
 #include "http/stream_server.h"
 #include "router/registry_client.h"
@@ -52,6 +53,7 @@ class S3Service {
   const S3ServiceOptions options_;
   std::unique_ptr<router::RegistryClient> registry_;
   std::unique_ptr<blob::BlobClient> blobs_;
+  std::unique_ptr<blob::SlotMapRefresher> slot_map_refresher_;  // after blobs_: stopped first
   std::unique_ptr<ObjectIndex> index_;
   std::unique_ptr<S3Front> front_;
   std::unique_ptr<http::StreamServer> server_;

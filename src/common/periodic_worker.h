@@ -1,5 +1,5 @@
 // PeriodicWorker: one background thread that runs a round of work every
-// interval until stopped (the blob GC and the blob sweeper/repairer).
+// interval until stopped (blob GC, sweeper/repairer, slot map refresher).
 //
 // Contract: Start runs `round` on the worker thread every `interval_ms`
 // (the first after one interval); interval 0 never starts a thread. Stop
@@ -20,7 +20,7 @@
 
 #include "common/thread_name.h"
 
-namespace tessera::node {
+namespace tessera {
 
 class PeriodicWorker {
  public:
@@ -65,4 +65,4 @@ class PeriodicWorker {
   std::thread thread_;
 };
 
-}  // namespace tessera::node
+}  // namespace tessera

@@ -1,6 +1,6 @@
-// Blob GC and maintenance helper: waiting for an asynchronous callback from a maintenance thread (GC,
-// sweeper): the callback may come after the wait gave up, so the promise is
-// shared. Never call from an io thread or a group strand.
+// WaitFor: waiting, from a worker thread (GC, sweeper, refreshers), for an
+// asynchronous callback: the callback may come after the wait gave up, so the
+// promise is shared. Never call from an io thread or a group strand.
 #pragma once
 
 #include <chrono>
@@ -9,7 +9,7 @@
 #include <optional>
 #include <utility>
 
-namespace tessera::node {
+namespace tessera {
 
 // Calls start(callback) and waits up to `timeout` for callback(value);
 // nullopt when it did not come in time.
@@ -22,4 +22,4 @@ std::optional<T> WaitFor(std::chrono::milliseconds timeout, Start&& start) {
   return future.get();
 }
 
-}  // namespace tessera::node
+}  // namespace tessera

@@ -1,0 +1,36 @@
+// PlanBlobSlots: which blob slots move off the storage nodes that lost them,
+// as a pure function of the slot map in use and the nodes' health
+// (docs/autoadmin.md, "Blob copies").
+//
+// Contract: every slot with a replica on a dead or draining node gets that
+// replica replaced by a target:
+//   1. a healthy, not draining node of the same AZ that does not hold the
+//      slot yet, the one holding the fewest slots (counting the moves
+//      planned so far, so a dead node's slots spread over its AZ; ties to
+//      the lower node id);
+//   2. when the AZ has none, such a node of another AZ, preferring the AZs
+//      the slot's other replicas do not use (the widest spread left), then
+//      the fewest slots;
+//   3. no candidate at all: the slot keeps its replicas (its other copies
+//      stay; the next round looks again).
+// A slot whose replicas include several lost nodes has each replaced. The
+// answer lists each changed slot once, ascending, with its full new replica
+// list in (AZ, node id) order; nodes the view does not know are taken as
+// healthy (never moved off).
+//
+// Thread safety: a pure function.
+#pragma once
+
+#include <map>
+#include <vector>
+
+#include "autoadmin/cluster_view.h"
+#include "blob/blob_slot_map.h"
+#include "tessera/cluster_rpc.pb.h"
+
+namespace tessera::autoadmin {
+
+std::vector<pb::BlobSlotReplicas> PlanBlobSlots(const blob::BlobSlotMap& map,
+                                                const std::map<uint32_t, NodeView>& nodes);
+
+}  // namespace tessera::autoadmin
