@@ -18,7 +18,9 @@ bool Lost(const std::map<uint32_t, NodeView>& nodes, uint32_t id) {
 
 bool Target(const NodeView& node) { return node.health == NodeHealth::kHealthy && !node.draining; }
 
-// Rule 1 and 2: the best target for the replica of `slot_replicas` on `lost`.
+// Rules 1, 2 and 4: the best target for the replica of `slot_replicas` on
+// `lost`: its own AZ when no other replica of the slot uses it, then an AZ
+// the slot does not use, then any other.
 std::optional<uint32_t> ChooseTarget(const blob::BlobSlotMap& map,
                                      const std::map<uint32_t, NodeView>& nodes,
                                      const std::vector<uint32_t>& slot_replicas, uint32_t lost,
@@ -31,8 +33,9 @@ std::optional<uint32_t> ChooseTarget(const blob::BlobSlotMap& map,
   std::optional<uint32_t> best;
   auto rank = [&](uint32_t id) {
     const std::string az = map.AzOf(id).value_or("");
-    // Lower is better: same AZ first, then an AZ the slot does not use yet.
-    const int az_rank = az == lost_az ? 0 : (azs_kept.count(az) ? 2 : 1);
+    // Lower is better: its own AZ (when the slot keeps none there), then an
+    // AZ the slot does not use yet, then the rest.
+    const int az_rank = azs_kept.count(az) ? 2 : (az == lost_az ? 0 : 1);
     auto held = slots_held.find(id);
     return std::make_tuple(az_rank, held == slots_held.end() ? 0 : held->second, id);
   };
@@ -45,6 +48,29 @@ std::optional<uint32_t> ChooseTarget(const blob::BlobSlotMap& map,
     if (!best || rank(ref.node_id) < rank(*best)) best = ref.node_id;
   }
   return best;
+}
+
+// Rule 4: of two replicas sharing an AZ, the one on the node holding more
+// slots (ties: the higher id); nullopt when every replica has its own AZ.
+std::optional<uint32_t> Doubled(const blob::BlobSlotMap& map, const std::vector<uint32_t>& replicas,
+                                const std::map<uint32_t, size_t>& slots_held) {
+  for (size_t i = 0; i < replicas.size(); ++i) {
+    for (size_t j = i + 1; j < replicas.size(); ++j) {
+      if (map.AzOf(replicas[i]) != map.AzOf(replicas[j])) continue;
+      auto held = [&](uint32_t id) {
+        auto it = slots_held.find(id);
+        return std::make_pair(it == slots_held.end() ? size_t{0} : it->second, id);
+      };
+      return held(replicas[i]) > held(replicas[j]) ? replicas[i] : replicas[j];
+    }
+  }
+  return std::nullopt;
+}
+
+bool IsUnusedAz(const blob::BlobSlotMap& map, const std::vector<uint32_t>& replicas, uint32_t node) {
+  const auto az = map.AzOf(node);
+  return std::none_of(replicas.begin(), replicas.end(),
+                      [&](uint32_t r) { return map.AzOf(r) == az; });
 }
 
 }  // namespace
@@ -67,6 +93,15 @@ std::vector<pb::BlobSlotReplicas> PlanBlobSlots(const blob::BlobSlotMap& map,
       ++slots_held[*target];
       r = *target;
       changed = true;
+    }
+    if (auto doubled = Doubled(map, replicas, slots_held)) {
+      if (auto target = ChooseTarget(map, nodes, replicas, *doubled, slots_held);
+          target && IsUnusedAz(map, replicas, *target)) {
+        --slots_held[*doubled];
+        ++slots_held[*target];
+        *std::find(replicas.begin(), replicas.end(), *doubled) = *target;
+        changed = true;
+      }
     }
     if (!changed) continue;
     std::sort(replicas.begin(), replicas.end(), [&map](uint32_t a, uint32_t b) {

@@ -13,6 +13,11 @@
 //      the fewest slots;
 //   3. no candidate at all: the slot keeps its replicas (its other copies
 //      stay; the next round looks again).
+//   4. a slot with two replicas in one AZ (placed by rule 2) while a
+//      healthy, not draining node of an AZ the slot does not use exists:
+//      the doubled replica on the node holding more slots (ties: the higher
+//      id) moves there, the fewest slots first. With fewer AZs than
+//      replicas this never applies.
 // A slot whose replicas include several lost nodes has each replaced. The
 // answer lists each changed slot once, ascending, with its full new replica
 // list in (AZ, node id) order; nodes the view does not know are taken as

@@ -145,5 +145,31 @@ TEST(BlobSlotPlannerTest, PlannedSlotsApplyToTheMap) {
   EXPECT_EQ(moved->version(), 1u);
 }
 
+
+TEST(BlobSlotPlannerTest, ASlotDoubledInOneAzMovesBackOnceAnotherAzHasANode) {
+  // az2 had no healthy node: node 3's slots went to az1 and az3.
+  Slots s = Make({{1, "az1"}, {2, "az1"}, {3, "az2", NodeHealth::kDead}, {5, "az3"}, {6, "az3"}});
+  pb::BlobSlotAssignments a;
+  a.set_version(1);
+  for (const auto& r : PlanBlobSlots(s.map, s.nodes)) *a.add_slots() = r;
+  ASSERT_GT(a.slots_size(), 0);
+  const blob::BlobSlotMap moved = s.map.WithAssignments(a).value();
+  // Still no healthy az2 node: nothing more moves.
+  EXPECT_TRUE(PlanBlobSlots(moved, s.nodes).empty());
+  // Node 3 is back: every slot doubled in one AZ gets a replica on it.
+  s.nodes[3].health = NodeHealth::kHealthy;
+  const auto back = PlanBlobSlots(moved, s.nodes);
+  EXPECT_EQ(back.size(), static_cast<size_t>(a.slots_size()));
+  for (const auto& r : back) {
+    EXPECT_TRUE(Holds(r, 3)) << r.slot();
+    std::set<std::string> azs;
+    for (uint32_t n : r.node_ids()) azs.insert(*moved.AzOf(n));
+    EXPECT_EQ(azs.size(), 3u) << r.slot();
+  }
+  // Two AZs only: doubling is the rule, nothing moves.
+  Slots two = Make({{1, "az1"}, {2, "az1"}, {3, "az2"}, {4, "az2"}});
+  EXPECT_TRUE(PlanBlobSlots(two.map, two.nodes).empty());
+}
+
 }  // namespace
 }  // namespace tessera::autoadmin

@@ -217,6 +217,25 @@ class Round {
                     (Draining(chosen) ? "draining" : NodeHealthName(Health(chosen))) + ")");
   }
 
+  // A healthy voter sharing its AZ with another voter while a healthy node
+  // of an AZ the group does not use could hold it (the group was repaired
+  // across AZs when its own AZ had no node): the one to move back, not the
+  // leader if avoidable, else 0. Its target comes from that unused AZ.
+  uint32_t Misplaced(const GroupView& group, const pb::Membership& m) const {
+    std::map<std::string, std::vector<uint32_t>> per_az;
+    for (uint32_t v : m.voters()) per_az[AzOf(v)].push_back(v);
+    uint32_t chosen = 0;
+    for (const auto& [az, voters] : per_az) {
+      if (voters.size() < 2) continue;
+      for (uint32_t v : voters) {
+        if (chosen == 0 || (chosen == group.leader && v != group.leader)) chosen = v;
+      }
+    }
+    if (chosen == 0) return 0;
+    const uint32_t target = ChooseTarget(group, m, 0);
+    return target != 0 && per_az.count(AzOf(target)) == 0 ? chosen : 0;
+  }
+
   std::optional<Action> StartReplacement(const GroupView& group, const pb::Membership& m) {
     if (m.learners_size() > 0) return std::nullopt;
     const std::vector<uint32_t> voters(m.voters().begin(), m.voters().end());
@@ -224,17 +243,28 @@ class Round {
     for (uint32_t v : voters) {
       if (ToMove(v) && (lost == 0 || Health(v) == NodeHealth::kDead)) lost = v;
     }
-    if (lost == 0 && voters.size() >= options_.replication_factor) return std::nullopt;
+    const uint32_t misplaced =
+        lost == 0 && voters.size() >= options_.replication_factor ? Misplaced(group, m) : 0;
+    if (lost == 0 && misplaced == 0 && voters.size() >= options_.replication_factor) {
+      return std::nullopt;
+    }
     if (HealthyAmong(voters) < voters.size() / 2 + 1) return std::nullopt;  // no quorum
     if (in_flight_ >= options_.max_concurrent) return std::nullopt;
+    // A misplaced voter's target is in an AZ the group does not use (lost 0).
     const uint32_t target = ChooseTarget(group, m, lost);
     if (target == 0) return std::nullopt;
     ++in_flight_;
     ++load_[target];
-    Action a = Make(ActionKind::kAddReplica, group, 0, target,
-                    lost != 0 ? std::string("replace ") + (Draining(lost) ? "draining" : "dead") +
-                                    " voter " + std::to_string(lost)
-                              : "group has " + std::to_string(voters.size()) + " voters");
+    std::string reason;
+    if (lost != 0) {
+      reason = std::string("replace ") + (Draining(lost) ? "draining" : "dead") + " voter " +
+               std::to_string(lost);
+    } else if (misplaced != 0) {
+      reason = "move voter " + std::to_string(misplaced) + " back to an AZ of its own";
+    } else {
+      reason = "group has " + std::to_string(voters.size()) + " voters";
+    }
+    Action a = Make(ActionKind::kAddReplica, group, 0, target, reason);
     a.descriptor = group.descriptor;
     pb::ReplicaPlacement* r = a.descriptor.add_replicas();
     r->set_node_id(target);

@@ -22,6 +22,9 @@
 //                      member of drops the replica and its data
 // A voter on a draining node is replaced the same way (it is healthy, so
 // the group never runs short of voters), and its replica is then dropped.
+// So is a voter sharing its AZ with another voter once a healthy node of
+// an AZ the group does not use exists (the group was repaired across AZs
+// while its own AZ had no node): it moves back, the leader last.
 //
 // Safety rules (each checked before an action is planned):
 //   * nothing happens to a group without a reachable leader, or while its

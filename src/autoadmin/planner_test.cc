@@ -124,6 +124,35 @@ TEST(Planner, WalksAReplacementStepByStep) {
   EXPECT_TRUE(Plan(v, {}).empty());
 }
 
+TEST(Planner, AVoterRepairedInAnotherAzMovesBackOnceItsAzHasANode) {
+  // Voters 1 and 2 share az1 (az2 had no healthy node when the group was
+  // repaired); az2's nodes are healthy again.
+  ClusterView v = SixNodes();
+  AddGroup(v, 1, Members({1, 2, 5}), {1, 2, 5});
+  auto actions = Plan(v, {});
+  ExpectOne(actions, {ActionKind::kAddReplica, 0, 3}, "a learner in the unused AZ");
+  EXPECT_NE(actions[0].reason.find("move voter 2 back"), std::string::npos) << actions[0].reason;
+
+  // While az2 has no healthy node, the group stays as it is.
+  ClusterView down = SixNodes();
+  AddGroup(down, 1, Members({1, 2, 5}), {1, 2, 5});
+  Kill(down, 3);
+  down.nodes[4].health = NodeHealth::kUnreachable;
+  EXPECT_TRUE(Plan(down, {}).empty());
+
+  // Promoted: of the four voters, the non-leader of the shared AZ leaves.
+  ClusterView promoted = SixNodes();
+  AddGroup(promoted, 1, Members({1, 2, 5, 3}), {1, 2, 5, 3});
+  ExpectOne(Plan(promoted, {}), {ActionKind::kRemove, 1, 2}, "the doubled AZ's non-leader leaves");
+
+  // The leader is never the one chosen to move when the other can.
+  ClusterView led = SixNodes();
+  AddGroup(led, 2, Members({1, 2, 5}), {1, 2, 5});
+  actions = Plan(led, {});
+  ASSERT_EQ(actions.size(), 1u);
+  EXPECT_NE(actions[0].reason.find("move voter 1 back"), std::string::npos) << actions[0].reason;
+}
+
 TEST(Planner, DescriptorsCarryTheNextEpochAndTheLearnerRole) {
   ClusterView v = SixNodes();
   AddGroup(v, 1, Members({1, 3, 5}), {1, 3, 5});

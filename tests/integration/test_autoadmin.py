@@ -16,6 +16,13 @@ processes, kill -9, SIGSTOP, two autoadmin instances.
    it.
 5. Drain: every replica and blob slot leaves a drained node; stopping it
    then fails no client request; unknown or non-storage nodes are refused.
+6. Two voters of every group lost at once: the KV API answers 503 (no
+   quorum; a write that reached a replica may answer 504, outcome unknown)
+   and the autoadmin changes no partition while they are gone; once they
+   return, writes succeed again with nothing lost.
+7. Two failures in sequence (a node in az1, replaced, then one in az2),
+   under KV and S3 load: every acknowledged write reads back, each
+   replacement stays in its AZ, and every blob has its three copies.
 Stale epochs and idempotent steps: src/node/node_process_test.cc and
 src/meta/partition_admin_test.cc.
 """
@@ -319,6 +326,68 @@ class Autoadmin(unittest.TestCase):
         self.assertTrue(h.wait_until(
             lambda: not re.search(rf"{victim} \(2, az1\): .*draining", self.status()), 10, 0.3),
             self.status())
+
+    def descriptors(self):
+        """group -> (epoch-free) replica names of every partition."""
+        return {p["group"]: sorted(r["name"] for r in p["replicas"]) for p in self.parts()}
+
+    def test_6_two_voters_lost_at_once(self):
+        """After test 5: every group's voters are az1-n1, az2-n2, az3-n2."""
+        c = self.c
+        before = self.descriptors()
+        self.assertTrue(all(v == ["az1-n1", "az2-n2", "az3-n2"] for v in before.values()), before)
+        kv = KvLoad(c, self.token, "quorum-")
+        self.assertEqual(kv.request("PUT", "quorum-before", b"v")[0], 200)
+        c.cli("cluster", "stop", "az2-n2", "az3-n2")
+        try:
+            # No quorum: a read answers 503; a write is never acknowledged
+            # (503, or 504 when it reached a replica and its outcome is
+            # unknown until the voters return).
+            self.assertEqual(kv.request("GET", "quorum-before")[0], 503)
+            self.assertIn(kv.request("PUT", "quorum-lost", b"v")[0], (503, 504))
+            # Well past dead_after: both are dead, and still nothing moves.
+            time.sleep(2 * DEAD_AFTER_S)
+            self.assertRegex(self.status(), r"az2-n2 \(\d+, az2\): dead")
+            self.assertEqual(self.descriptors(), before)
+            self.assertEqual(kv.request("GET", "quorum-before")[0], 503)
+        finally:
+            c.cli("cluster", "resume", "az2-n2", "az3-n2")
+        ok = h.wait_until(lambda: kv.request("PUT", "quorum-after", b"after")[0] == 200, 30, 0.5)
+        self.assertTrue(ok, "writes did not come back once the voters returned")
+        self.assertEqual(kv.request("GET", "quorum-before"), (200, b"v"))
+        self.assertEqual(kv.request("GET", "quorum-after"), (200, b"after"))
+        self.wait_replaced(set())
+
+    def test_7_two_failures_in_sequence(self):
+        """After test 6: az2-n1 and az3-n1 (lost in tests 1 and 4) come back
+        empty; then az1's voter is lost, then az2's."""
+        c = self.c
+        c.cli("cluster", "restart", "az2-n1", "az3-n1")
+        self.assertTrue(h.wait_until(lambda: self.node_hosts("az2-n1") == 0 and
+                                     self.node_hosts("az3-n1") == 0, 30, 0.5))
+        s3 = c.boto3_client()
+        s3.create_bucket(Bucket="twice")
+        times = []
+        with KvLoad(c, self.token, "twice-") as kv, S3Load(c, "twice") as objects:
+            time.sleep(2)
+            for victim, spare in (("az1-n1", "az1-n2"), ("az2-n2", "az2-n1")):
+                acked = len(kv.acked)
+                c.cli("cluster", "kill", victim)
+                elapsed, parts = self.wait_replaced({victim})
+                times.append(elapsed)
+                for p in parts:
+                    self.assertIn(spare, [r["name"] for r in p["replicas"]], p)
+                self.assertGreater(len(kv.acked), acked, f"no write acknowledged after {victim} died")
+            time.sleep(1)
+        print(f"\n[two failures: az1-n1 replaced in {times[0]:.1f}s, then az2-n2 in {times[1]:.1f}s; "
+              f"KV acked {len(kv.acked)} failed {kv.failed}; S3 acked {len(objects.acked)} "
+              f"failed {objects.failed}]", file=sys.stderr)
+        for key, value in kv.acked.items():
+            self.assertEqual(kv.request("GET", key), (200, value), key)
+        for key, body in objects.acked.items():
+            self.assertEqual(s3.get_object(Bucket="twice", Key=key)["Body"].read(), body, key)
+        report = c.wait_s3_check(self, REPLACE_WITHIN_S)
+        self.assertEqual(sorted(report["unlisted_nodes"]), ["az1-n1", "az2-n2"])
 
     def node_hosts(self, name):
         """How many groups node `name` hosts (its /health), -1 when it does not answer."""
