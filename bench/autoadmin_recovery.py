@@ -18,6 +18,11 @@ voters in three AZs. Prints one JSON line per round and a summary:
   p99_steady_ms    the probe's write p99 before the kill
   p99_during_ms    its write p99 from dead_after to recovery
   p99_ratio        during / steady
+  p99_neighbour_ms the probe's write p99 while, before the kill, a plain
+                   process writes --mib MiB to the same disk (8 MiB writes,
+                   each fsynced): what the new replica's writes cost the
+                   probe on a machine where every node shares one disk
+                   and two cores (the control for p99_during_ms)
 
   bench/autoadmin_recovery.py --tessera build/release/src/cli/tessera \
       [--rounds 3] [--mib 256]
@@ -88,6 +93,17 @@ def load(port, token, mib, threads=8):
         raise SystemExit(f"{len(failed)} values could not be loaded")
 
 
+def write_neighbour(path, mib):
+    """`mib` MiB to `path` in fsynced 8 MiB writes, then removed."""
+    chunk = os.urandom(8 << 20)
+    with open(path, "wb") as f:
+        for _ in range(max(1, mib // 8)):
+            f.write(chunk)
+            f.flush()
+            os.fsync(f.fileno())
+    os.remove(path)
+
+
 def healthy(part, avoid):
     names = [r["name"] for r in part["replicas"]]
     return (len(names) == 3 and not part["changing"] and avoid not in names
@@ -123,6 +139,10 @@ def one_round(h, args):
         prober = threading.Thread(target=probe, daemon=True)
         prober.start()
         time.sleep(args.steady_s)
+        neighbour = (time.monotonic(), None)
+        write_neighbour(os.path.join(cluster.dir, "neighbour.bin"), args.mib)
+        neighbour = (neighbour[0], time.monotonic())
+        time.sleep(2)
         cluster.cli("cluster", "kill", victim)
         shutil.rmtree(os.path.join(cluster.dir, "data", victim))
         killed = time.monotonic()
@@ -138,7 +158,8 @@ def one_round(h, args):
         if recovered is None:
             raise SystemExit(f"not recovered within {args.timeout_s}s:\n"
                              + cluster.cli("cluster", "status", check=False).stdout)
-        steady = [d for t, d, ok in samples if t < killed and ok]
+        steady = [d for t, d, ok in samples if t < neighbour[0] and ok]
+        beside = [d for t, d, ok in samples if neighbour[0] <= t <= neighbour[1] and ok]
         during = [d for t, d, ok in samples if killed + DEAD_AFTER_S <= t <= recovered and ok]
         failed = sum(1 for t, d, ok in samples if t >= killed and not ok)
         after_dead = recovered - killed - DEAD_AFTER_S
@@ -149,6 +170,8 @@ def one_round(h, args):
             "p99_steady_ms": round(p99(steady) * 1000, 2),
             "p99_during_ms": round(p99(during) * 1000, 2),
             "p99_ratio": round(p99(during) / p99(steady), 2) if steady and during else None,
+            "p99_neighbour_ms": round(p99(beside) * 1000, 2),
+            "neighbour_s": round(neighbour[1] - neighbour[0], 1),
             "probe_failures_after_kill": failed,
         }
         print(json.dumps(row), flush=True)
@@ -170,7 +193,7 @@ def main():
     rows = [one_round(h, args) for _ in range(args.rounds)]
     summary = {k: statistics.median(r[k] for r in rows if r[k] is not None)
                for k in ("recovered_s", "after_dead_s", "s_per_gib", "p99_steady_ms",
-                         "p99_during_ms", "p99_ratio")}
+                         "p99_during_ms", "p99_ratio", "p99_neighbour_ms")}
     print(json.dumps({"median_of": len(rows), **summary}))
 
 

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <ctime>
 #include <future>
 #include <optional>
@@ -175,9 +176,18 @@ void AutoadminService::LeaseLoop() {
 }
 
 void AutoadminService::RoundLoop() {
-  do {
-    RunRound();
-  } while (Sleep(options_.poll_interval_ms));
+  uint32_t quick_rounds = 0;
+  for (;;) {
+    const size_t done = RunRound();
+    // A step that succeeded usually makes the group's next one ready (its
+    // membership or meta's descriptor moved): look again soon rather than a
+    // whole interval later, at most kQuickRoundsMax times in a row.
+    const bool quick = done > 0 && quick_rounds < kQuickRoundsMax;
+    quick_rounds = quick ? quick_rounds + 1 : 0;
+    const uint32_t wait = quick ? std::max(options_.poll_interval_ms / 10, kQuickRoundMsMin)
+                                : options_.poll_interval_ms;
+    if (!Sleep(wait)) return;
+  }
 }
 
 Result<ClusterView> AutoadminService::BuildView() {
@@ -246,29 +256,32 @@ Result<ClusterView> AutoadminService::BuildView() {
   return view;
 }
 
-void AutoadminService::RunRound() {
+size_t AutoadminService::RunRound() {
   auto view = BuildView();
   if (!view.ok()) {
     spdlog::debug("autoadmin.view_failed status=\"{}\"", view.status().ToString());
-    return;
+    return 0;
   }
   {
     std::lock_guard lock(mu_);
     last_view_ = *view;
   }
-  if (ActiveEpoch() == 0) return;
+  if (ActiveEpoch() == 0) return 0;
   std::vector<Action> actions = Plan(*view, options_.planner);
   if (auto move = MoveBlobSlots(*view)) actions.push_back(std::move(*move));
+  size_t done = 0;
   for (const Action& action : actions) {
     const uint64_t epoch = ActiveEpoch();
-    if (epoch == 0) return;
+    if (epoch == 0) return done;
     const Status outcome = Execute(action, epoch);
     Record(action, outcome);
+    if (outcome.ok()) ++done;
     if (outcome.code() == StatusCode::kStaleEpoch) {
       LoseLease(outcome.message());
-      return;
+      return done;
     }
   }
+  return done;
 }
 
 std::optional<Action> AutoadminService::MoveBlobSlots(const ClusterView& view) const {

@@ -6,7 +6,8 @@
 //    instance active until t + lease_ms - lease_ms / 10 on its own steady
 //    clock (meta gives the lease to another only lease_ms after its last
 //    grant, which came after t).
-//  * rounds: every poll_interval_ms polls every storage node's admin.status
+//  * rounds: every poll_interval_ms (sooner right after a round whose
+//    actions succeeded: kQuickRoundMsMin) polls every storage node's admin.status
 //    (in parallel, one call each, whatever their state: constant work),
 //    updates the HealthTracker and, while active, reads the partition map
 //    from every meta replica (the newest epoch of each partition wins),
@@ -70,12 +71,21 @@ class AutoadminService {
   // the last limits::kAutoadminHistoryMax actions with times and outcomes.
   std::string StatusText() const;
 
+  // After a round whose actions succeeded, the next starts after a tenth of
+  // the poll interval (at least kQuickRoundMsMin), at most kQuickRoundsMax
+  // rounds in a row: steps follow each other without waiting a whole
+  // interval, and a step that keeps "succeeding" cannot speed polling up
+  // for long.
+  static constexpr uint32_t kQuickRoundMsMin = 50;
+  static constexpr uint32_t kQuickRoundsMax = 30;
+
  private:
   AutoadminService(const cluster::ProcessTable& table, cluster::ClusterClient& client,
                    metrics::Registry& metrics, AutoadminOptions options);
   void LeaseLoop();
   void RoundLoop();
-  void RunRound();
+  // One round; the number of actions that succeeded.
+  size_t RunRound();
   // The epoch while this instance holds the lease, 0 otherwise.
   uint64_t ActiveEpoch() const;
   void LoseLease(const std::string& why);
