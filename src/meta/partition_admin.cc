@@ -20,6 +20,28 @@ void AddCondition(pb::KvBatch& batch, std::string_view key, std::optional<uint64
   else c->set_absent(true);
 }
 
+// Writes `value` at `key` in one batch conditioned on `key` at `key_version`
+// (absent when nullopt) and on the autoadmin lease record at
+// `lease_version`: a fenced autoadmin write. Conflict, naming `what`, when
+// either moved since it was read.
+Status WriteFenced(node::GroupHost& group, const std::string& key,
+                   std::optional<uint64_t> key_version, uint64_t lease_version, std::string value,
+                   const std::string& what) {
+  pb::KvBatch batch;
+  AddCondition(batch, key, key_version);
+  AddCondition(batch, kAutoadminLeaseKey, lease_version);
+  pb::KvWrite* w = batch.add_writes();
+  w->set_key(key);
+  w->set_value(std::move(value));
+  auto written = WriteSync(group, std::move(batch));
+  if (!written.ok()) return written.status();
+  if (!written->applied()) {
+    return Status::Conflict(what + " or the autoadmin lease changed meanwhile (condition " +
+                            std::to_string(written->failed_condition()) + ")");
+  }
+  return Status::Ok();
+}
+
 Status CheckReplicas(const pb::PartitionDescriptor& d, const std::set<uint32_t>& storage_nodes) {
   if (d.replicas_size() == 0 || static_cast<size_t>(d.replicas_size()) > limits::kGroupReplicasMax) {
     return Status::InvalidArgument("a partition needs 1.." + std::to_string(limits::kGroupReplicasMax) +
@@ -154,18 +176,8 @@ Result<pb::UpdatePartitionResponse> PartitionAdmin::UpdatePartition(
   }
   auto lease_version = CheckEpoch(request.autoadmin_epoch(), "group=" + std::to_string(next.group_id()));
   if (!lease_version.ok()) return lease_version.status();
-  pb::KvBatch batch;
-  AddCondition(batch, key, (*record)->version());
-  AddCondition(batch, kAutoadminLeaseKey, *lease_version);
-  pb::KvWrite* w = batch.add_writes();
-  w->set_key(key);
-  w->set_value(next.SerializeAsString());
-  auto written = WriteSync(group_, std::move(batch));
-  if (!written.ok()) return written.status();
-  if (!written->applied()) {
-    return Status::Conflict("partition or lease changed meanwhile (condition " +
-                            std::to_string(written->failed_condition()) + ")");
-  }
+  TESSERA_RETURN_IF_ERROR(WriteFenced(group_, key, (*record)->version(), *lease_version,
+                                      next.SerializeAsString(), "the partition"));
   spdlog::info("meta.partition_updated group={} epoch={} replicas={} autoadmin_epoch={}",
                next.group_id(), next.epoch(), next.replicas_size(), request.autoadmin_epoch());
   *response.mutable_partition() = next;
@@ -218,15 +230,9 @@ Result<pb::BlobSlotAssignments> PartitionAdmin::UpdateBlobSlots(
   pb::BlobSlotAssignments next;
   next.set_version(stored.version() + 1);
   for (auto& [slot, r] : changes) *next.add_slots() = std::move(r);
-  pb::KvBatch batch;
-  AddCondition(batch, key, *record ? std::optional<uint64_t>((*record)->version()) : std::nullopt);
-  AddCondition(batch, kAutoadminLeaseKey, *lease_version);
-  pb::KvWrite* w = batch.add_writes();
-  w->set_key(key);
-  w->set_value(next.SerializeAsString());
-  auto written = WriteSync(group_, std::move(batch));
-  if (!written.ok()) return written.status();
-  if (!written->applied()) return Status::Conflict("blob slot assignments or lease changed meanwhile");
+  TESSERA_RETURN_IF_ERROR(WriteFenced(
+      group_, key, *record ? std::optional<uint64_t>((*record)->version()) : std::nullopt,
+      *lease_version, next.SerializeAsString(), "the blob slot assignments"));
   spdlog::info("meta.blob_slots_updated version={} slots_changed={} assigned={} autoadmin_epoch={}",
                next.version(), request.slots_size(), next.slots_size(), request.autoadmin_epoch());
   return next;
