@@ -34,6 +34,11 @@ AutoadminOptions OptionsFor(const pb::ClusterLayout& layout, const cluster::Proc
   if (s.has_poll_interval_ms()) o.poll_interval_ms = s.poll_interval_ms();
   if (s.has_lease_ms()) o.lease_ms = s.lease_ms();
   if (s.has_max_concurrent()) o.planner.max_concurrent = s.max_concurrent();
+  if (s.has_gray_sync_p99_ms()) o.gray.sync_p99_us = uint64_t{s.gray_sync_p99_ms()} * 1000;
+  if (s.has_degraded_for_ms()) o.gray.degraded_for_ms = s.degraded_for_ms();
+  if (s.has_min_free_mib()) o.gray.min_free_bytes = uint64_t{s.min_free_mib()} << 20;
+  if (s.has_gray_replace_after_ms()) o.planner.gray_replace_after_ms = s.gray_replace_after_ms();
+  if (s.has_balance_leaders()) o.planner.balance_leaders = s.balance_leaders();
   return o;
 }
 

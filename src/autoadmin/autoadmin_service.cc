@@ -86,7 +86,8 @@ Result<std::unique_ptr<AutoadminService>> AutoadminService::Start(const cluster:
   for (const cluster::ProcessEntry& e : table.OfRole(cluster::ProcessRole::kNode)) {
     nodes.push_back({e.id, e.az});
   }
-  s->health_ = std::make_unique<HealthTracker>(nodes, s->options_.dead_after_ms, SteadyMs());
+  s->health_ = std::make_unique<HealthTracker>(nodes, s->options_.dead_after_ms, s->options_.gray,
+                                               SteadyMs());
   std::vector<blob::NodeRef> refs;
   for (const HealthTracker::Node& n : nodes) refs.push_back({n.id, n.az});
   auto base = blob::BlobSlotMap::Build(std::move(refs));
@@ -338,6 +339,15 @@ Status AutoadminService::Execute(const Action& action, uint64_t epoch) {
                           options_.membership_timeout)
           .status();
     }
+    case ActionKind::kTransferLeader: {
+      pb::TransferLeadershipRequest request;
+      request.set_group_id(action.group_id);
+      request.set_autoadmin_epoch(epoch);
+      request.set_to_replica(action.replica);
+      return client_.Call(action.node, "admin.transfer_leadership", request.SerializeAsString(),
+                          options_.call_timeout)
+          .status();
+    }
     case ActionKind::kDropStale: {
       pb::DropGroupRequest request;
       request.set_group_id(action.group_id);
@@ -383,7 +393,9 @@ std::string AutoadminService::StatusText() const {
     const auto entry = table_.ById(id);
     out << "  " << (entry ? entry->name : std::to_string(id)) << " (" << id << ", " << node.az
         << "): " << NodeHealthName(node.health);
-    if (node.health != NodeHealth::kHealthy) {
+    if (node.health == NodeHealth::kGray) {
+      out << " for " << node.gray_for_ms << " ms (" << node.degraded_reason << ")";
+    } else if (node.health != NodeHealth::kHealthy) {
       out << ", no answer for " << node.unreachable_for_ms << " ms";
     }
     out << (node.draining ? ", draining" : "") << "\n";

@@ -35,6 +35,7 @@
 #include <thread>
 
 #include "autoadmin/blob_slot_planner.h"
+#include "autoadmin/gray_detector.h"
 #include "autoadmin/health_tracker.h"
 #include "autoadmin/planner.h"
 #include "cluster/cluster_client.h"
@@ -49,6 +50,7 @@ struct AutoadminOptions {
   uint32_t lease_ms = 3'000;
   uint32_t poll_interval_ms = 1'000;
   uint32_t dead_after_ms = 10'000;
+  GrayOptions gray;
   PlannerOptions planner;
   std::chrono::milliseconds call_timeout{2'000};
   // A membership step answers once chosen and applied on the leader.

@@ -7,6 +7,7 @@ namespace tessera::autoadmin {
 const char* NodeHealthName(NodeHealth health) {
   switch (health) {
     case NodeHealth::kHealthy: return "healthy";
+    case NodeHealth::kGray: return "gray";
     case NodeHealth::kUnreachable: return "unreachable";
     case NodeHealth::kDead: return "dead";
   }
@@ -18,7 +19,7 @@ void FindLeaders(ClusterView& view) {
     group.leader = 0;
     std::tuple<uint64_t, uint32_t> best{0, 0};
     for (const auto& [node_id, node] : view.nodes) {
-      if (node.health != NodeHealth::kHealthy) continue;
+      if (!Answered(node.health)) continue;
       const auto it = node.groups.find(group_id);
       if (it == node.groups.end() || it->second.role != "leader") continue;
       const std::tuple<uint64_t, uint32_t> ballot{it->second.ballot_round, it->second.ballot_replica};

@@ -18,10 +18,19 @@ namespace tessera::autoadmin {
 // The health of one storage node.
 enum class NodeHealth {
   kHealthy,      // answered the last poll
+  // Answered the last poll, but its disk is slow or failing
+  // (gray_detector.h): it leads nothing and receives no replica, and its
+  // replicas are replaced once it stays gray for gray_replace_after.
+  kGray,
   kUnreachable,  // missed polls, for less than dead_after
   kDead,         // unreachable for dead_after or longer: its replicas are replaced
 };
 const char* NodeHealthName(NodeHealth health);
+// Healthy or gray: the node answered its last poll, and its replicas take
+// part in their groups.
+inline bool Answered(NodeHealth health) {
+  return health == NodeHealth::kHealthy || health == NodeHealth::kGray;
+}
 
 struct ReplicaReport {
   std::string role;    // consensus::RoleName on that node ("leader", ...)
@@ -38,6 +47,8 @@ struct NodeView {
   std::string az;
   NodeHealth health = NodeHealth::kHealthy;
   uint64_t unreachable_for_ms = 0;  // 0 while healthy
+  uint64_t gray_for_ms = 0;         // how long it has been gray; 0 when not
+  std::string degraded_reason;      // why its disk is (or was last) degraded
   // The operator drains it (`tessera cluster drain`): its replicas move
   // off, and it is never a target.
   bool draining = false;

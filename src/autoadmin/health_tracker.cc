@@ -2,9 +2,11 @@
 
 namespace tessera::autoadmin {
 
-HealthTracker::HealthTracker(const std::vector<Node>& nodes, uint64_t dead_after_ms, uint64_t now_ms)
+HealthTracker::HealthTracker(const std::vector<Node>& nodes, uint64_t dead_after_ms,
+                             const GrayOptions& gray, uint64_t now_ms)
     : dead_after_ms_(dead_after_ms) {
   for (const Node& n : nodes) {
+    disks_.emplace(n.id, GrayDetector(gray));
     NodeView& v = nodes_[n.id];
     v.id = n.id;
     v.az = n.az;
@@ -32,7 +34,11 @@ void HealthTracker::OnPoll(uint32_t node, const pb::NodeStatus* status, uint64_t
   NodeView& v = it->second;
   if (status != nullptr) {
     last_answer_ms_[node] = now_ms;
-    v.health = NodeHealth::kHealthy;
+    GrayDetector& disk = disks_.at(node);
+    disk.OnReport(status->disk(), now_ms);
+    v.health = disk.gray() ? NodeHealth::kGray : NodeHealth::kHealthy;
+    v.gray_for_ms = disk.GrayForMs(now_ms);
+    v.degraded_reason = disk.reason();
     v.unreachable_for_ms = 0;
     v.groups.clear();
     for (const pb::GroupStatusProto& g : status->groups()) v.groups[g.group_id()] = ReportOf(g);
@@ -40,6 +46,7 @@ void HealthTracker::OnPoll(uint32_t node, const pb::NodeStatus* status, uint64_t
   }
   const uint64_t last = last_answer_ms_[node];
   v.unreachable_for_ms = now_ms > last ? now_ms - last : 0;
+  v.gray_for_ms = 0;
   v.health = v.unreachable_for_ms >= dead_after_ms_ ? NodeHealth::kDead : NodeHealth::kUnreachable;
 }
 

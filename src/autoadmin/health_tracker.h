@@ -4,7 +4,8 @@
 // one that does not is unreachable, and dead once unreachable for
 // dead_after_ms, counted from its last answer (or from the tracker's start,
 // for a node never heard from: a successor instance does not wait longer
-// than dead_after for a node that was already gone).
+// than dead_after for a node that was already gone). A node that answers
+// is gray instead of healthy while its disk reports say so (gray_detector.h).
 //
 // Thread safety: none; one thread polls.
 #pragma once
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "autoadmin/cluster_view.h"
+#include "autoadmin/gray_detector.h"
 #include "tessera/cluster_rpc.pb.h"
 
 namespace tessera::autoadmin {
@@ -25,7 +27,8 @@ class HealthTracker {
     uint32_t id = 0;
     std::string az;
   };
-  HealthTracker(const std::vector<Node>& nodes, uint64_t dead_after_ms, uint64_t now_ms);
+  HealthTracker(const std::vector<Node>& nodes, uint64_t dead_after_ms, const GrayOptions& gray,
+                uint64_t now_ms);
 
   // `status` is the node's answer, or null when it did not answer. Unknown
   // node ids are ignored.
@@ -37,6 +40,7 @@ class HealthTracker {
   const uint64_t dead_after_ms_;
   std::map<uint32_t, NodeView> nodes_;
   std::map<uint32_t, uint64_t> last_answer_ms_;
+  std::map<uint32_t, GrayDetector> disks_;
 };
 
 // The report of one group's replica, from admin.status.

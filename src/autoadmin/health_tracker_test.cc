@@ -7,7 +7,7 @@ namespace tessera::autoadmin {
 namespace {
 
 TEST(HealthTracker, DeadAfterTheBoundWithoutAnAnswer) {
-  HealthTracker t({{1, "az1"}, {2, "az2"}}, 10'000, 1'000);
+  HealthTracker t({{1, "az1"}, {2, "az2"}}, 10'000, GrayOptions{}, 1'000);
   pb::NodeStatus status;
   pb::GroupStatusProto* g = status.add_groups();
   g->set_group_id(1000);
@@ -41,7 +41,7 @@ TEST(HealthTracker, DeadAfterTheBoundWithoutAnAnswer) {
 }
 
 TEST(HealthTracker, UnknownNodesAreIgnored) {
-  HealthTracker t({{1, "az1"}}, 10'000, 0);
+  HealthTracker t({{1, "az1"}}, 10'000, GrayOptions{}, 0);
   t.OnPoll(9, nullptr, 50'000);
   EXPECT_EQ(t.nodes().size(), 1u);
 }

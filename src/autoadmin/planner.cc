@@ -29,8 +29,9 @@ const pb::ReplicaPlacement* Placement(const pb::PartitionDescriptor& d, uint32_t
 class Round {
  public:
   Round(const ClusterView& view, const PlannerOptions& options) : view_(view), options_(options) {
-    for (const auto& [id, node] : view.nodes) load_[id] = 0;
+    for (const auto& [id, node] : view.nodes) load_[id] = leaders_[id] = 0;
     for (const auto& [id, group] : view.groups) {
+      if (group.leader != 0) ++leaders_[group.leader];
       for (const pb::ReplicaPlacement& r : group.descriptor.replicas()) ++load_[r.node_id()];
       if (MidReplacement(group)) ++in_flight_;
     }
@@ -41,12 +42,14 @@ class Round {
     const ReplicaReport* leader = Report(group.leader, group.descriptor.group_id());
     if (leader == nullptr || leader->membership_pending) return std::nullopt;
     const pb::Membership& m = leader->membership;
+    if (auto a = MoveLeadership(group, m, *leader, /*to_balance=*/false)) return a;
     if (auto a = ContinueAdd(group, m)) return a;
     if (auto a = SyncDescriptor(group, m)) return a;
     if (auto a = ProgressLearners(group, m, *leader)) return a;
     if (auto a = RemoveSurplusVoter(group, m)) return a;
     if (auto a = StartReplacement(group, m)) return a;
-    return DropStale(group, m);
+    if (auto a = DropStale(group, m)) return a;
+    return MoveLeadership(group, m, *leader, /*to_balance=*/true);
   }
 
  private:
@@ -67,8 +70,23 @@ class Round {
     return it != view_.nodes.end() && it->second.draining;
   }
 
-  // A replica that must move: its node is dead or draining.
-  bool ToMove(uint32_t node) const { return Health(node) == NodeHealth::kDead || Draining(node); }
+  bool GrayForLong(uint32_t node) const {
+    const auto it = view_.nodes.find(node);
+    return it != view_.nodes.end() && it->second.health == NodeHealth::kGray &&
+           it->second.gray_for_ms >= options_.gray_replace_after_ms;
+  }
+
+  // A replica that must move: its node is dead, draining, or gray for long.
+  bool ToMove(uint32_t node) const {
+    return Health(node) == NodeHealth::kDead || Draining(node) || GrayForLong(node);
+  }
+
+  // Why a replica on `node` must move (ToMove), for reasons.
+  std::string WhyMove(uint32_t node) const {
+    if (Draining(node)) return "draining";
+    if (GrayForLong(node)) return "gray";
+    return NodeHealthName(Health(node));
+  }
 
   std::string AzOf(uint32_t node) const {
     const auto it = view_.nodes.find(node);
@@ -86,10 +104,58 @@ class Round {
                                      options_.replication_factor);
   }
 
-  size_t HealthyAmong(const std::vector<uint32_t>& voters) const {
+  // Nothing to repair: replication_factor voters, all answering, none to
+  // move, no learner.
+  bool Settled(const GroupView& group, const pb::Membership& m) const {
+    if (MidReplacement(group) || m.learners_size() > 0 ||
+        static_cast<size_t>(m.voters_size()) != options_.replication_factor) {
+      return false;
+    }
+    return std::all_of(m.voters().begin(), m.voters().end(),
+                       [&](uint32_t v) { return Answered(Health(v)) && !ToMove(v); });
+  }
+
+  // Voters whose nodes answered (healthy or gray): they take part in quorums.
+  size_t AnsweringAmong(const std::vector<uint32_t>& voters) const {
     return static_cast<size_t>(std::count_if(voters.begin(), voters.end(), [&](uint32_t v) {
-      return Health(v) == NodeHealth::kHealthy;
+      return Answered(Health(v));
     }));
+  }
+
+  // Leadership leaves a gray or draining node first of all (to_balance
+  // false); otherwise (to_balance true) it moves only from a node leading at
+  // least two groups more than the target, in a group not mid-replacement.
+  // The target: a voter on a healthy node, caught up, leading fewest.
+  std::optional<Action> MoveLeadership(const GroupView& group, const pb::Membership& m,
+                                       const ReplicaReport& leader, bool to_balance) {
+    const uint32_t from = group.leader;
+    const bool must_leave = Health(from) == NodeHealth::kGray || Draining(from);
+    if (to_balance ? (!options_.balance_leaders || must_leave || !Settled(group, m))
+                   : !must_leave) {
+      return std::nullopt;
+    }
+    if (transfers_ >= options_.max_concurrent) return std::nullopt;
+    std::optional<std::pair<size_t, uint32_t>> best;
+    for (uint32_t v : m.voters()) {
+      if (v == from || Health(v) != NodeHealth::kHealthy || Draining(v)) continue;
+      const ReplicaReport* report = Report(v, group.descriptor.group_id());
+      if (report == nullptr || report->applied + options_.promote_lag_slots < leader.chosen) continue;
+      const auto rank = std::make_pair(leaders_[v], v);
+      if (!best || rank < *best) best = rank;
+    }
+    if (!best) return std::nullopt;
+    const uint32_t to = best->second;
+    if (to_balance && leaders_[from] < leaders_[to] + 2) return std::nullopt;
+    std::string reason =
+        to_balance ? "balance leaders (" + std::to_string(leaders_[from]) + " on node " +
+                         std::to_string(from) + ", " + std::to_string(leaders_[to]) + " on node " +
+                         std::to_string(to) + ")"
+                   : "leader's node " + std::to_string(from) + " is " +
+                         (Draining(from) ? std::string("draining") : std::string("gray"));
+    --leaders_[from];
+    ++leaders_[to];
+    ++transfers_;
+    return Make(ActionKind::kTransferLeader, group, from, to, std::move(reason));
   }
 
   Action Make(ActionKind kind, const GroupView& group, uint32_t node, uint32_t replica,
@@ -175,7 +241,7 @@ class Round {
       const NodeHealth health = Health(learner);
       if (ToMove(learner)) {
         return Make(ActionKind::kRemove, group, group.leader, learner,
-                    std::string("learner's node is ") + (Draining(learner) ? "draining" : "dead"));
+                    "learner's node is " + WhyMove(learner));
       }
       if (health != NodeHealth::kHealthy) continue;
       const ReplicaReport* report = Report(learner, group.descriptor.group_id());
@@ -194,14 +260,15 @@ class Round {
     if (voters.size() <= options_.replication_factor) return std::nullopt;
     std::map<std::string, int> per_az;
     for (uint32_t v : voters) ++per_az[AzOf(v)];
-    // Rank: unhealthy first, then a voter sharing its AZ, not the leader,
+    // Rank: a voter to move (dead, draining, gray for long) first, then
+    // one merely unreachable, then a voter sharing its AZ, not the leader,
     // on the most loaded node, highest id.
     std::optional<std::tuple<int, int, int, size_t, uint32_t>> best;
     uint32_t chosen = 0;
     for (uint32_t v : voters) {
-      const auto rank = std::make_tuple(Health(v) != NodeHealth::kHealthy || Draining(v) ? 1 : 0,
-                                        per_az[AzOf(v)] > 1 ? 1 : 0, v != group.leader ? 1 : 0,
-                                        load_[v], v);
+      const int unhealthy = ToMove(v) ? 2 : (Health(v) != NodeHealth::kHealthy ? 1 : 0);
+      const auto rank = std::make_tuple(unhealthy, per_az[AzOf(v)] > 1 ? 1 : 0,
+                                        v != group.leader ? 1 : 0, load_[v], v);
       if (!best || rank > *best) {
         best = rank;
         chosen = v;
@@ -211,10 +278,12 @@ class Round {
     for (uint32_t v : voters) {
       if (v != chosen) rest.push_back(v);
     }
-    if (HealthyAmong(rest) < rest.size() / 2 + 1) return std::nullopt;
+    // The removal must be chosen by a quorum of the current voters too: with
+    // too few of them healthy it would only hang, uncommitted.
+    if (AnsweringAmong(rest) < rest.size() / 2 + 1) return std::nullopt;
+    if (AnsweringAmong(voters) < voters.size() / 2 + 1) return std::nullopt;
     return Make(ActionKind::kRemove, group, group.leader, chosen,
-                "voter " + std::to_string(chosen) + " is surplus (" +
-                    (Draining(chosen) ? "draining" : NodeHealthName(Health(chosen))) + ")");
+                "voter " + std::to_string(chosen) + " is surplus (" + WhyMove(chosen) + ")");
   }
 
   // A healthy voter sharing its AZ with another voter while a healthy node
@@ -248,7 +317,7 @@ class Round {
     if (lost == 0 && misplaced == 0 && voters.size() >= options_.replication_factor) {
       return std::nullopt;
     }
-    if (HealthyAmong(voters) < voters.size() / 2 + 1) return std::nullopt;  // no quorum
+    if (AnsweringAmong(voters) < voters.size() / 2 + 1) return std::nullopt;  // no quorum
     if (in_flight_ >= options_.max_concurrent) return std::nullopt;
     // A misplaced voter's target is in an AZ the group does not use (lost 0).
     const uint32_t target = ChooseTarget(group, m, lost);
@@ -257,8 +326,7 @@ class Round {
     ++load_[target];
     std::string reason;
     if (lost != 0) {
-      reason = std::string("replace ") + (Draining(lost) ? "draining" : "dead") + " voter " +
-               std::to_string(lost);
+      reason = "replace " + WhyMove(lost) + " voter " + std::to_string(lost);
     } else if (misplaced != 0) {
       reason = "move voter " + std::to_string(misplaced) + " back to an AZ of its own";
     } else {
@@ -305,7 +373,7 @@ class Round {
   std::optional<Action> DropStale(const GroupView& group, const pb::Membership& m) {
     const uint64_t gid = group.descriptor.group_id();
     for (const auto& [id, node] : view_.nodes) {
-      if (node.health != NodeHealth::kHealthy || !node.groups.count(gid)) continue;
+      if (!Answered(node.health) || !node.groups.count(gid)) continue;
       if (IsMember(m, id) || Placement(group.descriptor, id) != nullptr) continue;
       return Make(ActionKind::kDropStale, group, id, id,
                   "node " + std::to_string(id) + " holds a replica the group no longer has");
@@ -316,7 +384,9 @@ class Round {
   const ClusterView& view_;
   const PlannerOptions& options_;
   std::map<uint32_t, size_t> load_;
+  std::map<uint32_t, size_t> leaders_;  // groups led per node, as planned so far
   size_t in_flight_ = 0;
+  size_t transfers_ = 0;
 };
 
 }  // namespace
@@ -331,6 +401,7 @@ const char* ActionKindName(ActionKind kind) {
     case ActionKind::kSyncDescriptor: return "sync_descriptor";
     case ActionKind::kDropStale: return "drop_stale";
     case ActionKind::kMoveBlobSlots: return "move_blob_slots";
+    case ActionKind::kTransferLeader: return "transfer_leader";
   }
   return "?";
 }

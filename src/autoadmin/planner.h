@@ -20,7 +20,13 @@
 //                      membership (a new epoch each time)
 //   kDropStale         a reachable node hosting a group it is no longer a
 //                      member of drops the replica and its data
-// A voter on a draining node is replaced the same way (it is healthy, so
+//   kTransferLeader    the leader hands over to a healthy caught-up voter:
+//                      first of all when its node is gray or draining, and,
+//                      last of all, to keep leaders per node within one of
+//                      each other (balance_leaders)
+// A voter on a node gray for gray_replace_after_ms is replaced the same way
+// (its leadership moved away first). A voter on a draining node is replaced
+// the same way (it is healthy, so
 // the group never runs short of voters), and its replica is then dropped.
 // So is a voter sharing its AZ with another voter once a healthy node of
 // an AZ the group does not use exists (the group was repaired across AZs
@@ -32,8 +38,11 @@
 //   * at most one action per group per round;
 //   * a replacement starts only when a majority of the group's voters is
 //     healthy, and at most max_concurrent groups are mid-replacement;
-//   * a voter is removed only when the remaining voters still have a
-//     healthy majority;
+//   * a voter is removed only when the remaining voters still have an
+//     answering majority, and so do the current voters (who must choose
+//     the removal);
+//   * leadership moves only to a voter on a healthy node that is caught up
+//     (within promote_lag_slots), at most max_concurrent transfers a round;
 //   * a replica is dropped only when neither the group's membership nor
 //     meta's descriptor names it.
 //
@@ -54,6 +63,10 @@ struct PlannerOptions {
   size_t replication_factor = 3;  // voters every group should have
   size_t max_concurrent = 4;      // groups mid-replacement cluster-wide
   uint64_t promote_lag_slots = 64;
+  // A gray node's replicas are replaced once it has been gray this long.
+  uint64_t gray_replace_after_ms = 60'000;
+  // Keep leaders per node within one of each other.
+  bool balance_leaders = true;
 };
 
 enum class ActionKind {
@@ -65,13 +78,15 @@ enum class ActionKind {
   kSyncDescriptor,
   kDropStale,
   kMoveBlobSlots,  // blob slots off lost nodes (blob_slot_planner.h), in meta
+  kTransferLeader,
 };
 const char* ActionKindName(ActionKind kind);
 
 struct Action {
   ActionKind kind = ActionKind::kAddReplica;
   uint64_t group_id = 0;
-  // The process to call: the leader (kAddLearner, kPromote, kRemove), the
+  // The process to call: the leader (kAddLearner, kPromote, kRemove,
+  // kTransferLeader: `replica` is the new leader), the
   // target (kCreateReplica), the stale node (kDropStale); 0 for meta.
   uint32_t node = 0;
   uint32_t replica = 0;  // the replica the step is about

@@ -312,12 +312,16 @@ TEST(Planner, DrainingNodeIsReplacedThenLeftThenDropped) {
   ClusterView v = SixNodes();
   AddGroup(v, 3, Members({1, 3, 5}), {1, 3, 5});
   v.nodes[3].draining = true;
-  ExpectOne(Plan(v, {}), {ActionKind::kAddReplica, 0, 4}, "drain: add in the same AZ");
-  // Promoted: the draining voter leaves, even though it leads.
+  ExpectOne(Plan(v, {}), {ActionKind::kTransferLeader, 3, 1}, "drain: leadership leaves first");
+  ClusterView u = SixNodes();
+  AddGroup(u, 1, Members({1, 3, 5}), {1, 3, 5});
+  u.nodes[3].draining = true;
+  ExpectOne(Plan(u, {}), {ActionKind::kAddReplica, 0, 4}, "drain: add in the same AZ");
+  // Promoted: the draining voter leaves.
   ClusterView w = SixNodes();
-  AddGroup(w, 3, Members({1, 3, 5, 4}), {1, 3, 5, 4});
+  AddGroup(w, 1, Members({1, 3, 5, 4}), {1, 3, 5, 4});
   w.nodes[3].draining = true;
-  ExpectOne(Plan(w, {}), {ActionKind::kRemove, 3, 3}, "drain: the draining voter leaves");
+  ExpectOne(Plan(w, {}), {ActionKind::kRemove, 1, 3}, "drain: the draining voter leaves");
   // Gone from the group and meta: its replica is dropped.
   ClusterView x = SixNodes();
   AddGroup(x, 1, Members({1, 5, 4}), {1, 5, 4});
@@ -341,6 +345,83 @@ TEST(Planner, DrainingNodeIsNeverATarget) {
   ASSERT_EQ(actions.size(), 1u);
   EXPECT_EQ(actions[0].kind, ActionKind::kSyncDescriptor);
   EXPECT_EQ(actions[0].descriptor.replicas_size(), 3);
+}
+
+TEST(Planner, GrayLeaderHandsOverBeforeAnythingElse) {
+  ClusterView v = SixNodes();
+  AddGroup(v, 1, Members({1, 3, 5}), {1, 3, 5});
+  v.nodes[1].health = NodeHealth::kGray;
+  v.nodes[1].gray_for_ms = 120'000;  // long enough to be replaced, yet first it hands over
+  v.nodes[5].groups[kGroup].applied = 100;  // lags: not a target
+  ExpectOne(Plan(v, {}), {ActionKind::kTransferLeader, 1, 3}, "to the caught-up healthy voter");
+  // No caught-up healthy voter: nothing to hand over to, so the replacement
+  // goes ahead (the leader leaves last).
+  v.nodes[3].groups[kGroup].applied = 100;
+  ExpectOne(Plan(v, {}), {ActionKind::kAddReplica, 0, 2}, "replace the gray voter in its AZ");
+}
+
+TEST(Planner, GrayVoterIsReplacedOnlyAfterGrayReplaceAfter) {
+  ClusterView v = SixNodes();
+  AddGroup(v, 1, Members({1, 3, 5}), {1, 3, 5});
+  PlannerOptions o;
+  o.gray_replace_after_ms = 30'000;
+  v.nodes[3].health = NodeHealth::kGray;
+  v.nodes[3].gray_for_ms = 29'999;
+  EXPECT_TRUE(Plan(v, o).empty());
+  v.nodes[3].gray_for_ms = 30'000;
+  ExpectOne(Plan(v, o), {ActionKind::kAddReplica, 0, 4}, "gray for long: replaced");
+  // A gray node is never a target, and its replicas count toward quorums.
+  ClusterView w = SixNodes();
+  AddGroup(w, 1, Members({1, 3, 5}), {1, 3, 5});
+  Kill(w, 3);
+  w.nodes[4].health = NodeHealth::kGray;
+  ExpectOne(Plan(w, o), {ActionKind::kAddReplica, 0, 2}, "target outside the AZ, not the gray node");
+}
+
+TEST(Planner, LeadersSpreadWithinOnePerNode) {
+  ClusterView v = SixNodes();
+  // Node 1 leads four groups whose voters are {1, 3, 5}: two move, to 3
+  // and 5 (fewest leaders first), until 1 leads at most one more than them.
+  for (uint64_t g = 1; g <= 4; ++g) AddGroup(v, 1, Members({1, 3, 5}), {1, 3, 5}, {}, g);
+  const std::vector<Action> actions = Plan(v, {});
+  ASSERT_EQ(actions.size(), 2u);
+  EXPECT_EQ(actions[0].kind, ActionKind::kTransferLeader);
+  EXPECT_EQ(actions[0].replica, 3u);
+  EXPECT_EQ(actions[1].replica, 5u);
+  // Spread already: nothing.
+  ClusterView w = SixNodes();
+  AddGroup(w, 1, Members({1, 3, 5}), {1, 3, 5}, {}, 1);
+  AddGroup(w, 3, Members({1, 3, 5}), {1, 3, 5}, {}, 2);
+  AddGroup(w, 1, Members({1, 3, 5}), {1, 3, 5}, {}, 3);  // 2 on node 1, 1 on node 3, 0 on node 5
+  ExpectOne(Plan(w, {}), {ActionKind::kTransferLeader, 1, 5}, "two apart: one moves");
+  ClusterView x = SixNodes();
+  AddGroup(x, 1, Members({1, 3, 5}), {1, 3, 5}, {}, 1);
+  AddGroup(x, 3, Members({1, 3, 5}), {1, 3, 5}, {}, 2);
+  AddGroup(x, 5, Members({1, 3, 5}), {1, 3, 5}, {}, 3);
+  EXPECT_TRUE(Plan(x, {}).empty());
+  PlannerOptions off;
+  off.balance_leaders = false;
+  EXPECT_TRUE(Plan(v, off).empty());
+}
+
+TEST(Planner, NoBalancingInAGroupBeingRepaired) {
+  ClusterView v = SixNodes();
+  for (uint64_t g = 1; g <= 3; ++g) AddGroup(v, 1, Members({1, 3, 5}), {1, 3, 5}, {}, g);
+  v.nodes[5].health = NodeHealth::kUnreachable;
+  EXPECT_TRUE(Plan(v, {}).empty());
+}
+
+TEST(Planner, SurplusDeadVoterLeavesBeforeAnUnreachableOne) {
+  ClusterView v = SixNodes();
+  AddGroup(v, 1, Members({1, 3, 5, 4}), {1, 3, 5, 4});
+  Kill(v, 3);
+  v.nodes[4].health = NodeHealth::kUnreachable;  // higher id, same AZ
+  // Three of four voters must answer for the removal to be chosen: 1, 5
+  // and (unreachable) 4 are not enough.
+  EXPECT_TRUE(Plan(v, {}).empty());
+  v.nodes[4].health = NodeHealth::kHealthy;
+  v.nodes[6].health = NodeHealth::kUnreachable;
+  ExpectOne(Plan(v, {}), {ActionKind::kRemove, 1, 3}, "the dead voter, not the new one");
 }
 
 }  // namespace

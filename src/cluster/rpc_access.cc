@@ -29,6 +29,7 @@ std::shared_ptr<const rpc::AccessPolicy> NodeAccessPolicy() {
     // operator by hand.
     p->Allow("admin.change_membership", {kAutoadmin, kCli});
     p->Allow("admin.drop_group", {kAutoadmin, kCli});
+    p->Allow("admin.transfer_leadership", {kAutoadmin, kCli});
     p->Allow("admin.faults", {kCli});
     p->Allow("admin.state_digest", {kCli});
     return std::shared_ptr<const rpc::AccessPolicy>(std::move(p));

@@ -71,6 +71,7 @@ void Replica::Impl::BecomeFollower(ReplicaId new_leader) {
   pre_vote.reset();
   peers.clear();
   lease_expiry_us = 0;
+  transfer.reset();
   ResetElectionTimer();
 }
 
@@ -194,6 +195,7 @@ Replica::~Replica() = default;
 void Replica::Tick(TimeUs now) {
   Impl& s = *impl_;
   s.now = std::max(s.now, now);
+  if (s.role == Role::kLeader) s.CheckTransfer();
   if (s.role == Role::kLeader) {
     if (s.now >= s.next_heartbeat_us) s.BroadcastHeartbeat();
     s.CheckQuorum();
@@ -228,6 +230,7 @@ void Replica::Step(TimeUs now, const pb::Message& m) {
     case pb::Message::kPreVote: s.OnPreVote(m); break;
     case pb::Message::kPreVoteReply: s.OnPreVoteReply(m); break;
     case pb::Message::kInstallSnapshot: s.OnInstallSnapshot(m); break;
+    case pb::Message::kTimeoutNow: s.OnTimeoutNow(m); break;
     case pb::Message::BODY_NOT_SET: break;
   }
 }
@@ -320,6 +323,12 @@ void Replica::CompactLog(Slot upto) {
   s.log.CompactThrough(std::min(upto, s.log.last_slot()));
 }
 
+Status Replica::TransferLeadership(TimeUs now, ReplicaId to) {
+  Impl& s = *impl_;
+  s.now = std::max(s.now, now);
+  return s.StartTransfer(to);
+}
+
 void Replica::Campaign(TimeUs now) {
   Impl& s = *impl_;
   s.now = std::max(s.now, now);
@@ -333,6 +342,7 @@ bool Replica::HoldsLease(TimeUs now) const { return impl_->HoldsLease(now); }
 Result<Slot> Replica::LeaseReadIndex(TimeUs now) const {
   const Impl& s = *impl_;
   if (s.role != Role::kLeader) return Status::NotLeader(s.leader);
+  if (s.transfer) return Status::Throttled("leadership transfer in progress");
   if (!s.HoldsLease(now)) return Status::Unavailable("leader holds no lease");
   return s.chosen;
 }
@@ -341,6 +351,9 @@ ReplicaId Replica::id() const { return impl_->opt.self; }
 Role Replica::role() const { return impl_->role; }
 ReplicaId Replica::leader_hint() const {
   return impl_->role == Role::kLeader ? impl_->opt.self : impl_->leader;
+}
+ReplicaId Replica::transfer_target() const {
+  return impl_->transfer ? impl_->transfer->to : 0;
 }
 const pb::Ballot& Replica::promised() const { return impl_->promised; }
 Slot Replica::chosen_index() const { return impl_->chosen; }

@@ -94,8 +94,17 @@ class Replica {
   // Forgets log slots <= upto (upto <= applied). The host deletes them from
   // storage and persists LogBase{upto + 1, MembershipAt(upto)}.
   void CompactLog(Slot upto);
-  // Starts an election now, skipping pre-vote (tests, leadership transfer).
+  // Starts an election now, skipping pre-vote (tests).
   void Campaign(TimeUs now);
+  // Hands leadership to voter `to` (docs/consensus.md, "Leadership
+  // transfer"): gives up the lease at once (reads and proposals answer
+  // Throttled meanwhile), waits until `to` holds the whole log, then asks
+  // it to campaign. If `to` has not taken over within
+  // election_timeout_min, runs an election of its own at once.
+  // NotLeader when not the leader; InvalidArgument when `to` is not another
+  // voter; Conflict while a membership change or the opening no-op is not
+  // chosen. Asking again for the same target is Ok; for another, Conflict.
+  Status TransferLeadership(TimeUs now, ReplicaId to);
 
   // --- outputs --------------------------------------------------------------
   bool HasReady() const;
@@ -112,6 +121,7 @@ class Replica {
   ReplicaId id() const;
   Role role() const;
   ReplicaId leader_hint() const;  // 0 when unknown
+  ReplicaId transfer_target() const;  // leader: the transfer's target, else 0
   const pb::Ballot& promised() const;
   Slot chosen_index() const;
   Slot applied_index() const;

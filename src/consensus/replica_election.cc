@@ -55,8 +55,9 @@ void Replica::Impl::OnPreVoteReply(const pb::Message& m) {
   }
 }
 
-void Replica::Impl::StartElection() {
-  if (WithinLeaseWindow()) return;  // our own promise would break a lease
+void Replica::Impl::StartElection(const pb::Ballot* released) {
+  const bool lease_waived = released != nullptr && BallotEq(*released, promised);
+  if (!lease_waived && WithinLeaseWindow()) return;  // our promise would break a lease
   role = Role::kCandidate;
   leader = 0;
   pre_vote.reset();
@@ -74,6 +75,7 @@ void Replica::Impl::StartElection() {
     *m.mutable_ballot() = ballot;
     m.mutable_prepare()->set_from_slot(election->from_slot);
     m.mutable_prepare()->set_chosen_index(chosen);
+    if (lease_waived) *m.mutable_prepare()->mutable_released_ballot() = *released;
     Send(std::move(m), true);
   }
   ResetElectionTimer();
@@ -92,7 +94,11 @@ void Replica::Impl::OnPrepare(const pb::Message& m) {
     Send(std::move(reply), false);
     return;
   }
-  if (fresh && WithinLeaseWindow()) {
+  // The lease we protect is the one of our promise's leader; it may have
+  // released it (leadership transfer, replica_transfer.cc).
+  const bool released = m.prepare().has_released_ballot() &&
+                        BallotEq(m.prepare().released_ballot(), promised);
+  if (fresh && WithinLeaseWindow() && !released) {
     p->set_granted(false);
     p->set_lease_active(true);
     *p->mutable_promised() = promised;
@@ -180,6 +186,8 @@ void Replica::Impl::BecomeLeader() {
     for (const pb::Entry& e : p.entries()) consider(e);
   }
   election.reset();
+  lease_released = false;  // a new ballot: its lease is ours to win
+  transfer.reset();
   const Slot last = best.empty() ? from - 1 : best.rbegin()->first;
   TESSERA_CHECK(log.last_slot() <= last);  // our own log is among the promises
   role = Role::kLeader;

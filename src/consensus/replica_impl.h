@@ -1,7 +1,8 @@
 // Private state of consensus::Replica, shared by its implementation files:
 // replica.cc (lifecycle, API, Ready), replica_election.cc (pre-vote, phase 1),
 // replica_replication.cc (phase 2, commit, catch-up, snapshots), and
-// replica_lease.cc (leases and check-quorum).
+// replica_lease.cc (leases and check-quorum), replica_transfer.cc
+// (leadership transfer).
 #pragma once
 
 #include <deque>
@@ -44,6 +45,13 @@ struct Election {
   TimeUs started_us = 0;
 };
 
+// A leadership transfer the leader started (replica_transfer.cc).
+struct Transfer {
+  ReplicaId to = 0;
+  TimeUs deadline_us = 0;     // abandoned (and a fresh election run) after it
+  bool timeout_now_sent = false;
+};
+
 struct PreVoteRound {
   uint64_t round = 0;
   std::set<ReplicaId> granted;
@@ -82,7 +90,9 @@ struct Replica::Impl {
 
   // --- replica_election.cc ----------------------------------------------------
   void StartPreVote();
-  void StartElection();
+  // `released`: the ballot whose leader gave up its lease (leadership
+  // transfer); when it is our promise, the lease window does not hold us.
+  void StartElection(const pb::Ballot* released = nullptr);
   void OnPreVote(const pb::Message& m);
   void OnPreVoteReply(const pb::Message& m);
   void OnPrepare(const pb::Message& m);
@@ -107,6 +117,12 @@ struct Replica::Impl {
   TimeUs LeaseExpiryUs() const;
   bool HoldsLease(TimeUs now) const;
   void CheckQuorum();
+
+  // --- replica_transfer.cc ----------------------------------------------------
+  Status StartTransfer(ReplicaId to);
+  void MaybeSendTimeoutNow();
+  void OnTimeoutNow(const pb::Message& m);
+  void CheckTransfer();
 
   // --- state ------------------------------------------------------------------
   Options opt;
@@ -149,6 +165,10 @@ struct Replica::Impl {
   std::deque<std::pair<uint64_t, TimeUs>> heartbeat_send_us;  // bounded history
   TimeUs next_heartbeat_us = 0;
   TimeUs lease_expiry_us = 0;
+  // This ballot's lease was given up for a transfer: never held again under
+  // it (acceptors may then promise a successor at once; replica_transfer.cc).
+  bool lease_released = false;
+  std::optional<Transfer> transfer;
 
   // Output accumulation.
   Ready ready;

@@ -40,7 +40,8 @@ TimeUs Replica::Impl::LeaseExpiryUs() const {
 }
 
 bool Replica::Impl::HoldsLease(TimeUs at) const {
-  return role == Role::kLeader && chosen >= barrier_slot && at < lease_expiry_us;
+  return role == Role::kLeader && !lease_released && chosen >= barrier_slot &&
+         at < lease_expiry_us;
 }
 
 // An isolated leader steps down once it has not heard a quorum for

@@ -27,6 +27,7 @@ bool WellFormed(const pb::Message& m) {
 
 Result<Slot> Replica::Impl::Append(pb::Entry entry) {
   if (role != Role::kLeader) return Status::NotLeader(leader);
+  if (transfer) return Status::Throttled("leadership transfer in progress");
   if (log.last_slot() - chosen >= limits::kUncommittedSlotsMax) {
     return Status::Throttled("too many uncommitted slots");
   }
@@ -124,6 +125,7 @@ void Replica::Impl::OnAccepted(const pb::Message& m) {
     // Committing our removal steps us down; committing the peer's removal
     // drops its progress: either way `peer` is gone.
     if (role != Role::kLeader || peers.count(m.from()) == 0) return;
+    MaybeSendTimeoutNow();
   } else {
     // A gap report: resume right after what it holds of our ballot, even
     // below `match` — a restarted peer knows only its chosen prefix as ours,

@@ -218,7 +218,10 @@ inline std::string Str(const pb::Message& m) {
   switch (m.body_case()) {
     case pb::Message::kPrepare:
       return out + "prepare " + b + " from=" + std::to_string(m.prepare().from_slot()) +
-             " chosen=" + std::to_string(m.prepare().chosen_index());
+             " chosen=" + std::to_string(m.prepare().chosen_index()) +
+             (m.prepare().has_released_ballot()
+                  ? " released=" + Str(m.prepare().released_ballot())
+                  : std::string());
     case pb::Message::kPromise: {
       const pb::Promise& p = m.promise();
       return out + "promise " + b + " " + yes_no(p.granted(), "granted", "refused") +
@@ -252,6 +255,7 @@ inline std::string Str(const pb::Message& m) {
              " commit=" + std::to_string(s.commit_index()) + " seq=" + std::to_string(s.seq()) +
              " data=" + s.data();
     }
+    case pb::Message::kTimeoutNow: return out + "timeout_now " + b;
     case pb::Message::BODY_NOT_SET: break;
   }
   return out + "empty " + b;

@@ -462,6 +462,24 @@ void GroupHost::ChangeMembership(MembershipStep step, consensus::ReplicaId repli
   });
 }
 
+void GroupHost::TransferLeadership(consensus::ReplicaId to,
+                                   std::function<void(Result<bool>)> done) {
+  asio::post(strand_, [self = shared_from_this(), to, done = std::move(done)]() mutable {
+    if (self->stopped_) return done(Status::Aborted("group stopped"));
+    consensus::Replica& r = *self->replica_;
+    if (r.role() != consensus::Role::kLeader) {
+      if (r.leader_hint() == to) return done(false);
+      return done(Status::NotLeader(r.leader_hint()));
+    }
+    if (self->membership_change_) return done(Status::Conflict("a membership change is in flight"));
+    const Status started = r.TransferLeadership(self->NowUs(), to);
+    if (!started.ok()) return done(started);
+    spdlog::info("group.leadership_transfer group={} to={}", self->group_id(), to);
+    self->SchedulePump();
+    done(true);
+  });
+}
+
 void GroupHost::StateDigest(JobThread& scanner, DigestCallback done) {
   asio::post(strand_, [self = shared_from_this(), &scanner, done = std::move(done)]() mutable {
     if (self->stopped_) return done(Status::Aborted("group stopped"));

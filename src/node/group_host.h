@@ -126,6 +126,12 @@ class GroupHost : public std::enable_shared_from_this<GroupHost> {
   using MembershipCallback = std::function<void(Result<MembershipResult>)>;
   void ChangeMembership(MembershipStep step, consensus::ReplicaId replica,
                         MembershipCallback done);
+  // Hands leadership to voter `to` (consensus::Replica::TransferLeadership);
+  // `done` gets true once the transfer started, false when `to` already
+  // leads as far as this replica knows (a repeated request). Errors:
+  // NotLeader (with hint) when this replica does not lead, and the core's
+  // InvalidArgument / Conflict.
+  void TransferLeadership(consensus::ReplicaId to, std::function<void(Result<bool>)> done);
   // A digest of this replica's applied state: applied_index, pair_count,
   // total_bytes and checksum of a SnapshotManifest (the rest unset). Equal
   // digests mean equal states. The consistent snapshot is taken on the

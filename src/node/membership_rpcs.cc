@@ -69,4 +69,26 @@ void ServeDropGroup(ReplicationHost& replication, JobThread& admin_jobs,
   });
 }
 
+void ServeTransferLeadership(ReplicationHost& replication, JobThread& admin_jobs,
+                             const pb::Envelope& request, rpc::Responder responder) {
+  pb::TransferLeadershipRequest transfer;
+  if (!ParsePayload(request, responder, &transfer)) return;
+  if (transfer.to_replica() == 0) return responder.Fail(Status::InvalidArgument("to_replica is 0"));
+  std::shared_ptr<GroupHost> host = FindGroupOrFail(replication, transfer.group_id(), responder);
+  if (!host) return;
+  SubmitOrFail(admin_jobs, responder, [&replication, host, transfer, responder] {
+    const Status admitted = replication.AdmitAutoadminEpoch(transfer.autoadmin_epoch());
+    if (!admitted.ok()) return responder.Fail(admitted);
+    host->TransferLeadership(transfer.to_replica(), [transfer, responder](Result<bool> started) {
+      if (!started.ok()) return responder.Fail(started.status());
+      spdlog::info("node.leadership_transfer group={} to={} already_leader={} epoch={}",
+                   transfer.group_id(), transfer.to_replica(), !*started,
+                   transfer.autoadmin_epoch());
+      pb::TransferLeadershipResponse response;
+      response.set_already_leader(!*started);
+      responder.Reply(response.SerializeAsString());
+    });
+  });
+}
+
 }  // namespace tessera::node

@@ -6,7 +6,12 @@
 //   admin.drop_group         DropGroupRequest -> DropGroupResponse
 //                            stop a group and delete its data
 //                            (ReplicationHost::DropGroup)
-// Both first admit the request's autoadmin epoch (the fencing token,
+//   admin.transfer_leadership TransferLeadershipRequest ->
+//                            TransferLeadershipResponse: the leader hands
+//                            over to a caught-up voter
+//                            (GroupHost::TransferLeadership), answered once
+//                            started
+// Each first admits the request's autoadmin epoch (the fencing token,
 // ReplicationHost::AdmitAutoadminEpoch): a stale epoch is refused with
 // StaleEpoch and nothing changes. Admitting the epoch and dropping a group
 // write the store, so they run as jobs of `admin_jobs` (Throttled when its
@@ -24,5 +29,7 @@ void ServeChangeMembership(ReplicationHost& replication, JobThread& admin_jobs,
                            const pb::Envelope& request, rpc::Responder responder);
 void ServeDropGroup(ReplicationHost& replication, JobThread& admin_jobs,
                     const pb::Envelope& request, rpc::Responder responder);
+void ServeTransferLeadership(ReplicationHost& replication, JobThread& admin_jobs,
+                             const pb::Envelope& request, rpc::Responder responder);
 
 }  // namespace tessera::node

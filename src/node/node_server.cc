@@ -16,6 +16,7 @@
 
 #include "blob/blob_service.h"
 #include "blob/slot_map_refresher.h"
+#include "node/disk_health.h"
 #include "node/fault_rules.h"
 #include "node/membership_rpcs.h"
 #include "node/rpc_handler_util.h"
@@ -99,7 +100,8 @@ class NodeServer::Impl {
   std::unique_ptr<http::HttpServer> http_;
   // admin.state_digest's scans: one at a time, a few waiting.
   JobThread digest_jobs_{"state-digest", limits::kNodeDigestJobsMax};
-  // admin.change_membership / admin.drop_group (membership_rpcs.h).
+  // admin.change_membership / admin.drop_group / admin.transfer_leadership
+  // (membership_rpcs.h).
   JobThread admin_jobs_{"node-admin", limits::kNodeAdminJobsMax};
   std::atomic<bool> serving_{false};
   bool stop_called_ = false;  // Stop's own flag (Start/Stop thread)
@@ -212,6 +214,10 @@ Status NodeServer::Impl::RegisterHandlers() {
       {"admin.drop_group",
        [this](const PeerInfo&, const pb::Envelope& r, Responder s) {
          ServeDropGroup(*replication_, admin_jobs_, r, std::move(s));
+       }},
+      {"admin.transfer_leadership",
+       [this](const PeerInfo&, const pb::Envelope& r, Responder s) {
+         ServeTransferLeadership(*replication_, admin_jobs_, r, std::move(s));
        }},
       {"blob.read",
        [this](const PeerInfo&, const pb::Envelope& r, Responder s) { blob_->HandleRead(r, std::move(s)); }},
@@ -403,6 +409,7 @@ void NodeServer::Impl::OnStatus(rpc::Responder responder) {
     status.set_name(options_.name);
     status.set_az(options_.az);
     for (auto& g : statuses) *status.add_groups() = std::move(g);
+    *status.mutable_disk() = ReadDiskHealth(replication_->store(), options_.store_path);
     responder.Reply(status.SerializeAsString());
   });
 }

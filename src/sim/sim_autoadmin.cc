@@ -134,6 +134,13 @@ void Simulation::ExecuteAutoadmin(const autoadmin::Action& action) {
       ++host.incarnation;
       return;
     }
+    case autoadmin::ActionKind::kTransferLeader: {
+      ReplicaHost& leader = Host(action.node);
+      if (!leader.up() || leader.paused(now_)) return;
+      (void)leader.replica->TransferLeadership(LocalNow(leader), action.replica);
+      Drain(leader);
+      return;
+    }
     case autoadmin::ActionKind::kMoveBlobSlots:
       TESSERA_CHECK(false && "Plan never moves blob slots (blob_slot_planner.h)");
       return;

@@ -142,7 +142,10 @@ void Simulation::PlanFaults() {
   if (plan_.gray) kinds.push_back(FaultKind::kGray);
   if (plan_.crashes) kinds.push_back(FaultKind::kCrash);
   if (plan_.pauses) kinds.push_back(FaultKind::kPause);
-  if (plan_.campaigns) kinds.push_back(FaultKind::kCampaign);
+  if (plan_.campaigns) {
+    kinds.push_back(FaultKind::kCampaign);
+    kinds.push_back(FaultKind::kTransfer);
+  }
   if (kinds.empty()) return;
   TimeUs at = nemesis_prng_.Range(200'000, 800'000);
   while (at < plan_.heal_at_us) {
@@ -172,6 +175,10 @@ void Simulation::OnFaultStart(uint64_t index) {
       return;
     case FaultKind::kCampaign:
       ScheduleSimple(now_, EventKind::kCampaign, PickReplicas(1).front());
+      fault.ended = true;
+      return;
+    case FaultKind::kTransfer:
+      StartTransfer();
       fault.ended = true;
       return;
   }
@@ -207,6 +214,27 @@ std::vector<ReplicaId> Simulation::PickReplicas(uint32_t count) {
   ids.resize(std::min<size_t>(count, ids.size()));
   std::sort(ids.begin(), ids.end());
   return ids;
+}
+
+// The leader (if any is up) hands leadership to a random other voter; the
+// transfer may fail (the target is cut off, crashes, lags), which the
+// leader must survive as well.
+void Simulation::StartTransfer() {
+  const ReplicaId leader = CurrentLeader();
+  if (leader == 0) return;
+  ReplicaHost& host = Host(leader);
+  if (!host.up() || host.paused(now_)) return;
+  std::vector<ReplicaId> others;
+  for (ReplicaId v : host.replica->membership().voters()) {
+    if (v != leader) others.push_back(v);
+  }
+  if (others.empty()) return;
+  const ReplicaId to = others[nemesis_prng_.Below(others.size())];
+  const Status status = host.replica->TransferLeadership(LocalNow(host), to);
+  tracer_.Event(now_, Who(leader), 31, to, status.ok() ? 1 : 0, [&] {
+    return "transfer to " + std::to_string(to) + (status.ok() ? "" : ": " + status.ToString());
+  });
+  Drain(host);
 }
 
 void Simulation::StartPartition(ActiveFault& fault, bool isolate_leader) {

@@ -31,7 +31,10 @@ std::string DescribeBody(const pb::Message& m) {
   switch (m.body_case()) {
     case pb::Message::kPrepare:
       return "prepare from=" + std::to_string(m.prepare().from_slot()) +
-             " chosen=" + std::to_string(m.prepare().chosen_index());
+             " chosen=" + std::to_string(m.prepare().chosen_index()) +
+             (m.prepare().has_released_ballot()
+                  ? " released=" + FormatBallot(m.prepare().released_ballot())
+                  : std::string());
     case pb::Message::kPromise:
       return std::string("promise ") + (m.promise().granted() ? "granted" : "refused") +
              " promised=" + FormatBallot(m.promise().promised()) +
@@ -58,6 +61,8 @@ std::string DescribeBody(const pb::Message& m) {
       return "install-snapshot last=" +
              std::to_string(m.install_snapshot().meta().last_slot()) +
              " bytes=" + std::to_string(m.install_snapshot().data().size());
+    case pb::Message::kTimeoutNow:
+      return "timeout-now";
     case pb::Message::BODY_NOT_SET:
       break;
   }
@@ -84,6 +89,8 @@ uint64_t BodyDigest(const pb::Message& m) {
     case pb::Message::kInstallSnapshot:
       return m.install_snapshot().meta().last_slot() * 31 +
              m.install_snapshot().data().size();
+    case pb::Message::kTimeoutNow:
+      return 3;
     case pb::Message::BODY_NOT_SET:
       break;
   }

@@ -222,6 +222,7 @@ enum class FaultKind : uint8_t {
   kCrash,
   kPause,
   kCampaign,
+  kTransfer,  // the leader hands leadership to a random voter
 };
 
 struct ActiveFault {
@@ -310,6 +311,7 @@ class Simulation {
   ReplicaId CurrentLeader() const;
   std::vector<ReplicaId> ProvisionedReplicas() const;
   std::vector<ReplicaId> PickReplicas(uint32_t count);
+  void StartTransfer();
 
   // --- sim_membership.cc --------------------------------------------------
   void OnMembershipStep();

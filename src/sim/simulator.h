@@ -90,7 +90,8 @@ struct SimFaults {
   bool clock_drift = true;            // rates within max_clock_drift_ppm
   bool compaction = true;             // CompactLog so laggards need snapshots
   bool membership = true;             // replace voters: add learner, promote, remove
-  bool campaigns = true;              // a random replica campaigns, skipping pre-vote
+  bool campaigns = true;              // a random replica campaigns, skipping pre-vote,
+                                      // or the leader hands over to a random voter
   bool large_values = true;           // some writes carry 16..256 KiB values
   // Voters die for good (crash, disk gone, never back); the autoadmin's
   // planner (src/autoadmin/planner.h) replaces them. Replaces the random

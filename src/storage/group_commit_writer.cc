@@ -1,5 +1,6 @@
 #include "storage/group_commit_writer.h"
 
+#include <chrono>
 #include <string>
 #include <utility>
 
@@ -133,9 +134,22 @@ std::vector<GroupCommitWriter::Request> GroupCommitWriter::TakeGroup() {
   return group;
 }
 
+uint64_t GroupCommitWriter::SteadyNowUs() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+}
+
+LatencyWindow::Summary GroupCommitWriter::SyncLatencySince(uint64_t from_us) const {
+  return sync_latency_.Since(from_us);
+}
+
 void GroupCommitWriter::Commit(std::vector<Request>& group) {
   uint64_t bytes = 0;
+  const uint64_t started_us = SteadyNowUs();
   const Status status = FromRocks(WriteSynced(group, &bytes), "group commit");
+  const uint64_t ended_us = SteadyNowUs();
+  sync_latency_.Record(ended_us, ended_us - started_us);
   if (status.ok()) {
     batches_synced_.fetch_add(1, std::memory_order_relaxed);
     bytes_synced_.fetch_add(bytes, std::memory_order_relaxed);

@@ -39,6 +39,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/latency_window.h"
 #include "common/limits.h"
 #include "common/status.h"
 
@@ -98,6 +99,12 @@ class GroupCommitWriter {
   void Shutdown();
 
   GroupCommitStats stats() const;
+  // The group commits (failed ones included) that ended at or after
+  // `from_us` on the steady clock (SteadyNowUs), their count, p99 and
+  // maximum duration, from the last kSyncLatencySamples of them.
+  LatencyWindow::Summary SyncLatencySince(uint64_t from_us) const;
+  static uint64_t SteadyNowUs();
+  static constexpr size_t kSyncLatencySamples = 4096;
   // True on the writer thread (inside a callback).
   bool OnWriterThread() const;
 
@@ -129,6 +136,7 @@ class GroupCommitWriter {
   std::atomic<uint64_t> writes_failed_{0};
   std::atomic<uint64_t> batches_synced_{0};
   std::atomic<uint64_t> bytes_synced_{0};
+  LatencyWindow sync_latency_{kSyncLatencySamples};
 
   std::thread thread_;  // last: starts after every member above exists
   // thread_'s id, set in the constructor before any Submit can be accepted.

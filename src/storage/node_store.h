@@ -204,6 +204,11 @@ class NodeStore {
   const SnapshotRecoveryStats& snapshot_recovery_stats() const { return snapshot_recovery_; }
 
   GroupCommitStats group_commit_stats() const { return writer_->stats(); }
+  // Synced log writes of the last `window_us` (GroupCommitWriter::SyncLatencySince).
+  LatencyWindow::Summary recent_sync_latency(uint64_t window_us) const {
+    const uint64_t now = GroupCommitWriter::SteadyNowUs();
+    return writer_->SyncLatencySince(now > window_us ? now - window_us : 0);
+  }
   WalZeroFillStats wal_zero_fill_stats() const;
   // Flushes of the applied state that scans requested (ObsoleteVersionFlush).
   uint64_t scan_flushes_requested() const { return obsolete_version_flush_.flushes_requested(); }

@@ -23,6 +23,10 @@ processes, kill -9, SIGSTOP, two autoadmin instances.
 7. Two failures in sequence (a node in az1, replaced, then one in az2),
    under KV and S3 load: every acknowledged write reads back, each
    replacement stays in its AZ, and every blob has its three copies.
+8. Gray failure: leaders are spread within one per node; a node whose
+   synced writes are delayed by 100 ms (`tessera cluster slow-disk`) turns
+   gray, leads nothing within a bound, and, still slow, has its replicas
+   replaced in its AZ; with its disk fast again it is healthy and empty.
 Stale epochs and idempotent steps: src/node/node_process_test.cc and
 src/meta/partition_admin_test.cc.
 """
@@ -42,7 +46,11 @@ import s3_harness as h  # noqa: E402
 
 DEAD_AFTER_S = 4
 LEASE_S = 2
-AUTOADMIN = f"dead_after_ms: {DEAD_AFTER_S * 1000} poll_interval_ms: 500 lease_ms: {LEASE_S * 1000}"
+DEGRADED_FOR_S = 3
+GRAY_REPLACE_AFTER_S = 6
+AUTOADMIN = (f"dead_after_ms: {DEAD_AFTER_S * 1000} poll_interval_ms: 500 lease_ms: {LEASE_S * 1000} "
+             f"gray_sync_p99_ms: 80 degraded_for_ms: {DEGRADED_FOR_S * 1000} "
+             f"gray_replace_after_ms: {GRAY_REPLACE_AFTER_S * 1000} balance_leaders: true")
 REPLACE_WITHIN_S = 60
 AZ_OF = {f"{az}-n{n}": az for az in ("az1", "az2", "az3") for n in (1, 2)}
 # Blobs are repaired once a second old (the sweeper's age bound), orphans
@@ -388,6 +396,53 @@ class Autoadmin(unittest.TestCase):
             self.assertEqual(s3.get_object(Bucket="twice", Key=key)["Body"].read(), body, key)
         report = c.wait_s3_check(self, REPLACE_WITHIN_S)
         self.assertEqual(sorted(report["unlisted_nodes"]), ["az1-n1", "az2-n2"])
+
+    def leaders(self):
+        """node name -> groups it leads, for every node hosting a replica."""
+        counts = {}
+        for p in self.parts():
+            for r in p["replicas"]:
+                counts.setdefault(r["name"], 0)
+                if r["leader"]:
+                    counts[r["name"]] += 1
+        return counts
+
+    def test_8_gray_disk(self):
+        """After test 7: az1-n2, az2-n1 and az3-n2 hold every group's voters;
+        az3-n1 is up and empty."""
+        c = self.c
+        victim, spare = "az3-n2", "az3-n1"
+
+        def spread():
+            counts = self.leaders()
+            return counts if counts.get(victim, 0) >= 1 and \
+                max(counts.values()) - min(counts.values()) <= 1 else None
+        counts = h.wait_until(spread, 30, 0.5)
+        self.assertTrue(counts, f"leaders not spread within one per node: {self.leaders()}")
+        with KvLoad(c, self.token, "gray-") as kv:
+            time.sleep(1)
+            c.cli("cluster", "slow-disk", victim, "--ms", "100")
+            slowed = time.monotonic()
+            moved = h.wait_until(lambda: self.leaders().get(victim, 1) == 0, 30, 0.3)
+            led_nothing = time.monotonic() - slowed
+            self.assertTrue(moved, f"{victim} still leads: {self.leaders()}\n{self.status()}")
+            self.assertRegex(self.status(), rf"{victim} \(\d+, az3\): gray for \d+ ms "
+                                            rf"\(synced write p99 \d+ ms")
+            elapsed, parts = self.wait_replaced({victim}, GRAY_REPLACE_AFTER_S + REPLACE_WITHIN_S)
+            replaced = time.monotonic() - slowed
+            for p in parts:
+                self.assertIn(spare, [r["name"] for r in p["replicas"]], p)
+            c.cli("cluster", "slow-disk", victim, "--ms", "0")
+            healed = h.wait_until(lambda: self.node_hosts(victim) == 0 and not re.search(
+                rf"{victim} \(\d+, az3\): gray", self.status()), 30, 0.5)
+            self.assertTrue(healed, self.status())
+        print(f"\n[{victim} slow disk (100 ms): leads nothing {led_nothing:.1f}s after, replaced "
+              f"{replaced:.1f}s after (degraded_for {DEGRADED_FOR_S}s, gray_replace_after "
+              f"{GRAY_REPLACE_AFTER_S}s); leaders before {counts}; KV acked {len(kv.acked)} "
+              f"failed {kv.failed}]", file=sys.stderr)
+        self.assertRegex(self.status(), r"transfer_leader group=\d+ replica=\d+ -> ok")
+        for key, value in kv.acked.items():
+            self.assertEqual(kv.request("GET", key), (200, value), key)
 
     def node_hosts(self, name):
         """How many groups node `name` hosts (its /health), -1 when it does not answer."""
