@@ -11,7 +11,7 @@ CMAKE_FLAGS ?=
 export CCACHE_BASEDIR ?= $(CURDIR)
 export CCACHE_NOHASHDIR ?= 1
 
-.PHONY: deps build asan-build test cluster soak bench fuzz clean
+.PHONY: deps build asan-build test cluster install soak bench fuzz clean
 
 deps:
 	@scripts/install-deps.sh
@@ -32,6 +32,15 @@ test: build asan-build
 
 cluster: build
 	@$(BUILD)/src/cli/tessera cluster up $(ARGS)
+
+# make install [PREFIX=/usr/local] [DESTDIR=]: builds the tessera binary and
+# installs it (stripped) as PREFIX/bin/tessera, with the shipped layouts in
+# PREFIX/share/tessera/cluster/ (its default --layout); DESTDIR stages it.
+PREFIX ?= /usr/local
+install: deps
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS) --target tessera
+	@DESTDIR="$(DESTDIR)" cmake --install $(BUILD) --prefix "$(PREFIX)" --strip
 
 # make soak [SEEDS=100000] [DURATION=seconds] [REPLICAS=3] [SEED_START=1000000]
 # Runs SEEDS seeds, or as many as fit in DURATION seconds when it is given.

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "cli/cluster_drain.h"
+#include "cli/cluster_record.h"
 #include "cli/cluster_session.h"
 #include "cli/router_command.h"
 
@@ -66,12 +67,15 @@ Status LaunchAll(ClusterSession& s, std::ostream& out) {
   return Status::Ok();
 }
 
+// Stops every process of the layout, in the reverse launch order, and
+// removes every pid file, also those of processes that died (so a
+// foreground `up` sees the cluster stopped: Supervise).
 void StopAll(ClusterSession& s, std::ostream& out) {
   auto order = LaunchOrder(s.table());
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
-    if (!s.supervisor().LivePid(it->name).ok()) continue;
+    const bool running = s.supervisor().LivePid(it->name).ok();
     (void)s.supervisor().Stop(it->name, kStopGraceMs);
-    out << "stopped " << it->name << "\n";
+    if (running) out << "stopped " << it->name << "\n";
   }
 }
 
@@ -231,13 +235,70 @@ std::vector<std::string> S3CertificateNames(const ClusterSession& s) {
   return {"localhost", domain, "*." + domain};
 }
 
+// Whether DIR/pids/NAME.pid exists: Supervisor::Stop (what `cluster down`
+// and `cluster restart` call) removes it after stopping the process; a
+// process that crashed or was killed leaves it.
+bool HasPidFile(ClusterSession& s, const std::string& name) {
+  std::error_code ec;
+  return std::filesystem::exists(s.supervisor().PidPath(name), ec);
+}
+
+// The foreground part of `up`: reports processes of its own that exit,
+// stops every process on SIGINT or SIGTERM, and returns 0 with one line
+// once no process of the layout has a pid file left, i.e. another
+// invocation (`cluster down`) stopped them all. A child reaped while its
+// pid file remains is reported only if the file is still there
+// kStoppedElsewhereGrace later: Supervisor::Stop in another invocation
+// removes it right after the process exits.
+int Supervise(ClusterSession& s, std::ostream& out) {
+  constexpr milliseconds kStoppedElsewhereGrace{2000};
+  out << "\nrunning in the foreground; Ctrl-C stops the cluster (or `tessera cluster down --dir "
+      << s.dir() << "` from another terminal)\n" << std::flush;
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  std::map<std::string, std::chrono::steady_clock::time_point> reaped;
+  timespec poll{0, 200'000'000};
+  while (sigtimedwait(&set, nullptr, &poll) < 0) {
+    const auto now = std::chrono::steady_clock::now();
+    for (const std::string& name : s.supervisor().ReapExited()) reaped[name] = now;
+    for (auto it = reaped.begin(); it != reaped.end();) {
+      if (now - it->second < kStoppedElsewhereGrace) {
+        ++it;
+        continue;
+      }
+      if (HasPidFile(s, it->first)) {
+        out << it->first << " exited (see " << s.supervisor().LogPath(it->first) << ")\n"
+            << std::flush;
+      }
+      it = reaped.erase(it);
+    }
+    const auto& all = s.table().all();
+    if (std::none_of(all.begin(), all.end(),
+                     [&](const ProcessEntry& e) { return HasPidFile(s, e.name); })) {
+      out << "every process was stopped by `tessera cluster down`; exiting\n" << std::flush;
+      return 0;
+    }
+  }
+  out << "\nstopping\n";
+  StopAll(s, out);
+  return 0;
+}
+
 int Up(ClusterSession& s, const ClusterCommandArgs& args, std::ostream& out, std::ostream& err) {
-  auto s3_split_points = S3TableSplitPointsWith(args.s3_splits);
+  auto settings = ChooseUpSettings(s.dir(), {args.partitions, args.kv_splits, args.s3_splits});
+  if (!settings.ok()) {
+    err << "tessera cluster up: " << settings.status().ToString() << "\n";
+    return 2;
+  }
+  auto s3_split_points = S3TableSplitPointsWith(settings->s3_splits);
   if (!s3_split_points.ok()) {
     err << "tessera cluster up: " << s3_split_points.status().ToString() << "\n";
     return 2;
   }
-  if (Status kv = CheckKvSplitPoints(args.kv_splits); !kv.ok()) {
+  if (Status kv = CheckKvSplitPoints(settings->kv_splits); !kv.ok()) {
     err << "tessera cluster up: " << kv.ToString() << "\n";
     return 2;
   }
@@ -259,9 +320,15 @@ int Up(ClusterSession& s, const ClusterCommandArgs& args, std::ostream& out, std
     err << "tessera cluster up: cluster certificates: " << pki.ToString() << "\n";
     return 1;
   }
-  out << cluster::DescribeLayout(s.layout()) << "cluster directory: " << s.dir() << "\n\n";
+  if (Status recorded = s.Record(*settings); !recorded.ok()) {
+    err << "tessera cluster up: recording the layout in " << s.dir() << ": " << recorded.ToString()
+        << "\n";
+    return 1;
+  }
+  out << cluster::DescribeLayout(s.layout()) << "layout: " << s.layout_path() << " (a copy of "
+      << s.layout_source() << ")\ncluster directory: " << s.dir() << "\n\n";
   Status st = LaunchAll(s, out);
-  if (st.ok()) st = CreateDefaultTable(s, args.partitions, args.kv_splits);
+  if (st.ok()) st = CreateDefaultTable(s, settings->partitions, settings->kv_splits);
   if (st.ok()) st = CreateS3Table(s, *s3_split_points);
   if (st.ok()) st = EnsureAdminUser(s, *credential);
   if (st.ok()) st = WaitFor([&] { return AllPartitionsLed(s); }, milliseconds(60'000),
@@ -278,21 +345,7 @@ int Up(ClusterSession& s, const ClusterCommandArgs& args, std::ostream& out, std
   PrintStatus(s, out);
   PrintEndpoints(s, out);
   if (args.detach) return 0;
-  out << "\nrunning in the foreground; Ctrl-C stops the cluster\n" << std::flush;
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
-  timespec poll{0, 200'000'000};
-  while (sigtimedwait(&set, nullptr, &poll) < 0) {
-    for (const std::string& name : s.supervisor().ReapExited()) {
-      out << name << " exited (see " << s.supervisor().LogPath(name) << ")\n" << std::flush;
-    }
-  }
-  out << "\nstopping\n";
-  StopAll(s, out);
-  return 0;
+  return Supervise(s, out);
 }
 
 int SignalTargets(ClusterSession& s, const ClusterCommandArgs& args, int signal, const char* verb,
@@ -388,7 +441,9 @@ int RunClusterCommand(const ClusterCommandArgs& args, std::ostream& out, std::os
   s.set_caller(args.caller);
   const std::string& a = args.action;
   if (a == "plan") {
-    out << cluster::DescribeLayout(s.layout()) << "cluster directory: " << s.dir() << "\n";
+    out << cluster::DescribeLayout(s.layout()) << "layout: " << s.layout_path();
+    if (s.recorded()) out << " (recorded by `cluster up`, a copy of " << s.layout_source() << ")";
+    out << "\ncluster directory: " << s.dir() << "\n";
     return 0;
   }
   if (a == "up") return Up(s, args, out, err);

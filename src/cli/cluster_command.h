@@ -16,10 +16,12 @@ struct ClusterCommandArgs {
   // up | plan | down | status | kill | stop | resume | restart | partition |
   // heal | slow-disk | digest | drain
   std::string action;
-  std::string layout_path;
+  std::string layout_path;         // --layout; empty: not given (cli/cluster_record.h)
   std::string dir;
   bool detach = false;            // up: return once the cluster is ready
-  uint32_t partitions = 6;        // up: partitions of the default table "kv"
+  // up: partitions of the default table "kv"; 0: not given (the recorded
+  // value, else kDefaultKvPartitions).
+  uint32_t partitions = 0;
   // up: split points of "kv" instead of `partitions` even ranges of the
   // byte space (keys of one shape, "k000123", fall into one even range).
   std::vector<std::string> kv_splits;

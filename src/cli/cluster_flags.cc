@@ -14,6 +14,11 @@ std::string DefaultClusterDir() {
 
 namespace {
 
+constexpr const char* kLayoutHelp =
+    "cluster layout (protobuf text format); default: the one `cluster up` recorded in --dir, "
+    "else the cluster/local.textproto shipped with tessera. Refused when it differs from the "
+    "recorded one";
+
 struct Action {
   const char* name;
   const char* help;
@@ -41,13 +46,12 @@ constexpr Action kActions[] = {
 }  // namespace
 
 CLI::App* AddClusterCommands(CLI::App& app, ClusterCommandArgs& args) {
-  args.layout_path = "cluster/local.textproto";
   args.dir = DefaultClusterDir();
   CLI::App* cluster = app.add_subcommand("cluster", "the local three-AZ cluster");
   cluster->require_subcommand(1);
   for (const Action& a : kActions) {
     CLI::App* sub = cluster->add_subcommand(a.name, a.help);
-    sub->add_option("--layout", args.layout_path, "cluster layout (protobuf text format)");
+    sub->add_option("--layout", args.layout_path, kLayoutHelp);
     sub->add_option("--dir", args.dir, "cluster directory: data, logs, pids, secret, credentials");
     if (a.targets_help != nullptr) sub->add_option("targets", args.targets, a.targets_help)->required();
     sub->add_option("--as", args.caller,
@@ -56,7 +60,8 @@ CLI::App* AddClusterCommands(CLI::App& app, ClusterCommandArgs& args) {
     const std::string name = a.name;
     if (name == "up") {
       sub->add_flag("--detach", args.detach, "return once the cluster is ready");
-      sub->add_option("--partitions", args.partitions, "partitions of the default table kv")
+      sub->add_option("--partitions", args.partitions,
+                      "partitions of the default table kv (default: the recorded value, else 6)")
           ->check(CLI::Range(1, 256));
       sub->add_option("--kv-split", args.kv_splits,
                       "KEY: split the default table kv at KEY instead of --partitions even "
@@ -83,12 +88,11 @@ CLI::App* AddClusterCommands(CLI::App& app, ClusterCommandArgs& args) {
 }
 
 CLI::App* AddKvCommands(CLI::App& app, KvCommandArgs& args) {
-  args.layout_path = "cluster/local.textproto";
   args.dir = DefaultClusterDir();
   CLI::App* kv = app.add_subcommand("kv", "the key-value API of a running cluster (via its router)");
   kv->require_subcommand(1);
   auto common = [&args](CLI::App* sub) {
-    sub->add_option("--layout", args.layout_path, "cluster layout (protobuf text format)");
+    sub->add_option("--layout", args.layout_path, kLayoutHelp);
     sub->add_option("--dir", args.dir, "cluster directory (credentials)");
   };
   CLI::App* token = kv->add_subcommand("token", "print a bearer token for the HTTP KV API");
@@ -112,6 +116,9 @@ CLI::App* AddKvCommands(CLI::App& app, KvCommandArgs& args) {
   get->add_option("table", args.table)->required();
   get->add_option("key", args.key)->required();
   get->add_flag("--eventual", args.eventual, "read any replica's applied state");
+  get->add_flag("--raw", args.raw,
+                "print exactly the value's bytes (default: a newline is added on a terminal "
+                "when the value does not end with one)");
   CLI::App* del = kv->add_subcommand("del", "delete a key");
   common(del);
   del->add_option("table", args.table)->required();
@@ -131,12 +138,11 @@ CLI::App* AddKvCommands(CLI::App& app, KvCommandArgs& args) {
 }
 
 CLI::App* AddS3Commands(CLI::App& app, S3CommandArgs& args) {
-  args.layout_path = "cluster/local.textproto";
   args.dir = DefaultClusterDir();
   CLI::App* s3 = app.add_subcommand("s3", "S3 users and buckets of a running cluster (via meta)");
   s3->require_subcommand(1);
   auto common = [&args](CLI::App* sub) {
-    sub->add_option("--layout", args.layout_path, "cluster layout (protobuf text format)");
+    sub->add_option("--layout", args.layout_path, kLayoutHelp);
     sub->add_option("--dir", args.dir, "cluster directory (secret)");
   };
   CLI::App* user = s3->add_subcommand("user", "S3 users and their access keys");
@@ -178,6 +184,19 @@ CLI::App* AddS3Commands(CLI::App& app, S3CommandArgs& args) {
   usage->add_option("name", args.name, "bucket name")->required();
   usage->add_flag("--json", args.json, "print one JSON object");
   usage->callback([&args] { args.action = "usage"; });
+  CLI::App* client_config = s3->add_subcommand(
+      "client-config", "print a configuration the S3 client takes as is: an aws CLI profile, an "
+                       ".s3cfg, an rclone remote or a boto3 snippet");
+  common(client_config);
+  client_config->add_option("client", args.client, "aws, s3cmd, rclone or boto3")
+      ->required()
+      ->check(CLI::IsMember({"aws", "s3cmd", "rclone", "boto3"}));
+  client_config->add_option("--user", args.user,
+                            "the S3 user whose first access key to use (default: admin, the key "
+                            "pair in --dir/credentials)");
+  client_config->add_flag("--https", args.https,
+                          "the HTTPS endpoint, trusting the cluster's CA (DIR/tls/ca.pem)");
+  client_config->callback([&args] { args.action = "client-config"; });
   return s3;
 }
 

@@ -1,22 +1,18 @@
 #include "cli/cluster_session.h"
 
-#include <filesystem>
-
 #include "cluster/cluster_pki.h"
 #include "cluster/rpc_access.h"
 
 namespace tessera::cli {
 
-Result<std::unique_ptr<ClusterSession>> ClusterSession::Open(const std::string& layout_path,
+Result<std::unique_ptr<ClusterSession>> ClusterSession::Open(const std::string& layout_flag,
                                                              const std::string& dir) {
-  auto layout = cluster::LoadLayout(layout_path);
+  auto layout = ChooseLayout(dir, layout_flag);
   if (!layout.ok()) return layout.status();
   auto supervisor = cluster::Supervisor::Open(dir);
   if (!supervisor.ok()) return supervisor.status();
-  std::error_code ec;
-  const std::string absolute = std::filesystem::absolute(layout_path, ec).string();
-  return std::unique_ptr<ClusterSession>(new ClusterSession(
-      std::move(layout).value(), ec ? layout_path : absolute, dir, std::move(supervisor).value()));
+  return std::unique_ptr<ClusterSession>(
+      new ClusterSession(std::move(layout).value(), dir, std::move(supervisor).value()));
 }
 
 Result<cluster::ClusterClient*> ClusterSession::client() {

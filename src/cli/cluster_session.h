@@ -1,6 +1,7 @@
-// ClusterSession: what every `tessera cluster` action needs — the layout,
-// its process table, the supervisor of the cluster directory, and (lazily)
-// a ClusterClient with the operator's identity (or, for probes of the access
+// ClusterSession: what every `tessera cluster` action needs — the layout
+// (the one recorded in the cluster directory, cli/cluster_record.h), its
+// process table, the supervisor of the cluster directory, and (lazily) a
+// ClusterClient with the operator's identity (or, for probes of the access
 // rules, a process's: set_caller).
 #pragma once
 
@@ -8,6 +9,7 @@
 #include <ostream>
 #include <string>
 
+#include "cli/cluster_record.h"
 #include "cluster/cluster_client.h"
 #include "cluster/layout.h"
 #include "cluster/process_table.h"
@@ -17,14 +19,22 @@ namespace tessera::cli {
 
 class ClusterSession {
  public:
-  static Result<std::unique_ptr<ClusterSession>> Open(const std::string& layout_path,
+  // `layout_flag`: --layout as given, empty when not given (ChooseLayout).
+  static Result<std::unique_ptr<ClusterSession>> Open(const std::string& layout_flag,
                                                       const std::string& dir);
 
-  const pb::ClusterLayout& layout() const { return layout_; }
+  const pb::ClusterLayout& layout() const { return layout_.layout; }
   const cluster::ProcessTable& table() const { return table_; }
   cluster::Supervisor& supervisor() { return supervisor_; }
   const std::string& dir() const { return dir_; }
-  const std::string& layout_path() const { return layout_path_; }
+  // The layout file processes are started with (DIR/layout.textproto once
+  // recorded) and the file it came from.
+  const std::string& layout_path() const { return layout_.path; }
+  const std::string& layout_source() const { return layout_.source; }
+  bool recorded() const { return layout_.recorded; }
+  // `up`: records the layout and `settings` in the cluster directory
+  // unless it holds a record already (RecordCluster).
+  Status Record(const UpSettings& settings) { return RecordCluster(dir_, settings, layout_); }
   // The client, created on first use (needs DIR/secret and DIR/pki).
   Result<cluster::ClusterClient*> client();
   // Calls as process `name` of the layout (its certificate) instead of as
@@ -36,17 +46,14 @@ class ClusterSession {
   std::vector<cluster::ProcessEntry> Resolve(const std::string& name_or_az) const;
 
  private:
-  ClusterSession(pb::ClusterLayout layout, std::string layout_path, std::string dir,
-                 cluster::Supervisor supervisor)
+  ClusterSession(LayoutChoice layout, std::string dir, cluster::Supervisor supervisor)
       : layout_(std::move(layout)),
-        table_(layout_),
-        layout_path_(std::move(layout_path)),
+        table_(layout_.layout),
         dir_(std::move(dir)),
         supervisor_(std::move(supervisor)) {}
 
-  pb::ClusterLayout layout_;
+  LayoutChoice layout_;
   cluster::ProcessTable table_;
-  std::string layout_path_;
   std::string dir_;
   cluster::Supervisor supervisor_;
   std::string caller_;

@@ -166,7 +166,11 @@ void PrintEndpoints(ClusterSession& s, std::ostream& out) {
     if (r.s3_port == 0) continue;
     out << "     AWS_ACCESS_KEY_ID=<access key> AWS_SECRET_ACCESS_KEY=<secret key> "
            "aws --endpoint-url http://"
-        << r.host << ":" << r.s3_port << " s3 mb s3://my-bucket\n";
+        << r.host << ":" << r.s3_port << " s3 mb s3://my-bucket\n"
+        << "S3 clients: tessera s3 client-config aws|s3cmd|rclone|boto3 [--https] [--user NAME] "
+           "--dir "
+        << s.dir() << "\n            prints a configuration the client takes as is (path style, "
+                      "SigV4, region, CA bundle)\n";
     break;
   }
 }

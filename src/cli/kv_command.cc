@@ -7,6 +7,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "cli/cluster_record.h"
 #include "cluster/layout.h"
 #include "cluster/process_table.h"
 #include "common/limits.h"
@@ -95,13 +96,13 @@ int RunKvCommand(const KvCommandArgs& a, std::ostream& out, std::ostream& err) {
     out << "revoked (refused by every router within about a second)\n";
     return 0;
   }
-  auto layout = cluster::LoadLayout(a.layout_path);
+  auto layout = ChooseLayout(a.dir, a.layout_path);
   if (!layout.ok()) {
     err << "tessera kv: " << layout.status().ToString() << "\n";
     return 2;
   }
   const cluster::ProcessEntry router =
-      cluster::ProcessTable(*layout).OfRole(cluster::ProcessRole::kRouter).front();
+      cluster::ProcessTable(layout->layout).OfRole(cluster::ProcessRole::kRouter).front();
   const router::Credential credential = credentials->First();
   KvResult<std::unique_ptr<KvClient>> client =
       KvClient::Connect(router.host, static_cast<uint16_t>(router.peer_port), credential.access_key,
@@ -131,8 +132,13 @@ int RunKvCommand(const KvCommandArgs& a, std::ostream& out, std::ostream& err) {
     err << "not found\n";
     return 1;
   }
-  out << (*got)->value;
+  out << KvGetOutput((*got)->value, a.raw, a.out_is_terminal);
   return 0;
+}
+
+std::string KvGetOutput(const std::string& value, bool raw, bool terminal) {
+  if (raw || !terminal || (!value.empty() && value.back() == '\n')) return value;
+  return value + "\n";
 }
 
 }  // namespace tessera::cli

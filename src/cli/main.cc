@@ -1,6 +1,8 @@
 // The `tessera` binary: one entry point, a subcommand per role and tool.
 // Only this layer reads flags; everything below takes plain structs.
 #include <CLI/CLI.hpp>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <iostream>
 
@@ -120,7 +122,10 @@ int main(int argc, char** argv) {
     return tessera::autoadmin::RunAutoadminCommand(autoadmin);
   }
   if (*cluster_cmd) return tessera::cli::RunClusterCommand(cluster, std::cout, std::cerr);
-  if (*kv_cmd) return tessera::cli::RunKvCommand(kv, std::cout, std::cerr);
+  if (*kv_cmd) {
+    kv.out_is_terminal = ::isatty(STDOUT_FILENO) == 1;
+    return tessera::cli::RunKvCommand(kv, std::cout, std::cerr);
+  }
   if (*s3_cmd) return tessera::cli::RunS3Command(s3, std::cout, std::cerr);
   return 2;
 }

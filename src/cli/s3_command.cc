@@ -1,14 +1,21 @@
 #include "cli/s3_command.h"
 
+#include <cctype>
 #include <chrono>
+#include <filesystem>
 #include <ostream>
 #include <string>
+#include <tuple>
+#include <utility>
 
 #include <spdlog/spdlog.h>
 
 #include "cli/cluster_session.h"
 #include "cli/partition_calls.h"
 #include "cli/s3_check.h"
+#include "cli/s3_client_config.h"
+#include "cluster/cluster_pki.h"
+#include "router/token.h"
 #include "tessera/s3.pb.h"
 #include "tessera/s3_registry.pb.h"
 
@@ -143,6 +150,78 @@ Status Usage(ClusterSession& s, const S3CommandArgs& a, std::ostream& out) {
   return Status::Ok();
 }
 
+// The key pair of `user`: its first access key and that key's secret, from
+// meta. Without a user: DIR/credentials' first pair (user admin).
+Result<std::pair<std::string, std::string>> ClientKeys(ClusterSession& s, const std::string& user) {
+  if (user.empty()) {
+    auto credentials = router::LoadCredentials(s.dir() + "/credentials");
+    if (!credentials.ok()) return credentials.status();
+    if (credentials->size() == 0) {
+      return Status::NotFound("no credential in " + s.dir() + "/credentials");
+    }
+    const router::Credential first = credentials->First();
+    return std::make_pair(first.access_key, first.secret_key);
+  }
+  auto users = CallMeta<pb::ListUsersResponse>(s, "meta.list_users", pb::ListUsersRequest());
+  if (!users.ok()) return users.status();
+  for (const pb::UserRecord& u : users->users()) {
+    if (u.name() != user) continue;
+    if (u.access_keys_size() == 0) return Status::NotFound("S3 user " + user + " has no access key");
+    pb::GetUserByKeyRequest request;
+    request.set_access_key(u.access_keys(0));
+    request.set_min_version(users->map_version());
+    auto key = CallMeta<pb::GetUserByKeyResponse>(s, "meta.get_user_by_key", request);
+    if (!key.ok()) return key.status();
+    if (!key->found()) return Status::NotFound("access key " + u.access_keys(0) + " vanished");
+    return std::make_pair(u.access_keys(0), key->secret_key());
+  }
+  return Status::NotFound("no S3 user " + user + " (see tessera s3 user list)");
+}
+
+// "tessera", or "tessera-USER" with every byte outside [A-Za-z0-9_-] as '-'
+// (aws profile and rclone remote names).
+std::string ProfileName(const std::string& user) {
+  std::string name = user.empty() ? "tessera" : "tessera-" + user;
+  for (char& c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-') c = '-';
+  }
+  return name;
+}
+
+Status ClientConfig(ClusterSession& s, const S3CommandArgs& a, std::ostream& out) {
+  auto client = ParseS3Client(a.client);
+  if (!client.ok()) return client.status();
+  S3ClientEndpoint endpoint;
+  for (const cluster::ProcessEntry& r : s.table().OfRole(ProcessRole::kRouter)) {
+    const uint32_t port = a.https ? r.s3_tls_port : r.s3_port;
+    if (port == 0) continue;
+    endpoint.host = a.https ? "localhost" : r.host;
+    endpoint.port = port;
+    break;
+  }
+  if (endpoint.port == 0) {
+    return Status::NotFound(std::string("no router of the layout has an S3 ") +
+                            (a.https ? "HTTPS" : "HTTP") + " port");
+  }
+  endpoint.https = a.https;
+  if (a.https) {
+    std::error_code ec;
+    endpoint.ca_bundle = std::filesystem::absolute(cluster::HttpsCaPath(s.dir()), ec).string();
+    if (ec || !std::filesystem::exists(endpoint.ca_bundle, ec)) {
+      return Status::NotFound("no CA bundle " + endpoint.ca_bundle +
+                              " (`tessera cluster up` creates it)");
+    }
+  }
+  const std::string& region = s.layout().router_settings().s3_region();
+  endpoint.region = region.empty() ? "us-east-1" : region;
+  auto keys = ClientKeys(s, a.user);
+  if (!keys.ok()) return keys.status();
+  std::tie(endpoint.access_key, endpoint.secret_key) = *keys;
+  endpoint.profile = ProfileName(a.user);
+  out << RenderS3ClientConfig(*client, endpoint);
+  return Status::Ok();
+}
+
 }  // namespace
 
 int RunS3Command(const S3CommandArgs& a, std::ostream& out, std::ostream& err) {
@@ -162,6 +241,7 @@ int RunS3Command(const S3CommandArgs& a, std::ostream& out, std::ostream& err) {
   else if (a.action == "bucket-create") st = BucketCreate(**session, a, out);
   else if (a.action == "buckets") st = Buckets(**session, a, out);
   else if (a.action == "usage") st = Usage(**session, a, out);
+  else if (a.action == "client-config") st = ClientConfig(**session, a, out);
   else if (a.action == "check") {
     st = RunS3Check(**session, a.json, out);
     if (st.code() == StatusCode::kConflict) return 1;  // the report says why

@@ -1,6 +1,8 @@
-// `tessera s3 user create NAME | user list | bucket create NAME | buckets`:
-// the S3 users and the bucket registry of a running cluster, through its metadata service (the
-// cluster secret in DIR/secret authenticates the calls).
+// `tessera s3 user create NAME | user list | bucket create NAME | buckets |
+// check | usage | client-config CLIENT`: the S3 users and the bucket
+// registry of a running cluster, through its metadata service (the cluster
+// secret in DIR/secret authenticates the calls), and configurations for S3
+// clients (cli/s3_client_config.h).
 #pragma once
 
 #include <cstdint>
@@ -14,8 +16,9 @@ class App;
 namespace tessera::cli {
 
 struct S3CommandArgs {
-  std::string action;  // user-create | user-list | bucket-create | buckets | check | usage
-  std::string layout_path;
+  // user-create | user-list | bucket-create | buckets | check | usage | client-config
+  std::string action;
+  std::string layout_path;  // --layout; empty: not given (cli/cluster_record.h)
   std::string dir;
   std::string name;        // user-create: the user; bucket-create, usage: the bucket
   std::string access_key;  // user-create: optional, with secret_key
@@ -24,6 +27,9 @@ struct S3CommandArgs {
   uint64_t bucket_id = 0;  // bucket-create: 0 = placed by the metadata service
   std::string region;      // bucket-create
   bool json = false;       // check, usage: JSON output
+  std::string client;      // client-config: aws | s3cmd | rclone | boto3
+  std::string user;        // client-config: whose keys ("": DIR/credentials' first, user admin)
+  bool https = false;      // client-config: the HTTPS endpoint and the CA bundle
 };
 
 // Exit codes: 0 done, 2 usage, 3 failed (message on err). user create
@@ -34,7 +40,11 @@ struct S3CommandArgs {
 // the lists print one line per user / bucket; check prints the blob
 // checker's report (cli/s3_check.h) and exits 1 when it finds a mismatch;
 // usage prints "NAME objects=N bytes=N versions=N uploads=N part_bytes=N
-// (P partitions)" (or one JSON object), summed over the `_s3` partitions.
+// (P partitions)" (or one JSON object), summed over the `_s3` partitions;
+// client-config prints the client's configuration for the first router
+// with an S3 port (HTTPS: its TLS port, trusting DIR/tls/ca.pem), the
+// layout's region and the user's first access key (needs the metadata
+// service only with --user).
 int RunS3Command(const S3CommandArgs& args, std::ostream& out, std::ostream& err);
 
 // Adds `s3 user create|list`, `s3 bucket create` and `s3 buckets` to `app`, filling `args`

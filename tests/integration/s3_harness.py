@@ -340,11 +340,17 @@ class S3Cluster:
     def s3cfg(self, https):
         return os.path.join(self.root, "s3cfg-https" if https else "s3cfg-http")
 
+    def plain_env(self):
+        """An environment with nothing a client reads for endpoints, keys or
+        trust: PATH, HOME in the temp dir, a UTF-8 locale; no AWS_*, CA
+        bundle or proxy variable. For clients configured by files alone."""
+        return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": self.home,
+                "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "TZ": "UTC",
+                "PYTHONIOENCODING": "utf-8", "AWS_EC2_METADATA_DISABLED": "true"}
+
     def client_env(self, https=False, access_key=None, secret_key=None):
         """The whole environment of a client process (nothing inherited but PATH)."""
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": self.home,
-               "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "TZ": "UTC",
-               "PYTHONIOENCODING": "utf-8", "AWS_EC2_METADATA_DISABLED": "true"}
+        env = self.plain_env()
         if self.access_key:
             env.update({
                 "AWS_ACCESS_KEY_ID": access_key or self.access_key,
