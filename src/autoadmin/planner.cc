@@ -32,6 +32,9 @@ class Round {
     for (const auto& [id, node] : view.nodes) load_[id] = leaders_[id] = 0;
     for (const auto& [id, group] : view.groups) {
       if (group.leader != 0) ++leaders_[group.leader];
+      for (const pb::ReplicaPlacement& r : group.descriptor.replicas()) {
+        if (ToMove(r.node_id()) || !Answered(Health(r.node_id()))) repairs_wanted_ = true;
+      }
       for (const pb::ReplicaPlacement& r : group.descriptor.replicas()) ++load_[r.node_id()];
       if (MidReplacement(group)) ++in_flight_;
     }
@@ -49,6 +52,7 @@ class Round {
     if (auto a = RemoveSurplusVoter(group, m)) return a;
     if (auto a = StartReplacement(group, m)) return a;
     if (auto a = DropStale(group, m)) return a;
+    if (auto a = StartSpreading(group, m)) return a;
     return MoveLeadership(group, m, *leader, /*to_balance=*/true);
   }
 
@@ -322,8 +326,6 @@ class Round {
     // A misplaced voter's target is in an AZ the group does not use (lost 0).
     const uint32_t target = ChooseTarget(group, m, lost);
     if (target == 0) return std::nullopt;
-    ++in_flight_;
-    ++load_[target];
     std::string reason;
     if (lost != 0) {
       reason = "replace " + WhyMove(lost) + " voter " + std::to_string(lost);
@@ -332,7 +334,14 @@ class Round {
     } else {
       reason = "group has " + std::to_string(voters.size()) + " voters";
     }
-    Action a = Make(ActionKind::kAddReplica, group, 0, target, reason);
+    return AddReplica(group, target, std::move(reason));
+  }
+
+  // Step 1 of an add: meta's descriptor names `target` as a learner.
+  Action AddReplica(const GroupView& group, uint32_t target, std::string reason) {
+    ++in_flight_;
+    ++load_[target];
+    Action a = Make(ActionKind::kAddReplica, group, 0, target, std::move(reason));
     a.descriptor = group.descriptor;
     pb::ReplicaPlacement* r = a.descriptor.add_replicas();
     r->set_node_id(target);
@@ -341,6 +350,39 @@ class Round {
     a.descriptor.set_epoch(group.descriptor.epoch() + 1);
     a.descriptor.set_leader_hint(group.leader);
     return a;
+  }
+
+  // Spreads replicas onto a node that holds at least two fewer than another
+  // of its AZ (it returned empty, or is new): while nothing anywhere needs
+  // repair, a settled group's voter on the fuller node (never the leader)
+  // is replaced, add before evict, by the emptier one; RemoveSurplusVoter
+  // later removes the fuller node's, the more loaded of the AZ's two.
+  std::optional<Action> StartSpreading(const GroupView& group, const pb::Membership& m) {
+    if (repairs_wanted_ || !Settled(group, m) || in_flight_ >= options_.max_concurrent) {
+      return std::nullopt;
+    }
+    const uint64_t gid = group.descriptor.group_id();
+    for (uint32_t from : m.voters()) {
+      if (from == group.leader || Health(from) != NodeHealth::kHealthy) continue;
+      std::optional<std::pair<size_t, uint32_t>> best;
+      for (const auto& [id, node] : view_.nodes) {
+        if (node.az != AzOf(from) || node.health != NodeHealth::kHealthy || node.draining ||
+            IsMember(m, id) || Placement(group.descriptor, id) != nullptr || node.groups.count(gid) ||
+            load_[id] + 2 > load_[from]) {
+          continue;
+        }
+        const auto rank = std::make_pair(load_[id], id);
+        if (!best || rank < *best) best = rank;
+      }
+      if (!best) continue;
+      const uint32_t to = best->second;
+      std::string reason = "spread replicas: node " + std::to_string(from) + " holds " +
+                           std::to_string(load_[from]) + ", node " + std::to_string(to) + " " +
+                           std::to_string(load_[to]);
+      --load_[from];  // it leaves once `to` is a voter
+      return AddReplica(group, to, std::move(reason));
+    }
+    return std::nullopt;
   }
 
   // A healthy node holding nothing of the group: in the lost replica's AZ
@@ -387,6 +429,9 @@ class Round {
   std::map<uint32_t, size_t> leaders_;  // groups led per node, as planned so far
   size_t in_flight_ = 0;
   size_t transfers_ = 0;
+  // Some group has a replica to move or that does not answer: replicas
+  // spread onto emptier nodes only once nothing needs repair.
+  bool repairs_wanted_ = false;
 };
 
 }  // namespace

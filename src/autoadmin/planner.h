@@ -30,7 +30,10 @@
 // the group never runs short of voters), and its replica is then dropped.
 // So is a voter sharing its AZ with another voter once a healthy node of
 // an AZ the group does not use exists (the group was repaired across AZs
-// while its own AZ had no node): it moves back, the leader last.
+// while its own AZ had no node): it moves back, the leader last. And,
+// while nothing anywhere needs repair, a non-leader voter on a node holding
+// at least two replicas more than a healthy node of its AZ (one that came
+// back empty, or is new): replicas spread over the AZ.
 //
 // Safety rules (each checked before an action is planned):
 //   * nothing happens to a group without a reachable leader, or while its

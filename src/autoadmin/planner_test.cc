@@ -378,8 +378,15 @@ TEST(Planner, GrayVoterIsReplacedOnlyAfterGrayReplaceAfter) {
   ExpectOne(Plan(w, o), {ActionKind::kAddReplica, 0, 2}, "target outside the AZ, not the gray node");
 }
 
-TEST(Planner, LeadersSpreadWithinOnePerNode) {
+// Nodes 1, 3, 5 (one per AZ): nowhere to spread replicas to.
+ClusterView ThreeNodes() {
   ClusterView v = SixNodes();
+  for (uint32_t id : {2u, 4u, 6u}) v.nodes.erase(id);
+  return v;
+}
+
+TEST(Planner, LeadersSpreadWithinOnePerNode) {
+  ClusterView v = ThreeNodes();
   // Node 1 leads four groups whose voters are {1, 3, 5}: two move, to 3
   // and 5 (fewest leaders first), until 1 leads at most one more than them.
   for (uint64_t g = 1; g <= 4; ++g) AddGroup(v, 1, Members({1, 3, 5}), {1, 3, 5}, {}, g);
@@ -389,12 +396,12 @@ TEST(Planner, LeadersSpreadWithinOnePerNode) {
   EXPECT_EQ(actions[0].replica, 3u);
   EXPECT_EQ(actions[1].replica, 5u);
   // Spread already: nothing.
-  ClusterView w = SixNodes();
+  ClusterView w = ThreeNodes();
   AddGroup(w, 1, Members({1, 3, 5}), {1, 3, 5}, {}, 1);
   AddGroup(w, 3, Members({1, 3, 5}), {1, 3, 5}, {}, 2);
   AddGroup(w, 1, Members({1, 3, 5}), {1, 3, 5}, {}, 3);  // 2 on node 1, 1 on node 3, 0 on node 5
   ExpectOne(Plan(w, {}), {ActionKind::kTransferLeader, 1, 5}, "two apart: one moves");
-  ClusterView x = SixNodes();
+  ClusterView x = ThreeNodes();
   AddGroup(x, 1, Members({1, 3, 5}), {1, 3, 5}, {}, 1);
   AddGroup(x, 3, Members({1, 3, 5}), {1, 3, 5}, {}, 2);
   AddGroup(x, 5, Members({1, 3, 5}), {1, 3, 5}, {}, 3);
@@ -422,6 +429,42 @@ TEST(Planner, SurplusDeadVoterLeavesBeforeAnUnreachableOne) {
   v.nodes[4].health = NodeHealth::kHealthy;
   v.nodes[6].health = NodeHealth::kUnreachable;
   ExpectOne(Plan(v, {}), {ActionKind::kRemove, 1, 3}, "the dead voter, not the new one");
+}
+
+TEST(Planner, ReplicasSpreadOntoAnEmptyNodeOfTheirAz) {
+  ClusterView v = SixNodes();
+  // Four groups on {1, 3, 5}, led by 3: nodes 2 and 6 are empty (node 4
+  // too, but az2's voter leads everywhere and never moves for spreading).
+  for (uint64_t g = 1; g <= 4; ++g) AddGroup(v, 3, Members({1, 3, 5}), {1, 3, 5}, {}, g);
+  const std::vector<Action> actions = Plan(v, {});
+  std::vector<std::pair<uint64_t, uint32_t>> adds;
+  for (const Action& a : actions) {
+    EXPECT_EQ(a.kind, ActionKind::kAddReplica) << a.reason;
+    adds.emplace_back(a.group_id, a.replica);
+  }
+  // Node 1 (4 groups) gives two to node 2, then node 5 two to node 6: 2 and 2.
+  EXPECT_EQ(adds, (std::vector<std::pair<uint64_t, uint32_t>>{{1, 2}, {2, 2}, {3, 6}, {4, 6}}));
+  // Once promoted, the fuller node's voter leaves (not the new one).
+  ClusterView w = SixNodes();
+  AddGroup(w, 3, Members({1, 3, 5, 2}), {1, 3, 5, 2}, {}, 1);
+  for (uint64_t g = 2; g <= 4; ++g) AddGroup(w, 3, Members({1, 3, 5}), {1, 3, 5}, {}, g);
+  const std::vector<Action> next = Plan(w, {});
+  ASSERT_FALSE(next.empty());
+  EXPECT_EQ(next[0].kind, ActionKind::kRemove);
+  EXPECT_EQ(next[0].replica, 1u);
+}
+
+TEST(Planner, NoSpreadingWhileAnythingNeedsRepair) {
+  ClusterView v = SixNodes();
+  for (uint64_t g = 1; g <= 4; ++g) AddGroup(v, 3, Members({1, 3, 5}), {1, 3, 5}, {}, g);
+  v.nodes[5].health = NodeHealth::kUnreachable;  // not dead yet: nothing is replaced
+  EXPECT_TRUE(Plan(v, {}).empty());
+  // Spread already (within one): nothing either.
+  ClusterView w = SixNodes();
+  AddGroup(w, 3, Members({1, 3, 5}), {1, 3, 5}, {}, 1);
+  AddGroup(w, 4, Members({2, 4, 6}), {2, 4, 6}, {}, 2);
+  AddGroup(w, 5, Members({1, 3, 5}), {1, 3, 5}, {}, 3);
+  EXPECT_TRUE(Plan(w, {}).empty());
 }
 
 }  // namespace

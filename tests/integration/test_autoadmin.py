@@ -11,6 +11,7 @@ processes, kill -9, SIGSTOP, two autoadmin instances.
 3. Come-back: a node paused past dead_after is replaced; when it resumes,
    its stale replicas are dropped and no group keeps four voters, and its
    blob copies (of slots that moved off it) are handed off: none stray.
+   Being empty, it then receives replicas again (spreading within its AZ).
 4. Autoadmin failover: the active instance is killed in the middle of a
    replacement; the standby takes the lease (a higher epoch) and completes
    it.
@@ -249,9 +250,11 @@ class Autoadmin(unittest.TestCase):
             c.cli("cluster", "resume", victim)
 
             def stale_dropped():
-                return three_voters_in_three_azs(self.parts()) and self.node_hosts(victim) == 0
-            self.assertTrue(h.wait_until(stale_dropped, 30, 0.5),
+                return three_voters_in_three_azs(self.parts()) and self.stale_on(victim) == 0
+            self.assertTrue(h.wait_until(stale_dropped, 60, 0.5),
                             c.cli("cluster", "status", check=False).stdout + self.status())
+        # Empty, it gets about half of its AZ's replicas back.
+        self.wait_spread("az1-n1", "az1-n2")
         for key, value in kv.acked.items():
             self.assertEqual(kv.request("GET", key), (200, value), key)
         self.assertRegex(self.status(), r"drop_stale group=\d+ replica=1 -> ok")
@@ -291,14 +294,13 @@ class Autoadmin(unittest.TestCase):
             self.assertIn("az3-n2", [r["name"] for r in p["replicas"]], p)
 
     def test_5_drain(self):
-        """After test 3 (az1-n1 back, holding nothing)."""
+        """After test 3 (az1-n1 back, az1's replicas spread over az1-n1 and az1-n2)."""
         c = self.c
         for bad in ("nosuch-node", "meta-az1"):
             p = c.cli("cluster", "drain", bad, check=False)
             self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
             self.assertIn("is not a storage node of the layout", p.stderr)
-        # az1-n2 holds every az1 replica (az1-n1's were replaced in test 3):
-        # draining it moves them back to az1-n1.
+        # Draining az1-n2 moves its replicas to az1-n1.
         victim = "az1-n2"
         self.assertTrue(self.hosted_by(victim))
         with KvLoad(c, self.token, "drain-") as kv:
@@ -340,10 +342,13 @@ class Autoadmin(unittest.TestCase):
         return {p["group"]: sorted(r["name"] for r in p["replicas"]) for p in self.parts()}
 
     def test_6_two_voters_lost_at_once(self):
-        """After test 5: every group's voters are az1-n1, az2-n2, az3-n2."""
+        """After test 5: az2-n2 and az3-n2 are voters of every group (their
+        AZs' other nodes are gone); az1-n2, no longer drained, gets replicas
+        back."""
         c = self.c
+        self.wait_spread("az1-n1", "az1-n2")
         before = self.descriptors()
-        self.assertTrue(all(v == ["az1-n1", "az2-n2", "az3-n2"] for v in before.values()), before)
+        self.assertTrue(all({"az2-n2", "az3-n2"} <= set(v) for v in before.values()), before)
         kv = KvLoad(c, self.token, "quorum-")
         self.assertEqual(kv.request("PUT", "quorum-before", b"v")[0], 200)
         c.cli("cluster", "stop", "az2-n2", "az3-n2")
@@ -371,8 +376,8 @@ class Autoadmin(unittest.TestCase):
         empty; then az1's voter is lost, then az2's."""
         c = self.c
         c.cli("cluster", "restart", "az2-n1", "az3-n1")
-        self.assertTrue(h.wait_until(lambda: self.node_hosts("az2-n1") == 0 and
-                                     self.node_hosts("az3-n1") == 0, 30, 0.5))
+        self.assertTrue(h.wait_until(lambda: self.stale_on("az2-n1") == 0 and
+                                     self.stale_on("az3-n1") == 0, 30, 0.5))
         s3 = c.boto3_client()
         s3.create_bucket(Bucket="twice")
         times = []
@@ -408,16 +413,23 @@ class Autoadmin(unittest.TestCase):
         return counts
 
     def test_8_gray_disk(self):
-        """After test 7: az1-n2, az2-n1 and az3-n2 hold every group's voters;
-        az3-n1 is up and empty."""
+        """After test 7: az1-n2 and az2-n1 hold every group's az1 and az2
+        voters; az3's are spread over az3-n1 and az3-n2."""
         c = self.c
         victim, spare = "az3-n2", "az3-n1"
+        self.wait_spread(victim, spare)
 
-        def spread():
-            counts = self.leaders()
-            return counts if counts.get(victim, 0) >= 1 and \
-                max(counts.values()) - min(counts.values()) <= 1 else None
-        counts = h.wait_until(spread, 30, 0.5)
+        def leaders_spread():
+            """Within one per node among each group's voters (the planner's
+            rule), and the victim leads something."""
+            parts, counts = self.parts(), self.leaders()
+            for p in parts:
+                lead = [r["name"] for r in p["replicas"] if r["leader"]]
+                if len(lead) != 1 or any(counts[lead[0]] > counts[r["name"]] + 1
+                                         for r in p["replicas"]):
+                    return None
+            return counts if counts.get(victim, 0) >= 1 else None
+        counts = h.wait_until(leaders_spread, 30, 0.5)
         self.assertTrue(counts, f"leaders not spread within one per node: {self.leaders()}")
         with KvLoad(c, self.token, "gray-") as kv:
             time.sleep(1)
@@ -433,9 +445,10 @@ class Autoadmin(unittest.TestCase):
             for p in parts:
                 self.assertIn(spare, [r["name"] for r in p["replicas"]], p)
             c.cli("cluster", "slow-disk", victim, "--ms", "0")
-            healed = h.wait_until(lambda: self.node_hosts(victim) == 0 and not re.search(
+            healed = h.wait_until(lambda: not re.search(
                 rf"{victim} \(\d+, az3\): gray", self.status()), 30, 0.5)
             self.assertTrue(healed, self.status())
+            self.assertEqual(self.stale_on(victim), 0)
         print(f"\n[{victim} slow disk (100 ms): leads nothing {led_nothing:.1f}s after, replaced "
               f"{replaced:.1f}s after (degraded_for {DEGRADED_FOR_S}s, gray_replace_after "
               f"{GRAY_REPLACE_AFTER_S}s); leaders before {counts}; KV acked {len(kv.acked)} "
@@ -444,18 +457,43 @@ class Autoadmin(unittest.TestCase):
         for key, value in kv.acked.items():
             self.assertEqual(kv.request("GET", key), (200, value), key)
 
-    def node_hosts(self, name):
-        """How many groups node `name` hosts (its /health), -1 when it does not answer."""
+    def stale_on(self, name):
+        """How many groups node `name` hosts that no partition names it in
+        (stale replicas), -1 when it does not answer."""
+        hosted = self.node_groups(name)
+        if hosted is None:
+            return -1
+        named = {p["group"] for p in self.parts() if name in {r["name"] for r in p["replicas"]}}
+        return len(hosted - named)
+
+    def wait_spread(self, a, b, timeout_s=REPLACE_WITHIN_S):
+        """Every partition settled at three voters in three AZs, and nodes
+        `a` and `b` (one AZ) hosting within one group of each other."""
+        def spread():
+            ga, gb = self.node_groups(a), self.node_groups(b)
+            return three_voters_in_three_azs(self.parts()) and ga is not None and \
+                gb is not None and abs(len(ga) - len(gb)) <= 1
+        if not h.wait_until(spread, timeout_s, 0.5):
+            self.fail(f"replicas not spread over {a} and {b}:\n" +
+                      self.c.cli("cluster", "status", check=False).stdout + self.status())
+
+    def node_groups(self, name):
+        """The groups node `name` hosts (its /health), None when it does not answer."""
         with open(self.c.layout) as f:
             port = int(re.search(rf'name: "{name}".*?http_port: (\d+)', f.read()).group(1))
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
         try:
             conn.request("GET", "/health")
-            return len(json.loads(conn.getresponse().read())["groups"])
+            return {g["group"] for g in json.loads(conn.getresponse().read())["groups"]}
         except (OSError, ValueError, KeyError):
-            return -1
+            return None
         finally:
             conn.close()
+
+    def node_hosts(self, name):
+        """How many groups node `name` hosts (its /health), -1 when it does not answer."""
+        groups = self.node_groups(name)
+        return -1 if groups is None else len(groups)
 
 
 if __name__ == "__main__":
