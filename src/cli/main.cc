@@ -15,6 +15,7 @@
 #include "cli/cluster_flags.h"
 #include "cli/s3_command.h"
 #include "experiment/experiment_command.h"
+#include "experiment/experiment_limits.h"
 #include "sim/sim_command.h"
 
 
@@ -59,7 +60,7 @@ int main(int argc, char** argv) {
       "--seed", experiment_seed, "seed of every random choice (default: random, printed)");
   experiment_run->add_option("--duration", experiment.duration_s,
                              "seconds of workload (default: the file's)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(uint32_t{1}, tessera::experiment::kDurationSMax));
   experiment_run->add_option("--attach", experiment.attach_dir,
                              "run against the running cluster of this directory instead of a fresh one");
   CLI::App* experiment_list = experiment_cmd->add_subcommand("list", "the catalogue of experiments");
@@ -130,7 +131,14 @@ int main(int argc, char** argv) {
       "status", "print every instance's state: the active one, unhealthy nodes, recent actions");
   autoadmin_status_cmd->fallthrough();  // --layout after `status`
 
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    // Bad flags of `experiment` exit 2, as its other bad input does
+    // (experiment/experiment_run.h); other commands keep CLI11's codes.
+    return rc != 0 && experiment_cmd->parsed() ? 2 : rc;
+  }
 
   if (*sim_cmd) return tessera::sim::RunSimCommand(sim, std::cout);
   if (*node_cmd) return tessera::node::RunNodeCommand(node);

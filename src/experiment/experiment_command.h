@@ -1,6 +1,7 @@
 // `tessera experiment run|list|report` (docs/experiments.md).
 //   run FILE [--out DIR] [--seed N] [--duration S] [--attach DIR]
-//            exit codes: experiment_run.h
+//            exit codes: experiment_run.h (a flag CLI11 refuses exits 2 too:
+//            src/cli/main.cc)
 //   list [--catalogue DIR]   the experiments of the catalogue (name,
 //            duration, first line of the description); exit 2 when the
 //            catalogue cannot be read

@@ -132,6 +132,11 @@ class ExperimentTest(unittest.TestCase):
         self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
         self.assertIn("no such file", p.stderr)
 
+        p = run("experiment", "run", os.path.join(CATALOGUE, "az-partition.textproto"),
+                "--seed", "abc")
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn("--seed", p.stderr)
+
         p = run("experiment", "report", self.root)
         self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
         self.assertIn("verdict.json", p.stderr)
