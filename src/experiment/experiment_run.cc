@@ -215,6 +215,7 @@ std::vector<FaultWindow> DriveSchedule(Run& run, Nemesis& nemesis, FaultJournal&
       journal.Add(FaultLine(e.start ? "start" : "end", &f, targets, clock.NowUs(), st));
     }
     if (now_ms >= end_ms) break;
+    nemesis.Tick();
     if (now_ms >= next_print_ms) {
       std::string active;
       for (const std::string& s : in_force) {

@@ -3,6 +3,7 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <chrono>
 
 #include "cli/cluster_lifecycle.h"
 #include "cli/cluster_status.h"
@@ -110,6 +111,9 @@ Status Nemesis::End(size_t id) {
       auto launched = cli::EnsureRunning(session_, p);
       if (!launched.ok()) st = First(st, launched.status());
     }
+    rules_to_reapply_ = std::any_of(active_.begin(), active_.end(), [](const Active& other) {
+      return IsRuleFault(other.fault.kind);
+    });
     return st;
   }
   if (a.fault.kind == pb::FAULT_PAUSE) {
@@ -124,8 +128,22 @@ Status Nemesis::End(size_t id) {
   return st;
 }
 
+void Nemesis::Tick() {
+  // A relaunched process takes a moment to serve RPC: try twice a second.
+  constexpr auto kRetryInterval = std::chrono::milliseconds(500);
+  const auto now = std::chrono::steady_clock::now();
+  if (!rules_to_reapply_ || now < next_reapply_) return;
+  next_reapply_ = now + kRetryInterval;
+  Status st;
+  for (const Active& a : active_) {
+    if (IsRuleFault(a.fault.kind)) st = First(st, ApplyRules(a));
+  }
+  rules_to_reapply_ = !st.ok();
+}
+
 Status Nemesis::HealEverything() {
   active_.clear();
+  rules_to_reapply_ = false;
   session_.supervisor().ReapExited();
   Status st;
   for (const ProcessEntry& e : session_.table().all()) {

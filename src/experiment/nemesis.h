@@ -5,6 +5,8 @@
 //
 // Faults and how they end:
 //   kill          SIGKILL to the target's processes; launched again at the end
+//                 (a relaunched process starts without fault rules: the rule
+//                 faults in force are applied again by Tick once it answers)
 //   pause         SIGSTOP; SIGCONT at the end
 //   partition-az  the AZ's processes drop everything to and from the other
 //                 AZs' (admin.faults drop rules); the rules are cleared at
@@ -16,6 +18,7 @@
 // Thread safety: none; one thread drives the nemesis (it owns the session).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <ostream>
 #include <string>
@@ -40,6 +43,9 @@ class Nemesis {
   // Resumes every paused process, launches every process that is not
   // running, and clears every fault rule. Safe to call at any time.
   Status HealEverything();
+  // Called often by the driver: applies the rule faults in force again
+  // after a killed process came back, until that works.
+  void Tick();
 
  private:
   struct Active {
@@ -58,6 +64,8 @@ class Nemesis {
   const std::string leader_key_;
   std::ostream& log_;
   std::vector<Active> active_;
+  bool rules_to_reapply_ = false;  // a process came back while rule faults are in force
+  std::chrono::steady_clock::time_point next_reapply_;
 };
 
 }  // namespace tessera::experiment
