@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/cluster_lifecycle.h"
 #include "common/result.h"
 
 namespace tessera::cli {
@@ -39,20 +40,7 @@ struct ClusterCommandArgs {
   uint32_t drain_timeout_s = 600; // drain: how long to wait for the replicas to leave
 };
 
-// The S3 table's split points for `cluster up`: the even bucket-id splits
-// (meta::S3TableSplitPoints), plus for each "BUCKET_ID:OBJECT_KEY" of
-// `s3_splits` the points s3::model::BucketPrefix(ID), BucketPrefix(ID + 1)
-// (when ID + 1 does not wrap) and ObjectPrefix(ID, OBJECT_KEY); sorted and
-// de-duplicated. BUCKET_ID is a decimal uint64 > 0; OBJECT_KEY is
-// everything after the first ':' (it may be empty or hold ':'), at most
-// limits::kMetaSplitPointBytesMax - 8 bytes. InvalidArgument naming the
-// bad value otherwise.
-Result<std::vector<std::string>> S3TableSplitPointsWith(const std::vector<std::string>& s3_splits);
-
-// `cluster up --kv-split` points: at most limits::kMetaPartitionsPerTableMax
-// - 1, each 1..limits::kMetaSplitPointBytesMax bytes, strictly ascending;
-// InvalidArgument naming the bad value otherwise.
-Status CheckKvSplitPoints(const std::vector<std::string>& kv_splits);
+// S3TableSplitPointsWith, CheckKvSplitPoints: cli/cluster_lifecycle.h.
 
 // Returns the process exit code; prints to `out` / `err`.
 int RunClusterCommand(const ClusterCommandArgs& args, std::ostream& out, std::ostream& err);

@@ -246,45 +246,58 @@ int PrintDigests(ClusterSession& s, const ClusterCommandArgs& args, std::ostream
   return rc;
 }
 
-int RunFaultAction(ClusterSession& s, const ClusterCommandArgs& args, std::ostream& out,
-                   std::ostream& err) {
-  int rc = 0;
-  auto report = [&](const ProcessEntry& e, const Status& st, const std::string& what) {
+namespace {
+
+// The first error of a fault action, naming the process; every process is
+// tried.
+class FaultReport {
+ public:
+  explicit FaultReport(std::ostream& out) : out_(out) {}
+  void Add(const ProcessEntry& e, const Status& st, const std::string& what) {
     if (st.ok()) {
-      out << e.name << ": " << what << "\n";
-    } else {
-      err << e.name << ": " << st.ToString() << "\n";
-      rc = 1;
+      out_ << e.name << ": " << what << "\n";
+    } else if (first_.ok()) {
+      first_ = Status(st.code(), e.name + ": " + st.ToString());
     }
-  };
-  if (args.action == "heal") {
-    for (const ProcessEntry& e : s.table().all()) {
-      if (!cluster::ServesRpc(e.role)) continue;
-      report(e, ApplyFaults(s, e, pb::FaultRules()), "healed");
-    }
-    return rc;
   }
-  if (args.action == "slow-disk") {
-    for (const std::string& t : args.targets) {
-      for (const ProcessEntry& e : s.Resolve(t)) {
-        if (!cluster::ServesRpc(e.role)) continue;
-        pb::FaultRules rules = LoadFaults(s, e.name);
-        rules.set_fsync_delay_ms(args.slow_ms);
-        report(e, ApplyFaults(s, e, rules), "fsync delayed by " + std::to_string(args.slow_ms) + " ms");
-      }
-    }
-    return rc;
+  Status status() const { return first_; }
+
+ private:
+  std::ostream& out_;
+  Status first_;
+};
+
+}  // namespace
+
+Status HealAll(ClusterSession& s, std::ostream& out) {
+  FaultReport report(out);
+  for (const ProcessEntry& e : s.table().all()) {
+    if (!cluster::ServesRpc(e.role)) continue;
+    report.Add(e, ApplyFaults(s, e, pb::FaultRules()), "healed");
   }
-  // partition A B: A and B (process names or AZs) stop hearing each other.
-  if (args.targets.size() != 2) {
-    err << "tessera cluster partition takes two process names or AZs\n";
-    return 2;
+  return report.status();
+}
+
+Status SlowDisk(ClusterSession& s, const std::string& target, uint32_t slow_ms, std::ostream& out) {
+  const std::vector<ProcessEntry> entries = s.Resolve(target);
+  if (entries.empty()) return Status::InvalidArgument("unknown process or AZ: " + target);
+  FaultReport report(out);
+  for (const ProcessEntry& e : entries) {
+    if (!cluster::ServesRpc(e.role)) continue;
+    pb::FaultRules rules = LoadFaults(s, e.name);
+    rules.set_fsync_delay_ms(slow_ms);
+    report.Add(e, ApplyFaults(s, e, rules), "fsync delayed by " + std::to_string(slow_ms) + " ms");
   }
-  auto side_a = s.Resolve(args.targets[0]), side_b = s.Resolve(args.targets[1]);
+  return report.status();
+}
+
+Status PartitionSides(ClusterSession& s, const std::string& a, const std::string& b, bool one_way,
+                      std::ostream& out) {
+  auto side_a = s.Resolve(a), side_b = s.Resolve(b);
   if (side_a.empty() || side_b.empty()) {
-    err << "unknown process or AZ\n";
-    return 2;
+    return Status::InvalidArgument("unknown process or AZ: " + (side_a.empty() ? a : b));
   }
+  FaultReport report(out);
   auto cut = [&](const std::vector<ProcessEntry>& from, const std::vector<ProcessEntry>& to,
                  const std::string& to_label) {
     for (const ProcessEntry& e : from) {
@@ -296,12 +309,48 @@ int RunFaultAction(ClusterSession& s, const ClusterCommandArgs& args, std::ostre
       for (const ProcessEntry& peer : to) {
         if (cluster::ServesRpc(peer.role)) SetDrop(rules, peer.id);
       }
-      report(e, ApplyFaults(s, e, rules), "drops everything to " + to_label);
+      report.Add(e, ApplyFaults(s, e, rules), "drops everything to " + to_label);
     }
   };
-  cut(side_a, side_b, args.targets[1]);
-  if (!args.one_way) cut(side_b, side_a, args.targets[0]);
-  return rc;
+  cut(side_a, side_b, b);
+  if (!one_way) cut(side_b, side_a, a);
+  return report.status();
+}
+
+Result<std::vector<LedPartition>> PartitionLeaders(ClusterSession& s) {
+  auto tables = Tables(s);
+  if (!tables.ok()) return tables.status();
+  auto statuses = GroupStatuses(s);
+  std::vector<LedPartition> out;
+  for (const auto& p : tables->partitions()) {
+    LedPartition& led = out.emplace_back();
+    led.partition = p;
+    for (const auto& [node, g] : statuses[p.group_id()]) {
+      if (g.holds_lease()) led.leader_node_id = node;
+    }
+  }
+  return out;
+}
+
+int RunFaultAction(ClusterSession& s, const ClusterCommandArgs& args, std::ostream& out,
+                   std::ostream& err) {
+  Status st;
+  if (args.action == "heal") {
+    st = HealAll(s, out);
+  } else if (args.action == "slow-disk") {
+    for (const std::string& t : args.targets) {
+      Status one = SlowDisk(s, t, args.slow_ms, out);
+      if (st.ok()) st = one;
+    }
+  } else if (args.targets.size() != 2) {
+    err << "tessera cluster partition takes two process names or AZs\n";
+    return 2;
+  } else {
+    st = PartitionSides(s, args.targets[0], args.targets[1], args.one_way, out);
+  }
+  if (st.ok()) return 0;
+  err << st.ToString() << "\n";
+  return st.code() == StatusCode::kInvalidArgument ? 2 : 1;
 }
 
 }  // namespace tessera::cli

@@ -1,10 +1,13 @@
 // Status, readiness and fault actions of `tessera cluster`.
 #pragma once
 
+#include <optional>
 #include <ostream>
+#include <vector>
 
 #include "cli/cluster_command.h"
 #include "cli/cluster_session.h"
+#include "tessera/cluster_rpc.pb.h"
 
 namespace tessera::cli {
 
@@ -20,7 +23,30 @@ void PrintEndpoints(ClusterSession& s, std::ostream& out);
 // admin.state_digest); replicas with equal lines hold equal states.
 int PrintDigests(ClusterSession& s, const ClusterCommandArgs& args, std::ostream& out,
                  std::ostream& err);
-// partition / heal / slow-disk.
+// One partition of the metadata service's map and the node whose replica
+// holds the lease, if any answered holding it.
+struct LedPartition {
+  pb::PartitionDescriptor partition;
+  std::optional<uint32_t> leader_node_id;
+};
+// Every partition of every table (meta.tables) with its leader, from the
+// storage nodes' admin.status (the data `cluster status` prints).
+// Unavailable when no meta replica answers.
+Result<std::vector<LedPartition>> PartitionLeaders(ClusterSession& s);
+
+// The fault actions, each through the processes' admin.faults with the
+// rule set recorded in DIR/faults/NAME.textproto (so faults add up):
+// `partition A B`: A and B (process names or AZs) drop everything to each
+// other (only A -> B when `one_way`); InvalidArgument when either denotes
+// nothing.
+Status PartitionSides(ClusterSession& s, const std::string& a, const std::string& b, bool one_way,
+                      std::ostream& out);
+// `heal`: every process that serves RPC drops its fault rules.
+Status HealAll(ClusterSession& s, std::ostream& out);
+// `slow-disk TARGET`: fsyncs of the target's processes take `slow_ms` longer
+// (0 restores them); InvalidArgument when the target denotes nothing.
+Status SlowDisk(ClusterSession& s, const std::string& target, uint32_t slow_ms, std::ostream& out);
+// partition / heal / slow-disk as `tessera cluster` runs them (exit code).
 int RunFaultAction(ClusterSession& s, const ClusterCommandArgs& args, std::ostream& out,
                    std::ostream& err);
 

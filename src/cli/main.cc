@@ -14,6 +14,8 @@
 #include "cli/router_command.h"
 #include "cli/cluster_flags.h"
 #include "cli/s3_command.h"
+#include "experiment/experiment_command.h"
+#include "experiment/experiment_limits.h"
 #include "sim/sim_command.h"
 
 
@@ -43,6 +45,30 @@ int main(int argc, char** argv) {
   CLI::App* kv_cmd = tessera::cli::AddKvCommands(app, kv);
   tessera::cli::S3CommandArgs s3;
   CLI::App* s3_cmd = tessera::cli::AddS3Commands(app, s3);
+
+  tessera::experiment::ExperimentCommandArgs experiment;
+  CLI::App* experiment_cmd = app.add_subcommand(
+      "experiment", "failure-injection experiments on a local cluster (docs/experiments.md)");
+  experiment_cmd->require_subcommand(1);
+  CLI::App* experiment_run = experiment_cmd->add_subcommand(
+      "run", "start a cluster, run workloads and faults, heal, check; exit 0 when every checker passed");
+  experiment_run->add_option("FILE", experiment.file, "experiment (protobuf text format)")->required();
+  experiment_run->add_option("--out", experiment.out_dir,
+                             "result directory (default: a new one under $TMPDIR)");
+  uint64_t experiment_seed = 0;
+  CLI::Option* experiment_seed_opt = experiment_run->add_option(
+      "--seed", experiment_seed, "seed of every random choice (default: random, printed)");
+  experiment_run->add_option("--duration", experiment.duration_s,
+                             "seconds of workload (default: the file's)")
+      ->check(CLI::Range(uint32_t{1}, tessera::experiment::kDurationSMax));
+  experiment_run->add_option("--attach", experiment.attach_dir,
+                             "run against the running cluster of this directory instead of a fresh one");
+  CLI::App* experiment_list = experiment_cmd->add_subcommand("list", "the catalogue of experiments");
+  experiment_list->add_option("--catalogue", experiment.catalogue_dir,
+                              "directory of *.textproto experiments (default: the shipped one)");
+  CLI::App* experiment_report = experiment_cmd->add_subcommand(
+      "report", "print the verdict and summary of a result directory");
+  experiment_report->add_option("DIR", experiment.file, "result directory")->required();
 
   tessera::node::NodeCommandArgs node;
   node.dir = tessera::cli::DefaultClusterDir();
@@ -105,7 +131,14 @@ int main(int argc, char** argv) {
       "status", "print every instance's state: the active one, unhealthy nodes, recent actions");
   autoadmin_status_cmd->fallthrough();  // --layout after `status`
 
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    // Bad flags of `experiment` exit 2, as its other bad input does
+    // (experiment/experiment_run.h); other commands keep CLI11's codes.
+    return rc != 0 && experiment_cmd->parsed() ? 2 : rc;
+  }
 
   if (*sim_cmd) return tessera::sim::RunSimCommand(sim, std::cout);
   if (*node_cmd) return tessera::node::RunNodeCommand(node);
@@ -127,5 +160,11 @@ int main(int argc, char** argv) {
     return tessera::cli::RunKvCommand(kv, std::cout, std::cerr);
   }
   if (*s3_cmd) return tessera::cli::RunS3Command(s3, std::cout, std::cerr);
+  if (*experiment_cmd) {
+    experiment.action = *experiment_run ? "run" : *experiment_list ? "list" : "report";
+    experiment.out_is_terminal = ::isatty(STDOUT_FILENO) == 1;
+    if (experiment_seed_opt->count() > 0) experiment.seed = experiment_seed;
+    return tessera::experiment::RunExperimentCommand(experiment, std::cout, std::cerr);
+  }
   return 2;
 }

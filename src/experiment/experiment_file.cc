@@ -1,0 +1,250 @@
+#include "experiment/experiment_file.h"
+
+#include <google/protobuf/io/tokenizer.h>
+#include <google/protobuf/text_format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "cluster/layout.h"
+#include "cluster/process_table.h"
+#include "experiment/experiment_limits.h"
+
+namespace tessera::experiment {
+namespace {
+
+// Collects the parser's complaints ("line 3 column 5: ...") for the message.
+class ParseErrors : public google::protobuf::io::ErrorCollector {
+ public:
+  void AddError(int line, google::protobuf::io::ColumnNumber column,
+                const std::string& message) override {
+    if (!text_.empty()) text_ += "; ";
+    text_ += "line " + std::to_string(line + 1) + " column " + std::to_string(column + 1) + ": " +
+             message;
+  }
+  const std::string& text() const { return text_; }
+
+ private:
+  std::string text_;
+};
+
+Result<std::string> ReadSmallFile(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    return Status::NotFound(path + ": no such file");
+  }
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec || size > kFileBytesMax) {
+    return Status::InvalidArgument(path + ": larger than " + std::to_string(kFileBytesMax) +
+                                   " bytes");
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  if (!in) return Status::IOError(path + ": cannot read");
+  return text.str();
+}
+
+bool ValidName(const std::string& name) {
+  if (name.empty() || name.size() > 64) return false;
+  for (char c : name) {
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) return false;
+  }
+  return true;
+}
+
+Status CheckRange(const std::string& field, uint64_t value, uint64_t lo, uint64_t hi) {
+  if (value >= lo && value <= hi) return Status::Ok();
+  return Status::InvalidArgument(field + " = " + std::to_string(value) + ": must be in " +
+                                 std::to_string(lo) + ".." + std::to_string(hi));
+}
+
+Status ValidateRegisterWorkload(const pb::KvRegisterWorkload& w, const std::string& field) {
+  if (Status st = CheckRange(field + ".clients", w.clients(), 1, kClientsMax); !st.ok()) return st;
+  if (Status st = CheckRange(field + ".rate_per_s", w.rate_per_s(), 1, kRatePerSMax); !st.ok()) {
+    return st;
+  }
+  if (Status st = CheckRange(field + ".keys", w.keys(), 1, kKeysMax); !st.ok()) return st;
+  if (Status st = CheckRange(field + ".ops_max", w.ops_max(), 0, kHistoryOpsMax); !st.ok()) {
+    return st;
+  }
+  if (Status st = CheckRange(field + ".timeout_ms", w.timeout_ms(), 0, kOpTimeoutMsMax); !st.ok()) {
+    return st;
+  }
+  const uint64_t percents = uint64_t{w.strong_read_percent()} + w.eventual_read_percent() +
+                            w.cas_percent();
+  if (percents > 100) {
+    return Status::InvalidArgument(field +
+                                   ": strong_read_percent + eventual_read_percent + cas_percent = " +
+                                   std::to_string(percents) + ", more than 100");
+  }
+  return Status::Ok();
+}
+
+Status ValidateTarget(const pb::FaultStep& step, const cluster::ProcessTable& table,
+                      const std::string& field) {
+  const pb::FaultTarget& t = step.target();
+  switch (t.kind_case()) {
+    case pb::FaultTarget::kProcess:
+      if (!table.ByName(t.process())) {
+        return Status::InvalidArgument(field + ".target.process '" + t.process() +
+                                       "': no such process in the layout");
+      }
+      break;
+    case pb::FaultTarget::kAz:
+      if (table.InAz(t.az()).empty()) {
+        return Status::InvalidArgument(field + ".target.az '" + t.az() +
+                                       "': no process of the layout is in it");
+      }
+      break;
+    case pb::FaultTarget::kKvLeader:
+    case pb::FaultTarget::kRandomNode:
+    case pb::FaultTarget::kRandomAz:
+      break;
+    case pb::FaultTarget::KIND_NOT_SET:
+      return Status::InvalidArgument(field + ".target: missing (process, az, kv_leader, "
+                                     "random_node or random_az)");
+  }
+  return Status::Ok();
+}
+
+Status ValidateStep(const pb::FaultStep& step, const cluster::ProcessTable& table,
+                    uint32_t duration_s, bool timed, const std::string& field) {
+  if (step.kind() == pb::FAULT_UNSPECIFIED || !pb::FaultKind_IsValid(step.kind())) {
+    return Status::InvalidArgument(field + ".kind: missing or unknown (FAULT_KILL, FAULT_PAUSE, "
+                                   "FAULT_PARTITION_AZ, FAULT_SLOW_DISK)");
+  }
+  if (Status st = ValidateTarget(step, table, field); !st.ok()) return st;
+  if (Status st = CheckRange(field + ".duration_s", step.duration_s(), 1, duration_s); !st.ok()) {
+    return st;
+  }
+  if (timed && uint64_t{step.at_s()} + step.duration_s() > duration_s) {
+    return Status::InvalidArgument(field + ": at_s + duration_s = " +
+                                   std::to_string(uint64_t{step.at_s()} + step.duration_s()) +
+                                   " s, past the experiment's duration of " +
+                                   std::to_string(duration_s) + " s");
+  }
+  if (step.kind() == pb::FAULT_SLOW_DISK) {
+    return CheckRange(field + ".slow_ms", step.slow_ms(), 1, kSlowDiskMsMax);
+  }
+  return Status::Ok();
+}
+
+Status ValidateNemesis(const pb::Nemesis& n, const cluster::ProcessTable& table,
+                       uint32_t duration_s) {
+  if (n.has_fixed()) {
+    if (n.fixed().steps_size() > static_cast<int>(kFaultsMax)) {
+      return Status::InvalidArgument("nemesis.fixed: more than " + std::to_string(kFaultsMax) +
+                                     " steps");
+    }
+    for (int i = 0; i < n.fixed().steps_size(); ++i) {
+      const std::string field = "nemesis.fixed.steps[" + std::to_string(i) + "]";
+      if (Status st = ValidateStep(n.fixed().steps(i), table, duration_s, true, field); !st.ok()) {
+        return st;
+      }
+    }
+  }
+  if (n.has_random()) {
+    if (n.random().kinds_size() == 0) {
+      return Status::InvalidArgument("nemesis.random.kinds: at least one fault kind");
+    }
+    if (n.random().kinds_size() > static_cast<int>(kFaultsMax)) {
+      return Status::InvalidArgument("nemesis.random.kinds: more than " +
+                                     std::to_string(kFaultsMax));
+    }
+    for (int i = 0; i < n.random().kinds_size(); ++i) {
+      const std::string field = "nemesis.random.kinds[" + std::to_string(i) + "]";
+      if (Status st = ValidateStep(n.random().kinds(i), table, duration_s, false, field);
+          !st.ok()) {
+        return st;
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+Status ValidateWorkloadsAndCheckers(const pb::Experiment& spec) {
+  if (spec.workloads_size() == 0 || spec.workloads_size() > static_cast<int>(kWorkloadsMax)) {
+    return Status::InvalidArgument("workloads: 1.." + std::to_string(kWorkloadsMax) + " needed, " +
+                                   std::to_string(spec.workloads_size()) + " given");
+  }
+  for (int i = 0; i < spec.workloads_size(); ++i) {
+    const std::string field = "workloads[" + std::to_string(i) + "]";
+    if (!spec.workloads(i).has_kv_register()) {
+      return Status::InvalidArgument(field + ": no workload kind (kv_register)");
+    }
+    if (Status st = ValidateRegisterWorkload(spec.workloads(i).kv_register(), field + ".kv_register");
+        !st.ok()) {
+      return st;
+    }
+  }
+  if (spec.checkers_size() == 0) return Status::InvalidArgument("checkers: at least one");
+  for (int i = 0; i < spec.checkers_size(); ++i) {
+    const pb::Checker& c = spec.checkers(i);
+    const std::string field = "checkers[" + std::to_string(i) + "]";
+    if (c.kind_case() == pb::Checker::KIND_NOT_SET) {
+      return Status::InvalidArgument(field + ": no checker kind (linearizable, availability)");
+    }
+    if (c.has_availability()) {
+      const double share = c.availability().min_ok_share_outside_faults();
+      if (!(share >= 0 && share <= 1)) {
+        return Status::InvalidArgument(field +
+                                       ".availability.min_ok_share_outside_faults: must be in 0..1");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<uint32_t> EffectiveDuration(const pb::Experiment& spec, uint32_t duration_override_s) {
+  const uint32_t d = duration_override_s != 0 ? duration_override_s : spec.duration_s();
+  const std::string field = duration_override_s != 0 ? "--duration" : "duration_s";
+  if (Status st = CheckRange(field, d, 1, kDurationSMax); !st.ok()) return st;
+  return d;
+}
+
+Status ValidateExperiment(const pb::Experiment& spec, const pb::ClusterLayout& layout) {
+  if (!ValidName(spec.name())) {
+    return Status::InvalidArgument("name '" + spec.name() +
+                                   "': 1..64 characters of a-z, 0-9 and '-'");
+  }
+  auto duration = EffectiveDuration(spec, 0);
+  if (!duration.ok()) return duration.status();
+  if (Status st = CheckRange("recovery_s", spec.recovery_s(), 0, kRecoverySMax); !st.ok()) return st;
+  if (Status st = ValidateWorkloadsAndCheckers(spec); !st.ok()) return st;
+  return ValidateNemesis(spec.nemesis(), cluster::ProcessTable(layout), *duration);
+}
+
+Result<LoadedExperiment> LoadExperiment(const std::string& path) {
+  auto text = ReadSmallFile(path);
+  if (!text.ok()) return text.status();
+  LoadedExperiment loaded;
+  loaded.path = path;
+  google::protobuf::TextFormat::Parser parser;
+  ParseErrors errors;
+  parser.RecordErrorsTo(&errors);
+  if (!parser.ParseFromString(*text, &loaded.spec)) {
+    return Status::InvalidArgument(path + ": not a valid experiment (" + errors.text() + ")");
+  }
+  if (loaded.spec.layout().empty()) {
+    return Status::InvalidArgument(path + ": layout: missing (a cluster layout file)");
+  }
+  std::filesystem::path layout(loaded.spec.layout());
+  if (layout.is_relative()) layout = std::filesystem::path(path).parent_path() / layout;
+  loaded.layout_path = layout.lexically_normal().string();
+  auto parsed = cluster::LoadLayout(loaded.layout_path);
+  if (!parsed.ok()) {
+    return Status::InvalidArgument(path + ": layout '" + loaded.spec.layout() +
+                                   "': " + parsed.status().ToString());
+  }
+  loaded.layout = std::move(parsed).value();
+  if (Status st = ValidateExperiment(loaded.spec, loaded.layout); !st.ok()) {
+    return Status::InvalidArgument(path + ": " + st.message());
+  }
+  return loaded;
+}
+
+}  // namespace tessera::experiment

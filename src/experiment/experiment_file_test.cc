@@ -1,0 +1,117 @@
+// Goal: a bad experiment file is refused before anything runs, with a
+// message naming the file and the offending field.
+#include "experiment/experiment_file.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "experiment/experiment_test_util.h"
+
+namespace tessera::experiment {
+namespace {
+
+class ExperimentFileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("experiment_file_test_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_);
+    std::ofstream(dir_ / "layout.textproto") << kTestLayoutText;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::string Write(const std::string& text) {
+    const std::string path = (dir_ / "e.textproto").string();
+    std::ofstream(path, std::ios::trunc) << text;
+    return path;
+  }
+  // The load error of `body` after a valid head; empty when it loads.
+  std::string ErrorOf(const std::string& text) {
+    auto loaded = LoadExperiment(Write(text));
+    return loaded.ok() ? "" : loaded.status().message();
+  }
+
+  std::filesystem::path dir_;
+};
+
+constexpr char kHead[] = R"(
+name: "ok" layout: "layout.textproto" duration_s: 30
+checkers { linearizable {} }
+)";
+constexpr char kWorkload[] = "workloads { kv_register { clients: 2 rate_per_s: 10 keys: 3 } }\n";
+
+TEST_F(ExperimentFileTest, AValidFileLoadsWithItsLayout) {
+  auto loaded = LoadExperiment(Write(std::string(kHead) + kWorkload +
+                                     "nemesis { fixed { steps { kind: FAULT_PARTITION_AZ "
+                                     "target { az: \"az3\" } at_s: 5 duration_s: 10 } } }"));
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  EXPECT_EQ(loaded->layout.nodes_size(), 3);
+  EXPECT_EQ(loaded->spec.nemesis().fixed().steps_size(), 1);
+}
+
+TEST_F(ExperimentFileTest, MissingFileIsNotFound) {
+  auto loaded = LoadExperiment((dir_ / "absent.textproto").string());
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_EQ(loaded.status().code(), StatusCode::kNotFound);
+}
+
+TEST_F(ExperimentFileTest, SyntaxErrorsNameTheLine) {
+  EXPECT_NE(ErrorOf("name: \"x\"\nduration_s: \"soon\"\n").find("line 2"), std::string::npos);
+  EXPECT_NE(ErrorOf("nme: \"x\"").find("not a valid experiment"), std::string::npos);
+}
+
+TEST_F(ExperimentFileTest, BadFieldsAreNamed) {
+  const std::string head = kHead;
+  struct Case {
+    std::string text;
+    std::string expected;
+  } cases[] = {
+      {"name: \"Bad Name\" layout: \"layout.textproto\" duration_s: 5 checkers { linearizable {} } " +
+           std::string(kWorkload),
+       "name 'Bad Name'"},
+      {"name: \"x\" duration_s: 5", "layout: missing"},
+      {"name: \"x\" layout: \"nope.textproto\" duration_s: 5", "layout 'nope.textproto'"},
+      {head, "workloads: 1..8 needed, 0 given"},
+      {head + "workloads { kv_register { clients: 0 rate_per_s: 10 keys: 3 } }",
+       "workloads[0].kv_register.clients = 0"},
+      {head + "workloads { kv_register { clients: 1 rate_per_s: 10 keys: 3 strong_read_percent: 80 "
+              "cas_percent: 30 } }",
+       "more than 100"},
+      {head + kWorkload + "nemesis { fixed { steps { kind: FAULT_KILL target { process: \"az9-n1\" } "
+                          "at_s: 1 duration_s: 1 } } }",
+       "nemesis.fixed.steps[0].target.process 'az9-n1'"},
+      {head + kWorkload + "nemesis { fixed { steps { kind: FAULT_KILL target { az: \"az1\" } "
+                          "at_s: 25 duration_s: 10 } } }",
+       "past the experiment's duration of 30 s"},
+      {head + kWorkload + "nemesis { fixed { steps { target { az: \"az1\" } duration_s: 1 } } }",
+       "nemesis.fixed.steps[0].kind: missing"},
+      {head + kWorkload + "nemesis { fixed { steps { kind: FAULT_SLOW_DISK target { az: \"az1\" } "
+                          "duration_s: 1 } } }",
+       "slow_ms = 0"},
+      {head + kWorkload + "nemesis { random { } }", "nemesis.random.kinds: at least one"},
+      {"name: \"x\" layout: \"layout.textproto\" duration_s: 0 checkers { linearizable {} } " +
+           std::string(kWorkload),
+       "duration_s = 0"},
+  };
+  for (const Case& c : cases) {
+    const std::string error = ErrorOf(c.text);
+    EXPECT_NE(error.find(c.expected), std::string::npos)
+        << "file:\n" << c.text << "\nerror: " << error << "\nexpected: " << c.expected;
+    EXPECT_NE(error.find("e.textproto"), std::string::npos) << error;
+  }
+}
+
+TEST_F(ExperimentFileTest, DurationOverrideIsChecked) {
+  const pb::Experiment e = ParseExperiment("duration_s: 30");
+  EXPECT_EQ(*EffectiveDuration(e, 0), 30u);
+  EXPECT_EQ(*EffectiveDuration(e, 7), 7u);
+  auto bad = EffectiveDuration(e, 100000);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("--duration"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tessera::experiment

@@ -1,0 +1,89 @@
+#include "experiment/history.h"
+
+#include <google/protobuf/util/json_util.h>
+
+#include <algorithm>
+#include <fstream>
+#include <tuple>
+
+#include "tessera/experiment.pb.h"
+
+namespace tessera::experiment {
+namespace {
+
+pb::HistoryRecord InvokeLine(const OpRecord& op) {
+  pb::HistoryRecord r;
+  r.set_index(op.index);
+  r.set_process(op.process);
+  r.set_type("invoke");
+  r.set_op(OpKindName(op.kind));
+  if (op.kind == OpKind::kRead) r.set_consistency(op.strong ? "strong" : "eventual");
+  r.set_key(op.key);
+  r.set_value(op.value);
+  if (op.expected) r.set_expected(*op.expected);
+  r.set_time_us(op.invoke_us);
+  return r;
+}
+
+pb::HistoryRecord CompletionLine(const OpRecord& op) {
+  pb::HistoryRecord r = InvokeLine(op);
+  r.set_type(OpOutcomeName(op.outcome));
+  r.set_time_us(op.complete_us);
+  r.set_error(op.error);
+  if (op.kind == OpKind::kRead && op.outcome == OpOutcome::kOk) {
+    r.set_found(op.read.has_value());
+    r.set_value(op.read.value_or(""));
+  }
+  if (op.kind == OpKind::kCas && op.outcome == OpOutcome::kOk && !op.cas_succeeded) {
+    r.set_type("fail");  // the condition did not hold: certainly no effect
+    r.set_error("Conflict: the value was not the expected one");
+  }
+  return r;
+}
+
+}  // namespace
+
+const char* OpKindName(OpKind kind) {
+  switch (kind) {
+    case OpKind::kRead: return "read";
+    case OpKind::kWrite: return "write";
+    case OpKind::kCas: return "cas";
+  }
+  return "?";
+}
+
+const char* OpOutcomeName(OpOutcome outcome) {
+  switch (outcome) {
+    case OpOutcome::kOk: return "ok";
+    case OpOutcome::kFail: return "fail";
+    case OpOutcome::kInfo: return "info";
+  }
+  return "?";
+}
+
+Status WriteHistory(const std::vector<OpRecord>& ops, const std::string& path) {
+  // (time, completion?, index) orders lines; invocations before completions.
+  std::vector<std::tuple<uint64_t, bool, size_t>> lines;
+  lines.reserve(ops.size() * 2);
+  for (size_t i = 0; i < ops.size(); ++i) {
+    lines.emplace_back(ops[i].invoke_us, false, i);
+    lines.emplace_back(ops[i].complete_us, true, i);
+  }
+  std::sort(lines.begin(), lines.end());
+  std::ofstream out(path, std::ios::trunc);
+  if (!out) return Status::IOError(path + ": cannot write");
+  google::protobuf::util::JsonPrintOptions options;
+  options.preserve_proto_field_names = true;
+  options.always_print_primitive_fields = true;  // every line has every field
+  for (const auto& [time, completion, i] : lines) {
+    std::string json;
+    const pb::HistoryRecord r = completion ? CompletionLine(ops[i]) : InvokeLine(ops[i]);
+    (void)google::protobuf::util::MessageToJsonString(r, &json, options);
+    out << json << "\n";
+  }
+  out.flush();
+  if (!out) return Status::IOError(path + ": write failed");
+  return Status::Ok();
+}
+
+}  // namespace tessera::experiment

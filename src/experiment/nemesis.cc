@@ -1,0 +1,160 @@
+#include "experiment/nemesis.h"
+
+#include <signal.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "cli/cluster_lifecycle.h"
+#include "cli/cluster_status.h"
+#include "experiment/register_workload.h"
+
+namespace tessera::experiment {
+namespace {
+
+using cluster::ProcessEntry;
+
+bool IsRuleFault(pb::FaultKind kind) {
+  return kind == pb::FAULT_PARTITION_AZ || kind == pb::FAULT_SLOW_DISK;
+}
+
+Status First(const Status& a, const Status& b) { return a.ok() ? b : a; }
+
+}  // namespace
+
+Result<std::string> Nemesis::LeaderNode() {
+  auto partitions = cli::PartitionLeaders(session_);
+  if (!partitions.ok()) return partitions.status();
+  for (const cli::LedPartition& p : *partitions) {
+    const pb::PartitionDescriptor& d = p.partition;
+    if (d.table() != kRegisterTable) continue;
+    if (leader_key_ < d.start_key() || (!d.end_key().empty() && leader_key_ >= d.end_key())) {
+      continue;
+    }
+    if (!p.leader_node_id) return Status::Unavailable("the partition of " + leader_key_ + " has no leader");
+    auto entry = session_.table().ById(*p.leader_node_id);
+    if (!entry) return Status::Unavailable("leader node id not in the layout");
+    return entry->name;
+  }
+  return Status::NotFound("no partition of table kv holds " + leader_key_);
+}
+
+Result<std::vector<std::string>> Nemesis::ResolveProcesses(const pb::FaultTarget& target) {
+  if (target.has_kv_leader()) {
+    auto leader = LeaderNode();
+    if (!leader.ok()) return leader.status();
+    return std::vector<std::string>{*leader};
+  }
+  const std::string name = target.has_process() ? target.process() : target.az();
+  std::vector<std::string> names;
+  for (const ProcessEntry& e : session_.Resolve(name)) names.push_back(e.name);
+  if (names.empty()) return Status::InvalidArgument("unknown process or AZ: " + name);
+  return names;
+}
+
+Result<std::string> Nemesis::ResolveAz(const pb::FaultTarget& target) {
+  if (target.has_az()) return target.az();
+  auto processes = ResolveProcesses(target);
+  if (!processes.ok()) return processes.status();
+  return session_.table().ByName(processes->front())->az;
+}
+
+Status Nemesis::ApplyRules(const Active& a) {
+  if (a.fault.kind == pb::FAULT_SLOW_DISK) {
+    Status st;
+    for (const std::string& p : a.processes) {
+      st = First(st, cli::SlowDisk(session_, p, a.fault.slow_ms, log_));
+    }
+    return st;
+  }
+  Status st;
+  for (const std::string& other : session_.layout().azs()) {
+    if (other == a.az) continue;
+    st = First(st, cli::PartitionSides(session_, a.az, other, /*one_way=*/false, log_));
+  }
+  return st;
+}
+
+Status Nemesis::Start(size_t id, const ScheduledFault& fault, std::vector<std::string>& targets) {
+  Active a{id, fault, {}, {}};
+  if (fault.kind == pb::FAULT_PARTITION_AZ) {
+    auto az = ResolveAz(fault.target);
+    if (!az.ok()) return az.status();
+    a.az = *az;
+    targets = {a.az};
+  } else {
+    auto processes = ResolveProcesses(fault.target);
+    if (!processes.ok()) return processes.status();
+    a.processes = *processes;
+    targets = a.processes;
+  }
+  Status st;
+  if (IsRuleFault(fault.kind)) {
+    st = ApplyRules(a);
+  } else {
+    const int signal = fault.kind == pb::FAULT_KILL ? SIGKILL : SIGSTOP;
+    for (const std::string& p : a.processes) st = First(st, cli::SignalProcess(session_, p, signal));
+  }
+  active_.push_back(std::move(a));
+  return st;
+}
+
+Status Nemesis::End(size_t id) {
+  auto it = std::find_if(active_.begin(), active_.end(), [&](const Active& a) { return a.id == id; });
+  if (it == active_.end()) return Status::Ok();
+  const Active a = *it;
+  active_.erase(it);
+  Status st;
+  if (a.fault.kind == pb::FAULT_KILL) {
+    session_.supervisor().ReapExited();
+    for (const std::string& p : a.processes) {
+      auto launched = cli::EnsureRunning(session_, p);
+      if (!launched.ok()) st = First(st, launched.status());
+    }
+    rules_to_reapply_ = std::any_of(active_.begin(), active_.end(), [](const Active& other) {
+      return IsRuleFault(other.fault.kind);
+    });
+    return st;
+  }
+  if (a.fault.kind == pb::FAULT_PAUSE) {
+    for (const std::string& p : a.processes) st = First(st, cli::SignalProcess(session_, p, SIGCONT));
+    return st;
+  }
+  // Rules replace each other: clear them all, then apply the ones in force.
+  st = cli::HealAll(session_, log_);
+  for (const Active& other : active_) {
+    if (IsRuleFault(other.fault.kind)) st = First(st, ApplyRules(other));
+  }
+  return st;
+}
+
+void Nemesis::Tick() {
+  // A relaunched process takes a moment to serve RPC: try twice a second.
+  constexpr auto kRetryInterval = std::chrono::milliseconds(500);
+  const auto now = std::chrono::steady_clock::now();
+  if (!rules_to_reapply_ || now < next_reapply_) return;
+  next_reapply_ = now + kRetryInterval;
+  Status st;
+  for (const Active& a : active_) {
+    if (IsRuleFault(a.fault.kind)) st = First(st, ApplyRules(a));
+  }
+  rules_to_reapply_ = !st.ok();
+}
+
+Status Nemesis::HealEverything() {
+  active_.clear();
+  rules_to_reapply_ = false;
+  session_.supervisor().ReapExited();
+  Status st;
+  for (const ProcessEntry& e : session_.table().all()) {
+    if (session_.supervisor().LivePid(e.name).ok()) {
+      st = First(st, cli::SignalProcess(session_, e.name, SIGCONT));
+    } else {
+      auto launched = cli::EnsureRunning(session_, e.name);
+      if (!launched.ok()) st = First(st, launched.status());
+    }
+  }
+  return First(st, cli::HealAll(session_, log_));
+}
+
+}  // namespace tessera::experiment

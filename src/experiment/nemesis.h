@@ -1,0 +1,71 @@
+// The nemesis: starts and ends the faults of a schedule on a local cluster
+// through the cluster-control library (cli/cluster_lifecycle.h,
+// cli/cluster_status.h), the same calls `tessera cluster kill/stop/resume/
+// partition/heal/slow-disk` make, and heals everything at the end.
+//
+// Faults and how they end:
+//   kill          SIGKILL to the target's processes; launched again at the end
+//                 (a relaunched process starts without fault rules: the rule
+//                 faults in force are applied again by Tick once it answers)
+//   pause         SIGSTOP; SIGCONT at the end
+//   partition-az  the AZ's processes drop everything to and from the other
+//                 AZs' (admin.faults drop rules); the rules are cleared at
+//                 the end and the rule faults still in force applied again
+//   slow-disk     fsync delay on the target's processes; cleared likewise
+// A kv_leader target is the storage node whose replica holds the lease of
+// the partition holding `leader_key` when the fault starts.
+//
+// Thread safety: none; one thread drives the nemesis (it owns the session).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "cli/cluster_session.h"
+#include "experiment/schedule.h"
+
+namespace tessera::experiment {
+
+class Nemesis {
+ public:
+  // `log` receives one line per process touched.
+  Nemesis(cli::ClusterSession& session, std::string leader_key, std::ostream& log)
+      : session_(session), leader_key_(std::move(leader_key)), log_(log) {}
+
+  // Injects `fault`; fills `targets` with the process names (or the AZ)
+  // it hit. The error names the first process that could not be reached.
+  Status Start(size_t id, const ScheduledFault& fault, std::vector<std::string>& targets);
+  // Ends the fault started as `id` (a fault that failed to start is a no-op).
+  Status End(size_t id);
+  // Resumes every paused process, launches every process that is not
+  // running, and clears every fault rule. Safe to call at any time.
+  Status HealEverything();
+  // Called often by the driver: applies the rule faults in force again
+  // after a killed process came back, until that works.
+  void Tick();
+
+ private:
+  struct Active {
+    size_t id = 0;
+    ScheduledFault fault;
+    std::vector<std::string> processes;  // kill, pause, slow-disk
+    std::string az;                      // partition-az
+  };
+
+  Result<std::vector<std::string>> ResolveProcesses(const pb::FaultTarget& target);
+  Result<std::string> ResolveAz(const pb::FaultTarget& target);
+  Result<std::string> LeaderNode();
+  Status ApplyRules(const Active& a);
+
+  cli::ClusterSession& session_;
+  const std::string leader_key_;
+  std::ostream& log_;
+  std::vector<Active> active_;
+  bool rules_to_reapply_ = false;  // a process came back while rule faults are in force
+  std::chrono::steady_clock::time_point next_reapply_;
+};
+
+}  // namespace tessera::experiment

@@ -1,0 +1,215 @@
+#include "experiment/register_workload.h"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <optional>
+
+#include "experiment/experiment_limits.h"
+#include "sim/prng.h"
+
+namespace tessera::experiment {
+namespace {
+
+using std::chrono::microseconds;
+using std::chrono::steady_clock;
+
+// Stream label of the clients' choices (schedule.cc uses 1 and 2).
+constexpr uint64_t kStreamClients = 100;
+
+// What a client last saw of a key: its value and version, or absence.
+struct Seen {
+  std::optional<std::string> value;
+  uint64_t version = 0;
+};
+
+// Contract 3: answers that guarantee a write had no effect.
+bool CertainlyNoEffect(KvCode code) {
+  switch (code) {
+    case KvCode::kThrottled:
+    case KvCode::kInvalidArgument:
+    case KvCode::kNotFound:
+    case KvCode::kUnauthenticated:
+    case KvCode::kPermissionDenied:
+      return true;
+    default:
+      return false;
+  }
+}
+
+void SetWriteOutcome(OpRecord& op, const KvStatus& status) {
+  op.outcome = CertainlyNoEffect(status.code()) ? OpOutcome::kFail : OpOutcome::kInfo;
+  op.error = status.ToString();
+}
+
+class Client {
+ public:
+  Client(const RegisterWorkloadConfig& config, uint32_t client, KvClient& kv)
+      : config_(config),
+        client_(client),
+        kv_(kv),
+        prng_(sim::DeriveSeed(config.seed,
+                              kStreamClients + uint64_t{config.workload_index} * kClientsMax + client)) {}
+
+  // Performs one operation of the mix; fills `op` (index and times are the caller's).
+  void RunOne(OpRecord& op, const RunClock& clock) {
+    const pb::KvRegisterWorkload& w = config_.spec;
+    op.process = config_.workload_index * kClientsMax + client_;
+    op.key = HotKey(config_.key_prefix, config_.workload_index,
+                    static_cast<uint32_t>(prng_.Below(w.keys())));
+    const uint64_t roll = prng_.Below(100);
+    op.invoke_us = clock.NowUs();
+    if (roll < w.strong_read_percent()) {
+      Read(op, KvConsistency::kStrong);
+    } else if (roll < w.strong_read_percent() + w.eventual_read_percent()) {
+      Read(op, KvConsistency::kEventual);
+    } else if (roll < w.strong_read_percent() + w.eventual_read_percent() + w.cas_percent()) {
+      Cas(op);
+    } else {
+      Write(op);
+    }
+    op.complete_us = clock.NowUs();
+  }
+
+  void Read(OpRecord& op, KvConsistency consistency) {
+    op.kind = OpKind::kRead;
+    op.strong = consistency == KvConsistency::kStrong;
+    auto got = kv_.Get(kRegisterTable, op.key, consistency);
+    if (!got.ok()) {
+      op.outcome = OpOutcome::kFail;
+      op.error = got.status().ToString();
+      return;
+    }
+    op.outcome = OpOutcome::kOk;
+    Seen& seen = seen_[op.key];
+    if (got->has_value()) {
+      op.read = (*got)->value;
+      // An eventual read may be older than what this client saw: keep the newer.
+      if ((*got)->version >= seen.version) seen = {(*got)->value, (*got)->version};
+    } else if (op.strong) {
+      seen = {};
+    }
+  }
+
+  void Write(OpRecord& op) {
+    op.kind = OpKind::kWrite;
+    op.value = NextValue();
+    auto version = kv_.Put(kRegisterTable, op.key, op.value);
+    if (!version.ok()) return SetWriteOutcome(op, version.status());
+    op.outcome = OpOutcome::kOk;
+    seen_[op.key] = {op.value, *version};
+  }
+
+  void Cas(OpRecord& op) {
+    op.kind = OpKind::kCas;
+    op.value = NextValue();
+    const Seen seen = seen_[op.key];
+    op.expected = seen.value;
+    auto version = seen.value ? kv_.PutIf(kRegisterTable, op.key, op.value,
+                                          KvCondition::Kind::kVersion, seen.version)
+                              : kv_.PutIf(kRegisterTable, op.key, op.value,
+                                          KvCondition::Kind::kAbsent);
+    if (version.ok()) {
+      op.outcome = OpOutcome::kOk;
+      op.cas_succeeded = true;
+      seen_[op.key] = {op.value, *version};
+    } else if (version.status().code() == KvCode::kConflict) {
+      op.outcome = OpOutcome::kOk;
+      op.cas_succeeded = false;
+    } else {
+      SetWriteOutcome(op, version.status());
+    }
+  }
+
+ private:
+  std::string NextValue() {
+    return "w" + std::to_string(config_.workload_index) + "-c" + std::to_string(client_) + "-" +
+           std::to_string(++writes_);
+  }
+
+  const RegisterWorkloadConfig& config_;
+  const uint32_t client_;
+  KvClient& kv_;
+  sim::Prng prng_;
+  uint64_t writes_ = 0;
+  std::map<std::string, Seen> seen_;
+};
+
+KvResult<std::unique_ptr<KvClient>> Connect(const RegisterWorkloadConfig& config) {
+  KvClientOptions options;
+  options.request_timeout_ms =
+      config.spec.timeout_ms() == 0 ? kOpTimeoutMsDefault : config.spec.timeout_ms();
+  options.connect_timeout_ms = options.request_timeout_ms;
+  return KvClient::Connect(config.routers, config.access_key, config.secret_key, options);
+}
+
+}  // namespace
+
+std::string HotKey(const std::string& key_prefix, uint32_t workload_index, uint32_t i) {
+  return key_prefix + "w" + std::to_string(workload_index) + "-k" + std::to_string(i);
+}
+
+void RegisterWorkload::Start() {
+  for (uint32_t c = 0; c < config_.spec.clients(); ++c) {
+    threads_.emplace_back([this, c] { RunClient(c); });
+  }
+}
+
+void RegisterWorkload::Stop() {
+  stop_.store(true);
+  for (std::thread& t : threads_) t.join();
+  threads_.clear();
+}
+
+void RegisterWorkload::RunClient(uint32_t client) {
+  // Each client paces itself to rate / clients operations per second.
+  const auto interval = microseconds(uint64_t{1'000'000} * config_.spec.clients() /
+                                     config_.spec.rate_per_s());
+  auto kv = Connect(config_);
+  while (!kv.ok() && !stop_.load()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    kv = Connect(config_);
+  }
+  if (!kv.ok()) return;
+  Client state(config_, client, **kv);
+  auto next = steady_clock::now() + interval * client / config_.spec.clients();
+  while (!stop_.load()) {
+    std::this_thread::sleep_until(next);
+    next = std::max(next + interval, steady_clock::now());
+    if (stop_.load()) break;
+    if (config_.spec.ops_max() != 0 && issued_.fetch_add(1) >= config_.spec.ops_max()) break;
+    const std::optional<uint64_t> index = log_.Reserve();
+    if (!index) break;
+    OpRecord op;
+    op.index = *index;
+    state.RunOne(op, clock_);
+    log_.Add(std::move(op));
+  }
+}
+
+void RegisterWorkload::FinalReads(uint32_t process) {
+  auto kv = Connect(config_);
+  for (uint32_t i = 0; i < config_.spec.keys(); ++i) {
+    const std::optional<uint64_t> index = log_.Reserve();
+    if (!index) return;
+    OpRecord op;
+    op.index = *index;
+    op.process = process;
+    op.kind = OpKind::kRead;
+    op.key = HotKey(config_.key_prefix, config_.workload_index, i);
+    op.invoke_us = clock_.NowUs();
+    if (!kv.ok()) {
+      op.outcome = OpOutcome::kFail;
+      op.error = kv.status().ToString();
+    } else {
+      auto got = (*kv)->Get(kRegisterTable, op.key, KvConsistency::kStrong);
+      op.outcome = got.ok() ? OpOutcome::kOk : OpOutcome::kFail;
+      if (got.ok() && got->has_value()) op.read = (*got)->value;
+      if (!got.ok()) op.error = got.status().ToString();
+    }
+    op.complete_us = clock_.NowUs();
+    log_.Add(std::move(op));
+  }
+}
+
+}  // namespace tessera::experiment

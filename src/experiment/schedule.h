@@ -1,0 +1,54 @@
+// The nemesis schedule of one run: every fault with its start and end, made
+// from the experiment, its layout, the seed and the duration alone, so the
+// same file and seed always give the same schedule (and a failing run can
+// be replayed).
+//
+// Contract:
+//  1. Deterministic: BuildSchedule depends only on its arguments; random
+//     choices come from sim::Prng streams derived from `seed`.
+//  2. Every fault lies inside [0, duration): start_ms < end_ms <= duration.
+//  3. The result is sorted by start time (ties: the file's order) and holds
+//     at most kFaultsMax faults.
+//  4. random_node and random_az targets are resolved here (to a storage
+//     node's name, an AZ); kv_leader is resolved when the fault starts,
+//     since only the running cluster knows its leaders.
+//
+// Thread safety: pure functions.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "tessera/cluster.pb.h"
+#include "tessera/experiment.pb.h"
+
+namespace tessera::experiment {
+
+struct ScheduledFault {
+  pb::FaultKind kind = pb::FAULT_UNSPECIFIED;
+  pb::FaultTarget target;  // process, az or kv_leader (contract 4)
+  uint64_t start_ms = 0;   // after the workloads start
+  uint64_t end_ms = 0;
+  uint32_t slow_ms = 0;    // FAULT_SLOW_DISK
+
+  bool operator==(const ScheduledFault& o) const;
+};
+
+// Builds the schedule of `spec` (validated: experiment_file.h) for `seed`
+// and `duration_s`. Fixed steps past a shortened --duration are cut at its
+// end (dropped when they would start at or after it). InvalidArgument when
+// a random target has nothing to choose from.
+Result<std::vector<ScheduledFault>> BuildSchedule(const pb::Experiment& spec,
+                                                  const pb::ClusterLayout& layout, uint64_t seed,
+                                                  uint32_t duration_s);
+
+// "FAULT_PARTITION_AZ" -> "partition-az", and so on.
+std::string FaultKindName(pb::FaultKind kind);
+// "az2", "az1-n1", "kv-leader".
+std::string TargetName(const pb::FaultTarget& target);
+// One line: "partition-az az2 [10 s, 30 s)".
+std::string Describe(const ScheduledFault& fault);
+
+}  // namespace tessera::experiment
