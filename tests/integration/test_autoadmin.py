@@ -414,10 +414,16 @@ class Autoadmin(unittest.TestCase):
 
     def test_8_gray_disk(self):
         """After test 7: az1-n2 and az2-n1 hold every group's az1 and az2
-        voters; az3's are spread over az3-n1 and az3-n2."""
+        voters; az3's are spread over az3-n1 and az3-n2. The victim is the
+        az3 voter of the partition the write loop writes to, so that its
+        disk sees synced writes."""
         c = self.c
-        victim, spare = "az3-n2", "az3-n1"
-        self.wait_spread(victim, spare)
+        self.wait_spread("az3-n1", "az3-n2")
+        key = b"gray-000000"
+        part = next(p for p in self.parts() if p["table"] == "kv" and p["start"] <= key and
+                    (not p["end"] or key < p["end"]))
+        victim = next(r["name"] for r in part["replicas"] if AZ_OF[r["name"]] == "az3")
+        spare = "az3-n1" if victim == "az3-n2" else "az3-n2"
 
         def leaders_spread():
             """Within one per node among each group's voters (the planner's
