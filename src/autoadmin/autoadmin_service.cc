@@ -296,7 +296,18 @@ std::optional<Action> AutoadminService::MoveBlobSlots(const ClusterView& view) c
   if (slots.empty()) return std::nullopt;
   Action action;
   action.kind = ActionKind::kMoveBlobSlots;
-  action.reason = std::to_string(slots.size()) + " blob slots off dead or draining nodes";
+  const bool off_lost = std::any_of(slots.begin(), slots.end(), [&](const pb::BlobSlotReplicas& s) {
+    for (uint32_t node : map->ReplicasOf(s.slot())) {
+      const auto it = view.nodes.find(node);
+      if (it != view.nodes.end() && (it->second.health == NodeHealth::kDead || it->second.draining)) {
+        return true;
+      }
+    }
+    return false;
+  });
+  action.reason = std::to_string(slots.size()) +
+                  (off_lost ? " blob slots off dead or draining nodes"
+                            : " blob slots spread within their AZs or back to an AZ of their own");
   action.blob_slots = std::move(slots);
   action.blob_slots_version = view.blob_slots.version();
   return action;

@@ -67,6 +67,43 @@ std::optional<uint32_t> Doubled(const blob::BlobSlotMap& map, const std::vector<
   return std::nullopt;
 }
 
+// Rule 5's condition: every replica of every slot is on a node that answers
+// and is not lost.
+bool NothingToRepair(const blob::BlobSlotMap& map, const std::map<uint32_t, NodeView>& nodes) {
+  for (uint32_t slot = 0; slot < limits::kBlobSlots; ++slot) {
+    for (uint32_t r : map.ReplicasOf(slot)) {
+      auto it = nodes.find(r);
+      if (it != nodes.end() && (Lost(nodes, r) || !Answered(it->second.health))) return false;
+    }
+  }
+  return true;
+}
+
+// Rule 5: the emptiest healthy, not draining node of `from`'s AZ not holding
+// the slot, when it holds at least two slots fewer than `from`.
+std::optional<uint32_t> SpreadTarget(const blob::BlobSlotMap& map,
+                                     const std::map<uint32_t, NodeView>& nodes,
+                                     const std::vector<uint32_t>& replicas, uint32_t from,
+                                     const std::map<uint32_t, size_t>& slots_held) {
+  auto held = [&](uint32_t id) {
+    auto it = slots_held.find(id);
+    return it == slots_held.end() ? size_t{0} : it->second;
+  };
+  std::optional<std::pair<size_t, uint32_t>> best;
+  for (const blob::NodeRef& ref : map.nodes()) {
+    auto view = nodes.find(ref.node_id);
+    if (view == nodes.end() || !Target(view->second) || map.AzOf(ref.node_id) != map.AzOf(from) ||
+        std::find(replicas.begin(), replicas.end(), ref.node_id) != replicas.end() ||
+        held(ref.node_id) + 2 > held(from)) {
+      continue;
+    }
+    const auto rank = std::make_pair(held(ref.node_id), ref.node_id);
+    if (!best || rank < *best) best = rank;
+  }
+  if (!best) return std::nullopt;
+  return best->second;
+}
+
 bool IsUnusedAz(const blob::BlobSlotMap& map, const std::vector<uint32_t>& replicas, uint32_t node) {
   const auto az = map.AzOf(node);
   return std::none_of(replicas.begin(), replicas.end(),
@@ -82,6 +119,7 @@ std::vector<pb::BlobSlotReplicas> PlanBlobSlots(const blob::BlobSlotMap& map,
     for (uint32_t r : map.ReplicasOf(slot)) ++slots_held[r];
   }
   std::vector<pb::BlobSlotReplicas> changes;
+  size_t spread_budget = NothingToRepair(map, nodes) ? kSpreadSlotsPerRound : 0;
   for (uint32_t slot = 0; slot < limits::kBlobSlots; ++slot) {
     std::vector<uint32_t> replicas = map.ReplicasOf(slot);
     bool changed = false;
@@ -101,6 +139,16 @@ std::vector<pb::BlobSlotReplicas> PlanBlobSlots(const blob::BlobSlotMap& map,
         ++slots_held[*target];
         *std::find(replicas.begin(), replicas.end(), *doubled) = *target;
         changed = true;
+      }
+    }
+    for (uint32_t& r : replicas) {
+      if (changed || spread_budget == 0) break;
+      if (auto target = SpreadTarget(map, nodes, replicas, r, slots_held)) {
+        --slots_held[r];
+        ++slots_held[*target];
+        r = *target;
+        changed = true;
+        --spread_budget;
       }
     }
     if (!changed) continue;

@@ -18,6 +18,12 @@
 //      the doubled replica on the node holding more slots (ties: the higher
 //      id) moves there, the fewest slots first. With fewer AZs than
 //      replicas this never applies.
+//   5. spreading: while no slot has a replica on a lost node or on one that
+//      does not answer, a replica on a node holding at least two slots more
+//      than a healthy, not draining node of the same AZ that does not hold
+//      the slot moves there (a node that came back empty, or was drained
+//      and undrained, gets its share back), at most kSpreadSlotsPerRound
+//      slots a round so that the copies follow at the repairers' pace.
 // A slot whose replicas include several lost nodes has each replaced. The
 // answer lists each changed slot once, ascending, with its full new replica
 // list in (AZ, node id) order; nodes the view does not know are taken as
@@ -34,6 +40,8 @@
 #include "tessera/cluster_rpc.pb.h"
 
 namespace tessera::autoadmin {
+
+inline constexpr size_t kSpreadSlotsPerRound = 64;
 
 std::vector<pb::BlobSlotReplicas> PlanBlobSlots(const blob::BlobSlotMap& map,
                                                 const std::map<uint32_t, NodeView>& nodes);

@@ -171,5 +171,44 @@ TEST(BlobSlotPlannerTest, ASlotDoubledInOneAzMovesBackOnceAnotherAzHasANode) {
   EXPECT_TRUE(PlanBlobSlots(two.map, two.nodes).empty());
 }
 
+TEST(BlobSlotPlannerTest, SlotsSpreadOntoANodeThatCameBackEmptyAtAPacedRate) {
+  Slots s = Make({{1, "az1"}, {2, "az1", NodeHealth::kDead}, {3, "az2"}, {5, "az3"}});
+  uint64_t version = 0;
+  auto apply = [&](const blob::BlobSlotMap& map, const std::vector<pb::BlobSlotReplicas>& changes) {
+    pb::BlobSlotAssignments a;
+    a.set_version(++version);
+    for (uint32_t slot = 0; slot < limits::kBlobSlots; ++slot) {
+      pb::BlobSlotReplicas& r = *a.add_slots();
+      r.set_slot(slot);
+      for (uint32_t n : map.ReplicasOf(slot)) r.add_node_ids(n);
+    }
+    for (const auto& c : changes) *a.mutable_slots(static_cast<int>(c.slot())) = c;
+    return s.map.WithAssignments(a).value();
+  };
+  blob::BlobSlotMap map = apply(s.map, PlanBlobSlots(s.map, s.nodes));
+  ASSERT_TRUE(map.SlotsOf(2).empty());
+  s.nodes[2].health = NodeHealth::kHealthy;
+  // Another node does not answer: nothing spreads yet.
+  s.nodes[3].health = NodeHealth::kUnreachable;
+  EXPECT_TRUE(PlanBlobSlots(map, s.nodes).empty());
+  s.nodes[3].health = NodeHealth::kHealthy;
+  size_t rounds = 0;
+  for (;;) {
+    const auto changes = PlanBlobSlots(map, s.nodes);
+    if (changes.empty()) break;
+    ASSERT_LE(changes.size(), kSpreadSlotsPerRound);
+    for (const auto& c : changes) {
+      EXPECT_TRUE(Holds(c, 2)) << c.slot();
+      EXPECT_FALSE(Holds(c, 1)) << c.slot();
+    }
+    map = apply(map, changes);
+    ASSERT_LT(++rounds, 100u);
+  }
+  const size_t on1 = map.SlotsOf(1).size(), on2 = map.SlotsOf(2).size();
+  EXPECT_EQ(on1 + on2, limits::kBlobSlots);
+  EXPECT_LE(std::max(on1, on2) - std::min(on1, on2), 1u);
+  EXPECT_GE(rounds, limits::kBlobSlots / 2 / kSpreadSlotsPerRound);
+}
+
 }  // namespace
 }  // namespace tessera::autoadmin

@@ -80,7 +80,7 @@ enum class ActionKind {
   kRemove,
   kSyncDescriptor,
   kDropStale,
-  kMoveBlobSlots,  // blob slots off lost nodes (blob_slot_planner.h), in meta
+  kMoveBlobSlots,  // blob slots off lost nodes, or spread (blob_slot_planner.h), in meta
   kTransferLeader,
 };
 const char* ActionKindName(ActionKind kind);
