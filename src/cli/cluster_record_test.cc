@@ -9,21 +9,16 @@
 
 #include <filesystem>
 #include <fstream>
+#include <string>
+
+#include "cluster/layout_test_util.h"
 
 namespace tessera::cli {
 namespace {
 namespace fs = std::filesystem;
 
-constexpr const char* kLayout = R"(# a comment the copy keeps
-name: "t" azs: ["a", "b", "c"]
-nodes { name: "a1" az: "a" host: "127.0.0.1" peer_port: 1001 http_port: 1002 }
-nodes { name: "b1" az: "b" host: "127.0.0.1" peer_port: 1003 http_port: 1004 }
-nodes { name: "c1" az: "c" host: "127.0.0.1" peer_port: 1005 http_port: 1006 }
-meta { name: "ma" az: "a" host: "127.0.0.1" peer_port: 1101 http_port: 1102 }
-meta { name: "mb" az: "b" host: "127.0.0.1" peer_port: 1103 http_port: 1104 }
-meta { name: "mc" az: "c" host: "127.0.0.1" peer_port: 1105 http_port: 1106 }
-routers { name: "r" az: "a" host: "127.0.0.1" kv_port: 1201 http_port: 1202 s3_port: 1203 s3_tls_port: 1204 }
-)";
+const std::string kLayout =
+    std::string("# a comment the copy keeps\n") + cluster::testing::kMinimalLayoutText;
 constexpr const char* kExtraNode =
     "nodes { name: \"a2\" az: \"a\" host: \"127.0.0.1\" peer_port: 1007 http_port: 1008 }\n";
 
