@@ -78,6 +78,9 @@ Result<std::unique_ptr<AutoadminService>> AutoadminService::Start(const cluster:
   if (options.dead_after_ms < options.poll_interval_ms) {
     return Status::InvalidArgument("autoadmin: dead_after_ms must be at least poll_interval_ms");
   }
+  if (options.lag_for_ms < options.poll_interval_ms) {
+    return Status::InvalidArgument("autoadmin: lag_for_ms must be at least poll_interval_ms");
+  }
   if (options.planner.max_concurrent == 0) {
     return Status::InvalidArgument("autoadmin: max_concurrent must be at least 1");
   }
@@ -88,6 +91,7 @@ Result<std::unique_ptr<AutoadminService>> AutoadminService::Start(const cluster:
   }
   s->health_ = std::make_unique<HealthTracker>(nodes, s->options_.dead_after_ms, s->options_.gray,
                                                SteadyMs());
+  s->lag_ = std::make_unique<LagTracker>(s->options_.lag_for_ms);
   std::vector<blob::NodeRef> refs;
   for (const HealthTracker::Node& n : nodes) refs.push_back({n.id, n.az});
   auto base = blob::BlobSlotMap::Build(std::move(refs));
@@ -254,6 +258,7 @@ Result<ClusterView> AutoadminService::BuildView() {
     if (it != view.nodes.end()) it->second.draining = true;
   }
   FindLeaders(view);
+  lag_->OnRound(view, SteadyMs());
   return view;
 }
 

@@ -37,6 +37,7 @@
 #include "autoadmin/blob_slot_planner.h"
 #include "autoadmin/gray_detector.h"
 #include "autoadmin/health_tracker.h"
+#include "autoadmin/lag_tracker.h"
 #include "autoadmin/planner.h"
 #include "cluster/cluster_client.h"
 #include "cluster/process_table.h"
@@ -51,6 +52,7 @@ struct AutoadminOptions {
   uint32_t poll_interval_ms = 1'000;
   uint32_t dead_after_ms = 10'000;
   GrayOptions gray;
+  uint32_t lag_for_ms = 60'000;  // a voter behind its group this long is replaced
   PlannerOptions planner;
   std::chrono::milliseconds call_timeout{2'000};
   // A membership step answers once chosen and applied on the leader.
@@ -119,6 +121,7 @@ class AutoadminService {
   uint32_t holder_ = 0;  // the lease holder meta last named
   std::chrono::steady_clock::time_point active_until_{};
   std::unique_ptr<HealthTracker> health_;
+  std::unique_ptr<LagTracker> lag_;  // guarded by mu_
   ClusterView last_view_;
   std::set<uint32_t> draining_;  // as meta.drains last answered
   struct HistoryEntry {

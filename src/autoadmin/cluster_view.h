@@ -62,6 +62,9 @@ struct GroupView {
   // The leader as a reachable replica reports itself (highest ballot when
   // several do); 0 when none: the group cannot change its membership now.
   uint32_t leader = 0;
+  // Voters whose applied index stayed below what the group had chosen
+  // lag_for ago (lag_tracker.h): replaced like a dead node's.
+  std::set<uint32_t> lagging_voters;
 };
 
 struct ClusterView {

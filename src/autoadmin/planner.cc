@@ -35,6 +35,7 @@ class Round {
       for (const pb::ReplicaPlacement& r : group.descriptor.replicas()) {
         if (ToMove(r.node_id()) || !Answered(Health(r.node_id()))) repairs_wanted_ = true;
       }
+      if (!group.lagging_voters.empty()) repairs_wanted_ = true;
       for (const pb::ReplicaPlacement& r : group.descriptor.replicas()) ++load_[r.node_id()];
       if (MidReplacement(group)) ++in_flight_;
     }
@@ -92,6 +93,16 @@ class Round {
     return NodeHealthName(Health(node));
   }
 
+  // A voter that must leave `group`: its node must be left (ToMove), or it
+  // stays behind the group (lag_tracker.h).
+  bool MustLeave(const GroupView& group, uint32_t voter) const {
+    return ToMove(voter) || group.lagging_voters.count(voter) > 0;
+  }
+  std::string WhyLeave(const GroupView& group, uint32_t voter) const {
+    if (ToMove(voter)) return WhyMove(voter);
+    return group.lagging_voters.count(voter) > 0 ? "lagging" : NodeHealthName(Health(voter));
+  }
+
   std::string AzOf(uint32_t node) const {
     const auto it = view_.nodes.find(node);
     return it == view_.nodes.end() ? std::string() : it->second.az;
@@ -116,7 +127,7 @@ class Round {
       return false;
     }
     return std::all_of(m.voters().begin(), m.voters().end(),
-                       [&](uint32_t v) { return Answered(Health(v)) && !ToMove(v); });
+                       [&](uint32_t v) { return Answered(Health(v)) && !MustLeave(group, v); });
   }
 
   // Voters whose nodes answered (healthy or gray): they take part in quorums.
@@ -270,7 +281,8 @@ class Round {
     std::optional<std::tuple<int, int, int, size_t, uint32_t>> best;
     uint32_t chosen = 0;
     for (uint32_t v : voters) {
-      const int unhealthy = ToMove(v) ? 2 : (Health(v) != NodeHealth::kHealthy ? 1 : 0);
+      const int unhealthy =
+          MustLeave(group, v) ? 2 : (Health(v) != NodeHealth::kHealthy ? 1 : 0);
       const auto rank = std::make_tuple(unhealthy, per_az[AzOf(v)] > 1 ? 1 : 0,
                                         v != group.leader ? 1 : 0, load_[v], v);
       if (!best || rank > *best) {
@@ -287,7 +299,7 @@ class Round {
     if (AnsweringAmong(rest) < rest.size() / 2 + 1) return std::nullopt;
     if (AnsweringAmong(voters) < voters.size() / 2 + 1) return std::nullopt;
     return Make(ActionKind::kRemove, group, group.leader, chosen,
-                "voter " + std::to_string(chosen) + " is surplus (" + WhyMove(chosen) + ")");
+                "voter " + std::to_string(chosen) + " is surplus (" + WhyLeave(group, chosen) + ")");
   }
 
   // A healthy voter sharing its AZ with another voter while a healthy node
@@ -312,9 +324,9 @@ class Round {
   std::optional<Action> StartReplacement(const GroupView& group, const pb::Membership& m) {
     if (m.learners_size() > 0) return std::nullopt;
     const std::vector<uint32_t> voters(m.voters().begin(), m.voters().end());
-    uint32_t lost = 0;  // a dead voter first, else a draining one
+    uint32_t lost = 0;  // a dead voter first, else one that must leave otherwise
     for (uint32_t v : voters) {
-      if (ToMove(v) && (lost == 0 || Health(v) == NodeHealth::kDead)) lost = v;
+      if (MustLeave(group, v) && (lost == 0 || Health(v) == NodeHealth::kDead)) lost = v;
     }
     const uint32_t misplaced =
         lost == 0 && voters.size() >= options_.replication_factor ? Misplaced(group, m) : 0;
@@ -328,7 +340,7 @@ class Round {
     if (target == 0) return std::nullopt;
     std::string reason;
     if (lost != 0) {
-      reason = "replace " + WhyMove(lost) + " voter " + std::to_string(lost);
+      reason = "replace " + WhyLeave(group, lost) + " voter " + std::to_string(lost);
     } else if (misplaced != 0) {
       reason = "move voter " + std::to_string(misplaced) + " back to an AZ of its own";
     } else {
@@ -392,7 +404,7 @@ class Round {
     const uint64_t gid = group.descriptor.group_id();
     std::set<std::string> used_azs;
     for (uint32_t v : m.voters()) {
-      if (v != lost && !ToMove(v)) used_azs.insert(AzOf(v));
+      if (v != lost && !MustLeave(group, v)) used_azs.insert(AzOf(v));
     }
     const std::string lost_az = lost != 0 ? AzOf(lost) : std::string();
     std::optional<std::tuple<int, size_t, uint32_t>> best;

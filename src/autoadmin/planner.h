@@ -25,7 +25,8 @@
 //                      last of all, to keep leaders per node within one of
 //                      each other (balance_leaders)
 // A voter on a node gray for gray_replace_after_ms is replaced the same way
-// (its leadership moved away first). A voter on a draining node is replaced
+// (its leadership moved away first), and so is a voter that stays behind
+// its group (GroupView::lagging_voters, lag_tracker.h). A voter on a draining node is replaced
 // the same way (it is healthy, so
 // the group never runs short of voters), and its replica is then dropped.
 // So is a voter sharing its AZ with another voter once a healthy node of

@@ -467,5 +467,21 @@ TEST(Planner, NoSpreadingWhileAnythingNeedsRepair) {
   EXPECT_TRUE(Plan(w, {}).empty());
 }
 
+TEST(Planner, ALaggingVoterIsReplacedInItsAz) {
+  ClusterView v = SixNodes();
+  AddGroup(v, 1, Members({1, 3, 5}), {1, 3, 5});
+  v.groups[kGroup].lagging_voters.insert(3);
+  const std::vector<Action> actions = Plan(v, {});
+  ASSERT_EQ(actions.size(), 1u);
+  EXPECT_EQ(actions[0].kind, ActionKind::kAddReplica);
+  EXPECT_EQ(actions[0].replica, 4u);
+  EXPECT_NE(actions[0].reason.find("lagging"), std::string::npos) << actions[0].reason;
+  // Promoted: the lagging voter is the one that leaves.
+  ClusterView w = SixNodes();
+  AddGroup(w, 1, Members({1, 3, 5, 4}), {1, 3, 5, 4});
+  w.groups[kGroup].lagging_voters.insert(3);
+  ExpectOne(Plan(w, {}), {ActionKind::kRemove, 1, 3}, "the lagging voter leaves");
+}
+
 }  // namespace
 }  // namespace tessera::autoadmin

@@ -3,8 +3,11 @@
 #include <cctype>
 #include <chrono>
 #include <filesystem>
+#include <algorithm>
+#include <optional>
 #include <ostream>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <utility>
 
@@ -57,8 +60,32 @@ Status UserCreate(ClusterSession& s, const S3CommandArgs& a, std::ostream& out) 
   return Status::Ok();
 }
 
+// The users as the most up-to-date meta replica knows them (the highest
+// map version among those that answer): a user created a moment ago by
+// another command may not have reached every replica's cache yet.
+Result<pb::ListUsersResponse> NewestUsers(ClusterSession& s) {
+  auto client = s.client();
+  if (!client.ok()) return client.status();
+  std::optional<pb::ListUsersResponse> newest;
+  Status last = Status::Unavailable("no metadata replica in the layout");
+  for (const cluster::ProcessEntry& e : s.table().OfRole(ProcessRole::kMeta)) {
+    auto raw = (*client)->Call(e.id, "meta.list_users", pb::ListUsersRequest().SerializeAsString(),
+                               kRpcTimeout);
+    pb::ListUsersResponse response;
+    if (!raw.ok()) {
+      last = raw.status();
+    } else if (!response.ParseFromString(*raw)) {
+      last = Status::Corruption("unparsable meta.list_users answer");
+    } else if (!newest || response.map_version() > newest->map_version()) {
+      newest = std::move(response);
+    }
+  }
+  if (!newest) return last;
+  return *newest;
+}
+
 Status UserList(ClusterSession& s, std::ostream& out) {
-  auto r = CallMeta<pb::ListUsersResponse>(s, "meta.list_users", pb::ListUsersRequest());
+  auto r = NewestUsers(s);
   if (!r.ok()) return r.status();
   for (const pb::UserRecord& u : r->users()) {
     out << u.name();
@@ -162,7 +189,20 @@ Result<std::pair<std::string, std::string>> ClientKeys(ClusterSession& s, const 
     const router::Credential first = credentials->First();
     return std::make_pair(first.access_key, first.secret_key);
   }
-  auto users = CallMeta<pb::ListUsersResponse>(s, "meta.list_users", pb::ListUsersRequest());
+  // A user created by the previous command may reach the replicas' user
+  // maps a moment later: look again, for a bounded time, before NotFound.
+  constexpr int kLookupsMax = 30;
+  constexpr auto kLookupPause = std::chrono::milliseconds(100);
+  Result<pb::ListUsersResponse> users = NewestUsers(s);
+  for (int lookups = 1; users.ok() && lookups < kLookupsMax; ++lookups) {
+    const auto& listed = users->users();
+    if (std::any_of(listed.begin(), listed.end(),
+                    [&](const pb::UserRecord& u) { return u.name() == user; })) {
+      break;
+    }
+    std::this_thread::sleep_for(kLookupPause);
+    users = NewestUsers(s);
+  }
   if (!users.ok()) return users.status();
   for (const pb::UserRecord& u : users->users()) {
     if (u.name() != user) continue;
