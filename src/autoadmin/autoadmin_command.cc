@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "autoadmin/autoadmin_service.h"
+#include "cluster/added_nodes.h"
 #include "cluster/cluster_client.h"
 #include "cluster/cluster_pki.h"
 #include "cluster/layout.h"
@@ -38,6 +39,7 @@ AutoadminOptions OptionsFor(const pb::ClusterLayout& layout, const cluster::Proc
   if (s.has_degraded_for_ms()) o.gray.degraded_for_ms = s.degraded_for_ms();
   if (s.has_min_free_mib()) o.gray.min_free_bytes = uint64_t{s.min_free_mib()} << 20;
   if (s.has_gray_replace_after_ms()) o.planner.gray_replace_after_ms = s.gray_replace_after_ms();
+  if (s.has_lag_for_ms()) o.lag_for_ms = s.lag_for_ms();
   if (s.has_balance_leaders()) o.planner.balance_leaders = s.balance_leaders();
   return o;
 }
@@ -56,7 +58,12 @@ int RunAutoadminCommand(const AutoadminCommandArgs& args) {
     std::cerr << "tessera autoadmin: " << layout.status().ToString() << "\n";
     return 2;
   }
-  const cluster::ProcessTable table(*layout);
+  auto loaded = cluster::TableWithAddedNodes(*layout, args.dir);
+  if (!loaded.ok()) {
+    std::cerr << "tessera autoadmin: " << loaded.status().ToString() << "\n";
+    return 2;
+  }
+  const cluster::ProcessTable& table = *loaded;
   const auto self = table.ByName(args.name);
   if (!self || self->role != cluster::ProcessRole::kAutoadmin) {
     std::cerr << "tessera autoadmin: '" << args.name << "' is not an autoadmin entry of the layout\n";

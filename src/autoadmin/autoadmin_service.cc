@@ -88,12 +88,14 @@ Result<std::unique_ptr<AutoadminService>> AutoadminService::Start(const cluster:
   std::vector<HealthTracker::Node> nodes;
   for (const cluster::ProcessEntry& e : table.OfRole(cluster::ProcessRole::kNode)) {
     nodes.push_back({e.id, e.az});
+    s->polled_.push_back(e);
+    s->node_names_[e.id] = e.name;
   }
   s->health_ = std::make_unique<HealthTracker>(nodes, s->options_.dead_after_ms, s->options_.gray,
                                                SteadyMs());
   s->lag_ = std::make_unique<LagTracker>(s->options_.lag_for_ms);
   std::vector<blob::NodeRef> refs;
-  for (const HealthTracker::Node& n : nodes) refs.push_back({n.id, n.az});
+  for (const cluster::ProcessEntry& e : table.LayoutNodes()) refs.push_back({e.id, e.az});
   auto base = blob::BlobSlotMap::Build(std::move(refs));
   if (!base.ok()) return base.status();
   s->base_slot_map_.emplace(std::move(base).value());
@@ -197,7 +199,7 @@ void AutoadminService::RoundLoop() {
 
 Result<ClusterView> AutoadminService::BuildView() {
   // Every node, in parallel: one admin.status each.
-  const std::vector<cluster::ProcessEntry> nodes = table_.OfRole(cluster::ProcessRole::kNode);
+  const std::vector<cluster::ProcessEntry> nodes = polled_;
   std::vector<std::future<Result<std::string>>> polls;
   for (const cluster::ProcessEntry& e : nodes) {
     polls.push_back(std::async(std::launch::async, [this, id = e.id] {
@@ -244,6 +246,7 @@ Result<ClusterView> AutoadminService::BuildView() {
       view.blob_slots = std::move(slots);
     }
   }
+  LearnAddedNodes(view.blob_slots);
   // Drained nodes (a strong read on the meta leader); the last set known
   // when meta does not answer.
   auto drains = CallMeta("meta.drains", pb::DrainsRequest().SerializeAsString(),
@@ -260,6 +263,33 @@ Result<ClusterView> AutoadminService::BuildView() {
   FindLeaders(view);
   lag_->OnRound(view, SteadyMs());
   return view;
+}
+
+void AutoadminService::LearnAddedNodes(const pb::BlobSlotAssignments& map) {
+  for (const pb::AddedNode& added : map.added_nodes()) {
+    const pb::NodeSpec& spec = added.spec();
+    {
+      std::lock_guard lock(mu_);
+      if (!health_->AddNode({added.id(), spec.az()}, SteadyMs())) continue;
+      node_names_[added.id()] = spec.name();
+    }
+    if (Status set = client_.AddPeer(added.id(), spec.host(), static_cast<uint16_t>(spec.peer_port()));
+        !set.ok()) {
+      spdlog::error("autoadmin.added_node_unusable id={} status=\"{}\"", added.id(), set.ToString());
+      continue;
+    }
+    cluster::ProcessEntry entry;
+    entry.id = added.id();
+    entry.role = cluster::ProcessRole::kNode;
+    entry.name = spec.name();
+    entry.az = spec.az();
+    entry.host = spec.host();
+    entry.peer_port = spec.peer_port();
+    entry.http_port = spec.http_port();
+    entry.added = true;
+    polled_.push_back(std::move(entry));
+    spdlog::info("autoadmin.node_added id={} name={} az={}", added.id(), spec.name(), spec.az());
+  }
 }
 
 size_t AutoadminService::RunRound() {
@@ -406,8 +436,8 @@ std::string AutoadminService::StatusText() const {
   for (const auto& [id, node] : last_view_.nodes) {
     if (node.health == NodeHealth::kHealthy && !node.draining) continue;
     ++unhealthy;
-    const auto entry = table_.ById(id);
-    out << "  " << (entry ? entry->name : std::to_string(id)) << " (" << id << ", " << node.az
+    const auto name = node_names_.find(id);
+    out << "  " << (name != node_names_.end() ? name->second : std::to_string(id)) << " (" << id << ", " << node.az
         << "): " << NodeHealthName(node.health);
     if (node.health == NodeHealth::kGray) {
       out << " for " << node.gray_for_ms << " ms (" << node.degraded_reason << ")";

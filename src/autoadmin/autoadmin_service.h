@@ -27,6 +27,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -94,6 +95,9 @@ class AutoadminService {
   uint64_t ActiveEpoch() const;
   void LoseLease(const std::string& why);
   Result<ClusterView> BuildView();
+  // Starts tracking and polling the storage nodes the map names as added
+  // beyond the layout that this instance does not know yet.
+  void LearnAddedNodes(const pb::BlobSlotAssignments& map);
   // The blob slots to move off lost nodes, as one action; nullopt when none.
   std::optional<Action> MoveBlobSlots(const ClusterView& view) const;
   Status Execute(const Action& action, uint64_t epoch);
@@ -110,6 +114,9 @@ class AutoadminService {
   const AutoadminOptions options_;
   // The layout's blob slot map (set in Start, then read-only).
   std::optional<blob::BlobSlotMap> base_slot_map_;
+  // The storage nodes polled every round: the table's and those learnt
+  // since (LearnAddedNodes). Round thread only.
+  std::vector<cluster::ProcessEntry> polled_;
   metrics::Counter& actions_ok_;
   metrics::Counter& actions_failed_;
   metrics::Gauge& active_gauge_;
@@ -123,6 +130,7 @@ class AutoadminService {
   std::unique_ptr<HealthTracker> health_;
   std::unique_ptr<LagTracker> lag_;  // guarded by mu_
   ClusterView last_view_;
+  std::map<uint32_t, std::string> node_names_;  // storage node id -> name
   std::set<uint32_t> draining_;  // as meta.drains last answered
   struct HistoryEntry {
     std::string time;  // UTC

@@ -4,15 +4,19 @@ namespace tessera::autoadmin {
 
 HealthTracker::HealthTracker(const std::vector<Node>& nodes, uint64_t dead_after_ms,
                              const GrayOptions& gray, uint64_t now_ms)
-    : dead_after_ms_(dead_after_ms) {
-  for (const Node& n : nodes) {
-    disks_.emplace(n.id, GrayDetector(gray));
-    NodeView& v = nodes_[n.id];
-    v.id = n.id;
-    v.az = n.az;
-    v.health = NodeHealth::kUnreachable;  // until it answers
-    last_answer_ms_[n.id] = now_ms;
-  }
+    : dead_after_ms_(dead_after_ms), gray_(gray) {
+  for (const Node& n : nodes) AddNode(n, now_ms);
+}
+
+bool HealthTracker::AddNode(const Node& node, uint64_t now_ms) {
+  if (nodes_.count(node.id)) return false;
+  disks_.emplace(node.id, GrayDetector(gray_));
+  NodeView& v = nodes_[node.id];
+  v.id = node.id;
+  v.az = node.az;
+  v.health = NodeHealth::kUnreachable;  // until it answers
+  last_answer_ms_[node.id] = now_ms;
+  return true;
 }
 
 ReplicaReport ReportOf(const pb::GroupStatusProto& status) {

@@ -30,6 +30,10 @@ class HealthTracker {
   HealthTracker(const std::vector<Node>& nodes, uint64_t dead_after_ms, const GrayOptions& gray,
                 uint64_t now_ms);
 
+  // Tracks a node added to the cluster since (unreachable until it
+  // answers, like every node at the start). False when tracked already.
+  bool AddNode(const Node& node, uint64_t now_ms);
+
   // `status` is the node's answer, or null when it did not answer. Unknown
   // node ids are ignored.
   void OnPoll(uint32_t node, const pb::NodeStatus* status, uint64_t now_ms);
@@ -38,6 +42,7 @@ class HealthTracker {
 
  private:
   const uint64_t dead_after_ms_;
+  const GrayOptions gray_;
   std::map<uint32_t, NodeView> nodes_;
   std::map<uint32_t, uint64_t> last_answer_ms_;
   std::map<uint32_t, GrayDetector> disks_;

@@ -104,8 +104,23 @@ Result<BlobSlotMap> BlobSlotMap::Build(std::vector<NodeRef> nodes) {
 
 Result<BlobSlotMap> BlobSlotMap::WithAssignments(const pb::BlobSlotAssignments& assignments) const {
   BlobSlotMap map = *this;
+  for (const pb::AddedNode& added : assignments.added_nodes()) {
+    const std::string& az = added.spec().az();
+    if (added.id() == 0 || az.empty()) {
+      return Status::InvalidArgument("added storage node " + std::to_string(added.id()) +
+                                     " has no id or no AZ");
+    }
+    if (!map.az_of_.emplace(added.id(), az).second) {
+      return Status::InvalidArgument("added storage node " + std::to_string(added.id()) +
+                                     " is in the map already");
+    }
+    map.nodes_.push_back(NodeRef{added.id(), az});
+  }
+  std::sort(map.nodes_.begin(), map.nodes_.end(), [](const NodeRef& a, const NodeRef& b) {
+    return a.az != b.az ? a.az < b.az : a.node_id < b.node_id;
+  });
   std::unordered_map<uint32_t, size_t> rank;  // contract 4's order
-  for (size_t i = 0; i < nodes_.size(); ++i) rank[nodes_[i].node_id] = i;
+  for (size_t i = 0; i < map.nodes_.size(); ++i) rank[map.nodes_[i].node_id] = i;
   std::vector<bool> seen(limits::kBlobSlots, false);
   for (const pb::BlobSlotReplicas& assigned : assignments.slots()) {
     const std::string slot = "blob slot " + std::to_string(assigned.slot());
@@ -120,7 +135,7 @@ Result<BlobSlotMap> BlobSlotMap::WithAssignments(const pb::BlobSlotAssignments& 
     for (uint32_t node : replicas) {
       if (!rank.count(node)) {
         return Status::InvalidArgument(slot + ": node " + std::to_string(node) +
-                                       " is not a storage node of the layout");
+                                       " is not a storage node of the map");
       }
     }
     std::sort(replicas.begin(), replicas.end(), [&rank](uint32_t a, uint32_t b) { return rank[a] < rank[b]; });

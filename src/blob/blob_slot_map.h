@@ -20,7 +20,9 @@
 //  5. The layout's map is version 0. WithAssignments gives the map with the
 //     autoadmin's assignments (meta key "a/blob_slots") applied: the named
 //     slots take the named replicas, every other slot keeps its own; the
-//     result carries the assignments' version.
+//     result carries the assignments' version. The storage nodes added to
+//     the cluster (assignments.added_nodes) join the map's nodes; the
+//     layout's slots keep their replicas, so only assigned slots name them.
 //
 // Thread safety: immutable after Build; copyable.
 #pragma once

@@ -185,5 +185,38 @@ TEST(BlobSlotMapTest, AssignmentsReplaceTheNamedSlotsOnly) {
   EXPECT_EQ(base.WithAssignments(twice).status().code(), StatusCode::kInvalidArgument);
 }
 
+TEST(BlobSlotMapTest, AddedNodesJoinTheMapAndOnlyAssignedSlotsNameThem) {
+  const BlobSlotMap base = BuildOrDie(Nodes({2, 2, 2}));  // 1,2 az0; 3,4 az1; 5,6 az2
+  pb::BlobSlotAssignments a;
+  a.set_version(2);
+  pb::AddedNode* added = a.add_added_nodes();
+  added->set_id(7);
+  added->mutable_spec()->set_az(base.AzOf(3).value());
+  pb::BlobSlotReplicas* r = a.add_slots();
+  r->set_slot(3);
+  for (uint32_t n : {7u, 1u, 5u}) r->add_node_ids(n);
+  auto grown = base.WithAssignments(a);
+  ASSERT_TRUE(grown.ok()) << grown.status().ToString();
+  EXPECT_EQ(grown->AzOf(7), base.AzOf(3));
+  EXPECT_EQ(grown->ReplicasOf(3), (std::vector<uint32_t>{1, 7, 5}));  // (az, id) order
+  EXPECT_EQ(grown->SlotsOf(7), (std::vector<uint32_t>{3}));
+  for (uint32_t slot = 0; slot < limits::kBlobSlots; ++slot) {
+    if (slot != 3) {
+      ASSERT_EQ(grown->ReplicasOf(slot), base.ReplicasOf(slot)) << slot;
+    }
+  }
+  // Without it in added_nodes, a slot naming node 7 is refused; so is an
+  // added node the map has already, or one without an AZ.
+  pb::BlobSlotAssignments unknown = a;
+  unknown.clear_added_nodes();
+  EXPECT_EQ(base.WithAssignments(unknown).status().code(), StatusCode::kInvalidArgument);
+  pb::BlobSlotAssignments clash = a;
+  clash.mutable_added_nodes(0)->set_id(2);
+  EXPECT_EQ(base.WithAssignments(clash).status().code(), StatusCode::kInvalidArgument);
+  pb::BlobSlotAssignments no_az = a;
+  no_az.mutable_added_nodes(0)->mutable_spec()->clear_az();
+  EXPECT_EQ(base.WithAssignments(no_az).status().code(), StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace tessera::blob

@@ -83,10 +83,20 @@ Result<uint64_t> SlotMapRefresher::RefreshOnce() {
                   next.status().ToString());
     return next.status();
   }
+  // Addresses first: once installed, the map may send a blob to them.
+  for (const pb::AddedNode& added : fetched->added_nodes()) {
+    const pb::NodeSpec& spec = added.spec();
+    if (Status set = pool_.SetPeerAddress(added.id(), spec.host(), static_cast<uint16_t>(spec.peer_port()));
+        !set.ok()) {
+      errors_.Increment();
+      spdlog::error("blob.slot_map_refused version={} reason={}", fetched->version(), set.ToString());
+      return set;
+    }
+  }
   client_.SetSlotMap(std::move(next).value());
   version_gauge_.Set(static_cast<double>(fetched->version()));
-  spdlog::info("blob.slot_map version={} assigned_slots={}", fetched->version(),
-               fetched->slots_size());
+  spdlog::info("blob.slot_map version={} assigned_slots={} added_nodes={}", fetched->version(),
+               fetched->slots_size(), fetched->added_nodes_size());
   return fetched->version();
 }
 

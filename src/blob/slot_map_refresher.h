@@ -9,7 +9,10 @@
 // changes nothing (a lagging meta follower never moves a map back). An
 // assignment that does not apply to `base` (a node the layout does not
 // know, a wrong replica count) is refused, logged and counted: the map in
-// use stays.
+// use stays. The map also names the storage nodes added to the cluster
+// beyond the layout (cluster/added_nodes.h): their addresses are set in
+// `pool` before the map is installed, so every process that polls the map
+// can reach a new node as soon as a slot or a partition names it.
 //
 // Metrics: tessera_blob_slot_map_version (gauge), and
 // tessera_blob_slot_map_refresh_errors_total.

@@ -14,6 +14,7 @@
 #include <ostream>
 #include <thread>
 
+#include "cli/cluster_add_node.h"
 #include "cli/cluster_drain.h"
 #include "cli/cluster_lifecycle.h"
 #include "cli/cluster_record.h"
@@ -173,6 +174,7 @@ int RunClusterCommand(const ClusterCommandArgs& args, std::ostream& out, std::os
   if (a == "partition" || a == "heal" || a == "slow-disk") return RunFaultAction(s, args, out, err);
   if (a == "digest") return PrintDigests(s, args, out, err);
   if (a == "drain") return Drain(s, args, out, err);
+  if (a == "add-node") return AddNode(s, args, out, err);
   err << "tessera cluster: unknown action " << a << "\n";
   return 2;
 }

@@ -15,7 +15,7 @@ namespace tessera::cli {
 
 struct ClusterCommandArgs {
   // up | plan | down | status | kill | stop | resume | restart | partition |
-  // heal | slow-disk | digest | drain
+  // heal | slow-disk | digest | drain | add-node
   std::string action;
   std::string layout_path;         // --layout; empty: not given (cli/cluster_record.h)
   std::string dir;
@@ -38,6 +38,10 @@ struct ClusterCommandArgs {
   bool drain_undo = false;        // drain: stop draining the targets
   bool drain_no_wait = false;     // drain: return once meta recorded it
   uint32_t drain_timeout_s = 600; // drain: how long to wait for the replicas to leave
+  std::string add_az;             // add-node: the new node's AZ
+  std::string add_host;           // add-node: empty: the AZ's nodes' host
+  uint32_t add_peer_port = 0;     // add-node: 0: the next free port
+  uint32_t add_http_port = 0;     // add-node: 0: the next free port
 };
 
 // S3TableSplitPointsWith, CheckKvSplitPoints: cli/cluster_lifecycle.h.

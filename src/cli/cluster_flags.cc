@@ -41,6 +41,8 @@ constexpr Action kActions[] = {
      "process names or AZs"},
     {"drain", "move every replica off storage nodes (the autoadmin does it) and wait until they hold none",
      "storage node names"},
+    {"add-node", "start a new storage node and add it to the running cluster (the autoadmin moves replicas onto it)",
+     "NAME of the new storage node"},
 };
 
 }  // namespace
@@ -81,6 +83,14 @@ CLI::App* AddClusterCommands(CLI::App& app, ClusterCommandArgs& args) {
       sub->add_flag("--no-wait", args.drain_no_wait, "return once meta recorded the drain");
       sub->add_option("--timeout", args.drain_timeout_s, "seconds to wait for the replicas to leave")
           ->check(CLI::Range(1, 86'400));
+    }
+    if (name == "add-node") {
+      sub->add_option("--az", args.add_az, "the new node's AZ (one of the layout's)")->required();
+      sub->add_option("--host", args.add_host, "loopback address (default: the AZ's nodes' host)");
+      sub->add_option("--peer-port", args.add_peer_port, "internal RPC port (default: the next free one)")
+          ->check(CLI::Range(1, 65535));
+      sub->add_option("--http-port", args.add_http_port, "metrics and health port (default: the next free one)")
+          ->check(CLI::Range(1, 65535));
     }
     sub->callback([&args, name] { args.action = name; });
   }

@@ -4,12 +4,11 @@
 #include <google/protobuf/util/message_differencer.h>
 
 #include <filesystem>
-#include <fstream>
 #include <optional>
-#include <sstream>
 
 #include "cluster/layout.h"
 #include "cluster/supervisor.h"
+#include "common/text_file.h"
 #include "tessera/cluster_record.pb.h"
 
 namespace tessera::cli {
@@ -25,37 +24,12 @@ std::string Absolute(const std::string& path) {
   return ec ? path : absolute.lexically_normal().string();
 }
 
-Result<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::NotFound("cannot read " + path);
-  std::stringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return Status::IOError("cannot read " + path);
-  return text.str();
-}
-
-// Writes `text` to `path` through PATH.tmp and a rename: readers see the
-// old file or the whole new one.
-Status WriteFileAtomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) return Status::IOError("cannot write " + tmp);
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) return Status::IOError("cannot rename " + tmp + " to " + path + ": " + ec.message());
-  return Status::Ok();
-}
-
 // DIR/cluster_up.textproto; nullopt when the directory holds no record.
 Result<std::optional<pb::ClusterUpRecord>> ReadUpRecord(const std::string& dir) {
   const std::string path = UpRecordPath(dir);
   std::error_code ec;
   if (!fs::exists(path, ec)) return std::optional<pb::ClusterUpRecord>();
-  auto text = ReadFile(path);
+  auto text = ReadTextFile(path);
   if (!text.ok()) return text.status();
   pb::ClusterUpRecord record;
   if (!google::protobuf::TextFormat::ParseFromString(*text, &record)) {
@@ -146,13 +120,13 @@ Result<LayoutChoice> ChooseLayout(const std::string& dir, const std::string& lay
 
 Status RecordCluster(const std::string& dir, const UpSettings& settings, LayoutChoice& choice) {
   if (choice.recorded) return Status::Ok();
-  auto text = ReadFile(choice.path);
+  auto text = ReadTextFile(choice.path);
   if (!text.ok()) return text.status();
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return Status::IOError("cannot create cluster directory " + dir + ": " + ec.message());
   const std::string copy = RecordedLayoutPath(dir);
-  TESSERA_RETURN_IF_ERROR(WriteFileAtomically(copy, *text));
+  TESSERA_RETURN_IF_ERROR(WriteTextFileAtomically(copy, *text));
   pb::ClusterUpRecord record;
   record.set_layout_source(choice.source);
   record.set_partitions(settings.partitions == 0 ? kDefaultKvPartitions : settings.partitions);
@@ -160,7 +134,7 @@ Status RecordCluster(const std::string& dir, const UpSettings& settings, LayoutC
   for (const std::string& p : settings.s3_splits) record.add_s3_splits(p);
   std::string printed;
   google::protobuf::TextFormat::PrintToString(record, &printed);
-  TESSERA_RETURN_IF_ERROR(WriteFileAtomically(
+  TESSERA_RETURN_IF_ERROR(WriteTextFileAtomically(
       UpRecordPath(dir), "# Written by `tessera cluster up` (docs/formats/cluster-dir.md).\n" +
                              printed));
   choice.path = copy;

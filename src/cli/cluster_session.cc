@@ -1,5 +1,6 @@
 #include "cli/cluster_session.h"
 
+#include "cluster/added_nodes.h"
 #include "cluster/cluster_pki.h"
 #include "cluster/rpc_access.h"
 
@@ -9,10 +10,20 @@ Result<std::unique_ptr<ClusterSession>> ClusterSession::Open(const std::string& 
                                                              const std::string& dir) {
   auto layout = ChooseLayout(dir, layout_flag);
   if (!layout.ok()) return layout.status();
+  auto table = cluster::TableWithAddedNodes(layout->layout, dir);
+  if (!table.ok()) return table.status();
   auto supervisor = cluster::Supervisor::Open(dir);
   if (!supervisor.ok()) return supervisor.status();
-  return std::unique_ptr<ClusterSession>(
-      new ClusterSession(std::move(layout).value(), dir, std::move(supervisor).value()));
+  return std::unique_ptr<ClusterSession>(new ClusterSession(
+      std::move(layout).value(), std::move(table).value(), dir, std::move(supervisor).value()));
+}
+
+Status ClusterSession::ReloadTable() {
+  auto table = cluster::TableWithAddedNodes(layout_.layout, dir_);
+  if (!table.ok()) return table.status();
+  table_ = std::move(table).value();
+  client_.reset();
+  return Status::Ok();
 }
 
 Result<cluster::ClusterClient*> ClusterSession::client() {

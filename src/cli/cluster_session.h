@@ -1,6 +1,6 @@
 // ClusterSession: what every `tessera cluster` action needs — the layout
 // (the one recorded in the cluster directory, cli/cluster_record.h), its
-// process table, the supervisor of the cluster directory, and (lazily) a
+// process table with the storage nodes added since (cluster/added_nodes.h), the supervisor of the cluster directory, and (lazily) a
 // ClusterClient with the operator's identity (or, for probes of the access
 // rules, a process's: set_caller).
 #pragma once
@@ -35,6 +35,9 @@ class ClusterSession {
   // `up`: records the layout and `settings` in the cluster directory
   // unless it holds a record already (RecordCluster).
   Status Record(const UpSettings& settings) { return RecordCluster(dir_, settings, layout_); }
+  // Reads the added nodes again (after `cluster add-node` recorded one);
+  // the next client() call creates a client that knows them.
+  Status ReloadTable();
   // The client, created on first use (needs DIR/secret and DIR/pki).
   Result<cluster::ClusterClient*> client();
   // Calls as process `name` of the layout (its certificate) instead of as
@@ -46,9 +49,10 @@ class ClusterSession {
   std::vector<cluster::ProcessEntry> Resolve(const std::string& name_or_az) const;
 
  private:
-  ClusterSession(LayoutChoice layout, std::string dir, cluster::Supervisor supervisor)
+  ClusterSession(LayoutChoice layout, cluster::ProcessTable table, std::string dir,
+                 cluster::Supervisor supervisor)
       : layout_(std::move(layout)),
-        table_(layout_.layout),
+        table_(std::move(table)),
         dir_(std::move(dir)),
         supervisor_(std::move(supervisor)) {}
 

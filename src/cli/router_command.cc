@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "cluster/added_nodes.h"
 #include "cluster/process_logging.h"
 #include "cluster/cluster_client.h"
 #include "cluster/cluster_pki.h"
@@ -76,7 +77,9 @@ std::string DefaultS3BaseDomain(const pb::RouterSettings& settings) {
 int RunRouterCommand(const RouterCommandArgs& args) {
   auto layout = cluster::LoadLayout(args.layout_path);
   if (!layout.ok()) return Fail(layout.status().ToString());
-  const cluster::ProcessTable table(*layout);
+  auto loaded = cluster::TableWithAddedNodes(*layout, args.dir);
+  if (!loaded.ok()) return Fail(loaded.status().ToString());
+  const cluster::ProcessTable& table = *loaded;
   const auto self = table.ByName(args.name);
   if (!self || self->role != cluster::ProcessRole::kRouter) {
     return Fail("'" + args.name + "' is not a router of the layout");

@@ -72,9 +72,7 @@ Status ListNode(cluster::ClusterClient& client, uint32_t node, Findings& f) {
 // assignments any meta replica serves.
 Result<blob::BlobSlotMap> CurrentSlotMap(ClusterSession& session, cluster::ClusterClient& client) {
   std::vector<blob::NodeRef> refs;
-  for (const cluster::ProcessEntry& n : session.table().OfRole(ProcessRole::kNode)) {
-    refs.push_back({n.id, n.az});
-  }
+  for (const cluster::ProcessEntry& n : session.table().LayoutNodes()) refs.push_back({n.id, n.az});
   auto base = blob::BlobSlotMap::Build(std::move(refs));
   if (!base.ok()) return base.status();
   pb::BlobSlotAssignments newest;

@@ -69,6 +69,10 @@ Result<std::string> ClusterClient::Call(uint32_t id, const std::string& method,
   return future.get();
 }
 
+Status ClusterClient::AddPeer(uint32_t id, const std::string& host, uint16_t port) {
+  return state_->pool->SetPeerAddress(id, host, port);
+}
+
 Result<std::string> ClusterClient::CallAny(ProcessRole role, const std::string& method,
                                            const std::string& payload,
                                            std::chrono::milliseconds timeout) {

@@ -31,6 +31,11 @@ class ClusterClient {
   Result<std::string> Call(uint32_t id, const std::string& method, const std::string& payload,
                            std::chrono::milliseconds timeout);
 
+  // Makes process `id` (a storage node added to the cluster since the
+  // table was read) callable at host:port. InvalidArgument as
+  // rpc::ChannelPool::SetPeerAddress.
+  Status AddPeer(uint32_t id, const std::string& host, uint16_t port);
+
   // Tries each process of `role` in turn until one answers OK; returns the
   // first answer or the last error.
   Result<std::string> CallAny(ProcessRole role, const std::string& method,

@@ -1,5 +1,8 @@
 #include "cluster/process_table.h"
 
+#include "cluster/added_nodes.h"
+#include "common/check.h"
+
 namespace tessera::cluster {
 
 const char* ProcessRoleName(ProcessRole role) {
@@ -34,6 +37,26 @@ ProcessTable::ProcessTable(const pb::ClusterLayout& layout) {
     entries_.push_back({id++, ProcessRole::kAutoadmin, a.name(), a.az(), a.host(), 0, a.http_port(),
                         0, 0, 0, 0});
   }
+}
+
+ProcessTable::ProcessTable(const pb::ClusterLayout& layout, const pb::AddedNodes& added)
+    : ProcessTable(layout) {
+  TESSERA_CHECK(WithAddedNodes(layout, added.nodes()).ok());
+  for (const pb::AddedNode& a : added.nodes()) {
+    const pb::NodeSpec& n = a.spec();
+    ProcessEntry entry{a.id(), ProcessRole::kNode, n.name(), n.az(), n.host(), n.peer_port(),
+                       n.http_port(), 0, 0, 0, 0};
+    entry.added = true;
+    entries_.push_back(std::move(entry));
+  }
+}
+
+std::vector<ProcessEntry> ProcessTable::LayoutNodes() const {
+  std::vector<ProcessEntry> out;
+  for (const auto& e : entries_) {
+    if (e.role == ProcessRole::kNode && !e.added) out.push_back(e);
+  }
+  return out;
 }
 
 std::vector<ProcessEntry> ProcessTable::OfRole(ProcessRole role) const {

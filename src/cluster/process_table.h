@@ -44,17 +44,26 @@ struct ProcessEntry {
   uint32_t s3_tls_port = 0;
   uint32_t kv_tls_port = 0;    // routers: the native KV API over TLS; 0: off
   uint32_t http_tls_port = 0;  // routers: the HTTP KV API over TLS; 0: off
+  // A storage node added to the running cluster (cluster/added_nodes.h),
+  // not one of the layout's: the layout's blob slot map leaves it out.
+  bool added = false;
 };
 
 class ProcessTable {
  public:
   // `layout` must be valid (ValidateLayout).
   explicit ProcessTable(const pb::ClusterLayout& layout);
+  // The layout's processes and the storage nodes added to it, which must
+  // fit it (cluster::WithAddedNodes succeeds; CHECKed).
+  ProcessTable(const pb::ClusterLayout& layout, const pb::AddedNodes& added);
 
   const std::vector<ProcessEntry>& all() const { return entries_; }
   std::vector<ProcessEntry> OfRole(ProcessRole role) const;
   std::optional<ProcessEntry> ById(uint32_t id) const;
   std::optional<ProcessEntry> ByName(const std::string& name) const;
+  // The layout's own storage nodes (not the added ones), in id order: what
+  // the layout's blob slot map is built from.
+  std::vector<ProcessEntry> LayoutNodes() const;
   // Every process in `az`.
   std::vector<ProcessEntry> InAz(const std::string& az) const;
 

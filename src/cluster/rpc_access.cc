@@ -51,6 +51,7 @@ std::shared_ptr<const rpc::AccessPolicy> MetaAccessPolicy() {
     }
     // Drains: the operator sets them, the autoadmin reads them.
     p->Allow("meta.set_drain", {kMeta, kCli});
+    p->Allow("meta.add_node", {kMeta, kCli});
     p->Allow("meta.drains", {kAutoadmin, kMeta, kCli});
     for (std::string_view m : {"meta.get_bucket", "meta.list_buckets", "meta.get_user_by_key"}) {
       p->Allow(m, {kRouter, kCli});

@@ -55,6 +55,7 @@ Result<MetaServiceOptions> ServiceOptions(const pb::ClusterLayout& layout,
   options.tls = identity->tls;
   options.processes = cluster::ProcessTable(layout).all();
   options.azs.assign(layout.azs().begin(), layout.azs().end());
+  options.layout = layout;
   if (layout.meta_settings().has_s3_user_buckets_max()) {
     const uint32_t max = layout.meta_settings().s3_user_buckets_max();
     if (max < 1 || max > limits::kS3RegistryBucketsMax) {

@@ -135,11 +135,7 @@ Status MetaService::Init() {
   registry_service_ = std::make_unique<RegistryService>(options_.self_id, memds_, registry_, host_,
                                                         *pool_, context_.metrics,
                                                         options_.s3_user_buckets_max);
-  std::set<uint32_t> storage_nodes;
-  for (const cluster::ProcessEntry& e : options_.processes) {
-    if (e.role == cluster::ProcessRole::kNode) storage_nodes.insert(e.id);
-  }
-  partition_admin_ = std::make_unique<PartitionAdmin>(*host_, std::move(storage_nodes));
+  partition_admin_ = std::make_unique<PartitionAdmin>(*host_, options_.layout);
 
   rpc::ServerOptions server_options;
   server_options.identity = defaults.identity;
@@ -183,7 +179,8 @@ Status MetaService::RegisterHandlers() {
         HandleCreateTable(peer, request, responder);
       }));
   for (const char* method : {"meta.autoadmin_lease", "meta.update_partition",
-                             "meta.update_blob_slots", "meta.set_drain", "meta.drains"}) {
+                             "meta.update_blob_slots", "meta.set_drain", "meta.drains",
+                             "meta.add_node"}) {
     TESSERA_RETURN_IF_ERROR(server_->RegisterHandler(
         method, [this](const rpc::PeerInfo& peer, const pb::Envelope& request,
                        rpc::Responder responder) {
@@ -417,6 +414,9 @@ void MetaService::RunPartitionAdmin(const rpc::PeerInfo& peer, const pb::Envelop
         request, [&](const pb::SetDrainRequest& r) { return admin.SetDrain(r); });
   } else if (m == "meta.drains") {
     answer = Answer<pb::DrainsRequest>(request, [&](const pb::DrainsRequest&) { return admin.Drains(); });
+  } else if (m == "meta.add_node") {
+    answer = Answer<pb::AddNodeRequest>(
+        request, [&](const pb::AddNodeRequest& r) { return admin.AddNode(r); });
   }
   if (answer.ok()) return responder.Reply(std::move(answer).value());
   const Status& s = answer.status();
@@ -540,8 +540,17 @@ Result<pb::CreateTableResponse> MetaService::BuildTable(
   table->set_table_id(table_id);
   for (const std::string& p : split_points) table->add_split_points(p);
   std::map<uint32_t, size_t> load = memds_.ReplicasByNode();
+  // The layout's nodes and those added since (the storage node map), whose
+  // addresses EnsureGroups needs.
+  std::vector<NodeInfo> nodes = nodes_;
+  for (const pb::AddedNode& added : memds_.BlobSlots().added_nodes()) {
+    const pb::NodeSpec& spec = added.spec();
+    TESSERA_RETURN_IF_ERROR(
+        pool_->SetPeerAddress(added.id(), spec.host(), static_cast<uint16_t>(spec.peer_port())));
+    nodes.push_back(NodeInfo{added.id(), spec.az()});
+  }
   for (size_t i = 0; i <= split_points.size(); ++i) {
-    auto replicas = PlaceReplicas(nodes_, options_.azs, load);
+    auto replicas = PlaceReplicas(nodes, options_.azs, load);
     if (!replicas.ok()) return replicas.status();
     pb::PartitionDescriptor* p = response.add_partitions();
     p->set_table(name);

@@ -63,6 +63,9 @@ struct MetaServiceOptions {
   std::shared_ptr<const rpc::TlsCredentials> tls;
   std::vector<cluster::ProcessEntry> processes;  // the whole process table
   std::vector<std::string> azs;                   // the layout's AZs, in order
+  // The layout itself: the storage nodes added beyond it are checked
+  // against it (meta.add_node) and live in the storage node map.
+  pb::ClusterLayout layout;
   consensus::Options consensus;  // timings; self and group_id are set here
   // Buckets one S3 user may own (1..limits::kS3RegistryBucketsMax).
   size_t s3_user_buckets_max = limits::kS3UserBucketsMaxDefault;

@@ -5,6 +5,8 @@
 
 #include <map>
 
+#include "cluster/added_nodes.h"
+#include "cluster/process_table.h"
 #include "common/limits.h"
 #include "meta/meta_group_calls.h"
 #include "meta/meta_keys.h"
@@ -94,8 +96,59 @@ LeaseDecision DecideLease(const std::optional<pb::AutoadminLease>& stored, uint3
   return d;
 }
 
-PartitionAdmin::PartitionAdmin(node::GroupHost& group, std::set<uint32_t> storage_nodes)
-    : group_(group), storage_nodes_(std::move(storage_nodes)) {}
+PartitionAdmin::PartitionAdmin(node::GroupHost& group, pb::ClusterLayout layout)
+    : group_(group), layout_(std::move(layout)) {}
+
+Result<std::pair<pb::BlobSlotAssignments, std::optional<uint64_t>>> PartitionAdmin::ReadNodeMap() {
+  auto record = ReadStrongSync(group_, std::string(kBlobSlotsKey));
+  if (!record.ok()) return record.status();
+  pb::BlobSlotAssignments stored;
+  if (!*record) return std::make_pair(stored, std::optional<uint64_t>());
+  if (!stored.ParseFromString((*record)->value())) {
+    return Status::Corruption("meta: the blob slot record does not parse");
+  }
+  return std::make_pair(std::move(stored), std::optional<uint64_t>((*record)->version()));
+}
+
+std::set<uint32_t> PartitionAdmin::StorageNodesOf(const pb::BlobSlotAssignments& map) const {
+  std::set<uint32_t> nodes;
+  for (const cluster::ProcessEntry& e : cluster::ProcessTable(layout_).OfRole(cluster::ProcessRole::kNode)) {
+    nodes.insert(e.id);
+  }
+  for (const pb::AddedNode& added : map.added_nodes()) nodes.insert(added.id());
+  return nodes;
+}
+
+Result<std::set<uint32_t>> PartitionAdmin::StorageNodes() {
+  auto map = ReadNodeMap();
+  if (!map.ok()) return map.status();
+  return StorageNodesOf(map->first);
+}
+
+Result<pb::AddedNode> PartitionAdmin::AddNode(const pb::AddNodeRequest& request) {
+  auto stored = ReadNodeMap();
+  if (!stored.ok()) return stored.status();
+  pb::BlobSlotAssignments& map = stored->first;
+  auto next = cluster::NextAddedNode(layout_, map.added_nodes(), request.node());
+  if (!next.ok()) return next.status();
+  for (const pb::AddedNode& added : map.added_nodes()) {
+    if (added.id() == next->id()) return next;  // added before: idempotent
+  }
+  *map.add_added_nodes() = *next;
+  map.set_version(map.version() + 1);
+  pb::KvBatch batch;
+  AddCondition(batch, kBlobSlotsKey, stored->second);
+  pb::KvWrite* w = batch.add_writes();
+  w->set_key(std::string(kBlobSlotsKey));
+  w->set_value(map.SerializeAsString());
+  auto written = WriteSync(group_, std::move(batch));
+  if (!written.ok()) return written.status();
+  if (!written->applied()) return Status::Conflict("the storage node map changed meanwhile; retry");
+  spdlog::info("meta.node_added id={} name={} az={} host={} peer_port={} map_version={}", next->id(),
+               next->spec().name(), next->spec().az(), next->spec().host(), next->spec().peer_port(),
+               map.version());
+  return next;
+}
 
 Result<std::optional<std::pair<pb::AutoadminLease, uint64_t>>> PartitionAdmin::ReadLease() {
   auto record = ReadStrongSync(group_, std::string(kAutoadminLeaseKey));
@@ -149,7 +202,9 @@ Result<pb::AutoadminLeaseResponse> PartitionAdmin::Lease(const pb::AutoadminLeas
 Result<pb::UpdatePartitionResponse> PartitionAdmin::UpdatePartition(
     const pb::UpdatePartitionRequest& request) {
   const pb::PartitionDescriptor& next = request.partition();
-  TESSERA_RETURN_IF_ERROR(CheckReplicas(next, storage_nodes_));
+  auto storage_nodes = StorageNodes();
+  if (!storage_nodes.ok()) return storage_nodes.status();
+  TESSERA_RETURN_IF_ERROR(CheckReplicas(next, *storage_nodes));
   const std::string key = PartitionKey(next.table(), next.start_key());
   auto record = ReadStrongSync(group_, key);
   if (!record.ok()) return record.status();
@@ -197,6 +252,10 @@ Result<uint64_t> PartitionAdmin::CheckEpoch(uint64_t autoadmin_epoch, const std:
 Result<pb::BlobSlotAssignments> PartitionAdmin::UpdateBlobSlots(
     const pb::UpdateBlobSlotsRequest& request) {
   if (request.slots().empty()) return Status::InvalidArgument("no blob slot to update");
+  auto read = ReadNodeMap();
+  if (!read.ok()) return read.status();
+  const pb::BlobSlotAssignments& stored = read->first;
+  const std::set<uint32_t> storage_nodes = StorageNodesOf(stored);
   std::map<uint32_t, pb::BlobSlotReplicas> changes;
   for (const pb::BlobSlotReplicas& r : request.slots()) {
     const std::string slot = "blob slot " + std::to_string(r.slot());
@@ -206,19 +265,12 @@ Result<pb::BlobSlotAssignments> PartitionAdmin::UpdateBlobSlots(
     }
     std::set<uint32_t> seen;
     for (uint32_t node : r.node_ids()) {
-      if (!storage_nodes_.count(node)) {
+      if (!storage_nodes.count(node)) {
         return Status::InvalidArgument(slot + ": " + std::to_string(node) + " is not a storage node");
       }
       if (!seen.insert(node).second) return Status::InvalidArgument(slot + " names a node twice");
     }
     if (!changes.emplace(r.slot(), r).second) return Status::InvalidArgument(slot + " named twice");
-  }
-  const std::string key(kBlobSlotsKey);
-  auto record = ReadStrongSync(group_, key);
-  if (!record.ok()) return record.status();
-  pb::BlobSlotAssignments stored;
-  if (*record && !stored.ParseFromString((*record)->value())) {
-    return Status::Corruption("meta: the blob slot record does not parse");
   }
   if (stored.version() != request.expected_version()) {
     return Status::Conflict("blob slot assignments are at version " + std::to_string(stored.version()) +
@@ -230,9 +282,9 @@ Result<pb::BlobSlotAssignments> PartitionAdmin::UpdateBlobSlots(
   pb::BlobSlotAssignments next;
   next.set_version(stored.version() + 1);
   for (auto& [slot, r] : changes) *next.add_slots() = std::move(r);
-  TESSERA_RETURN_IF_ERROR(WriteFenced(
-      group_, key, *record ? std::optional<uint64_t>((*record)->version()) : std::nullopt,
-      *lease_version, next.SerializeAsString(), "the blob slot assignments"));
+  *next.mutable_added_nodes() = stored.added_nodes();
+  TESSERA_RETURN_IF_ERROR(WriteFenced(group_, std::string(kBlobSlotsKey), read->second, *lease_version,
+                                      next.SerializeAsString(), "the blob slot assignments"));
   spdlog::info("meta.blob_slots_updated version={} slots_changed={} assigned={} autoadmin_epoch={}",
                next.version(), request.slots_size(), next.slots_size(), request.autoadmin_epoch());
   return next;
@@ -256,7 +308,9 @@ Result<pb::NodeDrains> PartitionAdmin::Drains() {
 }
 
 Result<pb::NodeDrains> PartitionAdmin::SetDrain(const pb::SetDrainRequest& request) {
-  if (!storage_nodes_.count(request.node_id())) {
+  auto storage_nodes = StorageNodes();
+  if (!storage_nodes.ok()) return storage_nodes.status();
+  if (!storage_nodes->count(request.node_id())) {
     return Status::InvalidArgument("node " + std::to_string(request.node_id()) +
                                    " is not a storage node of the cluster");
   }

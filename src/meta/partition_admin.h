@@ -12,6 +12,11 @@
 //                           (UpdateBlobSlots), fenced by the lease epoch
 //   meta.set_drain          add a storage node to (or remove it from) the
 //                           drained set (SetDrain); meta.drains reads it
+//   meta.add_node           add a storage node beyond the layout to the
+//                           storage node map (AddNode; cluster/added_nodes.h)
+//
+// The storage nodes a descriptor, a slot or a drain may name are the
+// layout's and those the storage node map ("a/blob_slots") has added.
 //
 // Both run on the meta worker thread (a strong read, then one conditional
 // batch whose conditions hold the records at the versions read, so two
@@ -28,6 +33,7 @@
 
 #include "common/result.h"
 #include "node/group_host.h"
+#include "tessera/cluster.pb.h"
 #include "tessera/cluster_rpc.pb.h"
 
 namespace tessera::meta {
@@ -47,9 +53,8 @@ LeaseDecision DecideLease(const std::optional<pb::AutoadminLease>& stored, uint3
 
 class PartitionAdmin {
  public:
-  // `group` is the meta group (outlives this); `storage_nodes` the process
-  // ids a descriptor's replicas may name.
-  PartitionAdmin(node::GroupHost& group, std::set<uint32_t> storage_nodes);
+  // `group` is the meta group (outlives this); `layout` the cluster's.
+  PartitionAdmin(node::GroupHost& group, pb::ClusterLayout layout);
 
   // InvalidArgument for holder 0 or a duration outside
   // limits::kAutoadminLeaseMs{Min,Max}; Conflict when another meta write of
@@ -80,16 +85,28 @@ class PartitionAdmin {
   // A strong read of the drained set (empty when never written).
   Result<pb::NodeDrains> Drains();
 
+  // The added node (cluster::NextAddedNode: the one added before under the
+  // same spec, or the next id), recorded in the storage node map with its
+  // version + 1 in one conditional write. InvalidArgument for a node that
+  // does not fit the layout and the nodes added before; Conflict when the
+  // map changed meanwhile.
+  Result<pb::AddedNode> AddNode(const pb::AddNodeRequest& request);
+
  private:
   Result<std::optional<std::pair<pb::AutoadminLease, uint64_t>>> ReadLease();
   // The lease record's version when `autoadmin_epoch` is the lease's epoch;
   // StaleEpoch (logged, naming `what`) otherwise.
   Result<uint64_t> CheckEpoch(uint64_t autoadmin_epoch, const std::string& what);
+  // The storage node map ("a/blob_slots") and its record's version
+  // (nullopt: never written), by a strong read.
+  Result<std::pair<pb::BlobSlotAssignments, std::optional<uint64_t>>> ReadNodeMap();
+  std::set<uint32_t> StorageNodesOf(const pb::BlobSlotAssignments& map) const;
+  Result<std::set<uint32_t>> StorageNodes();
   // The drained set and its record's version (nullopt: never written).
   Result<std::pair<pb::NodeDrains, std::optional<uint64_t>>> ReadDrains();
 
   node::GroupHost& group_;
-  const std::set<uint32_t> storage_nodes_;
+  const pb::ClusterLayout layout_;
 };
 
 }  // namespace tessera::meta

@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "cluster/added_nodes.h"
 #include "cluster/cluster_client.h"
 #include "cluster/cluster_pki.h"
 #include "cluster/io_threads.h"
@@ -35,15 +36,19 @@ namespace asio = boost::asio;
 Result<NodeServerOptions> MakeOptions(const NodeCommandArgs& args) {
   auto layout = cluster::LoadLayout(args.layout_path);
   if (!layout.ok()) return layout.status();
-  const cluster::ProcessTable table(*layout);
+  auto loaded = cluster::TableWithAddedNodes(*layout, args.dir);
+  if (!loaded.ok()) return loaded.status();
+  const cluster::ProcessTable& table = *loaded;
   const std::optional<cluster::ProcessEntry> self = table.ByName(args.name);
   if (!self || self->role != cluster::ProcessRole::kNode) {
-    return Status::InvalidArgument("no storage node named '" + args.name + "' in " + args.layout_path);
+    return Status::InvalidArgument("no storage node named '" + args.name + "' in " + args.layout_path +
+                                   " or among the nodes added to the cluster");
   }
   auto identity = cluster::LoadIdentity(args.dir, self->name, self->id, "node");
   if (!identity.ok()) return identity.status();
   NodeServerOptions options;
   options.node_id = self->id;
+  options.added = self->added;
   options.name = self->name;
   options.az = self->az;
   options.cluster_secret = identity->cluster_secret;
@@ -55,7 +60,8 @@ Result<NodeServerOptions> MakeOptions(const NodeCommandArgs& args) {
   options.store_path = args.dir + "/data/" + args.name + "/rocksdb";
   options.blob_path = args.dir + "/data/" + args.name + "/blobs";
   for (const cluster::ProcessEntry& node : table.OfRole(cluster::ProcessRole::kNode)) {
-    options.peers.push_back(PeerAddress{node.id, node.host, static_cast<uint16_t>(node.peer_port), node.az});
+    options.peers.push_back(
+        PeerAddress{node.id, node.host, static_cast<uint16_t>(node.peer_port), node.az, node.added});
   }
   for (const cluster::ProcessEntry& meta : table.OfRole(cluster::ProcessRole::kMeta)) {
     options.meta_peers.push_back(

@@ -270,9 +270,12 @@ std::string NodeServer::Impl::SelfHost() const {
 // `tessera node` process; in-process tests without them run neither).
 Status NodeServer::Impl::StartBlobMaintenance() {
   if (options_.meta_peers.empty()) return Status::Ok();
-  std::vector<blob::NodeRef> nodes{blob::NodeRef{options_.node_id, options_.az}};
+  // The layout's map: from the layout's nodes only (contract 1 of
+  // blob_slot_map.h); added nodes come with the storage node map.
+  std::vector<blob::NodeRef> nodes;
+  if (!options_.added) nodes.push_back(blob::NodeRef{options_.node_id, options_.az});
   for (const PeerAddress& peer : options_.peers) {
-    if (peer.id != options_.node_id) nodes.push_back(blob::NodeRef{peer.id, peer.az});
+    if (peer.id != options_.node_id && !peer.added) nodes.push_back(blob::NodeRef{peer.id, peer.az});
   }
   auto slot_map = blob::BlobSlotMap::Build(std::move(nodes));
   if (!slot_map.ok()) return slot_map.status();

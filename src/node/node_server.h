@@ -66,10 +66,14 @@ struct PeerAddress {
   std::string host;
   uint16_t port = 0;
   std::string az;  // storage nodes: their AZ (the blob slot map needs it)
+  // A storage node added beyond the layout (cluster/added_nodes.h): not in
+  // the layout's blob slot map, which the storage node map extends.
+  bool added = false;
 };
 
 struct NodeServerOptions {
-  uint32_t node_id = 0;  // process id from the layout
+  uint32_t node_id = 0;  // process id from the layout (or the added nodes)
+  bool added = false;    // this node was added beyond the layout
   std::string name;
   std::string az;
   std::string cluster_secret;

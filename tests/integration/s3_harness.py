@@ -221,8 +221,14 @@ class S3Cluster:
         """Storage node name -> its HTTP (health, metrics) port."""
         with open(self.layout) as f:
             text = f.read()
-        return {name: int(port) for name, port in
-                re.findall(r'nodes \{ name: "([^"]+)".*?http_port: (\d+)', text)}
+        ports = {name: int(port) for name, port in
+                 re.findall(r'nodes \{ name: "([^"]+)".*?http_port: (\d+)', text)}
+        added = os.path.join(self.dir, "added_nodes.textproto")  # `cluster add-node`
+        if os.path.exists(added):
+            with open(added) as f:
+                ports.update((name, int(port)) for name, port in
+                             re.findall(r'name: "([^"]+)"[^}]*?http_port: (\d+)', f.read()))
+        return ports
 
     def metric(self, name, processes="nodes"):
         """The sum of every series of metric `name` on the storage nodes

@@ -28,6 +28,11 @@ processes, kill -9, SIGSTOP, two autoadmin instances.
    synced writes are delayed by 100 ms (`tessera cluster slow-disk`) turns
    gray, leads nothing within a bound, and, still slow, has its replicas
    replaced in its AZ; with its disk fast again it is healthy and empty.
+9. Add a node: `tessera cluster add-node` refuses a clashing name, an
+   unknown AZ and a port in use (exit 2, nothing recorded); then a new
+   node joins az2 under KV and S3 load, every process learns it, and the
+   autoadmin spreads partition replicas and blob slots onto it; every
+   acknowledged write reads back and `tessera s3 check` is clean.
 Stale epochs and idempotent steps: src/node/node_process_test.cc and
 src/meta/partition_admin_test.cc.
 """
@@ -54,6 +59,8 @@ AUTOADMIN = (f"dead_after_ms: {DEAD_AFTER_S * 1000} poll_interval_ms: 500 lease_
              f"gray_replace_after_ms: {GRAY_REPLACE_AFTER_S * 1000} balance_leaders: true")
 REPLACE_WITHIN_S = 60
 AZ_OF = {f"{az}-n{n}": az for az in ("az1", "az2", "az3") for n in (1, 2)}
+ADDED = "az2-n3"  # the node test 9 adds
+AZ_OF[ADDED] = "az2"
 # Blobs are repaired once a second old (the sweeper's age bound), orphans
 # only after the production grace (1 h): s3 check then sees what the GC and
 # the repairer did, not what the orphan sweeper cleaned up.
@@ -463,6 +470,55 @@ class Autoadmin(unittest.TestCase):
         for key, value in kv.acked.items():
             self.assertEqual(kv.request("GET", key), (200, value), key)
 
+    def http_port_of(self, name):
+        """Node `name`'s HTTP port, from the layout or the added nodes."""
+        return self.c.node_http_ports()[name]
+
+    def test_9_add_node(self):
+        c = self.c
+        added_file = os.path.join(c.dir, "added_nodes.textproto")
+        for args, why in ((["az1-n1", "--az", "az1"], "duplicate name az1-n1"),
+                          ([ADDED, "--az", "az9"], "unknown AZ 'az9'"),
+                          ([ADDED, "--az", "az2", "--peer-port", str(c.s3_port)],
+                           f"port {c.s3_port} used twice")):
+            p = c.cli("cluster", "add-node", *args, check=False)
+            self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+            self.assertIn(why, p.stderr)
+            self.assertFalse(os.path.exists(added_file))
+        s3 = c.boto3_client()
+        s3.create_bucket(Bucket="grow")
+        with KvLoad(c, self.token, "grow-") as kv, S3Load(c, "grow") as objects:
+            time.sleep(2)
+            started = time.monotonic()
+            out = c.cli("cluster", "add-node", ADDED, "--az", "az2").stdout
+            joined = time.monotonic() - started
+            self.assertRegex(out, rf"added {ADDED} \(storage node 7, az2, ")
+            # Adding it again with the same spec changes nothing.
+            again = c.cli("cluster", "add-node", ADDED, "--az", "az2").stdout
+            self.assertIn("already running", again)
+
+            def spread():
+                groups = self.node_groups(ADDED)
+                return three_voters_in_three_azs(self.parts()) and groups is not None and \
+                    len(groups) >= 2 and self.stale_on(ADDED) == 0
+            self.assertTrue(h.wait_until(spread, REPLACE_WITHIN_S, 0.5),
+                            c.cli("cluster", "status", check=False).stdout + self.status())
+            spread_after = time.monotonic() - started
+            time.sleep(1)
+        print(f"\n[{ADDED} added in {joined:.1f}s, hosts {len(self.node_groups(ADDED))} groups "
+              f"{spread_after:.1f}s after; KV acked {len(kv.acked)} failed {kv.failed}; S3 acked "
+              f"{len(objects.acked)} failed {objects.failed}]", file=sys.stderr)
+        self.assertIn(ADDED, c.cli("cluster", "status").stdout)
+        self.assertRegex(self.status(), r"move_blob_slots .* -> ok \(\d+ blob slots spread")
+        for key, value in kv.acked.items():
+            self.assertEqual(kv.request("GET", key), (200, value), key)
+        for key, body in objects.acked.items():
+            self.assertEqual(s3.get_object(Bucket="grow", Key=key)["Body"].read(), body, key)
+        c.wait_s3_check(self, REPLACE_WITHIN_S)
+        # Blob copies reached it (repairs of the slots moved onto it, or new
+        # objects written there).
+        self.assertGreater(c.metric("tessera_blob_puts_total", ADDED), 0)
+
     def stale_on(self, name):
         """How many groups node `name` hosts that no partition names it in
         (stale replicas), -1 when it does not answer."""
@@ -485,8 +541,7 @@ class Autoadmin(unittest.TestCase):
 
     def node_groups(self, name):
         """The groups node `name` hosts (its /health), None when it does not answer."""
-        with open(self.c.layout) as f:
-            port = int(re.search(rf'name: "{name}".*?http_port: (\d+)', f.read()).group(1))
+        port = self.http_port_of(name)
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
         try:
             conn.request("GET", "/health")

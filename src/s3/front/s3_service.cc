@@ -15,7 +15,8 @@ Status S3Service::Start() {
   std::vector<blob::NodeRef> nodes;
   for (const cluster::ProcessEntry& p : options_.processes) {
     if (p.role == cluster::ProcessRole::kMeta) registry_options.meta_ids.push_back(p.id);
-    if (p.role == cluster::ProcessRole::kNode) nodes.push_back(blob::NodeRef{p.id, p.az});
+    // The layout's map from the layout's nodes; added ones come with the storage node map.
+    if (p.role == cluster::ProcessRole::kNode && !p.added) nodes.push_back(blob::NodeRef{p.id, p.az});
   }
   if (registry_options.meta_ids.empty() || nodes.empty()) {
     return Status::InvalidArgument("the S3 service needs meta replicas and storage nodes");
