@@ -32,7 +32,10 @@
 #include "experiment/s3_checker.h"
 #include "experiment/s3_workload.h"
 #include "experiment/schedule.h"
+#include "meta/registry_keys.h"
 #include "router/token.h"
+#include "s3/model/s3_keys.h"
+#include "tessera/s3_registry.pb.h"
 
 namespace tessera::experiment {
 namespace {
@@ -150,6 +153,41 @@ std::vector<BankSpec> Banks(const pb::Experiment& spec, const std::string& key_p
                      int64_t{w.accounts()} * w.initial_balance()});
   }
   return banks;
+}
+
+// What a kv_leader target follows: the partition holding the first
+// workload's first key — a register's or an account's in the table kv, or
+// the head record of an S3 object in the table _s3 (which needs the
+// bucket's id: call once the workloads started, i.e. the bucket exists).
+LeaderKey LeaderKeyOf(Run& run, const std::string& key_prefix) {
+  const pb::Workload& first = run.experiment.spec.workloads(0);
+  if (first.has_kv_bank()) return {kRegisterTable, AccountKey(key_prefix, 0, 0)};
+  if (!first.has_s3_objects()) return {kRegisterTable, HotKey(key_prefix, 0, 0)};
+  pb::GetBucketRequest request;
+  request.set_name(kExperimentBucket);
+  pb::GetBucketResponse bucket;
+  std::string why = "not found";
+  // A meta replica may not have applied the bucket's creation yet: ask
+  // again, for a bounded time.
+  const auto deadline = steady_clock::now() + std::chrono::seconds(10);
+  while (!bucket.found() && steady_clock::now() < deadline) {
+    auto client = run.session->client();
+    auto raw = client.ok() ? (*client)->CallAny(cluster::ProcessRole::kMeta, "meta.get_bucket",
+                                                request.SerializeAsString(), milliseconds(5'000))
+                           : Result<std::string>(client.status());
+    if (!raw.ok()) why = raw.status().ToString();
+    if (!raw.ok() || !bucket.ParseFromString(*raw) || !bucket.found()) {
+      bucket.Clear();
+      std::this_thread::sleep_for(milliseconds(200));
+    }
+  }
+  if (!bucket.found()) {
+    run.verdict.add_notes("kv_leader: bucket " + std::string(kExperimentBucket) + ": " + why +
+                          "; the table kv's leader is targeted instead");
+    return {kRegisterTable, HotKey(key_prefix, 0, 0)};
+  }
+  return {std::string(meta::kS3TableName),
+          s3::model::HeadKey(bucket.bucket().bucket_id(), S3Key(key_prefix, 0, 0, 0))};
 }
 
 // One fault event of the schedule: a start or an end.
@@ -351,8 +389,8 @@ int Execute(Run& run, const RunOptions& o, std::ostream& out, std::ostream& err)
   OpLog log(kHistoryOpsMax);
   RunClock clock;
   auto workloads = MakeWorkloads(run, log, clock, credentials->First(), key_prefix);
-  Nemesis nemesis(*run.session, HotKey(key_prefix, 0, 0), run.cluster_log);
   for (auto& w : workloads) w->Start();
+  Nemesis nemesis(*run.session, LeaderKeyOf(run, key_prefix), run.cluster_log);
   const std::vector<FaultWindow> windows =
       DriveSchedule(run, nemesis, journal, log, clock, o.progress_rewrites_line, out);
   const uint64_t end_us = clock.NowUs();
