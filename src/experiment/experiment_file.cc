@@ -125,6 +125,10 @@ Status ValidateS3Workload(const pb::S3ObjectWorkload& w, const std::string& fiel
   if (Status st = CheckRange(field + ".timeout_ms", w.timeout_ms(), 0, kOpTimeoutMsMax); !st.ok()) {
     return st;
   }
+  if (Status st = CheckRange(field + ".multipart_percent", w.multipart_percent(), 0, 100);
+      !st.ok()) {
+    return st;
+  }
   const uint64_t percents = uint64_t{w.get_percent()} + w.head_percent() + w.delete_percent() +
                             w.list_percent();
   if (percents > 100) {

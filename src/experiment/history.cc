@@ -27,7 +27,8 @@ pb::HistoryRecord InvokeLine(const OpRecord& op) {
   if (op.kind == OpKind::kBankInit) {
     for (int64_t b : op.balances) r.add_balances(b);
   }
-  if (op.kind == OpKind::kS3Put) r.set_bytes(op.bytes);
+  if (op.is_s3_put()) r.set_bytes(op.bytes);
+  r.set_after_heal(op.after_heal);
   return r;
 }
 
@@ -50,7 +51,6 @@ pb::HistoryRecord CompletionLine(const OpRecord& op) {
     for (const std::string& k : op.listed) r.add_listed(k);
     r.set_anomaly(op.anomaly);
   }
-  r.set_after_heal(op.after_heal);
   if (op.kind == OpKind::kCas && op.outcome == OpOutcome::kOk && !op.cas_succeeded) {
     r.set_type("fail");  // the condition did not hold: certainly no effect
     r.set_error("Conflict: the value was not the expected one");
@@ -69,6 +69,7 @@ const char* OpKindName(OpKind kind) {
     case OpKind::kTransfer: return "transfer";
     case OpKind::kBankRead: return "bank-read";
     case OpKind::kS3Put: return "put";
+    case OpKind::kS3MultipartPut: return "multipart-put";
     case OpKind::kS3Get: return "get";
     case OpKind::kS3Head: return "head";
     case OpKind::kS3Delete: return "delete";

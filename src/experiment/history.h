@@ -28,7 +28,7 @@ enum class OpKind {
   // kv_bank: the accounts' creation, a transfer, a snapshot read of all accounts
   kBankInit, kTransfer, kBankRead,
   // s3_objects
-  kS3Put, kS3Get, kS3Head, kS3Delete, kS3List,
+  kS3Put, kS3MultipartPut, kS3Get, kS3Head, kS3Delete, kS3List,
 };
 enum class OpOutcome { kOk, kFail, kInfo };
 
@@ -71,6 +71,7 @@ struct OpRecord {
       case OpKind::kBankInit:
       case OpKind::kTransfer:
       case OpKind::kS3Put:
+      case OpKind::kS3MultipartPut:
       case OpKind::kS3Delete:
         return true;
       case OpKind::kCas:
@@ -79,13 +80,15 @@ struct OpRecord {
         return false;
     }
   }
+  // An S3 PUT, single or multipart: writes `value` as the object's write id.
+  bool is_s3_put() const { return kind == OpKind::kS3Put || kind == OpKind::kS3MultipartPut; }
   bool is_register_op() const {
     return kind == OpKind::kRead || kind == OpKind::kWrite || kind == OpKind::kCas;
   }
 };
 
 // "read", "write", "cas", "bank-init", "transfer", "bank-read", "put",
-// "get", "head", "delete", "list"; "ok", "fail", "info".
+// "multipart-put", "get", "head", "delete", "list"; "ok", "fail", "info".
 const char* OpKindName(OpKind kind);
 const char* OpOutcomeName(OpOutcome outcome);
 

@@ -18,7 +18,7 @@ const std::string kAbsent = "\x01" "absent";
 constexpr uint64_t kTimeShift = 2;
 
 bool IsS3(const OpRecord& op) {
-  return op.kind == OpKind::kS3Put || op.kind == OpKind::kS3Get || op.kind == OpKind::kS3Head ||
+  return op.is_s3_put() || op.kind == OpKind::kS3Get || op.kind == OpKind::kS3Head ||
          op.kind == OpKind::kS3Delete || op.kind == OpKind::kS3List;
 }
 
@@ -47,7 +47,7 @@ std::vector<chaos::KvOperation> AsRegisters(const std::vector<OpRecord>& ops) {
       c.read = op.read.value_or(kAbsent);
     } else {
       c.type = chaos::KvOpType::kPut;
-      c.value = op.kind == OpKind::kS3Put ? op.value : kAbsent;
+      c.value = op.is_s3_put() ? op.value : kAbsent;
     }
     out.push_back(std::move(c));
     keys.insert(op.key);
@@ -72,8 +72,7 @@ using WritesByKey = std::map<std::string, std::vector<const OpRecord*>>;
 WritesByKey Writes(const std::vector<OpRecord>& ops) {
   WritesByKey writes;
   for (const OpRecord& op : ops) {
-    if ((op.kind == OpKind::kS3Put || op.kind == OpKind::kS3Delete) &&
-        op.outcome != OpOutcome::kFail) {
+    if ((op.is_s3_put() || op.kind == OpKind::kS3Delete) && op.outcome != OpOutcome::kFail) {
       writes[op.key].push_back(&op);
     }
   }
@@ -88,7 +87,7 @@ bool SurelyPresent(const std::vector<const OpRecord*>& writes, const OpRecord& l
     if (w->outcome != OpOutcome::kOk || w->complete_us >= list.invoke_us) continue;
     if (!last || w->complete_us > last->complete_us) last = w;
   }
-  if (!last || last->kind != OpKind::kS3Put) return false;
+  if (!last || !last->is_s3_put()) return false;
   for (const OpRecord* w : writes) {
     if (w->kind != OpKind::kS3Delete || w->invoke_us > list.complete_us) continue;
     const bool may_follow = w->outcome == OpOutcome::kInfo || w->complete_us >= last->invoke_us;
@@ -109,7 +108,7 @@ std::string ListingViolation(const std::vector<OpRecord>& ops, const WritesByKey
       if (key.compare(0, list.key.size(), list.key) == 0 && it != writes.end()) {
         for (const OpRecord* w : it->second) {
           could_exist = could_exist ||
-                        (w->kind == OpKind::kS3Put && w->invoke_us <= list.complete_us);
+                        (w->is_s3_put() && w->invoke_us <= list.complete_us);
         }
       }
       if (!could_exist) return Name(list) + " listed " + key + ", which no PUT wrote (ghost)";
@@ -134,11 +133,11 @@ pb::CheckerResult CheckS3Objects(const std::vector<OpRecord>& ops, uint64_t step
   for (const OpRecord& op : ops) {
     if (IsS3(op)) s3.push_back(op);
   }
-  std::map<OpKind, uint64_t> counts;
+  std::map<OpKind, uint64_t> counts;  // multipart PUTs count as PUTs
   uint64_t unknown = 0;
   std::string corruption;
   for (const OpRecord& op : s3) {
-    if (op.outcome == OpOutcome::kOk) ++counts[op.kind];
+    if (op.outcome == OpOutcome::kOk) ++counts[op.is_s3_put() ? OpKind::kS3Put : op.kind];
     if (op.outcome == OpOutcome::kInfo) ++unknown;
     if (op.outcome == OpOutcome::kOk && !op.anomaly.empty() && corruption.empty()) {
       corruption = Name(op) + ": " + op.anomaly;

@@ -88,6 +88,16 @@ TEST(S3Checker, LostWriteFails) {
   EXPECT_NE(r.summary().find("NOT linearizable: object k"), std::string::npos) << r.summary();
 }
 
+TEST(S3Checker, MultipartPutsAreWritesToo) {
+  OpRecord multipart = Put(1, "p/k", "w2", 20, 30);
+  multipart.kind = OpKind::kS3MultipartPut;
+  EXPECT_TRUE(Check({Put(1, "p/k", "w1", 0, 10), multipart, Get(2, "p/k", "w2", 40, 50),
+                     List(2, "p/", {"p/k"}, 40, 50)})
+                  .passed());
+  // Lost: the multipart write's object reads as the older single PUT's.
+  EXPECT_FALSE(Check({Put(1, "p/k", "w1", 0, 10), multipart, Get(2, "p/k", "w1", 40, 50)}).passed());
+}
+
 TEST(S3Checker, AcknowledgedPutReadAsAbsentFails) {
   const pb::CheckerResult r = Check({Put(1, "k", "w1", 0, 10), Get(2, "k", std::nullopt, 20, 30)});
   EXPECT_FALSE(r.passed()) << r.summary();

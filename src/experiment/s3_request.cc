@@ -73,6 +73,38 @@ std::string ListTarget(std::string_view bucket, std::string_view prefix,
   return target;
 }
 
+std::string CreateUploadTarget(std::string_view bucket, std::string_view key) {
+  return ObjectTarget(bucket, key) + "?uploads";
+}
+
+std::string PartTarget(std::string_view bucket, std::string_view key, std::string_view upload_id,
+                       uint32_t part_number) {
+  return ObjectTarget(bucket, key) + "?partNumber=" + std::to_string(part_number) +
+         "&uploadId=" + s3::auth::UriEncode(upload_id);
+}
+
+std::string CompleteTarget(std::string_view bucket, std::string_view key,
+                           std::string_view upload_id) {
+  return ObjectTarget(bucket, key) + "?uploadId=" + s3::auth::UriEncode(upload_id);
+}
+
+std::string CompleteBody(std::string_view etag) {
+  std::string quoted(etag);
+  size_t at = 0;
+  while ((at = quoted.find('"', at)) != std::string::npos) {
+    quoted.replace(at, 1, "&quot;");
+    at += 6;
+  }
+  return "<CompleteMultipartUpload><Part><PartNumber>1</PartNumber><ETag>" + quoted +
+         "</ETag></Part></CompleteMultipartUpload>";
+}
+
+std::optional<std::string> XmlElement(std::string_view xml, std::string_view tag) {
+  std::vector<std::string> found = Elements(xml, tag);
+  if (found.empty()) return std::nullopt;
+  return std::move(found[0]);
+}
+
 S3Headers SignS3Request(const S3Endpoint& endpoint, std::string_view method,
                         std::string_view target, S3Headers extra, int64_t now_unix_s) {
   s3::auth::RequestHead head;

@@ -42,6 +42,21 @@ std::string BucketTarget(std::string_view bucket);
 std::string ListTarget(std::string_view bucket, std::string_view prefix,
                        std::string_view continuation_token);
 
+// Multipart upload targets: "/BUCKET/KEY?uploads" (create),
+// "?partNumber=N&uploadId=U" (a part), "?uploadId=U" (complete).
+std::string CreateUploadTarget(std::string_view bucket, std::string_view key);
+std::string PartTarget(std::string_view bucket, std::string_view key, std::string_view upload_id,
+                       uint32_t part_number);
+std::string CompleteTarget(std::string_view bucket, std::string_view key,
+                           std::string_view upload_id);
+// The CompleteMultipartUpload body of one part with `etag` (as the part's
+// answer gave it, quotes included).
+std::string CompleteBody(std::string_view etag);
+
+// The text of the first <tag> element of `xml` (entities decoded), or
+// nullopt: an upload's <UploadId>, an answer's <Error><Code>.
+std::optional<std::string> XmlElement(std::string_view xml, std::string_view tag);
+
 // The headers to send for `method` `target` (with `extra` headers, e.g.
 // x-amz-meta-*), signed at `now_unix_s`.
 S3Headers SignS3Request(const S3Endpoint& endpoint, std::string_view method,

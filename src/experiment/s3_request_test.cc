@@ -47,6 +47,22 @@ TEST(S3Request, SignedRequestsVerify) {
   EXPECT_FALSE(Verify("PUT", put, changed).ok());
 }
 
+TEST(S3Request, MultipartTargetsSignAndParse) {
+  const std::string create = CreateUploadTarget("b", "p/k01");
+  EXPECT_EQ(create, "/b/p/k01?uploads");
+  EXPECT_TRUE(Verify("POST", create, SignS3Request(kEndpoint, "POST", create, {}, kNow)).ok());
+  const std::string part = PartTarget("b", "p/k01", "u/1+2", 1);
+  EXPECT_EQ(part, "/b/p/k01?partNumber=1&uploadId=u%2F1%2B2");
+  EXPECT_TRUE(Verify("PUT", part, SignS3Request(kEndpoint, "PUT", part, {}, kNow)).ok());
+  EXPECT_EQ(CompleteTarget("b", "p/k01", "u1"), "/b/p/k01?uploadId=u1");
+  EXPECT_EQ(CompleteBody("\"abc\""),
+            "<CompleteMultipartUpload><Part><PartNumber>1</PartNumber><ETag>&quot;abc&quot;"
+            "</ETag></Part></CompleteMultipartUpload>");
+  EXPECT_EQ(XmlElement("<InitiateMultipartUploadResult><UploadId>u&amp;1</UploadId>", "UploadId"),
+            "u&1");
+  EXPECT_FALSE(XmlElement("<Error><Code>SlowDown</Code></Error>", "UploadId"));
+}
+
 TEST(S3Request, ListObjectsV2Parses) {
   auto page = ParseListObjectsV2(
       "<?xml version=\"1.0\"?><ListBucketResult><Name>b</Name><Prefix>p/</Prefix>"

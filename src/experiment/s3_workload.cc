@@ -96,14 +96,51 @@ class S3Client {
     if (roll < (bound += w.list_percent())) {
       return List(op, S3Prefix(config_.key_prefix, config_.workload_index, j), clock);
     }
+    if (prng_.Below(100) < w.multipart_percent()) return MultipartPut(op, key, clock);
     Put(op, key, clock);
+  }
+
+  // Create, one part, complete. Until the complete the object is
+  // untouched, so a create or part that did not succeed is kFail whatever
+  // happened to it; the complete's outcome is as a PUT's (contract 2; a
+  // 200 carrying an <Error> is unknown).
+  void MultipartPut(OpRecord& op, const std::string& key, const RunClock& clock) {
+    op.kind = OpKind::kS3MultipartPut;
+    op.key = key;
+    op.value = NextWriteId();
+    const std::string body = ObjectBody(key, op.value, min_bytes_, max_bytes_);
+    op.bytes = body.size();
+    op.invoke_us = clock.NowUs();
+    op.outcome = OpOutcome::kFail;
+    auto created = connection_.Send("POST", CreateUploadTarget(config_.bucket, key),
+                                    {{kWriteIdHeader, op.value}});
+    std::optional<std::string> upload_id;
+    if (created.ok() && created->status == 200) upload_id = XmlElement(created->body, "UploadId");
+    if (!upload_id) {
+      op.error = "create: " + (created.ok() ? Describe(*created) : created.status().ToString());
+      op.complete_us = clock.NowUs();
+      return;
+    }
+    auto part = connection_.Send("PUT", PartTarget(config_.bucket, key, *upload_id, 1), {}, body);
+    if (!part.ok() || part->status != 200 || part->Header("ETag").empty()) {
+      op.error = "part: " + (part.ok() ? Describe(*part) : part.status().ToString());
+      op.complete_us = clock.NowUs();
+      return;
+    }
+    auto done = connection_.Send("POST", CompleteTarget(config_.bucket, key, *upload_id), {},
+                                 CompleteBody(part->Header("ETag")));
+    op.complete_us = clock.NowUs();
+    SetWriteOutcome(op, done);
+    if (op.outcome == OpOutcome::kOk && XmlElement(done->body, "Code")) {
+      op.outcome = OpOutcome::kInfo;
+      op.error = "complete: " + Describe(*done);
+    }
   }
 
   void Put(OpRecord& op, const std::string& key, const RunClock& clock) {
     op.kind = OpKind::kS3Put;
     op.key = key;
-    op.value = "w" + std::to_string(config_.workload_index) + "-c" + std::to_string(client_) + "-" +
-               std::to_string(++writes_);
+    op.value = NextWriteId();
     const std::string body = ObjectBody(key, op.value, min_bytes_, max_bytes_);
     op.bytes = body.size();
     op.invoke_us = clock.NowUs();
@@ -196,6 +233,11 @@ class S3Client {
   }
 
  private:
+  std::string NextWriteId() {
+    return "w" + std::to_string(config_.workload_index) + "-c" + std::to_string(client_) + "-" +
+           std::to_string(++writes_);
+  }
+
   const S3WorkloadConfig& config_;
   const uint32_t client_, prefixes_, min_bytes_, max_bytes_;
   S3Connection connection_;

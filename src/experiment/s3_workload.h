@@ -3,7 +3,8 @@
 // router's S3 port, issue SigV4-signed (s3_request.h) PUTs (new objects and
 // overwrites), GETs, HEADs, DELETEs and ListObjectsV2 of a prefix on
 // `keys` hot keys under each of `prefixes` prefixes of one bucket, at
-// `rate_per_s` operations per second over all clients.
+// `rate_per_s` operations per second over all clients; `multipart_percent`
+// of the PUTs are multipart uploads of one part.
 //
 // Contract:
 //  1. Every PUT writes a write id unique in the run ("w<workload>-c<client>-

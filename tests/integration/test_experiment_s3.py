@@ -4,8 +4,8 @@ workload under the kill of the node leading its objects' metadata
 partition, end to end on a real cluster.
 
 Goal: prove that
-  1. the experiment starts its own cluster, runs SigV4-signed PUT, GET,
-     HEAD, DELETE and ListObjectsV2 through the router's S3 port while the
+  1. the experiment starts its own cluster, runs SigV4-signed PUT (single
+     and multipart), GET, HEAD, DELETE and ListObjectsV2 through the router's S3 port while the
      leader of the `_s3` partition holding the objects is killed and
      restarted, and passes the s3 checker
      (objects linearizable, every body byte verified, listings complete)
@@ -57,7 +57,8 @@ class S3ExperimentTest(unittest.TestCase):
         history = read_jsonl(os.path.join(out, "history.jsonl"))
         done = [r for r in history if r["type"] != "invoke"]
         self.assertEqual(len(done) * 2, len(history))
-        self.assertEqual({r["op"] for r in done}, {"put", "get", "head", "delete", "list"})
+        self.assertEqual({r["op"] for r in done},
+                         {"put", "multipart-put", "get", "head", "delete", "list"})
         ok = [r for r in done if r["type"] == "ok"]
         found = [int(r["bytes"]) for r in ok if r["op"] == "get" and r["found"]]
         self.assertTrue(any(b > 16384 for b in found), "no GET of a blob-store object")
