@@ -3,6 +3,7 @@
 #include <google/protobuf/io/tokenizer.h>
 #include <google/protobuf/text_format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -80,6 +81,76 @@ Status ValidateRegisterWorkload(const pb::KvRegisterWorkload& w, const std::stri
                                    std::to_string(percents) + ", more than 100");
   }
   return Status::Ok();
+}
+
+Status ValidateBankWorkload(const pb::KvBankWorkload& w, const std::string& field) {
+  if (Status st = CheckRange(field + ".clients", w.clients(), 1, kClientsMax); !st.ok()) return st;
+  if (Status st = CheckRange(field + ".rate_per_s", w.rate_per_s(), 1, kRatePerSMax); !st.ok()) {
+    return st;
+  }
+  if (Status st = CheckRange(field + ".accounts", w.accounts(), 2, kBankAccountsMax); !st.ok()) {
+    return st;
+  }
+  if (Status st = CheckRange(field + ".initial_balance", w.initial_balance(), 1, kBankBalanceMax);
+      !st.ok()) {
+    return st;
+  }
+  if (Status st = CheckRange(field + ".max_transfer", w.max_transfer(), 1, w.initial_balance());
+      !st.ok()) {
+    return st;
+  }
+  if (Status st = CheckRange(field + ".read_percent", w.read_percent(), 0, 100); !st.ok()) return st;
+  if (Status st = CheckRange(field + ".ops_max", w.ops_max(), 0, kHistoryOpsMax); !st.ok()) {
+    return st;
+  }
+  return CheckRange(field + ".timeout_ms", w.timeout_ms(), 0, kOpTimeoutMsMax);
+}
+
+Status ValidateS3Workload(const pb::S3ObjectWorkload& w, const std::string& field) {
+  if (Status st = CheckRange(field + ".clients", w.clients(), 1, kClientsMax); !st.ok()) return st;
+  if (Status st = CheckRange(field + ".rate_per_s", w.rate_per_s(), 1, kRatePerSMax); !st.ok()) {
+    return st;
+  }
+  if (Status st = CheckRange(field + ".keys", w.keys(), 1, kKeysMax); !st.ok()) return st;
+  if (Status st = CheckRange(field + ".prefixes", w.prefixes(), 0, kS3PrefixesMax); !st.ok()) {
+    return st;
+  }
+  const uint32_t min = w.min_bytes() == 0 ? kS3MinBytesDefault : w.min_bytes();
+  const uint32_t max = w.max_bytes() == 0 ? kS3MaxBytesDefault : w.max_bytes();
+  if (Status st = CheckRange(field + ".max_bytes", max, 1, kS3BodyBytesMax); !st.ok()) return st;
+  if (Status st = CheckRange(field + ".min_bytes", min, 1, max); !st.ok()) return st;
+  if (Status st = CheckRange(field + ".ops_max", w.ops_max(), 0, kHistoryOpsMax); !st.ok()) {
+    return st;
+  }
+  if (Status st = CheckRange(field + ".timeout_ms", w.timeout_ms(), 0, kOpTimeoutMsMax); !st.ok()) {
+    return st;
+  }
+  if (Status st = CheckRange(field + ".multipart_percent", w.multipart_percent(), 0, 100);
+      !st.ok()) {
+    return st;
+  }
+  const uint64_t percents = uint64_t{w.get_percent()} + w.head_percent() + w.delete_percent() +
+                            w.list_percent();
+  if (percents > 100) {
+    return Status::InvalidArgument(field + ": get_percent + head_percent + delete_percent + "
+                                   "list_percent = " + std::to_string(percents) +
+                                   ", more than 100");
+  }
+  return Status::Ok();
+}
+
+Status ValidateWorkload(const pb::Workload& w, const std::string& field) {
+  switch (w.kind_case()) {
+    case pb::Workload::kKvRegister:
+      return ValidateRegisterWorkload(w.kv_register(), field + ".kv_register");
+    case pb::Workload::kKvBank:
+      return ValidateBankWorkload(w.kv_bank(), field + ".kv_bank");
+    case pb::Workload::kS3Objects:
+      return ValidateS3Workload(w.s3_objects(), field + ".s3_objects");
+    case pb::Workload::KIND_NOT_SET:
+      break;
+  }
+  return Status::InvalidArgument(field + ": no workload kind (kv_register, kv_bank, s3_objects)");
 }
 
 Status ValidateTarget(const pb::FaultStep& step, const cluster::ProcessTable& table,
@@ -171,20 +242,24 @@ Status ValidateWorkloadsAndCheckers(const pb::Experiment& spec) {
   }
   for (int i = 0; i < spec.workloads_size(); ++i) {
     const std::string field = "workloads[" + std::to_string(i) + "]";
-    if (!spec.workloads(i).has_kv_register()) {
-      return Status::InvalidArgument(field + ": no workload kind (kv_register)");
-    }
-    if (Status st = ValidateRegisterWorkload(spec.workloads(i).kv_register(), field + ".kv_register");
-        !st.ok()) {
-      return st;
-    }
+    if (Status st = ValidateWorkload(spec.workloads(i), field); !st.ok()) return st;
   }
   if (spec.checkers_size() == 0) return Status::InvalidArgument("checkers: at least one");
   for (int i = 0; i < spec.checkers_size(); ++i) {
     const pb::Checker& c = spec.checkers(i);
     const std::string field = "checkers[" + std::to_string(i) + "]";
     if (c.kind_case() == pb::Checker::KIND_NOT_SET) {
-      return Status::InvalidArgument(field + ": no checker kind (linearizable, availability)");
+      return Status::InvalidArgument(field + ": no checker kind (linearizable, availability, bank, s3)");
+    }
+    const auto has_workload = [&spec](pb::Workload::KindCase kind) {
+      return std::any_of(spec.workloads().begin(), spec.workloads().end(),
+                         [kind](const pb::Workload& w) { return w.kind_case() == kind; });
+    };
+    if (c.has_bank() && !has_workload(pb::Workload::kKvBank)) {
+      return Status::InvalidArgument(field + ".bank: no kv_bank workload to check");
+    }
+    if (c.has_s3() && !has_workload(pb::Workload::kS3Objects)) {
+      return Status::InvalidArgument(field + ".s3: no s3_objects workload to check");
     }
     if (c.has_availability()) {
       const double share = c.availability().min_ok_share_outside_faults();

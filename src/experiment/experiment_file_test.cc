@@ -113,5 +113,42 @@ TEST_F(ExperimentFileTest, DurationOverrideIsChecked) {
   EXPECT_NE(bad.status().message().find("--duration"), std::string::npos);
 }
 
+TEST_F(ExperimentFileTest, BankAndS3WorkloadsAreChecked) {
+  const std::string head = R"(name: "ok" layout: "layout.textproto" duration_s: 30
+checkers { availability {} }
+)";
+  const std::string bank =
+      "workloads { kv_bank { clients: 2 rate_per_s: 10 accounts: 8 initial_balance: 100 "
+      "max_transfer: 20 read_percent: 30 } }\n";
+  const std::string s3 =
+      "workloads { s3_objects { clients: 2 rate_per_s: 10 keys: 4 get_percent: 30 "
+      "list_percent: 10 max_bytes: 40000 } }\n";
+  EXPECT_EQ(ErrorOf(head + bank + s3 + "checkers { bank {} } checkers { s3 {} }"), "");
+  EXPECT_NE(ErrorOf(head + "workloads { kv_bank { clients: 2 rate_per_s: 10 accounts: 1 "
+                           "initial_balance: 100 max_transfer: 20 } }")
+                .find("workloads[0].kv_bank.accounts = 1: must be in 2..64"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(head + "workloads { kv_bank { clients: 2 rate_per_s: 10 accounts: 4 "
+                           "initial_balance: 100 max_transfer: 101 } }")
+                .find("kv_bank.max_transfer = 101: must be in 1..100"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(head + "workloads { s3_objects { clients: 2 rate_per_s: 10 keys: 4 "
+                           "get_percent: 60 list_percent: 50 } }")
+                .find("more than 100"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(head + "workloads { s3_objects { clients: 2 rate_per_s: 10 keys: 4 "
+                           "min_bytes: 5000 max_bytes: 4000 } }")
+                .find("s3_objects.min_bytes = 5000: must be in 1..4000"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(head + "workloads { }").find("workloads[0]: no workload kind"),
+            std::string::npos);
+  // A checker needs the workload it checks.
+  EXPECT_NE(ErrorOf(head + bank + "checkers { s3 {} }").find("checkers[1].s3: no s3_objects"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(head + s3 + "checkers { bank {} }").find("checkers[1].bank: no kv_bank"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace tessera::experiment
+

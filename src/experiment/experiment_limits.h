@@ -16,6 +16,15 @@ inline constexpr uint32_t kRatePerSMax = 5000;   // per workload, all its client
 inline constexpr uint32_t kKeysMax = 64;         // hot keys per workload
 inline constexpr uint32_t kOpTimeoutMsDefault = 2000;
 inline constexpr uint32_t kOpTimeoutMsMax = 60'000;
+// kv_bank workloads.
+inline constexpr uint32_t kBankAccountsMax = 64;
+inline constexpr uint32_t kBankBalanceMax = 1'000'000;  // initial balance per account
+// s3_objects workloads: prefixes, and body sizes (kept in memory per request).
+inline constexpr uint32_t kS3PrefixesDefault = 2;
+inline constexpr uint32_t kS3PrefixesMax = 8;
+inline constexpr uint32_t kS3MinBytesDefault = 128;
+inline constexpr uint32_t kS3MaxBytesDefault = 64 * 1024;
+inline constexpr uint32_t kS3BodyBytesMax = 8 << 20;
 // Operations one run records (all workloads): a workload stops issuing
 // operations once the history is full, so memory and the checker's work
 // stay bounded.

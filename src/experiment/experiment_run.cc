@@ -19,6 +19,8 @@
 #include "cli/cluster_session.h"
 #include "cli/cluster_status.h"
 #include "experiment/availability.h"
+#include "experiment/bank_checker.h"
+#include "experiment/bank_workload.h"
 #include "experiment/experiment_file.h"
 #include "experiment/experiment_limits.h"
 #include "experiment/free_port_layout.h"
@@ -27,8 +29,13 @@
 #include "experiment/register_checker.h"
 #include "experiment/register_workload.h"
 #include "experiment/result_files.h"
+#include "experiment/s3_checker.h"
+#include "experiment/s3_workload.h"
 #include "experiment/schedule.h"
+#include "meta/registry_keys.h"
 #include "router/token.h"
+#include "s3/model/s3_keys.h"
+#include "tessera/s3_registry.pb.h"
 
 namespace tessera::experiment {
 namespace {
@@ -92,28 +99,95 @@ Status OpenCluster(Run& run, const RunOptions& o, std::ostream& out) {
   return cli::StartCluster(*run.session, {}, run.cluster_log);
 }
 
-std::vector<std::unique_ptr<RegisterWorkload>> MakeWorkloads(Run& run, OpLog& log,
-                                                             const RunClock& clock,
-                                                             const router::Credential& credential,
-                                                             const std::string& key_prefix) {
+// The bucket every s3_objects workload writes in (keys are unique per run).
+constexpr char kExperimentBucket[] = "tessera-experiments";
+
+std::vector<std::unique_ptr<Workload>> MakeWorkloads(Run& run, OpLog& log, const RunClock& clock,
+                                                     const router::Credential& credential,
+                                                     const std::string& key_prefix) {
   std::vector<KvEndpoint> routers;
+  std::vector<S3Endpoint> s3_routers;
+  const std::string& region = run.session->layout().router_settings().s3_region();
   for (const cluster::ProcessEntry& r :
        run.session->table().OfRole(cluster::ProcessRole::kRouter)) {
     routers.push_back({r.host, static_cast<uint16_t>(r.peer_port)});
+    if (r.s3_port == 0) continue;
+    s3_routers.push_back({r.host, static_cast<uint16_t>(r.s3_port),
+                          region.empty() ? "us-east-1" : region, credential.access_key,
+                          credential.secret_key});
   }
-  std::vector<std::unique_ptr<RegisterWorkload>> workloads;
+  std::vector<std::unique_ptr<Workload>> workloads;
   for (int i = 0; i < run.experiment.spec.workloads_size(); ++i) {
-    RegisterWorkloadConfig config;
-    config.spec = run.experiment.spec.workloads(i).kv_register();
-    config.workload_index = static_cast<uint32_t>(i);
-    config.seed = run.seed;
-    config.key_prefix = key_prefix;
-    config.routers = routers;
-    config.access_key = credential.access_key;
-    config.secret_key = credential.secret_key;
-    workloads.push_back(std::make_unique<RegisterWorkload>(config, log, clock));
+    const pb::Workload& w = run.experiment.spec.workloads(i);
+    const auto index = static_cast<uint32_t>(i);
+    if (w.has_kv_bank()) {
+      BankWorkloadConfig config{w.kv_bank(), index, run.seed, key_prefix, routers,
+                                credential.access_key, credential.secret_key};
+      workloads.push_back(std::make_unique<BankWorkload>(config, log, clock));
+    } else if (w.has_s3_objects()) {
+      S3WorkloadConfig config{w.s3_objects(), index, run.seed, kExperimentBucket, key_prefix,
+                              s3_routers};
+      workloads.push_back(std::make_unique<S3Workload>(config, log, clock));
+    } else {
+      RegisterWorkloadConfig config;
+      config.spec = w.kv_register();
+      config.workload_index = index;
+      config.seed = run.seed;
+      config.key_prefix = key_prefix;
+      config.routers = routers;
+      config.access_key = credential.access_key;
+      config.secret_key = credential.secret_key;
+      workloads.push_back(std::make_unique<RegisterWorkload>(config, log, clock));
+    }
   }
   return workloads;
+}
+
+// The banks of the kv_bank workloads, for the bank checker.
+std::vector<BankSpec> Banks(const pb::Experiment& spec, const std::string& key_prefix) {
+  std::vector<BankSpec> banks;
+  for (int i = 0; i < spec.workloads_size(); ++i) {
+    if (!spec.workloads(i).has_kv_bank()) continue;
+    const pb::KvBankWorkload& w = spec.workloads(i).kv_bank();
+    banks.push_back({BankScanStart(key_prefix, static_cast<uint32_t>(i)), w.accounts(),
+                     int64_t{w.accounts()} * w.initial_balance()});
+  }
+  return banks;
+}
+
+// What a kv_leader target follows: the partition holding the first
+// workload's first key — a register's or an account's in the table kv, or
+// the head record of an S3 object in the table _s3 (which needs the
+// bucket's id: call once the workloads started, i.e. the bucket exists).
+LeaderKey LeaderKeyOf(Run& run, const std::string& key_prefix) {
+  const pb::Workload& first = run.experiment.spec.workloads(0);
+  if (first.has_kv_bank()) return {kRegisterTable, AccountKey(key_prefix, 0, 0)};
+  if (!first.has_s3_objects()) return {kRegisterTable, HotKey(key_prefix, 0, 0)};
+  pb::GetBucketRequest request;
+  request.set_name(kExperimentBucket);
+  pb::GetBucketResponse bucket;
+  std::string why = "not found";
+  // A meta replica may not have applied the bucket's creation yet: ask
+  // again, for a bounded time.
+  const auto deadline = steady_clock::now() + std::chrono::seconds(10);
+  while (!bucket.found() && steady_clock::now() < deadline) {
+    auto client = run.session->client();
+    auto raw = client.ok() ? (*client)->CallAny(cluster::ProcessRole::kMeta, "meta.get_bucket",
+                                                request.SerializeAsString(), milliseconds(5'000))
+                           : Result<std::string>(client.status());
+    if (!raw.ok()) why = raw.status().ToString();
+    if (!raw.ok() || !bucket.ParseFromString(*raw) || !bucket.found()) {
+      bucket.Clear();
+      std::this_thread::sleep_for(milliseconds(200));
+    }
+  }
+  if (!bucket.found()) {
+    run.verdict.add_notes("kv_leader: bucket " + std::string(kExperimentBucket) + ": " + why +
+                          "; the table kv's leader is targeted instead");
+    return {kRegisterTable, HotKey(key_prefix, 0, 0)};
+  }
+  return {std::string(meta::kS3TableName),
+          s3::model::HeadKey(bucket.bucket().bucket_id(), S3Key(key_prefix, 0, 0, 0))};
 }
 
 // One fault event of the schedule: a start or an end.
@@ -263,15 +337,28 @@ void HealAndRecover(Run& run, Nemesis& nemesis, FaultJournal& journal, const Run
 }
 
 void RunCheckers(Run& run, const std::vector<OpRecord>& ops,
-                 const std::vector<FaultWindow>& windows, uint64_t end_us) {
+                 const std::vector<FaultWindow>& windows, uint64_t end_us,
+                 const std::string& key_prefix) {
   pb::ExperimentVerdict& v = run.verdict;
   const std::vector<pb::AvailabilityWindow> summary = SummarizeAvailability(ops, windows, end_us);
   for (const pb::AvailabilityWindow& w : summary) *v.add_windows() = w;
   bool passed = v.notes_size() == 0;
   for (const pb::Checker& c : run.experiment.spec.checkers()) {
-    pb::CheckerResult r = c.has_linearizable()
-                              ? CheckRegisters(ops, c.linearizable().step_budget())
-                              : CheckAvailability(summary, c.availability().min_ok_share_outside_faults());
+    pb::CheckerResult r;
+    switch (c.kind_case()) {
+      case pb::Checker::kLinearizable:
+        r = CheckRegisters(ops, c.linearizable().step_budget());
+        break;
+      case pb::Checker::kBank:
+        r = CheckBank(ops, Banks(run.experiment.spec, key_prefix));
+        break;
+      case pb::Checker::kS3:
+        r = CheckS3Objects(ops, c.s3().step_budget());
+        break;
+      default:
+        r = CheckAvailability(summary, c.availability().min_ok_share_outside_faults());
+        break;
+    }
     passed = passed && r.passed();
     *v.add_checkers() = std::move(r);
   }
@@ -302,8 +389,8 @@ int Execute(Run& run, const RunOptions& o, std::ostream& out, std::ostream& err)
   OpLog log(kHistoryOpsMax);
   RunClock clock;
   auto workloads = MakeWorkloads(run, log, clock, credentials->First(), key_prefix);
-  Nemesis nemesis(*run.session, HotKey(key_prefix, 0, 0), run.cluster_log);
   for (auto& w : workloads) w->Start();
+  Nemesis nemesis(*run.session, LeaderKeyOf(run, key_prefix), run.cluster_log);
   const std::vector<FaultWindow> windows =
       DriveSchedule(run, nemesis, journal, log, clock, o.progress_rewrites_line, out);
   const uint64_t end_us = clock.NowUs();
@@ -315,7 +402,7 @@ int Execute(Run& run, const RunOptions& o, std::ostream& out, std::ostream& err)
   }
   if (g_interrupted.load()) run.verdict.add_notes("interrupted before the end of the duration");
   const std::vector<OpRecord> ops = log.Snapshot();
-  RunCheckers(run, ops, windows, end_us);
+  RunCheckers(run, ops, windows, end_us, key_prefix);
   Status written = WriteHistory(ops, run.dir + "/" + kHistoryFile);
   if (written.ok()) written = WriteVerdict(run.verdict, run.dir);
   if (!written.ok()) {

@@ -22,6 +22,13 @@ pb::HistoryRecord InvokeLine(const OpRecord& op) {
   r.set_value(op.value);
   if (op.expected) r.set_expected(*op.expected);
   r.set_time_us(op.invoke_us);
+  r.set_to_key(op.to_key);
+  r.set_amount(op.amount);
+  if (op.kind == OpKind::kBankInit) {
+    for (int64_t b : op.balances) r.add_balances(b);
+  }
+  if (op.is_s3_put()) r.set_bytes(op.bytes);
+  r.set_after_heal(op.after_heal);
   return r;
 }
 
@@ -30,9 +37,19 @@ pb::HistoryRecord CompletionLine(const OpRecord& op) {
   r.set_type(OpOutcomeName(op.outcome));
   r.set_time_us(op.complete_us);
   r.set_error(op.error);
-  if (op.kind == OpKind::kRead && op.outcome == OpOutcome::kOk) {
+  const bool reads_value =
+      op.kind == OpKind::kRead || op.kind == OpKind::kS3Get || op.kind == OpKind::kS3Head;
+  if (reads_value && op.outcome == OpOutcome::kOk) {
     r.set_found(op.read.has_value());
     r.set_value(op.read.value_or(""));
+  }
+  if (op.outcome == OpOutcome::kOk) {
+    if (op.kind == OpKind::kBankRead) {
+      for (int64_t b : op.balances) r.add_balances(b);
+    }
+    if (op.kind == OpKind::kS3Get) r.set_bytes(op.bytes);
+    for (const std::string& k : op.listed) r.add_listed(k);
+    r.set_anomaly(op.anomaly);
   }
   if (op.kind == OpKind::kCas && op.outcome == OpOutcome::kOk && !op.cas_succeeded) {
     r.set_type("fail");  // the condition did not hold: certainly no effect
@@ -48,6 +65,15 @@ const char* OpKindName(OpKind kind) {
     case OpKind::kRead: return "read";
     case OpKind::kWrite: return "write";
     case OpKind::kCas: return "cas";
+    case OpKind::kBankInit: return "bank-init";
+    case OpKind::kTransfer: return "transfer";
+    case OpKind::kBankRead: return "bank-read";
+    case OpKind::kS3Put: return "put";
+    case OpKind::kS3MultipartPut: return "multipart-put";
+    case OpKind::kS3Get: return "get";
+    case OpKind::kS3Head: return "head";
+    case OpKind::kS3Delete: return "delete";
+    case OpKind::kS3List: return "list";
   }
   return "?";
 }

@@ -22,7 +22,14 @@
 
 namespace tessera::experiment {
 
-enum class OpKind { kRead, kWrite, kCas };
+enum class OpKind {
+  // kv_register
+  kRead, kWrite, kCas,
+  // kv_bank: the accounts' creation, a transfer, a snapshot read of all accounts
+  kBankInit, kTransfer, kBankRead,
+  // s3_objects
+  kS3Put, kS3MultipartPut, kS3Get, kS3Head, kS3Delete, kS3List,
+};
 enum class OpOutcome { kOk, kFail, kInfo };
 
 struct OpRecord {
@@ -39,16 +46,49 @@ struct OpRecord {
   std::optional<std::string> read;      // read, ok: the value (nullopt: absent)
   bool cas_succeeded = false;           // cas, ok: whether the swap happened
   std::string error;                    // fail, info: the client's status
+  // kv_bank: a transfer moves `amount` from `key` to `to_key`; a bank read
+  // returns `balances` in account order (kBankInit writes them).
+  std::string to_key;
+  int64_t amount = 0;
+  std::vector<int64_t> balances;
+  // s3_objects: `value` is the write id a put wrote or a get/head read
+  // (`read` as for kRead: nullopt for 404); `bytes` the body size; a list's
+  // `key` is its prefix and `listed` the keys it returned.
+  uint64_t bytes = 0;
+  std::vector<std::string> listed;
+  // ok reads: what no correct answer contains (a body that does not match
+  // its header, a bank read without an account); the checkers fail on it.
+  std::string anomaly;
+  bool after_heal = false;              // a final read, after healing
 
   uint64_t latency_us() const { return complete_us - invoke_us; }
-  // A write that took effect: an ok write or a cas that swapped.
+  // A write that took effect: an ok write, a cas that swapped, an ok
+  // transfer or bank creation, an ok S3 PUT or DELETE.
   bool wrote() const {
-    return outcome == OpOutcome::kOk &&
-           (kind == OpKind::kWrite || (kind == OpKind::kCas && cas_succeeded));
+    if (outcome != OpOutcome::kOk) return false;
+    switch (kind) {
+      case OpKind::kWrite:
+      case OpKind::kBankInit:
+      case OpKind::kTransfer:
+      case OpKind::kS3Put:
+      case OpKind::kS3MultipartPut:
+      case OpKind::kS3Delete:
+        return true;
+      case OpKind::kCas:
+        return cas_succeeded;
+      default:
+        return false;
+    }
+  }
+  // An S3 PUT, single or multipart: writes `value` as the object's write id.
+  bool is_s3_put() const { return kind == OpKind::kS3Put || kind == OpKind::kS3MultipartPut; }
+  bool is_register_op() const {
+    return kind == OpKind::kRead || kind == OpKind::kWrite || kind == OpKind::kCas;
   }
 };
 
-// "read", "write", "cas"; "ok", "fail", "info".
+// "read", "write", "cas", "bank-init", "transfer", "bank-read", "put",
+// "multipart-put", "get", "head", "delete", "list"; "ok", "fail", "info".
 const char* OpKindName(OpKind kind);
 const char* OpOutcomeName(OpOutcome outcome);
 

@@ -7,7 +7,6 @@
 
 #include "cli/cluster_lifecycle.h"
 #include "cli/cluster_status.h"
-#include "experiment/register_workload.h"
 
 namespace tessera::experiment {
 namespace {
@@ -27,16 +26,19 @@ Result<std::string> Nemesis::LeaderNode() {
   if (!partitions.ok()) return partitions.status();
   for (const cli::LedPartition& p : *partitions) {
     const pb::PartitionDescriptor& d = p.partition;
-    if (d.table() != kRegisterTable) continue;
-    if (leader_key_ < d.start_key() || (!d.end_key().empty() && leader_key_ >= d.end_key())) {
+    if (d.table() != leader_.table) continue;
+    if (leader_.key < d.start_key() || (!d.end_key().empty() && leader_.key >= d.end_key())) {
       continue;
     }
-    if (!p.leader_node_id) return Status::Unavailable("the partition of " + leader_key_ + " has no leader");
+    if (!p.leader_node_id) {
+      return Status::Unavailable("the partition of table " + leader_.table + " holding the " +
+                                 "first hot key has no leader");
+    }
     auto entry = session_.table().ById(*p.leader_node_id);
     if (!entry) return Status::Unavailable("leader node id not in the layout");
     return entry->name;
   }
-  return Status::NotFound("no partition of table kv holds " + leader_key_);
+  return Status::NotFound("no partition of table " + leader_.table + " holds the first hot key");
 }
 
 Result<std::vector<std::string>> Nemesis::ResolveProcesses(const pb::FaultTarget& target) {

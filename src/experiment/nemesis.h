@@ -13,7 +13,8 @@
 //                 the end and the rule faults still in force applied again
 //   slow-disk     fsync delay on the target's processes; cleared likewise
 // A kv_leader target is the storage node whose replica holds the lease of
-// the partition holding `leader_key` when the fault starts.
+// the partition of `leader.table` holding `leader.key` when the fault
+// starts.
 //
 // Thread safety: none; one thread drives the nemesis (it owns the session).
 #pragma once
@@ -29,11 +30,17 @@
 
 namespace tessera::experiment {
 
+// The key whose partition's leader a kv_leader target hits.
+struct LeaderKey {
+  std::string table;
+  std::string key;
+};
+
 class Nemesis {
  public:
   // `log` receives one line per process touched.
-  Nemesis(cli::ClusterSession& session, std::string leader_key, std::ostream& log)
-      : session_(session), leader_key_(std::move(leader_key)), log_(log) {}
+  Nemesis(cli::ClusterSession& session, LeaderKey leader, std::ostream& log)
+      : session_(session), leader_(std::move(leader)), log_(log) {}
 
   // Injects `fault`; fills `targets` with the process names (or the AZ)
   // it hit. The error names the first process that could not be reached.
@@ -61,7 +68,7 @@ class Nemesis {
   Status ApplyRules(const Active& a);
 
   cli::ClusterSession& session_;
-  const std::string leader_key_;
+  const LeaderKey leader_;
   std::ostream& log_;
   std::vector<Active> active_;
   bool rules_to_reapply_ = false;  // a process came back while rule faults are in force

@@ -33,6 +33,8 @@ chaos::KvOperation ToChaos(const OpRecord& op) {
       c.expected = op.expected;
       c.cas_succeeded = op.cas_succeeded;
       break;
+    default:  // not a register operation: CheckRegisters leaves them out
+      break;
   }
   return c;
 }
@@ -43,7 +45,7 @@ chaos::KvOperation ToChaos(const OpRecord& op) {
 std::string FirstPhantomRead(const std::vector<OpRecord>& ops) {
   std::map<std::string, std::set<std::string>> written;
   for (const OpRecord& op : ops) {
-    if (op.kind == OpKind::kRead) continue;
+    if (op.kind == OpKind::kRead || !op.is_register_op()) continue;
     if (op.wrote() || op.outcome == OpOutcome::kInfo) written[op.key].insert(op.value);
   }
   for (const OpRecord& op : ops) {
@@ -65,7 +67,7 @@ pb::CheckerResult CheckRegisters(const std::vector<OpRecord>& ops, uint64_t step
   std::vector<chaos::KvOperation> strong;
   size_t eventual_reads = 0;
   for (const OpRecord& op : ops) {
-    if (op.outcome == OpOutcome::kFail) continue;
+    if (op.outcome == OpOutcome::kFail || !op.is_register_op()) continue;
     if (op.kind == OpKind::kRead && !op.strong) {
       ++eventual_reads;
       continue;

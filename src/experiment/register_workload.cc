@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "experiment/experiment_limits.h"
+#include "experiment/kv_outcome.h"
 #include "sim/prng.h"
 
 namespace tessera::experiment {
@@ -22,25 +23,6 @@ struct Seen {
   std::optional<std::string> value;
   uint64_t version = 0;
 };
-
-// Contract 3: answers that guarantee a write had no effect.
-bool CertainlyNoEffect(KvCode code) {
-  switch (code) {
-    case KvCode::kThrottled:
-    case KvCode::kInvalidArgument:
-    case KvCode::kNotFound:
-    case KvCode::kUnauthenticated:
-    case KvCode::kPermissionDenied:
-      return true;
-    default:
-      return false;
-  }
-}
-
-void SetWriteOutcome(OpRecord& op, const KvStatus& status) {
-  op.outcome = CertainlyNoEffect(status.code()) ? OpOutcome::kFail : OpOutcome::kInfo;
-  op.error = status.ToString();
-}
 
 class Client {
  public:
@@ -195,6 +177,7 @@ void RegisterWorkload::FinalReads(uint32_t process) {
     OpRecord op;
     op.index = *index;
     op.process = process;
+    op.after_heal = true;
     op.kind = OpKind::kRead;
     op.key = HotKey(config_.key_prefix, config_.workload_index, i);
     op.invoke_us = clock_.NowUs();

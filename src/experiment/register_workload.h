@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "experiment/op_log.h"
+#include "experiment/workload.h"
 #include "tessera/experiment.pb.h"
 #include "tessera/kv_client.h"
 
@@ -47,20 +48,20 @@ struct RegisterWorkloadConfig {
 // The i-th hot key of a workload.
 std::string HotKey(const std::string& key_prefix, uint32_t workload_index, uint32_t i);
 
-class RegisterWorkload {
+class RegisterWorkload : public Workload {
  public:
   RegisterWorkload(RegisterWorkloadConfig config, OpLog& log, const RunClock& clock)
       : config_(std::move(config)), log_(log), clock_(clock) {}
-  ~RegisterWorkload() { Stop(); }
+  ~RegisterWorkload() override { Stop(); }
 
   // Starts the clients.
-  void Start();
+  void Start() override;
   // Asks the clients to stop and waits for their operations in flight
   // (each ends within its timeout).
-  void Stop();
+  void Stop() override;
   // One strong read of every hot key, recorded as client `process`; after
   // healing, so a lost write shows as a read that misses it.
-  void FinalReads(uint32_t process);
+  void FinalReads(uint32_t process) override;
 
  private:
   void RunClient(uint32_t client);
