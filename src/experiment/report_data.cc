@@ -41,7 +41,7 @@ void LoadHistory(ReportInput& in) {
     }
     ReportOp op;
     op.label = OpLabel(r);
-    op.outcome = r.type();
+    op.outcome = r.type() == "fail" && r.condition_failed() ? "refused" : r.type();
     op.complete_us = r.time_us();
     auto it = invoked_at.find(r.index());
     op.invoke_us = it == invoked_at.end() ? r.time_us() : it->second;

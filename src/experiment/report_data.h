@@ -31,7 +31,9 @@ namespace tessera::experiment {
 // One completed operation as the plots need it.
 struct ReportOp {
   std::string label;  // OpLabel
-  std::string outcome;  // ok | fail | info
+  // ok | fail | info | refused (a cas whose condition did not hold: the
+  // history's fail with condition_failed, ok for the availability checker)
+  std::string outcome;
   uint64_t invoke_us = 0;
   uint64_t complete_us = 0;
 };
@@ -57,7 +59,7 @@ Result<ReportInput> LoadReportInput(const std::string& dir);
 
 // Operations per second by label: series[label][s] counts the operations of
 // that label completing in second s whose outcome is in `outcomes`
-// ("ok", or "fail"+"info"). Every series has max(duration_s, 1) entries.
+// ("ok"+"refused", or "fail"+"info"). Every series has max(duration_s, 1) entries.
 std::map<std::string, std::vector<uint64_t>> PerSecond(const std::vector<ReportOp>& ops,
                                                        uint32_t duration_s,
                                                        const std::vector<std::string>& outcomes);

@@ -66,6 +66,7 @@ PlotSpec LatencySpec(const ReportInput& in) {
   const Series series[] = {
       {"ok", "ok", "points pt 7 ps 0.25 lc rgb '#1f77b4'"},
       {"fail", "fail", "points pt 2 ps 0.5 lc rgb '#d62728'"},
+      {"refused", "cas refused", "points pt 7 ps 0.25 lc rgb '#2ca02c'"},
       {"info", "unknown", "points pt 6 ps 0.5 lc rgb '#ff7f0e'"},
   };
   std::vector<std::string> plots;
@@ -193,8 +194,9 @@ void ReplaceAll(std::string& text, const std::string& from, const std::string& t
 
 std::vector<PlotSpec> PlotSpecs(const ReportInput& in) {
   return {LatencySpec(in),
-          RateSpec(in, "throughput", "Successful operations per second, by kind", {"ok"},
-                   "operations/s"),
+          RateSpec(in, "throughput",
+                   "Successful operations per second, by kind (a refused compare-and-set counts)",
+                   {"ok", "refused"}, "operations/s"),
           RateSpec(in, "errors", "Failed and unknown operations per second, by kind",
                    {"fail", "info"}, "errors/s")};
 }

@@ -1,7 +1,8 @@
 // The plots of the HTML report, drawn by gnuplot (gnuplot.h) as SVG:
 //   latency     every operation's latency over time (log y), ok / fail /
-//               unknown distinguished, the fault windows shaded
-//   throughput  successful operations per second by operation label
+//               cas refused / unknown distinguished, the fault windows shaded
+//   throughput  successful operations per second by operation label (a
+//               refused compare-and-set counts, as in availability.h)
 //   errors      failed and unknown operations per second by label
 //
 // Contract:

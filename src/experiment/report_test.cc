@@ -1,5 +1,6 @@
 // Goal: the HTML report reads a result directory back (invocation times
-// paired with completions, the layout's processes), counts operations per
+// paired with completions, a refused compare-and-set told apart from a
+// failure, the layout's processes), counts operations per
 // second by kind, shades every fault window, prefixes the ids of inlined
 // SVGs, escapes every text of the run, shows a notice in place of a plot
 // that was not drawn, and `WriteReport` writes DIR/report.html.
@@ -78,6 +79,7 @@ class ReportTest : public ::testing::Test {
         Op(3, OpKind::kCas, 1300, 1000, OpOutcome::kInfo),
         Op(4, OpKind::kWrite, 2100, 50, OpOutcome::kOk),
         Op(5, OpKind::kWrite, 3100, 2, OpOutcome::kOk),
+        Op(6, OpKind::kCas, 3500, 2, OpOutcome::kOk),  // refused: cas_succeeded false
     };
     ASSERT_TRUE(WriteHistory(ops, dir_ + "/" + kHistoryFile).ok());
     ASSERT_TRUE(WriteVerdict(Verdict(true), dir_).ok());
@@ -91,7 +93,8 @@ class ReportTest : public ::testing::Test {
 TEST_F(ReportTest, LoadsOperationsWithTheirInvocationTimesAndTheLayout) {
   auto in = LoadReportInput(dir_);
   ASSERT_TRUE(in.ok()) << in.status().ToString();
-  ASSERT_EQ(in->ops.size(), 6u);
+  ASSERT_EQ(in->ops.size(), 7u);
+  EXPECT_EQ(in->ops.back().outcome, "refused");
   EXPECT_TRUE(in->notes.empty());
   const ReportOp* failed_read = nullptr;
   for (const ReportOp& op : in->ops) {
@@ -123,6 +126,8 @@ TEST_F(ReportTest, PerSecondCountsByKindAndOutcome) {
   const auto ok = PerSecond(in->ops, 4, {"ok"});
   ASSERT_EQ(ok.count("write"), 1u);
   EXPECT_EQ(ok.at("write"), (std::vector<uint64_t>{1, 0, 1, 1}));
+  const auto answered = PerSecond(in->ops, 4, {"ok", "refused"});
+  EXPECT_EQ(answered.at("cas"), (std::vector<uint64_t>{0, 0, 0, 1}));
   const auto errors = PerSecond(in->ops, 4, {"fail", "info"});
   EXPECT_EQ(errors.at("read-strong"), (std::vector<uint64_t>{0, 0, 1, 0}));
   EXPECT_EQ(errors.at("cas"), (std::vector<uint64_t>{0, 0, 1, 0}));
@@ -143,6 +148,7 @@ TEST_F(ReportTest, PlotSpecsShadeFaultsAndSplitOutcomes) {
             "0.100000 3.000\n0.200000 1.000\n2.100000 50.000\n3.100000 2.000\n");
   EXPECT_EQ(latency.data_files.at("latency-fail.dat"), "1.200000 900.000\n");
   EXPECT_EQ(latency.data_files.at("latency-info.dat"), "1.300000 1000.000\n");
+  EXPECT_EQ(latency.data_files.at("latency-refused.dat"), "3.500000 2.000\n");
   EXPECT_NE(latency.script.find("'unknown (1)'"), std::string::npos);
   EXPECT_EQ(specs[1].id, "throughput");
   EXPECT_NE(specs[1].data_files.at("throughput.dat").find("0.5 "), std::string::npos);
