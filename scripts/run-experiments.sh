@@ -26,6 +26,10 @@ done
 [[ $soak =~ ^[0-9]+$ ]] || { echo "$0: --soak $soak: not a count" >&2; exit 2; }
 [ -z "$seed" ] || [[ $seed =~ ^[0-9]+$ ]] || { echo "$0: --seed $seed: not a number" >&2; exit 2; }
 [ -x "$tessera" ] || { echo "$0: $tessera: not an executable (make build first)" >&2; exit 2; }
+# Paths given relative to the caller's directory, before moving to the
+# repository (experiments/ and the default build/experiments are there).
+tessera=$(realpath "$tessera")
+[ "$out" = build/experiments ] || { mkdir -p "$out" && out=$(realpath "$out"); } || exit 2
 cd "$(dirname "$0")/.."
 mkdir -p "$out"
 
