@@ -9,6 +9,8 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -199,6 +201,31 @@ TEST_F(ReportTest, FailedVerdictIsMarkedFailed) {
   const std::string html = RenderReport(*in, {});
   EXPECT_NE(html.find("<h1 id=\"verdict\" class=\"fail\">FAIL az-partition"), std::string::npos);
   EXPECT_NE(html.find("<td class=\"fail\">FAIL</td>"), std::string::npos);
+}
+
+TEST(GnuplotTest, MissingGnuplotIsNotFoundAndNamesThePackage) {
+  const char* saved = std::getenv("PATH");
+  const std::string path = saved ? saved : "";
+  ::setenv("PATH", "/nonexistent-tessera-test-dir", 1);
+  auto found = FindGnuplot();
+  auto ran = RunGnuplot("plot x", fs::temp_directory_path().string(), std::chrono::seconds(5));
+  ::setenv("PATH", path.c_str(), 1);
+  ASSERT_FALSE(found.ok());
+  EXPECT_EQ(found.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(found.status().message().find("gnuplot-nox"), std::string::npos);
+  EXPECT_EQ(ran.status().code(), StatusCode::kNotFound);
+}
+
+TEST_F(ReportTest, GnuplotErrorsComeBackWithItsMessage) {
+  if (!FindGnuplot().ok()) GTEST_SKIP() << "gnuplot is not installed (Debian package gnuplot-nox)";
+  auto bad = RunGnuplot("set terminal svg\nplot 'absent.dat' using 1:2\n", dir_,
+                        std::chrono::seconds(30));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kIOError);
+  EXPECT_NE(bad.status().message().find("absent.dat"), std::string::npos) << bad.status().message();
+  auto good = RunGnuplot("set terminal svg\nplot x\n", dir_, std::chrono::seconds(30));
+  ASSERT_TRUE(good.ok()) << good.status().ToString();
+  EXPECT_NE(good->find("<svg"), std::string::npos);
 }
 
 TEST_F(ReportTest, WriteReportWritesThePageWithPlotsOrANotice) {
