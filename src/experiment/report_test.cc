@@ -203,6 +203,12 @@ TEST_F(ReportTest, FailedVerdictIsMarkedFailed) {
   EXPECT_NE(html.find("<td class=\"fail\">FAIL</td>"), std::string::npos);
 }
 
+TEST(ReplayCommandTest, ShellWordQuotesOnlyWhatNeedsIt) {
+  EXPECT_EQ(ShellWord("experiments/az-partition.textproto"), "experiments/az-partition.textproto");
+  EXPECT_EQ(ShellWord("my runs/it's.textproto"), "'my runs/it'\\''s.textproto'");
+  EXPECT_EQ(ShellWord(""), "''");
+}
+
 TEST(GnuplotTest, MissingGnuplotIsNotFoundAndNamesThePackage) {
   const char* saved = std::getenv("PATH");
   const std::string path = saved ? saved : "";
