@@ -355,6 +355,11 @@ int RunFaultAction(ClusterSession& s, const ClusterCommandArgs& args, std::ostre
       Status one = SlowDisk(s, t, args.slow_ms, out);
       if (st.ok()) st = one;
     }
+  } else if (args.action == "full-disk") {
+    for (const std::string& t : args.targets) {
+      Status one = FailWrites(s, t, /*fail=*/true, out);
+      if (st.ok()) st = one;
+    }
   } else if (args.targets.size() != 2) {
     err << "tessera cluster partition takes two process names or AZs\n";
     return 2;
