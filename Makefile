@@ -11,7 +11,7 @@ CMAKE_FLAGS ?=
 export CCACHE_BASEDIR ?= $(CURDIR)
 export CCACHE_NOHASHDIR ?= 1
 
-.PHONY: deps build asan-build test cluster install soak bench fuzz clean
+.PHONY: deps build asan-build test cluster install soak experiments bench fuzz clean
 
 deps:
 	@scripts/install-deps.sh
@@ -51,6 +51,16 @@ REPLICAS   ?= 3
 soak: build
 	@$(BUILD)/src/cli/tessera sim --replicas $(REPLICAS) --seed-start $(SEED_START) \
 		--seeds $(if $(filter-out 0,$(DURATION)),1000000000,$(SEEDS)) --duration $(DURATION)
+
+# make experiments [SOAK=N] [SEED=S]: the failure-injection catalogue
+# (experiments/*.textproto, docs/experiments.md), one experiment after the
+# other on fresh local clusters, stopping at the first failure; SOAK=N runs
+# experiments/random-faults.textproto N times with random seeds instead and
+# stops at the first failure, printing its seed and the command to rerun it.
+# Results (report.html included) in build/experiments/. Not part of `make test`.
+SOAK ?= 0
+experiments: build
+	@scripts/run-experiments.sh $(BUILD)/src/cli/tessera --soak $(SOAK) $(if $(SEED),--seed $(SEED))
 
 # make bench [BENCHES="consensus md5 s3 kv multipart"] [ARGS=...]: the replication
 # benchmark (ARGS go to it), MD5 one stream and side by side (D39), then S3 side

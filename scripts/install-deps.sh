@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages Tessera builds and tests with, only when one
 # is missing, so repeated `make` runs cost nothing.
-#   scripts/install-deps.sh          build and test packages
+#   scripts/install-deps.sh          build and test packages (gnuplot-nox draws
+#                                    experiment reports, chromium checks them)
 #   scripts/install-deps.sh --fuzz   also clang and its libFuzzer runtime
 #                                    (`make fuzz`)
 #   scripts/install-deps.sh --bench  also what `make bench` drives the peers
@@ -18,6 +19,7 @@ packages=(
   libgtest-dev libgmock-dev
   libssl-dev libpugixml-dev libjemalloc-dev libisal-dev
   curl s3cmd rclone openssl
+  gnuplot-nox chromium
 )
 case "${1:-}" in
   "") ;;

@@ -171,7 +171,9 @@ int RunClusterCommand(const ClusterCommandArgs& args, std::ostream& out, std::os
   if (a == "stop") return SignalTargets(s, args, SIGSTOP, "paused", out, err);
   if (a == "resume") return SignalTargets(s, args, SIGCONT, "resumed", out, err);
   if (a == "restart") return Restart(s, args, out, err);
-  if (a == "partition" || a == "heal" || a == "slow-disk") return RunFaultAction(s, args, out, err);
+  if (a == "partition" || a == "heal" || a == "slow-disk" || a == "full-disk") {
+    return RunFaultAction(s, args, out, err);
+  }
   if (a == "digest") return PrintDigests(s, args, out, err);
   if (a == "drain") return Drain(s, args, out, err);
   if (a == "add-node") return AddNode(s, args, out, err);

@@ -15,7 +15,7 @@ namespace tessera::cli {
 
 struct ClusterCommandArgs {
   // up | plan | down | status | kill | stop | resume | restart | partition |
-  // heal | slow-disk | digest | drain | add-node
+  // heal | slow-disk | full-disk | digest | drain | add-node
   std::string action;
   std::string layout_path;         // --layout; empty: not given (cli/cluster_record.h)
   std::string dir;

@@ -37,6 +37,8 @@ constexpr Action kActions[] = {
     {"partition", "cut two processes or AZs apart (both ways unless --one-way)", "A B"},
     {"heal", "remove every network and disk fault", nullptr},
     {"slow-disk", "delay every synced log write of processes by --ms", "process names or AZs"},
+    {"full-disk", "make every synced write of processes fail, as on a full disk (until heal)",
+     "process names or AZs"},
     {"digest", "per hosted group of storage nodes: applied index and a checksum of the whole state",
      "process names or AZs"},
     {"drain", "move every replica off storage nodes (the autoadmin does it) and wait until they hold none",

@@ -291,6 +291,19 @@ Status SlowDisk(ClusterSession& s, const std::string& target, uint32_t slow_ms, 
   return report.status();
 }
 
+Status FailWrites(ClusterSession& s, const std::string& target, bool fail, std::ostream& out) {
+  const std::vector<ProcessEntry> entries = s.Resolve(target);
+  if (entries.empty()) return Status::InvalidArgument("unknown process or AZ: " + target);
+  FaultReport report(out);
+  for (const ProcessEntry& e : entries) {
+    if (!cluster::ServesRpc(e.role)) continue;
+    pb::FaultRules rules = LoadFaults(s, e.name);
+    rules.set_fail_writes(fail);
+    report.Add(e, ApplyFaults(s, e, rules), fail ? "synced writes fail" : "synced writes succeed");
+  }
+  return report.status();
+}
+
 Status PartitionSides(ClusterSession& s, const std::string& a, const std::string& b, bool one_way,
                       std::ostream& out) {
   auto side_a = s.Resolve(a), side_b = s.Resolve(b);
@@ -340,6 +353,11 @@ int RunFaultAction(ClusterSession& s, const ClusterCommandArgs& args, std::ostre
   } else if (args.action == "slow-disk") {
     for (const std::string& t : args.targets) {
       Status one = SlowDisk(s, t, args.slow_ms, out);
+      if (st.ok()) st = one;
+    }
+  } else if (args.action == "full-disk") {
+    for (const std::string& t : args.targets) {
+      Status one = FailWrites(s, t, /*fail=*/true, out);
       if (st.ok()) st = one;
     }
   } else if (args.targets.size() != 2) {

@@ -46,7 +46,14 @@ Status HealAll(ClusterSession& s, std::ostream& out);
 // `slow-disk TARGET`: fsyncs of the target's processes take `slow_ms` longer
 // (0 restores them); InvalidArgument when the target denotes nothing.
 Status SlowDisk(ClusterSession& s, const std::string& target, uint32_t slow_ms, std::ostream& out);
-// partition / heal / slow-disk as `tessera cluster` runs them (exit code).
+// `full-disk TARGET`: every synced write (log group commit, blob fsync) of
+// the target's processes fails with an I/O error while `fail` holds (until
+// `heal` for the command), as on a full disk
+// (admin.faults fail_writes); InvalidArgument when the target denotes
+// nothing.
+Status FailWrites(ClusterSession& s, const std::string& target, bool fail, std::ostream& out);
+// partition / heal / slow-disk / full-disk as `tessera cluster` runs them
+// (exit code).
 int RunFaultAction(ClusterSession& s, const ClusterCommandArgs& args, std::ostream& out,
                    std::ostream& err);
 

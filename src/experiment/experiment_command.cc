@@ -8,6 +8,7 @@
 #include "cluster/supervisor.h"
 #include "experiment/experiment_file.h"
 #include "experiment/experiment_run.h"
+#include "experiment/report_html.h"
 #include "experiment/result_files.h"
 
 namespace tessera::experiment {
@@ -52,6 +53,7 @@ int Report(const ExperimentCommandArgs& args, std::ostream& out, std::ostream& e
     return kExitBadInput;
   }
   PrintVerdict(*verdict, args.file, out);
+  PrintReportWritten(WriteReport(args.file), out);  // the exit code is the verdict's
   return verdict->passed() ? kExitPassed : kExitCheckFailed;
 }
 

@@ -180,11 +180,13 @@ Status ValidateTarget(const pb::FaultStep& step, const cluster::ProcessTable& ta
   return Status::Ok();
 }
 
-Status ValidateStep(const pb::FaultStep& step, const cluster::ProcessTable& table,
-                    uint32_t duration_s, bool timed, const std::string& field) {
+Status ValidateStep(const pb::FaultStep& step, const pb::ClusterLayout& layout,
+                    const cluster::ProcessTable& table, uint32_t duration_s, bool timed,
+                    const std::string& field) {
   if (step.kind() == pb::FAULT_UNSPECIFIED || !pb::FaultKind_IsValid(step.kind())) {
     return Status::InvalidArgument(field + ".kind: missing or unknown (FAULT_KILL, FAULT_PAUSE, "
-                                   "FAULT_PARTITION_AZ, FAULT_SLOW_DISK)");
+                                   "FAULT_PARTITION_AZ, FAULT_SLOW_DISK, FAULT_PARTITION_ONE_WAY, "
+                                   "FAULT_MAJORITY_RING, FAULT_LOST_NODE, FAULT_FULL_DISK)");
   }
   if (Status st = ValidateTarget(step, table, field); !st.ok()) return st;
   if (Status st = CheckRange(field + ".duration_s", step.duration_s(), 1, duration_s); !st.ok()) {
@@ -199,11 +201,25 @@ Status ValidateStep(const pb::FaultStep& step, const cluster::ProcessTable& tabl
   if (step.kind() == pb::FAULT_SLOW_DISK) {
     return CheckRange(field + ".slow_ms", step.slow_ms(), 1, kSlowDiskMsMax);
   }
+  if (!step.peer_az().empty()) {
+    if (step.kind() != pb::FAULT_PARTITION_ONE_WAY) {
+      return Status::InvalidArgument(field + ".peer_az: only for FAULT_PARTITION_ONE_WAY");
+    }
+    if (std::find(layout.azs().begin(), layout.azs().end(), step.peer_az()) == layout.azs().end()) {
+      return Status::InvalidArgument(field + ".peer_az '" + step.peer_az() +
+                                     "': not an AZ of the layout");
+    }
+    if (step.target().has_az() && step.target().az() == step.peer_az()) {
+      return Status::InvalidArgument(field + ".peer_az '" + step.peer_az() +
+                                     "': the target's own AZ");
+    }
+  }
   return Status::Ok();
 }
 
-Status ValidateNemesis(const pb::Nemesis& n, const cluster::ProcessTable& table,
+Status ValidateNemesis(const pb::Nemesis& n, const pb::ClusterLayout& layout,
                        uint32_t duration_s) {
+  const cluster::ProcessTable table(layout);
   if (n.has_fixed()) {
     if (n.fixed().steps_size() > static_cast<int>(kFaultsMax)) {
       return Status::InvalidArgument("nemesis.fixed: more than " + std::to_string(kFaultsMax) +
@@ -211,7 +227,8 @@ Status ValidateNemesis(const pb::Nemesis& n, const cluster::ProcessTable& table,
     }
     for (int i = 0; i < n.fixed().steps_size(); ++i) {
       const std::string field = "nemesis.fixed.steps[" + std::to_string(i) + "]";
-      if (Status st = ValidateStep(n.fixed().steps(i), table, duration_s, true, field); !st.ok()) {
+      if (Status st = ValidateStep(n.fixed().steps(i), layout, table, duration_s, true, field);
+          !st.ok()) {
         return st;
       }
     }
@@ -226,7 +243,7 @@ Status ValidateNemesis(const pb::Nemesis& n, const cluster::ProcessTable& table,
     }
     for (int i = 0; i < n.random().kinds_size(); ++i) {
       const std::string field = "nemesis.random.kinds[" + std::to_string(i) + "]";
-      if (Status st = ValidateStep(n.random().kinds(i), table, duration_s, false, field);
+      if (Status st = ValidateStep(n.random().kinds(i), layout, table, duration_s, false, field);
           !st.ok()) {
         return st;
       }
@@ -290,7 +307,7 @@ Status ValidateExperiment(const pb::Experiment& spec, const pb::ClusterLayout& l
   if (!duration.ok()) return duration.status();
   if (Status st = CheckRange("recovery_s", spec.recovery_s(), 0, kRecoverySMax); !st.ok()) return st;
   if (Status st = ValidateWorkloadsAndCheckers(spec); !st.ok()) return st;
-  return ValidateNemesis(spec.nemesis(), cluster::ProcessTable(layout), *duration);
+  return ValidateNemesis(spec.nemesis(), layout, *duration);
 }
 
 Result<LoadedExperiment> LoadExperiment(const std::string& path) {

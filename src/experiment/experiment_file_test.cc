@@ -92,6 +92,15 @@ TEST_F(ExperimentFileTest, BadFieldsAreNamed) {
                           "duration_s: 1 } } }",
        "slow_ms = 0"},
       {head + kWorkload + "nemesis { random { } }", "nemesis.random.kinds: at least one"},
+      {head + kWorkload + "nemesis { fixed { steps { kind: FAULT_PARTITION_ONE_WAY target { az: "
+                          "\"az1\" } peer_az: \"az7\" duration_s: 1 } } }",
+       "nemesis.fixed.steps[0].peer_az 'az7': not an AZ of the layout"},
+      {head + kWorkload + "nemesis { fixed { steps { kind: FAULT_PARTITION_ONE_WAY target { az: "
+                          "\"az1\" } peer_az: \"az1\" duration_s: 1 } } }",
+       "peer_az 'az1': the target's own AZ"},
+      {head + kWorkload + "nemesis { random { kinds { kind: FAULT_PARTITION_AZ target { az: "
+                          "\"az1\" } peer_az: \"az2\" duration_s: 1 } } }",
+       "nemesis.random.kinds[0].peer_az: only for FAULT_PARTITION_ONE_WAY"},
       {"name: \"x\" layout: \"layout.textproto\" duration_s: 0 checkers { linearizable {} } " +
            std::string(kWorkload),
        "duration_s = 0"},
@@ -102,6 +111,17 @@ TEST_F(ExperimentFileTest, BadFieldsAreNamed) {
         << "file:\n" << c.text << "\nerror: " << error << "\nexpected: " << c.expected;
     EXPECT_NE(error.find("e.textproto"), std::string::npos) << error;
   }
+}
+
+TEST_F(ExperimentFileTest, NewFaultKindsLoad) {
+  auto loaded = LoadExperiment(Write(std::string(kHead) + kWorkload + R"(nemesis { fixed {
+    steps { kind: FAULT_PARTITION_ONE_WAY target { kv_leader: true } peer_az: "az2" at_s: 1 duration_s: 2 }
+    steps { kind: FAULT_MAJORITY_RING target { az: "az2" } at_s: 4 duration_s: 2 }
+    steps { kind: FAULT_LOST_NODE target { random_node: true } at_s: 7 duration_s: 2 }
+    steps { kind: FAULT_FULL_DISK target { process: "az1-n1" } at_s: 10 duration_s: 2 }
+  } })"));
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  EXPECT_EQ(loaded->spec.nemesis().fixed().steps_size(), 4);
 }
 
 TEST_F(ExperimentFileTest, DurationOverrideIsChecked) {

@@ -28,6 +28,7 @@
 #include "experiment/op_log.h"
 #include "experiment/register_checker.h"
 #include "experiment/register_workload.h"
+#include "experiment/report_html.h"
 #include "experiment/result_files.h"
 #include "experiment/s3_checker.h"
 #include "experiment/s3_workload.h"
@@ -409,7 +410,16 @@ int Execute(Run& run, const RunOptions& o, std::ostream& out, std::ostream& err)
     err << "tessera experiment run: " << written.ToString() << "\n";
     return kExitRunFailed;
   }
+  PrintReportWritten(WriteReport(run.dir), out);  // the verdict does not depend on it
   return run.verdict.passed() ? kExitPassed : kExitCheckFailed;
+}
+
+// "tessera experiment run FILE --seed N --duration S [--attach DIR]".
+std::string ReplayCommand(const RunOptions& o, uint64_t seed, uint32_t duration_s) {
+  std::string command = "tessera experiment run " + ShellWord(o.experiment_path) + " --seed " +
+                        std::to_string(seed) + " --duration " + std::to_string(duration_s);
+  if (!o.attach_dir.empty()) command += " --attach " + ShellWord(o.attach_dir);
+  return command;
 }
 
 // Loads the file and builds the schedule; prints why not to `err`.
@@ -457,6 +467,7 @@ int RunExperiment(const RunOptions& o, std::ostream& out, std::ostream& err) {
   run.verdict.set_experiment(run.experiment.spec.name());
   run.verdict.set_seed(run.seed);
   run.verdict.set_duration_s(run.duration_s);
+  run.verdict.set_command(ReplayCommand(o, run.seed, run.duration_s));
   g_interrupted.store(false);
   ::signal(SIGINT, OnInterrupt);
   ::signal(SIGTERM, OnInterrupt);

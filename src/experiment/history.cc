@@ -53,6 +53,7 @@ pb::HistoryRecord CompletionLine(const OpRecord& op) {
   }
   if (op.kind == OpKind::kCas && op.outcome == OpOutcome::kOk && !op.cas_succeeded) {
     r.set_type("fail");  // the condition did not hold: certainly no effect
+    r.set_condition_failed(true);
     r.set_error("Conflict: the value was not the expected one");
   }
   return r;

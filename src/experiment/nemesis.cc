@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
+#include <thread>
 
 #include "cli/cluster_lifecycle.h"
 #include "cli/cluster_status.h"
@@ -13,9 +15,9 @@ namespace {
 
 using cluster::ProcessEntry;
 
-bool IsRuleFault(pb::FaultKind kind) {
-  return kind == pb::FAULT_PARTITION_AZ || kind == pb::FAULT_SLOW_DISK;
-}
+// How long a killed process may take to be gone before its data directory
+// is deleted anyway.
+constexpr auto kDeathWait = std::chrono::seconds(5);
 
 Status First(const Status& a, const Status& b) { return a.ok() ? b : a; }
 
@@ -62,24 +64,50 @@ Result<std::string> Nemesis::ResolveAz(const pb::FaultTarget& target) {
 }
 
 Status Nemesis::ApplyRules(const Active& a) {
+  Status st;
   if (a.fault.kind == pb::FAULT_SLOW_DISK) {
-    Status st;
     for (const std::string& p : a.processes) {
       st = First(st, cli::SlowDisk(session_, p, a.fault.slow_ms, log_));
     }
     return st;
   }
-  Status st;
-  for (const std::string& other : session_.layout().azs()) {
-    if (other == a.az) continue;
-    st = First(st, cli::PartitionSides(session_, a.az, other, /*one_way=*/false, log_));
+  if (a.fault.kind == pb::FAULT_FULL_DISK) {
+    for (const std::string& p : a.processes) {
+      st = First(st, cli::FailWrites(session_, p, /*fail=*/true, log_));
+    }
+    return st;
   }
+  const std::vector<std::string> azs(session_.layout().azs().begin(),
+                                     session_.layout().azs().end());
+  for (const AzCut& cut : AzCuts(a.fault.kind, azs, a.az, a.fault.peer_az)) {
+    st = First(st, cli::PartitionSides(session_, cut.from, cut.to, cut.one_way, log_));
+  }
+  return st;
+}
+
+Status Nemesis::LoseProcess(const std::string& name) {
+  Status st = cli::SignalProcess(session_, name, SIGKILL);
+  const auto deadline = std::chrono::steady_clock::now() + kDeathWait;
+  while (std::chrono::steady_clock::now() < deadline) {
+    session_.supervisor().ReapExited();
+    if (!session_.supervisor().LivePid(name).ok()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (session_.supervisor().LivePid(name).ok()) {
+    return Status::Timeout(name + " still runs " + std::to_string(kDeathWait.count()) +
+                           " s after kill -9: its data directory is kept");
+  }
+  std::error_code ec;
+  const std::string data_dir = session_.dir() + "/data/" + name;
+  std::filesystem::remove_all(data_dir, ec);
+  if (ec) return First(st, Status::IOError("delete " + data_dir + ": " + ec.message()));
+  log_ << name << ": killed, data directory deleted\n";
   return st;
 }
 
 Status Nemesis::Start(size_t id, const ScheduledFault& fault, std::vector<std::string>& targets) {
   Active a{id, fault, {}, {}};
-  if (fault.kind == pb::FAULT_PARTITION_AZ) {
+  if (IsAzFault(fault.kind)) {
     auto az = ResolveAz(fault.target);
     if (!az.ok()) return az.status();
     a.az = *az;
@@ -93,6 +121,8 @@ Status Nemesis::Start(size_t id, const ScheduledFault& fault, std::vector<std::s
   Status st;
   if (IsRuleFault(fault.kind)) {
     st = ApplyRules(a);
+  } else if (fault.kind == pb::FAULT_LOST_NODE) {
+    for (const std::string& p : a.processes) st = First(st, LoseProcess(p));
   } else {
     const int signal = fault.kind == pb::FAULT_KILL ? SIGKILL : SIGSTOP;
     for (const std::string& p : a.processes) st = First(st, cli::SignalProcess(session_, p, signal));
@@ -107,7 +137,7 @@ Status Nemesis::End(size_t id) {
   const Active a = *it;
   active_.erase(it);
   Status st;
-  if (a.fault.kind == pb::FAULT_KILL) {
+  if (a.fault.kind == pb::FAULT_KILL || a.fault.kind == pb::FAULT_LOST_NODE) {
     session_.supervisor().ReapExited();
     for (const std::string& p : a.processes) {
       auto launched = cli::EnsureRunning(session_, p);

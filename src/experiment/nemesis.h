@@ -12,6 +12,13 @@
 //                 AZs' (admin.faults drop rules); the rules are cleared at
 //                 the end and the rule faults still in force applied again
 //   slow-disk     fsync delay on the target's processes; cleared likewise
+//   partition-one-way, majority-ring
+//                 AZ cuts (schedule.h AzCuts) as drop rules; like partition-az
+//   lost-node     SIGKILL, then (once the process is gone) its data
+//                 directory DIR/data/NAME deleted; launched again, empty, at
+//                 the end, like kill
+//   full-disk     synced writes of the target's processes fail (admin.faults
+//                 fail_writes); cleared like slow-disk
 // A kv_leader target is the storage node whose replica holds the lease of
 // the partition of `leader.table` holding `leader.key` when the fault
 // starts.
@@ -58,14 +65,16 @@ class Nemesis {
   struct Active {
     size_t id = 0;
     ScheduledFault fault;
-    std::vector<std::string> processes;  // kill, pause, slow-disk
-    std::string az;                      // partition-az
+    std::vector<std::string> processes;  // kill, pause, lost-node, disk faults
+    std::string az;                      // AZ faults (IsAzFault)
   };
 
   Result<std::vector<std::string>> ResolveProcesses(const pb::FaultTarget& target);
   Result<std::string> ResolveAz(const pb::FaultTarget& target);
   Result<std::string> LeaderNode();
   Status ApplyRules(const Active& a);
+  // kill -9, wait until the process is gone, delete its data directory.
+  Status LoseProcess(const std::string& name);
 
   cli::ClusterSession& session_;
   const LeaderKey leader_;

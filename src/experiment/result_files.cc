@@ -71,9 +71,24 @@ void PrintVerdict(const pb::ExperimentVerdict& v, const std::string& dir, std::o
     }
   }
   for (const std::string& note : v.notes()) out << "  note: " << note << "\n";
-  out << "\n" << (v.passed() ? "PASS " : "FAIL ") << v.experiment() << " seed " << v.seed() << ", "
-      << v.duration_s() << " s: " << v.ops() << " ops (" << v.ok() << " ok, " << v.failed()
-      << " failed, " << v.unknown() << " unknown); results in " << dir << "\n";
+  out << "\n" << VerdictLine(v) << "; results in " << dir << "\n";
+}
+
+std::string ShellWord(const std::string& text) {
+  const bool safe = !text.empty() && text.find_first_not_of(
+                                         "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                         "0123456789_./-=:,+@%") == std::string::npos;
+  if (safe) return text;
+  std::string out = "'";
+  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string VerdictLine(const pb::ExperimentVerdict& v) {
+  return std::string(v.passed() ? "PASS " : "FAIL ") + v.experiment() + " seed " +
+         std::to_string(v.seed()) + ", " + std::to_string(v.duration_s()) + " s: " +
+         std::to_string(v.ops()) + " ops (" + std::to_string(v.ok()) + " ok, " +
+         std::to_string(v.failed()) + " failed, " + std::to_string(v.unknown()) + " unknown)";
 }
 
 }  // namespace tessera::experiment

@@ -39,6 +39,14 @@ Status WriteVerdict(const pb::ExperimentVerdict& verdict, const std::string& dir
 // NotFound when DIR has no verdict.json; Corruption when it does not parse.
 Result<pb::ExperimentVerdict> ReadVerdict(const std::string& dir);
 
+// `text` as one shell word: unchanged when it holds only safe characters,
+// else single-quoted.
+std::string ShellWord(const std::string& text);
+
+// The one-line verdict: "PASS NAME seed N, D s: X ops (A ok, B failed, C
+// unknown)" or "FAIL ...".
+std::string VerdictLine(const pb::ExperimentVerdict& verdict);
+
 // The summary a person reads: the availability windows, one line per
 // checker, and the one-line verdict last ("PASS ..." / "FAIL ...").
 void PrintVerdict(const pb::ExperimentVerdict& verdict, const std::string& dir, std::ostream& out);

@@ -36,6 +36,7 @@ ScheduledFault FromStep(const pb::FaultStep& step, uint64_t start_ms, uint64_t e
   f.start_ms = start_ms;
   f.end_ms = end_ms;
   f.slow_ms = step.slow_ms();
+  f.peer_az = step.peer_az();
   return f;
 }
 
@@ -82,7 +83,7 @@ Result<std::vector<ScheduledFault>> RandomSchedule(const pb::RandomNemesis& rand
 
 bool ScheduledFault::operator==(const ScheduledFault& o) const {
   return kind == o.kind && target.SerializeAsString() == o.target.SerializeAsString() &&
-         start_ms == o.start_ms && end_ms == o.end_ms && slow_ms == o.slow_ms;
+         start_ms == o.start_ms && end_ms == o.end_ms && slow_ms == o.slow_ms && peer_az == o.peer_az;
 }
 
 Result<std::vector<ScheduledFault>> BuildSchedule(const pb::Experiment& spec,
@@ -105,12 +106,57 @@ Result<std::vector<ScheduledFault>> BuildSchedule(const pb::Experiment& spec,
   return faults;
 }
 
+std::vector<AzCut> AzCuts(pb::FaultKind kind, const std::vector<std::string>& azs,
+                          const std::string& az, const std::string& peer_az) {
+  std::vector<AzCut> cuts;
+  std::vector<std::string> others;
+  for (const std::string& other : azs) {
+    if (other != az) others.push_back(other);
+  }
+  switch (kind) {
+    case pb::FAULT_PARTITION_AZ:
+      for (const std::string& other : others) cuts.push_back({az, other, false});
+      break;
+    case pb::FAULT_PARTITION_ONE_WAY:
+      for (const std::string& other : others) {
+        if (peer_az.empty() || other == peer_az) cuts.push_back({az, other, true});
+      }
+      break;
+    case pb::FAULT_MAJORITY_RING: {
+      if (others.size() < 2) break;
+      const size_t first_half = (others.size() + 1) / 2;
+      for (size_t i = 0; i < first_half; ++i) {
+        for (size_t j = first_half; j < others.size(); ++j) {
+          cuts.push_back({others[i], others[j], false});
+        }
+      }
+      break;
+    }
+    default:
+      break;
+  }
+  return cuts;
+}
+
+bool IsAzFault(pb::FaultKind kind) {
+  return kind == pb::FAULT_PARTITION_AZ || kind == pb::FAULT_PARTITION_ONE_WAY ||
+         kind == pb::FAULT_MAJORITY_RING;
+}
+
+bool IsRuleFault(pb::FaultKind kind) {
+  return IsAzFault(kind) || kind == pb::FAULT_SLOW_DISK || kind == pb::FAULT_FULL_DISK;
+}
+
 std::string FaultKindName(pb::FaultKind kind) {
   switch (kind) {
     case pb::FAULT_KILL: return "kill";
     case pb::FAULT_PAUSE: return "pause";
     case pb::FAULT_PARTITION_AZ: return "partition-az";
     case pb::FAULT_SLOW_DISK: return "slow-disk";
+    case pb::FAULT_PARTITION_ONE_WAY: return "partition-one-way";
+    case pb::FAULT_MAJORITY_RING: return "majority-ring";
+    case pb::FAULT_LOST_NODE: return "lost-node";
+    case pb::FAULT_FULL_DISK: return "full-disk";
     default: return "unspecified";
   }
 }
@@ -134,6 +180,7 @@ std::string Describe(const ScheduledFault& f) {
   };
   std::string d = FaultKindName(f.kind) + " " + TargetName(f.target);
   if (f.kind == pb::FAULT_SLOW_DISK) d += " +" + std::to_string(f.slow_ms) + "ms";
+  if (f.kind == pb::FAULT_PARTITION_ONE_WAY) d += " -> " + (f.peer_az.empty() ? "all" : f.peer_az);
   return d + " [" + seconds(f.start_ms) + " s, " + seconds(f.end_ms) + " s)";
 }
 

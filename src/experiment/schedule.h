@@ -32,6 +32,7 @@ struct ScheduledFault {
   uint64_t start_ms = 0;   // after the workloads start
   uint64_t end_ms = 0;
   uint32_t slow_ms = 0;    // FAULT_SLOW_DISK
+  std::string peer_az;     // FAULT_PARTITION_ONE_WAY; empty: every other AZ
 
   bool operator==(const ScheduledFault& o) const;
 };
@@ -43,6 +44,33 @@ struct ScheduledFault {
 Result<std::vector<ScheduledFault>> BuildSchedule(const pb::Experiment& spec,
                                                   const pb::ClusterLayout& layout, uint64_t seed,
                                                   uint32_t duration_s);
+
+// One cut of an AZ-level network fault: the processes of `from` drop every
+// message to those of `to`, and the reverse too unless `one_way`.
+struct AzCut {
+  std::string from;
+  std::string to;
+  bool one_way = false;
+  bool operator==(const AzCut& o) const = default;
+};
+
+// The cuts of an AZ-level fault whose target resolved to `az`, among the
+// layout's `azs` (in layout order):
+//   FAULT_PARTITION_AZ       az <-> every other AZ
+//   FAULT_PARTITION_ONE_WAY  az -> peer_az (empty: every other AZ), one way
+//   FAULT_MAJORITY_RING      az is the bridge and keeps every link; the
+//                            other AZs in layout order split into a first
+//                            half (the larger when odd) and a second, and
+//                            every pair across the halves is cut both ways
+// Empty for every other kind (and for a ring of fewer than three AZs).
+std::vector<AzCut> AzCuts(pb::FaultKind kind, const std::vector<std::string>& azs,
+                          const std::string& az, const std::string& peer_az);
+
+// Whether the fault is made of admin.faults rules (AZ cuts, disk faults),
+// which replace each other and are applied again after a process returns.
+bool IsRuleFault(pb::FaultKind kind);
+// Whether the fault targets an AZ as a whole (AzCuts applies).
+bool IsAzFault(pb::FaultKind kind);
 
 // "FAULT_PARTITION_AZ" -> "partition-az", and so on.
 std::string FaultKindName(pb::FaultKind kind);

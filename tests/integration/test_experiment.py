@@ -8,8 +8,8 @@ Goal: prove that
      checker (exit 0, one-line PASS verdict), writes history.jsonl (invoke
      and completion lines, unknown outcomes as info), faults.jsonl (the
      partition's start and end, the heal) and verdict.json, stops the
-     cluster it started, and `experiment report DIR` prints the same
-     verdict;
+     cluster it started, writes report.html, and `experiment report DIR`
+     prints the same verdict and draws the report again;
   2. the same file and seed print the same schedule;
   3. an invalid experiment file exits 2 with a message naming the file and
      the field, before any cluster starts; `experiment list` shows the
@@ -92,9 +92,16 @@ class ExperimentTest(unittest.TestCase):
                 pid = int(f.read().strip() or 0)
             self.assertFalse(pid and os.path.exists(f"/proc/{pid}"), f"{name} still runs")
 
+        # The run wrote report.html (test_experiment_report.py renders one);
+        # `report` prints the same verdict and draws the page again.
+        page = os.path.join(out, "report.html")
+        self.assertIn("report: " + page, p.stdout)
+        with open(page) as f:
+            self.assertIn(last.split(";")[0], f.read())
         r = run("experiment", "report", out)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-        self.assertEqual(r.stdout.strip().splitlines()[-1], last)
+        self.assertIn(last, r.stdout.strip().splitlines())
+        self.assertIn("report: " + page, r.stdout)
 
     def test_same_seed_same_schedule(self):
         def schedule(seed):
