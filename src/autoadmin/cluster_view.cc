@@ -17,11 +17,17 @@ const char* NodeHealthName(NodeHealth health) {
 void FindLeaders(ClusterView& view) {
   for (auto& [group_id, group] : view.groups) {
     group.leader = 0;
+    group.stopped_voters.clear();
     std::tuple<uint64_t, uint32_t> best{0, 0};
     for (const auto& [node_id, node] : view.nodes) {
       if (!Answered(node.health)) continue;
       const auto it = node.groups.find(group_id);
-      if (it == node.groups.end() || it->second.role != "leader") continue;
+      if (it == node.groups.end()) continue;
+      if (it->second.stopped) {
+        group.stopped_voters.insert(node_id);
+        continue;
+      }
+      if (it->second.role != "leader") continue;
       const std::tuple<uint64_t, uint32_t> ballot{it->second.ballot_round, it->second.ballot_replica};
       if (group.leader == 0 || ballot > best) {
         group.leader = node_id;

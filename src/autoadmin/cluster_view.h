@@ -40,6 +40,9 @@ struct ReplicaReport {
   uint32_t ballot_replica = 0;
   pb::Membership membership;  // latest in that replica's log
   bool membership_pending = false;
+  // The group stopped on that node for good (a failed log write or
+  // snapshot install): it serves nothing until its process restarts.
+  bool stopped = false;
 };
 
 struct NodeView {
@@ -65,6 +68,10 @@ struct GroupView {
   // Voters whose applied index stayed below what the group had chosen
   // lag_for ago (lag_tracker.h): replaced like a dead node's.
   std::set<uint32_t> lagging_voters;
+  // Nodes whose replica of the group reports itself stopped
+  // (ReplicaReport::stopped): a voter there is replaced like a dead node's
+  // and is never a leadership target.
+  std::set<uint32_t> stopped_voters;
 };
 
 struct ClusterView {
@@ -73,7 +80,7 @@ struct ClusterView {
   pb::BlobSlotAssignments blob_slots;   // meta's newest (blob_slot_planner.h)
 };
 
-// Fills each group's leader from the nodes' reports.
+// Fills each group's leader and stopped voters from the nodes' reports.
 void FindLeaders(ClusterView& view);
 
 }  // namespace tessera::autoadmin

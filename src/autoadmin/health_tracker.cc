@@ -29,6 +29,7 @@ ReplicaReport ReportOf(const pb::GroupStatusProto& status) {
   *r.membership.mutable_voters() = status.voters();
   *r.membership.mutable_learners() = status.learners();
   r.membership_pending = status.membership_pending();
+  r.stopped = status.stopped();
   return r;
 }
 

@@ -96,10 +96,12 @@ class Round {
   // A voter that must leave `group`: its node must be left (ToMove), or it
   // stays behind the group (lag_tracker.h).
   bool MustLeave(const GroupView& group, uint32_t voter) const {
-    return ToMove(voter) || group.lagging_voters.count(voter) > 0;
+    return ToMove(voter) || group.lagging_voters.count(voter) > 0 ||
+           group.stopped_voters.count(voter) > 0;
   }
   std::string WhyLeave(const GroupView& group, uint32_t voter) const {
     if (ToMove(voter)) return WhyMove(voter);
+    if (group.stopped_voters.count(voter) > 0) return "stopped";
     return group.lagging_voters.count(voter) > 0 ? "lagging" : NodeHealthName(Health(voter));
   }
 
@@ -154,7 +156,10 @@ class Round {
     for (uint32_t v : m.voters()) {
       if (v == from || Health(v) != NodeHealth::kHealthy || Draining(v)) continue;
       const ReplicaReport* report = Report(v, group.descriptor.group_id());
-      if (report == nullptr || report->applied + options_.promote_lag_slots < leader.chosen) continue;
+      if (report == nullptr || report->stopped || MustLeave(group, v) ||
+          report->applied + options_.promote_lag_slots < leader.chosen) {
+        continue;
+      }
       const auto rank = std::make_pair(leaders_[v], v);
       if (!best || rank < *best) best = rank;
     }

@@ -483,5 +483,39 @@ TEST(Planner, ALaggingVoterIsReplacedInItsAz) {
   ExpectOne(Plan(w, {}), {ActionKind::kRemove, 1, 3}, "the lagging voter leaves");
 }
 
+TEST(Planner, AStoppedReplicaIsReplacedAndNeverLeads) {
+  // Node 3's replica stopped for good (its disk failed a log write): it
+  // reports itself a stopped follower, and FindLeaders lists it.
+  ClusterView v = SixNodes();
+  AddGroup(v, 1, Members({1, 3, 5}), {1, 3, 5});
+  v.nodes[3].groups[kGroup].stopped = true;
+  FindLeaders(v);
+  EXPECT_EQ(v.groups[kGroup].leader, 1u);
+  EXPECT_EQ(v.groups[kGroup].stopped_voters, (std::set<uint32_t>{3}));
+  const std::vector<Action> actions = Plan(v, {});
+  ASSERT_EQ(actions.size(), 1u);
+  EXPECT_EQ(actions[0].kind, ActionKind::kAddReplica);
+  EXPECT_EQ(actions[0].replica, 4u);  // in its AZ
+  EXPECT_NE(actions[0].reason.find("stopped"), std::string::npos) << actions[0].reason;
+  // A stopped leader reports itself a follower: the group's leader is the
+  // one the others elected.
+  ClusterView w = SixNodes();
+  AddGroup(w, 3, Members({1, 3, 5}), {1, 3, 5});
+  w.nodes[1].groups[kGroup].role = "follower";
+  w.nodes[1].groups[kGroup].stopped = true;
+  FindLeaders(w);
+  EXPECT_EQ(w.groups[kGroup].leader, 3u);
+  // Leadership leaving a gray node never goes to a stopped replica.
+  ClusterView x = SixNodes();
+  AddGroup(x, 1, Members({1, 3, 5}), {1, 3, 5});
+  x.nodes[1].health = NodeHealth::kGray;
+  x.nodes[3].groups[kGroup].stopped = true;
+  FindLeaders(x);
+  const std::vector<Action> moved = Plan(x, {});
+  ASSERT_FALSE(moved.empty());
+  EXPECT_EQ(moved[0].kind, ActionKind::kTransferLeader);
+  EXPECT_EQ(moved[0].replica, 5u);
+}
+
 }  // namespace
 }  // namespace tessera::autoadmin

@@ -14,6 +14,19 @@
 #include "storage/snapshot_staging.h"
 
 namespace tessera::node {
+
+namespace {
+
+// What a stopped group answers every request: not the leader and no hint,
+// so a router looks for the leader among the other replicas (they elect
+// one once this replica falls silent). Nothing was proposed: a write
+// answered this way provably did not happen here.
+Status StoppedStatus() {
+  return Status::NotLeader(0, "group stopped on this replica (a log write or snapshot install "
+                              "failed); another replica leads");
+}
+
+}  // namespace
 namespace asio = boost::asio;
 using consensus::Slot;
 
@@ -369,7 +382,7 @@ void GroupHost::Write(pb::KvBatch batch, WriteCallback done) {
 
 void GroupHost::Write(pb::KvCommand command, WriteCallback done) {
   asio::post(strand_, [self = shared_from_this(), c = std::move(command), done = std::move(done)] {
-    if (self->stopped_) return done(Status::Aborted("group stopped"));
+    if (self->stopped_) return done(StoppedStatus());
     if (self->writes_by_slot_.size() >= limits::kUncommittedSlotsMax) {
       return done(Status::Throttled("too many writes in flight"));
     }
@@ -392,7 +405,7 @@ void GroupHost::WhenReadable(std::function<void(Status)> serve, uint64_t timeout
 
 void GroupHost::ReadState(pb::Consistency consistency, StateReader read) {
   asio::post(strand_, [self = shared_from_this(), consistency, read = std::move(read)]() mutable {
-    if (self->stopped_) return read(Status::Aborted("group stopped"));
+    if (self->stopped_) return read(StoppedStatus());
     if (self->installing_) return read(Status::Unavailable("replica is installing a snapshot"));
     auto serve = [self, read = std::move(read)](Status st) {
       if (!st.ok()) return read(st);
@@ -435,6 +448,11 @@ void GroupHost::GetStatus(StatusCallback done) {
     s.membership = r.membership();
     s.membership_pending =
         !google::protobuf::util::MessageDifferencer::Equals(r.membership(), r.MembershipAt(r.chosen_index()));
+    s.stopped = self->stopped_;
+    if (s.stopped) {  // frozen: it leads nothing and holds no lease any more
+      s.role = consensus::Role::kFollower;
+      s.holds_lease = false;
+    }
     done(s);
   });
 }
@@ -442,7 +460,7 @@ void GroupHost::GetStatus(StatusCallback done) {
 void GroupHost::ChangeMembership(MembershipStep step, consensus::ReplicaId replica,
                                  MembershipCallback done) {
   asio::post(strand_, [self = shared_from_this(), step, replica, done = std::move(done)]() mutable {
-    if (self->stopped_) return done(Status::Aborted("group stopped"));
+    if (self->stopped_) return done(StoppedStatus());
     consensus::Replica& r = *self->replica_;
     if (r.role() != consensus::Role::kLeader) {
       return done(Status::NotLeader(r.leader_hint()));
@@ -465,7 +483,7 @@ void GroupHost::ChangeMembership(MembershipStep step, consensus::ReplicaId repli
 void GroupHost::TransferLeadership(consensus::ReplicaId to,
                                    std::function<void(Result<bool>)> done) {
   asio::post(strand_, [self = shared_from_this(), to, done = std::move(done)]() mutable {
-    if (self->stopped_) return done(Status::Aborted("group stopped"));
+    if (self->stopped_) return done(StoppedStatus());
     consensus::Replica& r = *self->replica_;
     if (r.role() != consensus::Role::kLeader) {
       if (r.leader_hint() == to) return done(false);
@@ -482,7 +500,7 @@ void GroupHost::TransferLeadership(consensus::ReplicaId to,
 
 void GroupHost::StateDigest(JobThread& scanner, DigestCallback done) {
   asio::post(strand_, [self = shared_from_this(), &scanner, done = std::move(done)]() mutable {
-    if (self->stopped_) return done(Status::Aborted("group stopped"));
+    if (self->stopped_) return done(StoppedStatus());
     if (self->installing_) return done(Status::Unavailable("replica is installing a snapshot"));
     auto opened = self->store_->OpenSnapshot(self->group_id());
     if (!opened.ok()) return done(opened.status());
@@ -527,7 +545,7 @@ void GroupHost::Stop() {
     if (self->stopped_) return;
     self->stopped_ = true;
     self->tick_timer_.cancel();
-    self->FailAll(Status::Aborted("group stopped"));
+    self->FailAll(StoppedStatus());
   });
 }
 

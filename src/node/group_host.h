@@ -76,6 +76,10 @@ struct GroupStatus {
   bool holds_lease = false;
   pb::Membership membership;        // the latest in this replica's log
   bool membership_pending = false;  // a membership entry above the chosen prefix
+  // The group stopped on this replica for good (a failed log write or
+  // snapshot install: fail-stop until the process restarts); it answers
+  // every request NotLeader without a hint and reports itself a follower.
+  bool stopped = false;
 };
 
 using consensus::MembershipStep;

@@ -126,5 +126,44 @@ TEST_F(GroupHostTest, RestartRecoversAppliedStateFromDisk) {
   EXPECT_EQ((*got)->value(), "yes");
 }
 
+// Each replica's store with its own fault knobs (index: replica id - 1).
+class StoppedGroupTest : public GroupHostTest {
+ protected:
+  void AdjustStoreOptions(storage::NodeStoreOptions& so) override {
+    faults_.push_back(std::make_shared<storage::StorageFaults>());
+    so.group_commit.faults = faults_.back();
+  }
+  std::vector<std::shared_ptr<storage::StorageFaults>> faults_;
+};
+
+TEST_F(StoppedGroupTest, AReplicaWhoseLogWriteFailsStopsAndSendsClientsElsewhere) {
+  const auto leader = WaitForLeader({1, 2, 3});
+  ASSERT_NE(leader, 0u);
+  ASSERT_TRUE(Put(leader, "before", "v").ok());
+  faults_[leader - 1]->fail_writes = true;
+  EXPECT_FALSE(Put(leader, "k", "v").ok());  // its log write failed: fail-stop
+  // Every request now: not the leader, no hint (look elsewhere); nothing
+  // was proposed, so a router may resend a write.
+  const auto write = Put(leader, "x", "y");
+  EXPECT_EQ(write.status().code(), StatusCode::kNotLeader) << write.status().ToString();
+  EXPECT_EQ(write.status().leader_hint(), 0u);
+  EXPECT_EQ(Get(leader, "before").status().code(), StatusCode::kNotLeader);
+  GroupStatus stopped = StatusOf(leader);
+  EXPECT_TRUE(stopped.stopped);
+  EXPECT_EQ(stopped.role, consensus::Role::kFollower);
+  EXPECT_FALSE(stopped.holds_lease);
+  // The others elect a leader and serve, with what was acknowledged; the
+  // stopped replica stays stopped once its disk works again.
+  faults_[leader - 1]->fail_writes = false;
+  std::set<consensus::ReplicaId> others{1, 2, 3};
+  others.erase(leader);
+  const auto next = WaitForLeader(others);
+  ASSERT_NE(next, 0u);
+  ASSERT_TRUE(Put(next, "after", "v").ok());
+  auto kept = Get(next, "before");
+  ASSERT_TRUE(kept.ok() && kept->has_value());
+  EXPECT_TRUE(StatusOf(leader).stopped);
+}
+
 }  // namespace
 }  // namespace tessera::node

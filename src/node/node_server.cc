@@ -53,6 +53,7 @@ pb::GroupStatusProto ToProto(uint64_t group_id, const GroupStatus& s) {
   p.set_applied(s.applied);
   p.set_last_slot(s.last_slot);
   p.set_holds_lease(s.holds_lease);
+  p.set_stopped(s.stopped);
   *p.mutable_voters() = s.membership.voters();
   *p.mutable_learners() = s.membership.learners();
   p.set_membership_pending(s.membership_pending);
