@@ -5,6 +5,7 @@
 
 #include "common/check.h"
 #include "common/limits.h"
+#include "common/splitmix64.h"
 
 namespace tessera::blob {
 namespace {
@@ -22,13 +23,9 @@ std::vector<std::vector<uint32_t>> GroupByAz(const std::vector<NodeRef>& sorted)
   return azs;
 }
 
-// A fixed pseudo-random function of (AZ index, round): SplitMix64's finalizer.
-uint64_t RoundShift(uint64_t az, uint64_t round) {
-  uint64_t z = (az << 32 | round) + 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
+// A fixed pseudo-random function of (AZ index, round). Part of the
+// placement: it must never change (blob_slot_map_test pins it).
+uint64_t RoundShift(uint64_t az, uint64_t round) { return SplitMix64Hash(az << 32 | round); }
 
 // Contract 2: slot s uses AZs s, s+1, s+2 (mod A); within AZ a (n nodes) the
 // c-th slot using it gets node (c + RoundShift(a, c / n)) mod n: round robin

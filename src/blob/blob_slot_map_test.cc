@@ -145,6 +145,29 @@ TEST(BlobSlotMapTest, SlotsOfMatchesReplicasOf) {
   EXPECT_FALSE(map.AzOf(99).has_value());
 }
 
+// Placement decides where existing blobs live: the map a node list gives
+// must never change. Pinned: a few slots and a digest of the whole map for
+// 4 + 3 + 5 nodes in three AZs, and for 3 + 2 nodes in two.
+uint64_t Digest(const BlobSlotMap& map) {
+  uint64_t hash = 14695981039346656037ull;  // FNV-1a over every replica id
+  for (uint32_t slot = 0; slot < limits::kBlobSlots; ++slot) {
+    for (uint32_t node : map.ReplicasOf(slot)) {
+      hash = (hash ^ node) * 1099511628211ull;
+    }
+  }
+  return hash;
+}
+
+TEST(BlobSlotMapTest, PlacementIsPinned) {
+  const BlobSlotMap three = BuildOrDie(Nodes({4, 3, 5}));
+  EXPECT_EQ(three.ReplicasOf(0), (std::vector<uint32_t>{4, 6, 10}));
+  EXPECT_EQ(three.ReplicasOf(1), (std::vector<uint32_t>{1, 7, 11}));
+  EXPECT_EQ(three.ReplicasOf(777), (std::vector<uint32_t>{2, 6, 9}));
+  EXPECT_EQ(Digest(three), 4546246178952633319ull);
+  const BlobSlotMap two = BuildOrDie(Nodes({3, 2}));
+  EXPECT_EQ(Digest(two), 748883155948090911ull);
+}
+
 TEST(BlobSlotMapTest, RejectsBadNodeLists) {
   EXPECT_EQ(BlobSlotMap::Build({}).status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(BlobSlotMap::Build({{0, "a"}}).status().code(), StatusCode::kInvalidArgument);

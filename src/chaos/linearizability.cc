@@ -27,6 +27,7 @@
 #include <unordered_set>
 
 #include "common/check.h"
+#include "common/splitmix64.h"
 
 namespace tessera::chaos {
 namespace {
@@ -168,13 +169,6 @@ class StateCache {
   std::unordered_set<Key, Hasher, Equal> set_;
 };
 
-uint64_t SplitMix64(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ULL;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-  return x ^ (x >> 31);
-}
-
 enum class Verdict { kLinearizable, kViolation, kBudgetExhausted };
 
 struct SearchOutcome {
@@ -190,7 +184,7 @@ class Search {
   Search(const std::vector<Op>& ops, std::vector<Node> nodes)
       : ops_(ops), nodes_(std::move(nodes)), bits_((ops.size() + 63) / 64), cache_(bits_.size()) {
     for (uint32_t i = 0; i < ops.size(); ++i) {
-      zobrist_.push_back(SplitMix64(i));
+      zobrist_.push_back(SplitMix64Hash(i));
       if (ops[i].source->completed) ++required_left_;
     }
   }

@@ -21,6 +21,16 @@ std::string_view StatusCodeName(StatusCode code) {
   return "Unknown";
 }
 
+std::string_view SendOutcomeName(SendOutcome outcome) {
+  switch (outcome) {
+    case SendOutcome::kUnstated: return "unstated";
+    case SendOutcome::kNotSent: return "not_sent";
+    case SendOutcome::kSentOutcomeUnknown: return "sent_outcome_unknown";
+    case SendOutcome::kAnswered: return "answered";
+  }
+  return "unknown";
+}
+
 std::string Status::ToString() const {
   std::string out(StatusCodeName(code_));
   if (!message_.empty()) {

@@ -30,6 +30,25 @@ enum class StatusCode : uint8_t {
 // The number of StatusCode values (the last one plus one).
 inline constexpr size_t kStatusCodeCount = static_cast<size_t>(StatusCode::kPermissionDenied) + 1;
 
+// What a failed remote call's transport knows about whether its request
+// reached the peer. Set by the rpc layer where the fact is known
+// (rpc/channel.h, contract 3) and read by whoever decides whether a
+// request that changes state may be sent again (router/kv_router.h): that
+// decision reads this value, never the message text.
+//
+// kUnstated is what every other status carries, including one rebuilt from
+// another's code and message: it must be read as "may have been sent", so
+// that losing the fact can only make a caller more careful, never resend a
+// request that was delivered.
+enum class SendOutcome : uint8_t {
+  kUnstated = 0,        // not a transport's verdict: the request may have been sent
+  kNotSent,             // the request provably never left this process
+  kSentOutcomeUnknown,  // it may have been written, and no answer came
+  kAnswered,            // the peer answered: this status is its answer
+};
+
+std::string_view SendOutcomeName(SendOutcome outcome);
+
 std::string_view StatusCodeName(StatusCode code);
 
 class [[nodiscard]] Status {
@@ -60,10 +79,20 @@ class [[nodiscard]] Status {
   const std::string& message() const { return message_; }
   // The replica id the caller should try instead; 0 when unknown.
   uint32_t leader_hint() const { return leader_hint_; }
+  // Whether a failed call's request reached the peer (see SendOutcome).
+  // Copies and moves keep it; an OK status is always kUnstated.
+  SendOutcome send_outcome() const { return send_outcome_; }
+  // This status, stating `outcome`; an OK status stays as it is.
+  Status WithSendOutcome(SendOutcome outcome) && {
+    if (!ok()) send_outcome_ = outcome;
+    return std::move(*this);
+  }
+  Status WithSendOutcome(SendOutcome outcome) const& { return Status(*this).WithSendOutcome(outcome); }
   std::string ToString() const;
 
  private:
   StatusCode code_ = StatusCode::kOk;
+  SendOutcome send_outcome_ = SendOutcome::kUnstated;
   uint32_t leader_hint_ = 0;
   std::string message_;
 };

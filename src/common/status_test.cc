@@ -20,6 +20,24 @@ TEST(Status, NotLeaderCarriesHint) {
   EXPECT_EQ(s.ToString(), "NotLeader: not leader (leader hint 3)");
 }
 
+TEST(Status, SendOutcomeIsUnstatedUntilSetAndSurvivesCopies) {
+  const Status plain = Status::Unavailable("peer down");
+  EXPECT_EQ(plain.send_outcome(), SendOutcome::kUnstated);
+  const Status unsent = Status::Unavailable("peer down").WithSendOutcome(SendOutcome::kNotSent);
+  EXPECT_EQ(unsent.send_outcome(), SendOutcome::kNotSent);
+  EXPECT_EQ(unsent.ToString(), plain.ToString()) << "the fact is not part of the text";
+  const Status copy = unsent;
+  EXPECT_EQ(copy.send_outcome(), SendOutcome::kNotSent);
+  const Result<int> carried(unsent);
+  EXPECT_EQ(carried.status().send_outcome(), SendOutcome::kNotSent);
+  // Rebuilt from code and message: the fact is gone, and reads as "may have
+  // been sent".
+  const Status rebuilt(unsent.code(), unsent.message());
+  EXPECT_EQ(rebuilt.send_outcome(), SendOutcome::kUnstated);
+  EXPECT_EQ(Status::Ok().WithSendOutcome(SendOutcome::kAnswered).send_outcome(), SendOutcome::kUnstated);
+  EXPECT_EQ(SendOutcomeName(SendOutcome::kSentOutcomeUnknown), "sent_outcome_unknown");
+}
+
 Result<int> Half(int x) {
   if (x % 2) return Status::InvalidArgument("odd");
   return x / 2;

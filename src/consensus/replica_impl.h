@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "consensus/ballot.h"
+#include "common/splitmix64.h"
 #include "consensus/log_window.h"
 #include "consensus/peer_progress.h"
 #include "consensus/quorum.h"
@@ -23,12 +24,7 @@ namespace tessera::consensus {
 class SeededRng {
  public:
   explicit SeededRng(uint64_t seed) : state_(seed) {}
-  uint64_t Next() {
-    uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
+  uint64_t Next() { return SplitMix64Next(state_); }
   uint64_t Uniform(uint64_t lo, uint64_t hi) { return lo + Next() % (hi - lo); }  // [lo, hi)
 
  private:

@@ -1,5 +1,6 @@
 #include "meta/meta_keys.h"
 
+#include "common/big_endian.h"
 #include "common/check.h"
 #include "common/limits.h"
 
@@ -33,11 +34,8 @@ std::optional<std::pair<std::string, std::string>> ParsePartitionKey(std::string
 }
 
 std::string EncodeCounter(uint64_t value) {
-  std::string out(8, '\0');
-  for (int i = 7; i >= 0; --i) {
-    out[i] = static_cast<char>(value & 0xff);
-    value >>= 8;
-  }
+  std::string out;
+  AppendBigEndian64(&out, value);
   return out;
 }
 
@@ -45,9 +43,7 @@ Result<uint64_t> DecodeCounter(std::string_view bytes) {
   if (bytes.size() != 8) {
     return Status::Corruption("meta counter of " + std::to_string(bytes.size()) + " bytes");
   }
-  uint64_t value = 0;
-  for (unsigned char c : bytes) value = (value << 8) | c;
-  return value;
+  return ReadBigEndian64(bytes);
 }
 
 Status ValidateTableName(std::string_view name) {

@@ -70,6 +70,25 @@ Result<Message> ParseRecord(const pb::KvRecord& record, const char* what) {
   return m;
 }
 
+// The bucket record `existing` of bucket `name`, checked as delete and
+// set-versioning check it: it exists, still has `bucket_id` (0: any), and
+// belongs to `owner`. Checked here, on the record: the router's owner and
+// id come from a cache that may predate a delete and re-create.
+Result<pb::BucketDescriptor> OwnedBucket(const std::optional<pb::KvRecord>& existing,
+                                         const std::string& name, uint64_t bucket_id,
+                                         const std::string& owner) {
+  if (!existing.has_value()) return Status::NotFound("bucket '" + name + "' does not exist");
+  auto bucket = ParseRecord<pb::BucketDescriptor>(*existing, "BucketDescriptor");
+  if (!bucket.ok()) return bucket.status();
+  if (bucket_id != 0 && bucket->bucket_id() != bucket_id) {
+    return Status::NotFound("bucket '" + name + "' no longer has id " + std::to_string(bucket_id));
+  }
+  if (bucket->owner() != owner) {
+    return Status::Conflict("bucket '" + name + "' is owned by another user");
+  }
+  return bucket;
+}
+
 // True when the write should be retried from the reads: a condition failed
 // (a concurrent mutation won) or another value took the slot.
 bool LostRace(const Result<pb::KvApplyResult>& applied) {
@@ -254,23 +273,24 @@ Result<std::string> RegistryService::CreateBucket(const std::string& payload) {
   TESSERA_RETURN_IF_ERROR(ValidateUserName(request.owner()));
   TESSERA_RETURN_IF_ERROR(ValidateRegion(request.region()));
   const std::string key = BucketKey(request.name());
-  for (int attempt = 0; attempt < limits::kS3RegistryAttemptsMax; ++attempt) {
-    auto existing = ReadStrong(key);
-    if (!existing.ok()) return existing.status();
-    if (existing->has_value()) {
-      auto bucket = ParseRecord<pb::BucketDescriptor>(**existing, "BucketDescriptor");
-      if (!bucket.ok()) return bucket.status();
+  const bool explicit_id = request.bucket_id() != 0;
+  return ReadModifyWrite(key, "create_bucket '" + request.name() + "'",
+                         [&](const std::optional<pb::KvRecord>& existing) -> RmwPlan {
+    if (existing.has_value()) {
+      auto bucket = ParseRecord<pb::BucketDescriptor>(*existing, "BucketDescriptor");
+      if (!bucket.ok()) return RmwPlan::Answer(bucket.status());
       if (bucket->owner() != request.owner()) {
-        return Status::Conflict("bucket '" + request.name() + "' is owned by another user");
+        return RmwPlan::Answer(
+            Status::Conflict("bucket '" + request.name() + "' is owned by another user"));
       }
       pb::CreateBucketResponse response;
       *response.mutable_bucket() = std::move(bucket).value();
       response.set_already_owned_by_you(true);
-      response.set_map_version((*existing)->version());
-      return response.SerializeAsString();
+      response.set_map_version(existing->version());
+      return RmwPlan::Answer(response.SerializeAsString());
     }
     if (registry_.bucket_count() >= limits::kS3RegistryBucketsMax) {
-      return Status::Unavailable("the registry holds its maximum number of buckets");
+      return RmwPlan::Answer(Status::Unavailable("the registry holds its maximum number of buckets"));
     }
     if (registry_.buckets_owned_by(request.owner()) >= user_buckets_max_) {
       spdlog::info("meta.bucket_refused bucket={} owner={} reason=too_many_buckets max={}",
@@ -278,14 +298,14 @@ Result<std::string> RegistryService::CreateBucket(const std::string& payload) {
       pb::CreateBucketResponse refused;
       refused.set_too_many_buckets(true);
       refused.set_map_version(registry_.version());
-      return refused.SerializeAsString();
+      return RmwPlan::Answer(refused.SerializeAsString());
     }
-    const bool explicit_id = request.bucket_id() != 0;
     if (explicit_id && registry_.BucketIdUsed(request.bucket_id())) {
-      return Status::Conflict("bucket id " + std::to_string(request.bucket_id()) + " is in use");
+      return RmwPlan::Answer(
+          Status::Conflict("bucket id " + std::to_string(request.bucket_id()) + " is in use"));
     }
     auto id = explicit_id ? Result<uint64_t>(request.bucket_id()) : ChooseBucketId();
-    if (!id.ok()) return id.status();
+    if (!id.ok()) return RmwPlan::Answer(id.status());
 
     pb::CreateBucketResponse response;
     pb::BucketDescriptor* d = response.mutable_bucket();
@@ -294,25 +314,26 @@ Result<std::string> RegistryService::CreateBucket(const std::string& payload) {
     d->set_owner(request.owner());
     d->set_region(request.region());
     d->set_created_ms(NowMs());
-    pb::KvBatch batch;
-    AddCondition(batch, key, std::nullopt);                // 0: name free
-    AddCondition(batch, BucketIdKey(*id), std::nullopt);   // 1: id never used
-    AddWrite(batch, key, d->SerializeAsString());
-    AddWrite(batch, BucketIdKey(*id), request.name());
-    auto applied = WriteSync(std::move(batch));
-    if (LostRace(applied)) {
-      if (explicit_id && applied.ok() && applied->failed_condition() == 1) {
-        return Status::Conflict("bucket id " + std::to_string(*id) + " is in use");
+    RmwPlan plan;
+    AddCondition(plan.batch, key, std::nullopt);                // 0: name free
+    AddCondition(plan.batch, BucketIdKey(*id), std::nullopt);   // 1: id never used
+    AddWrite(plan.batch, key, d->SerializeAsString());
+    AddWrite(plan.batch, BucketIdKey(*id), request.name());
+    plan.on_lost_race = [explicit_id, chosen = *id](const pb::KvApplyResult& lost) -> std::optional<Status> {
+      if (explicit_id && lost.failed_condition() == 1) {
+        return Status::Conflict("bucket id " + std::to_string(chosen) + " is in use");
       }
-      continue;  // read again: the name may now exist
-    }
-    TESSERA_RETURN_IF_ERROR(RaceOrError(applied));
-    response.set_map_version(applied->version());
-    spdlog::info("meta.bucket_created bucket={} bucket_id={} owner={} region={} version={}",
-                 d->name(), d->bucket_id(), d->owner(), d->region(), applied->version());
-    return response.SerializeAsString();
-  }
-  return Status::Unavailable("create_bucket '" + request.name() + "' kept losing races; retry");
+      return std::nullopt;  // read again: the name may now exist
+    };
+    plan.on_applied = [response](const pb::KvApplyResult& applied) mutable -> Result<std::string> {
+      response.set_map_version(applied.version());
+      const pb::BucketDescriptor& made = response.bucket();
+      spdlog::info("meta.bucket_created bucket={} bucket_id={} owner={} region={} version={}",
+                   made.name(), made.bucket_id(), made.owner(), made.region(), applied.version());
+      return response.SerializeAsString();
+    };
+    return plan;
+  });
 }
 
 Result<uint64_t> RegistryService::ChooseBucketId() {
@@ -329,35 +350,24 @@ Result<std::string> RegistryService::DeleteBucket(const std::string& payload) {
   pb::DeleteBucketRequest request;
   if (!request.ParseFromString(payload)) return Status::InvalidArgument("bad DeleteBucketRequest");
   const std::string key = BucketKey(request.name());
-  for (int attempt = 0; attempt < limits::kS3RegistryAttemptsMax; ++attempt) {
-    auto existing = ReadStrong(key);
-    if (!existing.ok()) return existing.status();
-    if (!existing->has_value()) {
-      return Status::NotFound("bucket '" + request.name() + "' does not exist");
-    }
-    auto bucket = ParseRecord<pb::BucketDescriptor>(**existing, "BucketDescriptor");
-    if (!bucket.ok()) return bucket.status();
-    if (request.bucket_id() != 0 && bucket->bucket_id() != request.bucket_id()) {
-      return Status::NotFound("bucket '" + request.name() + "' no longer has id " +
-                              std::to_string(request.bucket_id()));
-    }
-    if (bucket->owner() != request.owner()) {
-      return Status::Conflict("bucket '" + request.name() + "' is owned by another user");
-    }
-    pb::KvBatch batch;
-    AddCondition(batch, key, *existing);
-    AddDelete(batch, key);  // "bid/<id>" stays: ids are never reused
-    auto applied = WriteSync(std::move(batch));
-    if (LostRace(applied)) continue;
-    TESSERA_RETURN_IF_ERROR(RaceOrError(applied));
-    pb::DeleteBucketResponse response;
-    *response.mutable_bucket() = std::move(bucket).value();
-    response.set_map_version(applied->version());
-    spdlog::info("meta.bucket_deleted bucket={} bucket_id={} version={}", request.name(),
-                 response.bucket().bucket_id(), applied->version());
-    return response.SerializeAsString();
-  }
-  return Status::Unavailable("delete_bucket '" + request.name() + "' kept losing races; retry");
+  return ReadModifyWrite(key, "delete_bucket '" + request.name() + "'",
+                         [&](const std::optional<pb::KvRecord>& existing) -> RmwPlan {
+    auto bucket = OwnedBucket(existing, request.name(), request.bucket_id(), request.owner());
+    if (!bucket.ok()) return RmwPlan::Answer(bucket.status());
+    RmwPlan plan;
+    AddCondition(plan.batch, key, existing);
+    AddDelete(plan.batch, key);  // "bid/<id>" stays: ids are never reused
+    plan.on_applied = [deleted = std::move(bucket).value(),
+                       name = request.name()](const pb::KvApplyResult& applied) -> Result<std::string> {
+      pb::DeleteBucketResponse response;
+      *response.mutable_bucket() = deleted;
+      response.set_map_version(applied.version());
+      spdlog::info("meta.bucket_deleted bucket={} bucket_id={} version={}", name,
+                   response.bucket().bucket_id(), applied.version());
+      return response.SerializeAsString();
+    };
+    return plan;
+  });
 }
 
 Result<std::string> RegistryService::SetVersioning(const std::string& payload) {
@@ -369,41 +379,29 @@ Result<std::string> RegistryService::SetVersioning(const std::string& payload) {
     return Status::InvalidArgument("versioning state must be Enabled or Suspended");
   }
   const std::string key = BucketKey(request.name());
-  for (int attempt = 0; attempt < limits::kS3RegistryAttemptsMax; ++attempt) {
-    auto existing = ReadStrong(key);
-    if (!existing.ok()) return existing.status();
-    if (!existing->has_value()) {
-      return Status::NotFound("bucket '" + request.name() + "' does not exist");
-    }
-    auto bucket = ParseRecord<pb::BucketDescriptor>(**existing, "BucketDescriptor");
-    if (!bucket.ok()) return bucket.status();
-    // Checked here, on the record, as DeleteBucket does: the router's owner
-    // and id come from a cache that may predate a delete and re-create.
-    if (request.bucket_id() != 0 && bucket->bucket_id() != request.bucket_id()) {
-      return Status::NotFound("bucket '" + request.name() + "' no longer has id " +
-                              std::to_string(request.bucket_id()));
-    }
-    if (bucket->owner() != request.owner()) {
-      return Status::Conflict("bucket '" + request.name() + "' is owned by another user");
-    }
-    pb::SetBucketVersioningResponse response;
+  return ReadModifyWrite(key, "set_bucket_versioning",
+                         [&](const std::optional<pb::KvRecord>& existing) -> RmwPlan {
+    auto bucket = OwnedBucket(existing, request.name(), request.bucket_id(), request.owner());
+    if (!bucket.ok()) return RmwPlan::Answer(bucket.status());
     if (bucket->versioning() == request.state()) {
+      pb::SetBucketVersioningResponse response;
       *response.mutable_bucket() = std::move(bucket).value();
-      response.set_map_version((*existing)->version());
-      return response.SerializeAsString();
+      response.set_map_version(existing->version());
+      return RmwPlan::Answer(response.SerializeAsString());
     }
     bucket->set_versioning(request.state());
-    pb::KvBatch batch;
-    AddCondition(batch, key, *existing);
-    AddWrite(batch, key, bucket->SerializeAsString());
-    auto applied = WriteSync(std::move(batch));
-    if (LostRace(applied)) continue;
-    TESSERA_RETURN_IF_ERROR(RaceOrError(applied));
-    *response.mutable_bucket() = std::move(bucket).value();
-    response.set_map_version(applied->version());
-    return response.SerializeAsString();
-  }
-  return Status::Unavailable("set_bucket_versioning kept losing races; retry");
+    RmwPlan plan;
+    AddCondition(plan.batch, key, existing);
+    AddWrite(plan.batch, key, bucket->SerializeAsString());
+    plan.on_applied = [updated = std::move(bucket).value()](
+                          const pb::KvApplyResult& applied) -> Result<std::string> {
+      pb::SetBucketVersioningResponse response;
+      *response.mutable_bucket() = updated;
+      response.set_map_version(applied.version());
+      return response.SerializeAsString();
+    };
+    return plan;
+  });
 }
 
 Result<std::string> RegistryService::AnswerExistingUser(const pb::CreateUserRequest& request,
@@ -436,44 +434,65 @@ Result<std::string> RegistryService::CreateUser(const std::string& payload) {
     TESSERA_RETURN_IF_ERROR(ValidateAccessKey(request.access_key()));
     TESSERA_RETURN_IF_ERROR(ValidateSecretKey(request.secret_key()));
   }
-  for (int attempt = 0; attempt < limits::kS3RegistryAttemptsMax; ++attempt) {
-    auto user = ReadStrong(UserKey(request.name()));
-    if (!user.ok()) return user.status();
-    if (user->has_value()) return AnswerExistingUser(request, (*user)->version());
+  return ReadModifyWrite(UserKey(request.name()), "create_user '" + request.name() + "'",
+                         [&](const std::optional<pb::KvRecord>& user) -> RmwPlan {
+    if (user.has_value()) return RmwPlan::Answer(AnswerExistingUser(request, user->version()));
     if (registry_.user_count() >= limits::kS3UsersMax) {
-      return Status::Unavailable("the registry holds its maximum number of users");
+      return RmwPlan::Answer(Status::Unavailable("the registry holds its maximum number of users"));
     }
     auto key = NewAccessKey(request);
-    if (!key.ok()) return key.status();
+    if (!key.ok()) return RmwPlan::Answer(key.status());
     pb::UserRecord record;
     record.set_name(request.name());
     record.set_created_ms(key->created_ms());
     record.add_access_keys(key->access_key());
-    pb::KvBatch batch;
-    AddCondition(batch, UserKey(request.name()), std::nullopt);          // 0
-    AddCondition(batch, AccessKeyKey(key->access_key()), std::nullopt);  // 1
-    AddWrite(batch, UserKey(request.name()), record.SerializeAsString());
-    AddWrite(batch, AccessKeyKey(key->access_key()), key->SerializeAsString());
-    auto applied = WriteSync(std::move(batch));
-    if (LostRace(applied)) {
-      if (given && applied.ok() && applied->failed_condition() == 1) {
-        return Status::Conflict("access key " + key->access_key() + " belongs to another user");
+    RmwPlan plan;
+    AddCondition(plan.batch, UserKey(request.name()), std::nullopt);          // 0
+    AddCondition(plan.batch, AccessKeyKey(key->access_key()), std::nullopt);  // 1
+    AddWrite(plan.batch, UserKey(request.name()), record.SerializeAsString());
+    AddWrite(plan.batch, AccessKeyKey(key->access_key()), key->SerializeAsString());
+    plan.on_lost_race = [given, access_key = key->access_key()](
+                            const pb::KvApplyResult& lost) -> std::optional<Status> {
+      if (given && lost.failed_condition() == 1) {
+        return Status::Conflict("access key " + access_key + " belongs to another user");
       }
-      continue;  // the user appeared, or a generated key collided: read again
+      return std::nullopt;  // the user appeared, or a generated key collided: read again
+    };
+    plan.on_applied = [made = std::move(key).value(),
+                       name = request.name()](const pb::KvApplyResult& applied) -> Result<std::string> {
+      pb::CreateUserResponse response;
+      response.set_name(name);
+      response.set_access_key(made.access_key());
+      response.set_secret_key(made.secret_key());
+      response.set_created_ms(made.created_ms());
+      response.set_created(true);
+      response.set_map_version(applied.version());
+      spdlog::info("meta.user_created user={} access_key={} version={}", name, made.access_key(),
+                   applied.version());
+      return response.SerializeAsString();
+    };
+    return plan;
+  });
+}
+
+Result<std::string> RegistryService::ReadModifyWrite(const std::string& key, const std::string& what,
+                                                     const RmwPlanner& plan) {
+  for (int attempt = 0; attempt < limits::kS3RegistryAttemptsMax; ++attempt) {
+    auto existing = ReadStrong(key);
+    if (!existing.ok()) return existing.status();
+    RmwPlan round = plan(*existing);
+    if (round.answer) return std::move(*round.answer);
+    auto applied = WriteSync(std::move(round.batch));
+    if (LostRace(applied)) {
+      if (applied.ok() && round.on_lost_race) {
+        if (std::optional<Status> stop = round.on_lost_race(*applied)) return std::move(*stop);
+      }
+      continue;
     }
     TESSERA_RETURN_IF_ERROR(RaceOrError(applied));
-    pb::CreateUserResponse response;
-    response.set_name(request.name());
-    response.set_access_key(key->access_key());
-    response.set_secret_key(key->secret_key());
-    response.set_created_ms(key->created_ms());
-    response.set_created(true);
-    response.set_map_version(applied->version());
-    spdlog::info("meta.user_created user={} access_key={} version={}", request.name(),
-                 key->access_key(), applied->version());
-    return response.SerializeAsString();
+    return round.on_applied(*applied);
   }
-  return Status::Unavailable("create_user '" + request.name() + "' kept losing races; retry");
+  return Status::Unavailable(what + " kept losing races; retry");
 }
 
 Result<std::optional<pb::KvRecord>> RegistryService::ReadStrong(const std::string& key) {

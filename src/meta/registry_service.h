@@ -24,6 +24,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -82,6 +83,32 @@ class RegistryService {
   Result<std::string> AnswerExistingUser(const pb::CreateUserRequest& request,
                                          uint64_t user_version);
   Result<uint64_t> ChooseBucketId();
+
+  // What one round of a read-modify-write does with the record it read.
+  struct RmwPlan {
+    // An answer now (a value or a failure), writing nothing; or nullopt:
+    // write `batch` (conditional on what was read).
+    std::optional<Result<std::string>> answer;
+    pb::KvBatch batch;
+    // The answer once `batch` applied.
+    std::function<Result<std::string>(const pb::KvApplyResult&)> on_applied;
+    // When `batch` lost its race (a condition failed): an answer to stop
+    // with, or nullopt to read again. Optional.
+    std::function<std::optional<Status>(const pb::KvApplyResult&)> on_lost_race;
+
+    static RmwPlan Answer(Result<std::string> answer) {
+      RmwPlan plan;
+      plan.answer = std::move(answer);
+      return plan;
+    }
+  };
+  using RmwPlanner = std::function<RmwPlan(const std::optional<pb::KvRecord>& existing)>;
+  // Reads `key` at the leader, lets `plan` decide, writes its batch. A
+  // batch that lost its race (a concurrent mutation won) starts over from
+  // the read, at most limits::kS3RegistryAttemptsMax rounds; then
+  // Unavailable "<what> kept losing races; retry".
+  Result<std::string> ReadModifyWrite(const std::string& key, const std::string& what,
+                                      const RmwPlanner& plan);
 
   Result<std::optional<pb::KvRecord>> ReadStrong(const std::string& key);
   Result<pb::KvApplyResult> WriteSync(pb::KvBatch batch);

@@ -10,6 +10,7 @@
 
 #include "common/check.h"
 #include "common/limits.h"
+#include "common/splitmix64.h"
 
 namespace tessera::router {
 namespace {
@@ -18,13 +19,6 @@ using Clock = std::chrono::steady_clock;
 constexpr size_t kStatusCodes = kStatusCodeCount;
 constexpr const char* kOpNames[] = {"get",     "put",     "delete",   "batch",
                                     "scan",    "s3_read", "s3_write", "s3_list"};
-
-uint64_t SplitMix64(std::atomic<uint64_t>& state) {
-  uint64_t z = state.fetch_add(0x9E3779B97F4A7C15ull) + 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
 
 bool IsNoLeaderSign(StatusCode code) {
   return code == StatusCode::kNotLeader || code == StatusCode::kUnavailable ||
@@ -54,19 +48,19 @@ Status ValidateKvRouterOptions(const KvRouterOptions& o) {
   return Status::Ok();
 }
 
-bool IsProvablyUnsent(const Status& status) {
-  if (status.code() != StatusCode::kUnavailable) return false;
-  // The channel's messages (src/rpc/channel_core.cc): a call refused while
-  // backing off, or a connection that failed before the handshake finished,
-  // never wrote the request. "eof"/"io_error" may follow a write.
-  static constexpr const char* kUnsent[] = {
-      "waiting to reconnect", "failed: connect_failed", "failed: connect_timeout",
-      "failed: resolve_failed", "failed: closed_in_handshake", "failed: bad_mac",
-      "failed: wrong_peer", "failed: bad_welcome", "failed: bad_challenge", "failed: bad_version"};
-  for (const char* marker : kUnsent) {
-    if (status.message().find(marker) != std::string::npos) return true;
+bool WriteMayHaveBeenApplied(const Status& status) {
+  switch (status.send_outcome()) {
+    case SendOutcome::kNotSent:
+      return false;
+    case SendOutcome::kAnswered:
+      // The node's own verdict: these two mean it could not tell either
+      // (e.g. a proposal that timed out); every other answer refused.
+      return status.code() == StatusCode::kUnavailable || status.code() == StatusCode::kTimeout;
+    case SendOutcome::kSentOutcomeUnknown:
+    case SendOutcome::kUnstated:
+      return true;
   }
-  return false;
+  return true;
 }
 
 struct KvRouter::OpMetrics {
@@ -142,13 +136,17 @@ class KvRouter::Operation : public std::enable_shared_from_this<Operation> {
         std::min<std::chrono::milliseconds>(remaining, std::chrono::milliseconds(router_.options_.rpc_timeout_ms)));
     const Status accepted = (*channel)->Call(
         method_, build_(partition_), timeout,
-        [self = shared_from_this()](Result<std::string> reply) { self->OnReply(std::move(reply), true); });
-    if (!accepted.ok()) OnReply(accepted, false);
+        [self = shared_from_this()](Result<std::string> reply) { self->OnReply(std::move(reply)); });
+    if (!accepted.ok()) OnReply(accepted);
   }
 
-  void OnReply(Result<std::string> reply, bool maybe_sent) {
+  void OnReply(Result<std::string> reply) {
     if (reply.ok()) return Complete(std::move(reply));
     const Status status = reply.status();
+    // Contract 4: decided by the typed send outcome, never by the message.
+    if (!idempotent_ && WriteMayHaveBeenApplied(status)) {
+      return Complete(Status::Timeout("write outcome unknown (" + status.message() + ")"));
+    }
     RouteCache& cache = router_.routes_.cache();
     switch (status.code()) {
       case StatusCode::kNotLeader:
@@ -172,9 +170,6 @@ class KvRouter::Operation : public std::enable_shared_from_this<Operation> {
         return RetryAfterBackoff(status, Pace::kLoad);
       case StatusCode::kUnavailable:
       case StatusCode::kTimeout:
-        if (!idempotent_ && maybe_sent && !IsProvablyUnsent(status)) {
-          return Complete(Status::Timeout("write outcome unknown (" + status.message() + ")"));
-        }
         NextReplica();
         // An unreachable node (refused, reset) is looked past quickly; a
         // node that took the whole timeout may be overloaded.
@@ -395,7 +390,7 @@ KvRouter::OpMetrics& KvRouter::MetricsFor(const char* op_name) {
 }
 
 double KvRouter::JitterFactor() {
-  return 0.5 + 0.5 * static_cast<double>(SplitMix64(jitter_state_) >> 11) * 0x1.0p-53;
+  return 0.5 + 0.5 * UnitInterval(SplitMix64Next(jitter_state_));
 }
 
 void KvRouter::Get(const std::string& table, const std::string& key, pb::Consistency consistency,

@@ -13,11 +13,13 @@
 //     NotFound (the node does not host the group): invalidated, retried.
 //  4. Gets and scans are retried on every transient failure (Throttled,
 //     Aborted, Unavailable, Timeout). Writes are retried only when the
-//     failure proves the write did not take effect: NotLeader, StaleEpoch,
-//     NotFound, Throttled, Aborted, or a connection that failed before the
-//     request was sent (IsProvablyUnsent). A write whose outcome is unknown
-//     (timeout, connection lost after sending) fails with Timeout
-//     ("outcome unknown").
+//     failure proves the write did not take effect (WriteMayHaveBeenApplied
+//     is false): the channel never sent the request, or the node answered
+//     NotLeader, StaleEpoch, NotFound, Throttled or Aborted. A write whose
+//     outcome is unknown (a timeout, a connection lost or a channel closed
+//     after sending, a node answering Unavailable or Timeout) fails with
+//     Timeout ("write outcome unknown"). The decision reads the status's
+//     code and SendOutcome only: rewording a message never changes it.
 //  5. Backoff between attempts: initial backoff_initial_ms, doubled per
 //     retry, times a random factor in [0.5, 1). It grows up to
 //     backoff_max_ms after a sign of load (Throttled, Aborted, Timeout, a
@@ -83,10 +85,13 @@ struct ScanPage {
   std::optional<std::string> next;  // where the next page starts; none: done
 };
 
-// Whether a failed call's status proves its request never left this
-// process: refused by the channel, or its connection failed before the
-// handshake completed.
-bool IsProvablyUnsent(const Status& status);
+// Whether a write that failed with `status` may have been applied, so
+// that sending it again could apply it twice (contract 4). False only when
+// the rpc layer proved the request never left this process
+// (SendOutcome::kNotSent) or the node answered with a refusal (any code but
+// Unavailable and Timeout); a status that does not state its send outcome
+// may have been sent. Reads the code and send outcome, never the message.
+bool WriteMayHaveBeenApplied(const Status& status);
 
 class KvRouter {
  public:

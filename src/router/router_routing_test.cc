@@ -12,6 +12,7 @@
 #include <future>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "common/check.h"
@@ -40,6 +41,7 @@ Credential Reader() {
 constexpr uint32_t kMetaId = 101;
 constexpr uint32_t kDeadMetaId = 102;
 constexpr uint32_t kRouterId = 201;
+constexpr uint32_t kDeadNodeId = 4;  // in the layout, never listening
 
 // The cluster the fake servers share: two partitions of table "kv", split
 // at "m", both on nodes 1-3. Guarded by mu.
@@ -53,6 +55,7 @@ struct FakeCluster {
   std::map<uint64_t, Group> groups{{1, {}}, {2, {}}};
   uint64_t slot = 0;
   int throttle_next = 0;                 // answer this many node calls with Throttled
+  std::optional<Status> fail_next;       // answer the next node call with this
   std::map<uint32_t, int> calls_per_node;
   int lookups = 0;
 
@@ -82,6 +85,11 @@ Status ServeNode(FakeCluster& c, uint32_t self, const pb::Envelope& request, std
   if (c.throttle_next > 0) {
     --c.throttle_next;
     return Status::Throttled("fake node busy");
+  }
+  if (c.fail_next) {
+    const Status failure = *c.fail_next;
+    c.fail_next.reset();
+    return failure;
   }
   uint64_t group_id = 0;
   pb::KvGetRequest get;
@@ -180,6 +188,8 @@ class RouterRoutingTest : public ::testing::TestWithParam<Transport> {
     servers_.push_back(std::move(meta));
     // A meta replica that is down: lookups that start there fail over.
     processes.push_back(Entry(kDeadMetaId, cluster::ProcessRole::kMeta, UnusedPort()));
+    // A node that is down: nothing places replicas there unless a test does.
+    processes.push_back(Entry(kDeadNodeId, cluster::ProcessRole::kNode, UnusedPort()));
 
     RouterServiceOptions options;
     options.self = Entry(kRouterId, cluster::ProcessRole::kRouter, 0);
@@ -400,6 +410,42 @@ TEST_P(RouterRoutingTest, RetriesThrottledWithBackoff) {
   }
   EXPECT_EQ(Do("GET", "/kv/kv/k1").body, "v");
   EXPECT_EQ(Counter("tessera_router_retries_total", "op=\"get\""), 2u);
+}
+
+// A node's own Unavailable answer leaves a write's outcome unknown, even
+// when worded like the channel's "never sent" refusal: the router decides
+// from the typed send outcome, not from the text. A read is simply retried.
+TEST_P(RouterRoutingTest, AnAnsweredFailureIsNotTakenForAnUnsentWriteByItsWords) {
+  const Status worded_like_unsent =
+      Status::Unavailable("rpc channel to 127.0.0.1:1 is waiting to reconnect");
+  {
+    std::lock_guard lock(cluster_.mu);
+    cluster_.fail_next = worded_like_unsent;
+    cluster_.calls_per_node.clear();
+  }
+  HttpReply put = Do("PUT", "/kv/kv/w", "v");
+  EXPECT_EQ(put.status, 504u) << put.body;
+  EXPECT_NE(put.body.find("write outcome unknown"), std::string::npos) << put.body;
+  {
+    std::lock_guard lock(cluster_.mu);
+    EXPECT_EQ(cluster_.calls_per_node[1], 1) << "the write was sent once";
+    cluster_.fail_next = worded_like_unsent;
+  }
+  EXPECT_EQ(Do("GET", "/kv/kv/w").status, 404u) << "a read is retried";
+  EXPECT_EQ(Counter("tessera_router_retries_total", "op=\"put\""), 0u);
+}
+
+// A write whose target node cannot be reached was provably never sent
+// (the channel says so in a typed field): the router sends it elsewhere.
+TEST_P(RouterRoutingTest, AWriteToAnUnreachableNodeIsSentElsewhere) {
+  {
+    std::lock_guard lock(cluster_.mu);
+    cluster_.groups[1].meta_hint = kDeadNodeId;  // MemDS names a dead node
+  }
+  HttpReply put = Do("PUT", "/kv/kv/apple", "green");
+  ASSERT_EQ(put.status, 200u) << put.body;
+  EXPECT_EQ(Do("GET", "/kv/kv/apple").body, "green");
+  EXPECT_GE(Counter("tessera_router_retries_total", "op=\"put\""), 1u);
 }
 
 TEST_P(RouterRoutingTest, NoQuorumIsA503NotAHang) {

@@ -5,6 +5,7 @@
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
 
+#include "common/big_endian.h"
 #include "common/check.h"
 
 namespace tessera::rpc {
@@ -17,7 +18,7 @@ std::string Mac(std::string_view label, std::string_view secret, std::string_vie
   message += label;
   message += server_nonce;
   message += client_nonce;
-  for (int shift = 24; shift >= 0; shift -= 8) message += static_cast<char>(peer_id >> shift);
+  AppendBigEndian32(&message, peer_id);
   message += role;
   unsigned char mac[EVP_MAX_MD_SIZE];
   unsigned int mac_bytes = 0;

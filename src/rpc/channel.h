@@ -27,6 +27,18 @@
 //     connection fails (or cannot be made) before the response; Aborted
 //     when the channel is closed. Callbacks must not block; they may call
 //     Send and Call.
+//     Every failure states whether the request reached the peer
+//     (Status::send_outcome(); decide from it, never from the message):
+//       kNotSent            refused by Send/Call (contract 1); or failed
+//                           while waiting out a backoff, or because the
+//                           connection failed or the channel closed before
+//                           its handshake completed: the request was
+//                           discarded unwritten;
+//       kSentOutcomeUnknown Timeout (the request may have been written, or
+//                           may still be written later); the connection
+//                           failed or the channel closed after the
+//                           handshake;
+//       kAnswered           the handler's error status.
 //  4. The server must prove the cluster secret and be remote_peer_id
 //     (docs/formats/rpc.md, "Handshake"); otherwise the connection fails.
 //  5. Close (also run by the destructor) closes the connection and fails

@@ -9,6 +9,7 @@
 
 #include "common/check.h"
 #include "common/crc32c.h"
+#include "common/splitmix64.h"
 #include "rpc/auth.h"
 #include "rpc/tls.h"
 #include "rpc/bytes_field.h"
@@ -18,12 +19,8 @@
 namespace tessera::rpc::internal {
 namespace {
 
-uint64_t SplitMix64(uint64_t& state) {
-  uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
+// A refusal before the message was queued: it never left this process.
+Status Refused(Status status) { return std::move(status).WithSendOutcome(SendOutcome::kNotSent); }
 
 uint64_t RandomSeed() {
   const std::string nonce = RandomNonce();
@@ -71,6 +68,10 @@ Result<std::string> ChannelCore::EncodeRequest(uint64_t call_id, std::string_vie
 }
 
 Status ChannelCore::Send(std::string_view method, std::string payload) {
+  return Refused(AcceptSend(method, std::move(payload)));
+}
+
+Status ChannelCore::AcceptSend(std::string_view method, std::string payload) {
   if (closed_.load()) return Status::Aborted("rpc channel to " + address_ + " is closed");
   if (backing_off_.load()) {
     return Status::Unavailable("rpc channel to " + address_ + " is waiting to reconnect");
@@ -122,6 +123,11 @@ Status ChannelCore::Call(std::string_view method, SplitPayload payload,
 
 Status ChannelCore::StartCallWith(std::chrono::milliseconds timeout, CallDone done,
                                   const std::function<Result<OutFrame>(uint64_t)>& encode) {
+  return Refused(AcceptCall(timeout, std::move(done), encode));
+}
+
+Status ChannelCore::AcceptCall(std::chrono::milliseconds timeout, CallDone done,
+                               const std::function<Result<OutFrame>(uint64_t)>& encode) {
   if (!done) return Status::InvalidArgument("rpc call without a callback");
   if (timeout.count() < 1 || timeout.count() > limits::kRpcCallTimeoutMsMax) {
     return Status::InvalidArgument("rpc call timeout out of range");
@@ -182,10 +188,10 @@ void ChannelCore::StartCall(uint64_t call_id, Clock::time_point start, Clock::ti
                             CallDone done, OutFrame frame) {
   if (state_ == State::kClosed || state_ == State::kBackoff) {
     budget_->Release(1, frame.size());
-    const Status status =
+    const Status status = Refused(
         state_ == State::kClosed
             ? Status::Aborted("rpc channel to " + address_ + " is closed")
-            : Status::Unavailable("rpc channel to " + address_ + " is waiting to reconnect");
+            : Status::Unavailable("rpc channel to " + address_ + " is waiting to reconnect"));
     pending_calls_.fetch_sub(1);
     metrics_->calls(status.code()).Increment();
     done(status);
@@ -199,9 +205,12 @@ void ChannelCore::StartCall(uint64_t call_id, Clock::time_point start, Clock::ti
       [self = shared_from_this(), call_id](const boost::system::error_code& error) {
         if (error || !self->calls_.contains(call_id)) return;
         self->timeouts_.fetch_add(1, std::memory_order_relaxed);  // before the callback runs
+        // The request may still be in the backlog, and then be written
+        // once a connection is made: its outcome is unknown either way.
         self->CompleteCall(call_id,
                            Status::Timeout("rpc call " + std::to_string(call_id) + " to " +
-                                           self->address_ + " timed out"),
+                                           self->address_ + " timed out")
+                               .WithSendOutcome(SendOutcome::kSentOutcomeUnknown),
                            /*answered=*/false);
       });
   Submit(std::move(frame));
@@ -258,6 +267,13 @@ void ChannelCore::FailAllCalls(const Status& status) {
     metrics_->calls(status.code()).Increment();
     call.done(status);
   }
+}
+
+SendOutcome ChannelCore::PendingCallsOutcome(bool was_ready) {
+  // Before the handshake completes every data frame waits in backlog_ (a
+  // failed connection failed every call before it), so the pending calls'
+  // requests are discarded unwritten. A ready link may have written them.
+  return was_ready ? SendOutcome::kSentOutcomeUnknown : SendOutcome::kNotSent;
 }
 
 void ChannelCore::DiscardBacklog() {
@@ -446,7 +462,8 @@ void ChannelCore::ConnectionFailed(std::string_view reason, std::string_view det
   }
   DiscardBacklog();
   FailAllCalls(Status::Unavailable("rpc connection to " + address_ + " failed: " +
-                                   std::string(reason)));
+                                   std::string(reason))
+                   .WithSendOutcome(PendingCallsOutcome(was_ready)));
 }
 
 void ChannelCore::EnterBackoff() {
@@ -454,7 +471,7 @@ void ChannelCore::EnterBackoff() {
                                  : std::min(backoff_ms_ * 2, options_.backoff_max_ms);
   // Uniform factor in [0.5, 1) so that peers that failed together do not
   // retry in lockstep.
-  const double factor = 0.5 + 0.5 * static_cast<double>(SplitMix64(jitter_state_) >> 11) * 0x1.0p-53;
+  const double factor = 0.5 + 0.5 * UnitInterval(SplitMix64Next(jitter_state_));
   const auto wait = std::chrono::milliseconds(
       std::max<int64_t>(1, static_cast<int64_t>(backoff_ms_ * factor)));
   state_ = State::kBackoff;
@@ -482,7 +499,8 @@ void ChannelCore::CloseOnStrand() {
   backing_off_.store(false);
   if (was_ready) metrics_->connections.Add(-1);
   DiscardBacklog();
-  FailAllCalls(Status::Aborted("rpc channel to " + address_ + " closed"));
+  FailAllCalls(Status::Aborted("rpc channel to " + address_ + " closed")
+                   .WithSendOutcome(PendingCallsOutcome(was_ready)));
   spdlog::info("rpc.channel_closed peer={} peer_id={}", address_, options_.remote_peer_id);
 }
 

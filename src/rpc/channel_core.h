@@ -8,7 +8,7 @@
 //   any --Close--> kClosed
 // Messages accepted while connecting wait in backlog_ (their budget is
 // held); on failure the backlog is discarded and every pending call fails
-// with Unavailable.
+// with Unavailable, SendOutcome::kNotSent (nothing was written).
 //
 // Thread safety: Send, Call, Close and stats run on any thread and only
 // touch the atomics and the budget, then post to the strand; everything
@@ -74,9 +74,12 @@ class ChannelCore : public std::enable_shared_from_this<ChannelCore> {
   Status StartWholeCall(std::string_view method, std::string payload,
                         std::chrono::milliseconds timeout, CallDone done);
   // Call's checks, bounds and start, for a frame `encode` makes from the
-  // call id.
+  // call id. A refusal is SendOutcome::kNotSent.
   Status StartCallWith(std::chrono::milliseconds timeout, CallDone done,
                        const std::function<Result<OutFrame>(uint64_t)>& encode);
+  Status AcceptCall(std::chrono::milliseconds timeout, CallDone done,
+                    const std::function<Result<OutFrame>(uint64_t)>& encode);
+  Status AcceptSend(std::string_view method, std::string payload);
   struct PendingCall {
     CallDone done;
     Clock::time_point start;
@@ -93,6 +96,9 @@ class ChannelCore : public std::enable_shared_from_this<ChannelCore> {
   // latency is observed); false when the call is no longer pending.
   bool CompleteCall(uint64_t call_id, Result<ResponsePayload> result, bool answered);
   void FailAllCalls(const Status& status);
+  // What a connection that fails (or a channel that closes) in a state
+  // that `was_ready` or not tells its pending calls (channel.h, contract 3).
+  static SendOutcome PendingCallsOutcome(bool was_ready);
   void DiscardBacklog();
 
   void StartConnect();

@@ -49,7 +49,8 @@ Result<std::string> ResultFromResponse(pb::Envelope& response) {
     return std::move(*response.mutable_payload());
   }
   return Status(StatusCodeFromWire(code), std::move(*response.mutable_status_message()),
-                response.status_leader_hint());
+                response.status_leader_hint())
+      .WithSendOutcome(SendOutcome::kAnswered);
 }
 
 }  // namespace tessera::rpc

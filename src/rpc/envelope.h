@@ -34,7 +34,8 @@ pb::Envelope MakeResponse(uint64_t call_id, Result<std::string> result);
 StatusCode StatusCodeFromWire(uint32_t code);
 
 // What MakeResponse encoded. A status code this build does not know reads
-// as Aborted, keeping the message.
+// as Aborted, keeping the message. A status read here is the peer's answer
+// (SendOutcome::kAnswered); the sender's own send outcome is not sent.
 Result<std::string> ResultFromResponse(pb::Envelope& response);
 
 }  // namespace tessera::rpc

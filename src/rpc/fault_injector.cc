@@ -3,19 +3,10 @@
 #include <spdlog/spdlog.h>
 
 #include "common/limits.h"
+#include "common/splitmix64.h"
 
 namespace tessera::rpc {
 namespace {
-
-uint64_t SplitMix64(uint64_t& state) {
-  uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
-// Uniform in [0, 1) from the top 53 bits.
-double UnitInterval(uint64_t bits) { return static_cast<double>(bits >> 11) * 0x1.0p-53; }
 
 }  // namespace
 
@@ -73,7 +64,7 @@ FaultDecision FaultInjector::Decide(uint32_t destination_peer_id) {
   FaultDecision decision;
   decision.delay_ms = rule.delay_ms;
   if (rule.drop_probability > 0) {
-    decision.drop = UnitInterval(SplitMix64(prng_state_)) < rule.drop_probability;
+    decision.drop = UnitInterval(SplitMix64Next(prng_state_)) < rule.drop_probability;
   }
   return decision;
 }

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "common/big_endian.h"
 #include "common/check.h"
 #include "common/crc32c.h"
 
@@ -13,18 +14,6 @@ namespace {
 // Above this, an empty decode buffer is given back to the allocator, so one
 // large frame does not pin its memory for the connection's lifetime.
 constexpr size_t kShrinkAboveBytes = 1 << 20;
-
-void PutBigEndian32(char* out, uint32_t v) {
-  out[0] = static_cast<char>(v >> 24);
-  out[1] = static_cast<char>(v >> 16);
-  out[2] = static_cast<char>(v >> 8);
-  out[3] = static_cast<char>(v);
-}
-
-uint32_t GetBigEndian32(const char* in) {
-  const auto* p = reinterpret_cast<const unsigned char*>(in);
-  return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | uint32_t{p[3]};
-}
 
 }  // namespace
 
@@ -40,8 +29,8 @@ Result<std::string> EncodeFrame(const pb::Envelope& envelope, size_t frame_bytes
   auto* payload = reinterpret_cast<uint8_t*>(frame.data() + kFrameHeaderBytes);
   envelope.SerializeWithCachedSizesToArray(payload);
   const uint32_t crc = Crc32c(std::string_view(frame.data() + kFrameHeaderBytes, payload_bytes));
-  PutBigEndian32(frame.data(), static_cast<uint32_t>(payload_bytes));
-  PutBigEndian32(frame.data() + 4, crc);
+  StoreBigEndian32(frame.data(), static_cast<uint32_t>(payload_bytes));
+  StoreBigEndian32(frame.data() + 4, crc);
   return frame;
 }
 
@@ -77,8 +66,8 @@ Result<std::string> EncodeFrameSplit(const pb::Envelope& envelope, const SplitPa
   const uint32_t crc =
       Crc32cCombine(Crc32c(std::string_view(frame).substr(kFrameHeaderBytes)),
                     payload.tail_crc32c, payload.tail.size());
-  PutBigEndian32(frame.data(), static_cast<uint32_t>(frame_payload_bytes));
-  PutBigEndian32(frame.data() + 4, crc);
+  StoreBigEndian32(frame.data(), static_cast<uint32_t>(frame_payload_bytes));
+  StoreBigEndian32(frame.data() + 4, crc);
   return frame;
 }
 
@@ -165,8 +154,8 @@ FrameDecoder::Outcome FrameDecoder::Next(std::string_view* payload, SharedBytes*
   const size_t buffered = end_ - begin_;
   if (buffered < kFrameHeaderBytes) return Outcome::kNeedMore;
   const char* header = buffer_.get() + begin_;
-  const uint32_t length = GetBigEndian32(header);
-  const uint32_t stored_crc = GetBigEndian32(header + 4);
+  const uint32_t length = ReadBigEndian32(std::string_view(header, 4));
+  const uint32_t stored_crc = ReadBigEndian32(std::string_view(header + 4, 4));
   if (length > frame_bytes_max_) {
     error_detail_ = "length " + std::to_string(length) + " exceeds " +
                     std::to_string(frame_bytes_max_);

@@ -8,21 +8,15 @@
 
 #include <cstdint>
 
-namespace tessera::sim {
+#include "common/splitmix64.h"
 
-// SplitMix64 step: also a good 64-bit mixer for deriving sub-seeds.
-inline uint64_t SplitMix64(uint64_t& state) {
-  uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
+namespace tessera::sim {
 
 // Mixes a seed with a stream label into an independent sub-seed.
 inline uint64_t DeriveSeed(uint64_t seed, uint64_t stream) {
   uint64_t state = seed ^ (stream * 0xd1b54a32d192ed03ULL);
-  SplitMix64(state);
-  return SplitMix64(state);
+  SplitMix64Next(state);
+  return SplitMix64Next(state);
 }
 
 // -Wpedantic rejects a bare __int128; __extension__ marks it as intended.
@@ -32,7 +26,7 @@ class Prng {
  public:
   explicit Prng(uint64_t seed) {
     uint64_t sm = seed;
-    for (uint64_t& word : s_) word = SplitMix64(sm);
+    for (uint64_t& word : s_) word = SplitMix64Next(sm);
   }
 
   uint64_t Next() {

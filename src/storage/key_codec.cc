@@ -24,19 +24,6 @@ bool HasPrefix(GroupId group, uint8_t tag, std::string_view key) {
 
 }  // namespace
 
-void AppendBigEndian64(std::string* out, uint64_t value) {
-  for (int shift = 56; shift >= 0; shift -= 8) {
-    out->push_back(static_cast<char>((value >> shift) & 0xFF));
-  }
-}
-
-uint64_t ReadBigEndian64(std::string_view bytes) {
-  TESSERA_CHECK(bytes.size() >= 8);
-  uint64_t value = 0;
-  for (size_t i = 0; i < 8; ++i) value = (value << 8) | static_cast<uint8_t>(bytes[i]);
-  return value;
-}
-
 std::string HardStateKey(GroupId group) { return TaggedKey(group, TagOf(LogKeyTag::kHardState)); }
 std::string LogBaseKey(GroupId group) { return TaggedKey(group, TagOf(LogKeyTag::kLogBase)); }
 

@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/big_endian.h"
 #include "consensus/options.h"
 
 namespace tessera::storage {
@@ -28,9 +29,8 @@ inline constexpr uint8_t kGroupEndTag = 0xFF;  // above every tag in use
 inline constexpr size_t kGroupIdBytes = 8;
 inline constexpr size_t kLogEntryKeyBytes = kGroupIdBytes + 1 + 8;
 
-void AppendBigEndian64(std::string* out, uint64_t value);
-// `bytes` holds at least 8 bytes.
-uint64_t ReadBigEndian64(std::string_view bytes);
+// Group ids and slots are written with common/big_endian.h
+// (AppendBigEndian64, ReadBigEndian64).
 
 // --- log column family ------------------------------------------------------
 std::string HardStateKey(GroupId group);

@@ -28,12 +28,6 @@ size_t DigestThreads(size_t configured) {
   return std::clamp<size_t>(cores > 1 ? cores - 1 : 1, 1, 4);
 }
 
-uint64_t RandomSalt() {
-  uint64_t salt = 0;
-  if (RAND_bytes(reinterpret_cast<unsigned char*>(&salt), sizeof(salt)) != 1) salt = 0x5eed;
-  return salt;
-}
-
 std::string_view HostWithoutPort(std::string_view host) {
   if (!host.empty() && host.front() == '[') return host;  // IPv6 literal: no buckets there
   const size_t colon = host.rfind(':');
@@ -173,14 +167,22 @@ void Dispatch(CallPtr call) {
 
 }  // namespace
 
+Result<uint64_t> NewRequestIdSalt() {
+  uint64_t salt = 0;
+  if (RAND_bytes(reinterpret_cast<unsigned char*>(&salt), sizeof(salt)) != 1) {
+    return Status::IOError("the S3 front cannot start: OpenSSL RAND_bytes failed (no random source)");
+  }
+  return salt;
+}
+
 S3Front::S3Front(ObjectIndex& index, router::RegistryClient& registry, blob::BlobClient& blobs,
-                 metrics::Registry& metrics, S3FrontOptions options)
+                 metrics::Registry& metrics, S3FrontOptions options, uint64_t request_id_salt)
     : index_(index),
       registry_(registry),
       blobs_(blobs),
       options_(std::move(options)),
       admission_(options_.admission, metrics),
-      request_id_salt_(RandomSalt()),
+      request_id_salt_(request_id_salt),
       digests_(DigestThreads(options_.digest_threads)) {
   requests_ = &metrics.GetCounter("tessera_s3_requests_total", "S3 requests received", {});
   unknown_outcome_blobs_ = &metrics.GetCounter(

@@ -64,10 +64,16 @@ struct S3FrontOptions {
   size_t digest_inline_bytes_max = 64 << 10;
 };
 
+// A random salt for request ids, so that ids do not reveal how many
+// requests a front served: IOError when the random source fails (the front
+// then must not start; a fixed salt would make ids predictable).
+Result<uint64_t> NewRequestIdSalt();
+
 class S3Front {
  public:
+  // `request_id_salt`: from NewRequestIdSalt.
   S3Front(ObjectIndex& index, router::RegistryClient& registry, blob::BlobClient& blobs,
-          metrics::Registry& metrics, S3FrontOptions options);
+          metrics::Registry& metrics, S3FrontOptions options, uint64_t request_id_salt);
   S3Front(const S3Front&) = delete;
   S3Front& operator=(const S3Front&) = delete;
 

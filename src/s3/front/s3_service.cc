@@ -11,6 +11,8 @@ S3Service::S3Service(boost::asio::io_context& io, metrics::Registry& metrics,
 S3Service::~S3Service() { Stop(); }
 
 Status S3Service::Start() {
+  const Result<uint64_t> request_id_salt = NewRequestIdSalt();
+  if (!request_id_salt.ok()) return request_id_salt.status();
   router::RegistryClientOptions registry_options;
   std::vector<blob::NodeRef> nodes;
   for (const cluster::ProcessEntry& p : options_.processes) {
@@ -33,7 +35,8 @@ Status S3Service::Start() {
       router_.kv(), &metrics_.GetCounter("tessera_s3_list_partition_reads_total",
                                          "s3.list reads sent: one per partition a listing visits",
                                          {}));
-  front_ = std::make_unique<S3Front>(*index_, *registry_, *blobs_, metrics_, options_.front);
+  front_ = std::make_unique<S3Front>(*index_, *registry_, *blobs_, metrics_, options_.front,
+                                     *request_id_salt);
   http::StreamServerOptions server_options;
   server_options.host = options_.host;
   server_options.http_port = options_.http_port;

@@ -24,19 +24,6 @@ std::string InternalKey(char kind) {
 
 }  // namespace
 
-void AppendBigEndian64(std::string* out, uint64_t value) {
-  for (int shift = 56; shift >= 0; shift -= 8) {
-    out->push_back(static_cast<char>((value >> shift) & 0xFF));
-  }
-}
-
-uint64_t ReadBigEndian64(std::string_view bytes) {
-  TESSERA_CHECK(bytes.size() >= 8);
-  uint64_t v = 0;
-  for (int i = 0; i < 8; ++i) v = (v << 8) | static_cast<uint8_t>(bytes[i]);
-  return v;
-}
-
 std::string BucketPrefix(uint64_t bucket_id) {
   std::string out;
   AppendBigEndian64(&out, bucket_id);
@@ -87,9 +74,7 @@ std::string PartsEnd(uint64_t bucket_id, std::string_view key, std::string_view 
 std::string PartKey(uint64_t bucket_id, std::string_view key, std::string_view upload_id,
                     uint32_t part_number) {
   std::string out = PartsBegin(bucket_id, key, upload_id);
-  for (int shift = 24; shift >= 0; shift -= 8) {
-    out.push_back(static_cast<char>((part_number >> shift) & 0xFF));
-  }
+  AppendBigEndian32(&out, part_number);
   return out;
 }
 

@@ -24,6 +24,8 @@
 #include <string>
 #include <string_view>
 
+#include "common/big_endian.h"
+
 namespace tessera::s3::model {
 
 enum class RecordType : uint8_t {
@@ -76,7 +78,7 @@ struct ParsedKey {
 // that do not follow the layout.
 std::optional<ParsedKey> ParseObjectRecordKey(std::string_view table_key);
 
-void AppendBigEndian64(std::string* out, uint64_t value);
-uint64_t ReadBigEndian64(std::string_view bytes);  // bytes.size() >= 8
+// Ids are written with common/big_endian.h (AppendBigEndian64,
+// ReadBigEndian64), which this header provides to its users.
 
 }  // namespace tessera::s3::model
