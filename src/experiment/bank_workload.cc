@@ -181,7 +181,7 @@ bool BankWorkload::CreateAccounts(KvClient& kv) {
   }
   const auto deadline = steady_clock::now() + kBankInitTimeout;
   bool unknown_before = false;  // an earlier attempt may have created them
-  while (!stop_.load() && steady_clock::now() < deadline) {
+  while (steady_clock::now() < deadline) {
     const std::optional<uint64_t> index = log_.Reserve();
     if (!index) return false;
     OpRecord op;
@@ -218,38 +218,22 @@ void BankWorkload::Start() {
     kv = Connect(config_);
   }
   if (!kv.ok() || !CreateAccounts(**kv)) return;  // the checker fails: no final read succeeds
-  for (uint32_t c = 0; c < config_.spec.clients(); ++c) {
-    threads_.emplace_back([this, c] { RunClient(c); });
-  }
+  clients_.Start([this](uint32_t client, const std::atomic<bool>& stop) -> PacedClients::OneOperation {
+    auto connected = RetryUntilStopped([this] { return Connect(config_); }, stop);
+    if (!connected.ok()) return nullptr;
+    // The connection outlives the client state that refers to it.
+    struct Session {
+      std::unique_ptr<KvClient> kv;
+      std::unique_ptr<BankClient> client;
+    };
+    auto session = std::make_shared<Session>();
+    session->kv = std::move(*connected);
+    session->client = std::make_unique<BankClient>(config_, client, *session->kv);
+    return [this, session](uint64_t index) { session->client->RunOne(log_, index, clock_); };
+  });
 }
 
-void BankWorkload::Stop() {
-  stop_.store(true);
-  for (std::thread& t : threads_) t.join();
-  threads_.clear();
-}
-
-void BankWorkload::RunClient(uint32_t client) {
-  const auto interval = microseconds(uint64_t{1'000'000} * config_.spec.clients() /
-                                     config_.spec.rate_per_s());
-  auto kv = Connect(config_);
-  while (!kv.ok() && !stop_.load()) {
-    std::this_thread::sleep_for(milliseconds(200));
-    kv = Connect(config_);
-  }
-  if (!kv.ok()) return;
-  BankClient state(config_, client, **kv);
-  auto next = steady_clock::now() + interval * client / config_.spec.clients();
-  while (!stop_.load()) {
-    std::this_thread::sleep_until(next);
-    next = std::max(next + interval, steady_clock::now());
-    if (stop_.load()) break;
-    if (config_.spec.ops_max() != 0 && issued_.fetch_add(1) >= config_.spec.ops_max()) break;
-    const std::optional<uint64_t> index = log_.Reserve();
-    if (!index) break;
-    state.RunOne(log_, *index, clock_);
-  }
-}
+void BankWorkload::Stop() { clients_.Stop(); }
 
 void BankWorkload::FinalReads(uint32_t process) {
   auto kv = Connect(config_);

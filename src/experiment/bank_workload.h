@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "experiment/op_log.h"
+#include "experiment/paced_clients.h"
 #include "experiment/workload.h"
 #include "tessera/experiment.pb.h"
 #include "tessera/kv_client.h"
@@ -64,7 +65,7 @@ std::string BankScanEnd(const std::string& key_prefix, uint32_t workload_index);
 class BankWorkload : public Workload {
  public:
   BankWorkload(BankWorkloadConfig config, OpLog& log, const RunClock& clock)
-      : config_(std::move(config)), log_(log), clock_(clock) {}
+      : config_(std::move(config)), log_(log), clock_(clock), clients_(PaceOf(config_.spec), log) {}
   ~BankWorkload() override { Stop(); }
 
   void Start() override;
@@ -76,14 +77,11 @@ class BankWorkload : public Workload {
  private:
   // Contract 1; false when the accounts could not be created.
   bool CreateAccounts(KvClient& kv);
-  void RunClient(uint32_t client);
 
   const BankWorkloadConfig config_;
   OpLog& log_;
   const RunClock& clock_;
-  std::atomic<bool> stop_{false};
-  std::atomic<uint64_t> issued_{0};
-  std::vector<std::thread> threads_;
+  PacedClients clients_;  // last: stopped before the members its clients use go
 };
 
 }  // namespace tessera::experiment

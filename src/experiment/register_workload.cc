@@ -132,42 +132,27 @@ std::string HotKey(const std::string& key_prefix, uint32_t workload_index, uint3
 }
 
 void RegisterWorkload::Start() {
-  for (uint32_t c = 0; c < config_.spec.clients(); ++c) {
-    threads_.emplace_back([this, c] { RunClient(c); });
-  }
+  clients_.Start([this](uint32_t client, const std::atomic<bool>& stop) -> PacedClients::OneOperation {
+    auto kv = RetryUntilStopped([this] { return Connect(config_); }, stop);
+    if (!kv.ok()) return nullptr;
+    // The connection outlives the client state that refers to it.
+    struct Session {
+      std::unique_ptr<KvClient> kv;
+      std::unique_ptr<Client> client;
+    };
+    auto session = std::make_shared<Session>();
+    session->kv = std::move(*kv);
+    session->client = std::make_unique<Client>(config_, client, *session->kv);
+    return [this, session](uint64_t index) {
+      OpRecord op;
+      op.index = index;
+      session->client->RunOne(op, clock_);
+      log_.Add(std::move(op));
+    };
+  });
 }
 
-void RegisterWorkload::Stop() {
-  stop_.store(true);
-  for (std::thread& t : threads_) t.join();
-  threads_.clear();
-}
-
-void RegisterWorkload::RunClient(uint32_t client) {
-  // Each client paces itself to rate / clients operations per second.
-  const auto interval = microseconds(uint64_t{1'000'000} * config_.spec.clients() /
-                                     config_.spec.rate_per_s());
-  auto kv = Connect(config_);
-  while (!kv.ok() && !stop_.load()) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    kv = Connect(config_);
-  }
-  if (!kv.ok()) return;
-  Client state(config_, client, **kv);
-  auto next = steady_clock::now() + interval * client / config_.spec.clients();
-  while (!stop_.load()) {
-    std::this_thread::sleep_until(next);
-    next = std::max(next + interval, steady_clock::now());
-    if (stop_.load()) break;
-    if (config_.spec.ops_max() != 0 && issued_.fetch_add(1) >= config_.spec.ops_max()) break;
-    const std::optional<uint64_t> index = log_.Reserve();
-    if (!index) break;
-    OpRecord op;
-    op.index = *index;
-    state.RunOne(op, clock_);
-    log_.Add(std::move(op));
-  }
-}
+void RegisterWorkload::Stop() { clients_.Stop(); }
 
 void RegisterWorkload::FinalReads(uint32_t process) {
   auto kv = Connect(config_);

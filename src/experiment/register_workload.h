@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "experiment/op_log.h"
+#include "experiment/paced_clients.h"
 #include "experiment/workload.h"
 #include "tessera/experiment.pb.h"
 #include "tessera/kv_client.h"
@@ -51,7 +52,7 @@ std::string HotKey(const std::string& key_prefix, uint32_t workload_index, uint3
 class RegisterWorkload : public Workload {
  public:
   RegisterWorkload(RegisterWorkloadConfig config, OpLog& log, const RunClock& clock)
-      : config_(std::move(config)), log_(log), clock_(clock) {}
+      : config_(std::move(config)), log_(log), clock_(clock), clients_(PaceOf(config_.spec), log) {}
   ~RegisterWorkload() override { Stop(); }
 
   // Starts the clients.
@@ -64,14 +65,11 @@ class RegisterWorkload : public Workload {
   void FinalReads(uint32_t process) override;
 
  private:
-  void RunClient(uint32_t client);
 
   const RegisterWorkloadConfig config_;
   OpLog& log_;
   const RunClock& clock_;
-  std::atomic<bool> stop_{false};
-  std::atomic<uint64_t> issued_{0};
-  std::vector<std::thread> threads_;
+  PacedClients clients_;  // last: stopped before the members its clients use go
 };
 
 }  // namespace tessera::experiment

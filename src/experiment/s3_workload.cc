@@ -263,49 +263,33 @@ S3Workload::S3Workload(S3WorkloadConfig config, OpLog& log, const RunClock& cloc
       min_bytes_(config_.spec.min_bytes() == 0 ? kS3MinBytesDefault : config_.spec.min_bytes()),
       max_bytes_(config_.spec.max_bytes() == 0 ? kS3MaxBytesDefault : config_.spec.max_bytes()),
       log_(log),
-      clock_(clock) {}
+      clock_(clock),
+      clients_(PaceOf(config_.spec), log) {}
 
 void S3Workload::Start() {
   if (config_.routers.empty()) return;
   S3Connection connection(config_.routers[0], S3Client::Timeout(config_));
   const auto deadline = steady_clock::now() + kS3BucketTimeout;
   bool created = false;
-  while (!created && !stop_.load() && steady_clock::now() < deadline) {
+  while (!created && steady_clock::now() < deadline) {
     auto reply = connection.Send("PUT", BucketTarget(config_.bucket));
     created = reply.ok() && (reply->status == 200 ||
                              reply->body.find("BucketAlreadyOwnedByYou") != std::string::npos);
     if (!created) std::this_thread::sleep_for(milliseconds(200));
   }
   if (!created) return;  // no acknowledged PUT: the S3 checker fails
-  for (uint32_t c = 0; c < config_.spec.clients(); ++c) {
-    threads_.emplace_back([this, c] { RunClient(c); });
-  }
+  clients_.Start([this](uint32_t client, const std::atomic<bool>&) -> PacedClients::OneOperation {
+    auto state = std::make_shared<S3Client>(config_, client, prefixes_, min_bytes_, max_bytes_);
+    return [this, state](uint64_t index) {
+      OpRecord op;
+      op.index = index;
+      state->RunOne(op, clock_);
+      log_.Add(std::move(op));
+    };
+  });
 }
 
-void S3Workload::Stop() {
-  stop_.store(true);
-  for (std::thread& t : threads_) t.join();
-  threads_.clear();
-}
-
-void S3Workload::RunClient(uint32_t client) {
-  const auto interval = microseconds(uint64_t{1'000'000} * config_.spec.clients() /
-                                     config_.spec.rate_per_s());
-  S3Client state(config_, client, prefixes_, min_bytes_, max_bytes_);
-  auto next = steady_clock::now() + interval * client / config_.spec.clients();
-  while (!stop_.load()) {
-    std::this_thread::sleep_until(next);
-    next = std::max(next + interval, steady_clock::now());
-    if (stop_.load()) break;
-    if (config_.spec.ops_max() != 0 && issued_.fetch_add(1) >= config_.spec.ops_max()) break;
-    const std::optional<uint64_t> index = log_.Reserve();
-    if (!index) break;
-    OpRecord op;
-    op.index = *index;
-    state.RunOne(op, clock_);
-    log_.Add(std::move(op));
-  }
-}
+void S3Workload::Stop() { clients_.Stop(); }
 
 void S3Workload::FinalReads(uint32_t process) {
   if (config_.routers.empty()) return;

@@ -38,6 +38,7 @@
 
 #include "experiment/experiment_limits.h"
 #include "experiment/op_log.h"
+#include "experiment/paced_clients.h"
 #include "experiment/s3_request.h"
 #include "experiment/workload.h"
 #include "tessera/experiment.pb.h"
@@ -72,15 +73,12 @@ class S3Workload : public Workload {
   void FinalReads(uint32_t process) override;
 
  private:
-  void RunClient(uint32_t client);
 
   const S3WorkloadConfig config_;
   const uint32_t prefixes_, min_bytes_, max_bytes_;
   OpLog& log_;
   const RunClock& clock_;
-  std::atomic<bool> stop_{false};
-  std::atomic<uint64_t> issued_{0};
-  std::vector<std::thread> threads_;
+  PacedClients clients_;  // last: stopped before the members its clients use go
 };
 
 }  // namespace tessera::experiment

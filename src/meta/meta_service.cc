@@ -543,7 +543,8 @@ Result<pb::CreateTableResponse> MetaService::BuildTable(
   // The layout's nodes and those added since (the storage node map), whose
   // addresses EnsureGroups needs.
   std::vector<NodeInfo> nodes = nodes_;
-  for (const pb::AddedNode& added : memds_.BlobSlots().added_nodes()) {
+  const pb::BlobSlotAssignments node_map = memds_.BlobSlots();
+  for (const pb::AddedNode& added : node_map.added_nodes()) {
     const pb::NodeSpec& spec = added.spec();
     TESSERA_RETURN_IF_ERROR(
         pool_->SetPeerAddress(added.id(), spec.host(), static_cast<uint16_t>(spec.peer_port())));
