@@ -5,6 +5,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iomanip>
 #include <map>
 #include <sstream>
@@ -278,30 +279,38 @@ Status HealAll(ClusterSession& s, std::ostream& out) {
   return report.status();
 }
 
-Status SlowDisk(ClusterSession& s, const std::string& target, uint32_t slow_ms, std::ostream& out) {
+namespace {
+
+// Changes the storage fault rules of every process `target` names that
+// serves the internal RPC (`change` edits its rules in force), reporting
+// `what` per process.
+Status ChangeDiskFaults(ClusterSession& s, const std::string& target,
+                        const std::function<void(pb::FaultRules&)>& change, const std::string& what,
+                        std::ostream& out) {
   const std::vector<ProcessEntry> entries = s.Resolve(target);
   if (entries.empty()) return Status::InvalidArgument("unknown process or AZ: " + target);
   FaultReport report(out);
   for (const ProcessEntry& e : entries) {
     if (!cluster::ServesRpc(e.role)) continue;
     pb::FaultRules rules = LoadFaults(s, e.name);
-    rules.set_fsync_delay_ms(slow_ms);
-    report.Add(e, ApplyFaults(s, e, rules), "fsync delayed by " + std::to_string(slow_ms) + " ms");
+    change(rules);
+    report.Add(e, ApplyFaults(s, e, rules), what);
   }
   return report.status();
 }
 
+}  // namespace
+
+Status SlowDisk(ClusterSession& s, const std::string& target, uint32_t slow_ms, std::ostream& out) {
+  return ChangeDiskFaults(
+      s, target, [slow_ms](pb::FaultRules& rules) { rules.set_fsync_delay_ms(slow_ms); },
+      "fsync delayed by " + std::to_string(slow_ms) + " ms", out);
+}
+
 Status FailWrites(ClusterSession& s, const std::string& target, bool fail, std::ostream& out) {
-  const std::vector<ProcessEntry> entries = s.Resolve(target);
-  if (entries.empty()) return Status::InvalidArgument("unknown process or AZ: " + target);
-  FaultReport report(out);
-  for (const ProcessEntry& e : entries) {
-    if (!cluster::ServesRpc(e.role)) continue;
-    pb::FaultRules rules = LoadFaults(s, e.name);
-    rules.set_fail_writes(fail);
-    report.Add(e, ApplyFaults(s, e, rules), fail ? "synced writes fail" : "synced writes succeed");
-  }
-  return report.status();
+  return ChangeDiskFaults(
+      s, target, [fail](pb::FaultRules& rules) { rules.set_fail_writes(fail); },
+      fail ? "synced writes fail" : "synced writes succeed", out);
 }
 
 Status PartitionSides(ClusterSession& s, const std::string& a, const std::string& b, bool one_way,

@@ -8,6 +8,7 @@
 
 #include "experiment/experiment_limits.h"
 #include "experiment/kv_outcome.h"
+#include "experiment/kv_session.h"
 #include "experiment/register_workload.h"
 #include "sim/prng.h"
 
@@ -219,17 +220,9 @@ void BankWorkload::Start() {
   }
   if (!kv.ok() || !CreateAccounts(**kv)) return;  // the checker fails: no final read succeeds
   clients_.Start([this](uint32_t client, const std::atomic<bool>& stop) -> PacedClients::OneOperation {
-    auto connected = RetryUntilStopped([this] { return Connect(config_); }, stop);
-    if (!connected.ok()) return nullptr;
-    // The connection outlives the client state that refers to it.
-    struct Session {
-      std::unique_ptr<KvClient> kv;
-      std::unique_ptr<BankClient> client;
-    };
-    auto session = std::make_shared<Session>();
-    session->kv = std::move(*connected);
-    session->client = std::make_unique<BankClient>(config_, client, *session->kv);
-    return [this, session](uint64_t index) { session->client->RunOne(log_, index, clock_); };
+    auto session = OpenKvSession<BankClient>(config_, client, [this] { return Connect(config_); }, stop);
+    if (!session) return nullptr;
+    return [this, session](uint64_t index) { session->state->RunOne(log_, index, clock_); };
   });
 }
 

@@ -7,6 +7,7 @@
 
 #include "experiment/experiment_limits.h"
 #include "experiment/kv_outcome.h"
+#include "experiment/kv_session.h"
 #include "sim/prng.h"
 
 namespace tessera::experiment {
@@ -133,20 +134,12 @@ std::string HotKey(const std::string& key_prefix, uint32_t workload_index, uint3
 
 void RegisterWorkload::Start() {
   clients_.Start([this](uint32_t client, const std::atomic<bool>& stop) -> PacedClients::OneOperation {
-    auto kv = RetryUntilStopped([this] { return Connect(config_); }, stop);
-    if (!kv.ok()) return nullptr;
-    // The connection outlives the client state that refers to it.
-    struct Session {
-      std::unique_ptr<KvClient> kv;
-      std::unique_ptr<Client> client;
-    };
-    auto session = std::make_shared<Session>();
-    session->kv = std::move(*kv);
-    session->client = std::make_unique<Client>(config_, client, *session->kv);
+    auto session = OpenKvSession<Client>(config_, client, [this] { return Connect(config_); }, stop);
+    if (!session) return nullptr;
     return [this, session](uint64_t index) {
       OpRecord op;
       op.index = index;
-      session->client->RunOne(op, clock_);
+      session->state->RunOne(op, clock_);
       log_.Add(std::move(op));
     };
   });

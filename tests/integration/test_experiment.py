@@ -19,23 +19,12 @@ Goal: prove that
 import json
 import os
 import shutil
-import subprocess
+import sys
 import tempfile
 import unittest
 
-TESSERA_BIN = os.environ.get("TESSERA_BIN", "tessera")
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-CATALOGUE = os.path.join(REPO, "experiments")
-
-
-def run(*args, timeout=60):
-    return subprocess.run([TESSERA_BIN, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          text=True, errors="replace", timeout=timeout)
-
-
-def read_jsonl(path):
-    with open(path) as f:
-        return [json.loads(line) for line in f if line.strip()]
+sys.path.insert(0, os.path.dirname(__file__))
+from experiment_harness import CATALOGUE, REPO, read_jsonl, run  # noqa: E402
 
 
 class ExperimentTest(unittest.TestCase):

@@ -15,22 +15,15 @@ Goal: prove that
   3. faults.jsonl has the full disk's start and end and the heal.
 """
 
-import json
 import os
 import re
 import shutil
-import subprocess
+import sys
 import tempfile
 import unittest
 
-TESSERA_BIN = os.environ.get("TESSERA_BIN", "tessera")
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-CATALOGUE = os.path.join(REPO, "experiments")
-
-
-def read_jsonl(path):
-    with open(path) as f:
-        return [json.loads(line) for line in f if line.strip()]
+sys.path.insert(0, os.path.dirname(__file__))
+from experiment_harness import read_jsonl, run_catalogue  # noqa: E402
 
 
 class FullDiskExperimentTest(unittest.TestCase):
@@ -40,11 +33,7 @@ class FullDiskExperimentTest(unittest.TestCase):
 
     def test_full_disk_on_the_leader_moves_the_partition(self):
         out = os.path.join(self.root, "result")
-        p = subprocess.run([TESSERA_BIN, "experiment", "run",
-                            os.path.join(CATALOGUE, "full-disk.textproto"),
-                            "--out", out, "--seed", "7"],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                           errors="replace", timeout=300)
+        p = run_catalogue("full-disk", out)
         report = f"rc {p.returncode}\nstdout:\n{p.stdout}\nstderr:\n{p.stderr}"
         self.assertEqual(p.returncode, 0, report)
         print(p.stdout)  # the measured figures, for the log of the test run

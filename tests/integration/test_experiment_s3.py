@@ -20,18 +20,12 @@ Goal: prove that
 import json
 import os
 import shutil
-import subprocess
+import sys
 import tempfile
 import unittest
 
-TESSERA_BIN = os.environ.get("TESSERA_BIN", "tessera")
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-CATALOGUE = os.path.join(REPO, "experiments")
-
-
-def read_jsonl(path):
-    with open(path) as f:
-        return [json.loads(line) for line in f if line.strip()]
+sys.path.insert(0, os.path.dirname(__file__))
+from experiment_harness import read_jsonl, run_catalogue  # noqa: E402
 
 
 class S3ExperimentTest(unittest.TestCase):
@@ -41,11 +35,7 @@ class S3ExperimentTest(unittest.TestCase):
 
     def test_s3_node_kill_experiment_passes(self):
         out = os.path.join(self.root, "result")
-        p = subprocess.run([TESSERA_BIN, "experiment", "run",
-                            os.path.join(CATALOGUE, "s3-leader-kill.textproto"),
-                            "--out", out, "--seed", "7"],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                           errors="replace", timeout=300)
+        p = run_catalogue("s3-leader-kill", out)
         report = f"rc {p.returncode}\nstdout:\n{p.stdout}\nstderr:\n{p.stderr}"
         self.assertEqual(p.returncode, 0, report)
         print(p.stdout)  # the measured figures, for the log of the test run
