@@ -268,15 +268,19 @@ Result<ClusterView> AutoadminService::BuildView() {
 void AutoadminService::LearnAddedNodes(const pb::BlobSlotAssignments& map) {
   for (const pb::AddedNode& added : map.added_nodes()) {
     const pb::NodeSpec& spec = added.spec();
-    {
-      std::lock_guard lock(mu_);
-      if (!health_->AddNode({added.id(), spec.az()}, SteadyMs())) continue;
-      node_names_[added.id()] = spec.name();
-    }
+    const bool known = std::any_of(polled_.begin(), polled_.end(),
+                                   [&](const cluster::ProcessEntry& e) { return e.id == added.id(); });
+    if (known) continue;
+    // Reachable first; a node that cannot be is tried again next round.
     if (Status set = client_.AddPeer(added.id(), spec.host(), static_cast<uint16_t>(spec.peer_port()));
         !set.ok()) {
       spdlog::error("autoadmin.added_node_unusable id={} status=\"{}\"", added.id(), set.ToString());
       continue;
+    }
+    {
+      std::lock_guard lock(mu_);
+      health_->AddNode({added.id(), spec.az()}, SteadyMs());
+      node_names_[added.id()] = spec.name();
     }
     cluster::ProcessEntry entry;
     entry.id = added.id();

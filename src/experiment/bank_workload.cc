@@ -39,14 +39,6 @@ std::optional<int64_t> ParseBalance(const std::string& text) {
   return value;
 }
 
-KvResult<std::unique_ptr<KvClient>> Connect(const BankWorkloadConfig& config) {
-  KvClientOptions options;
-  options.request_timeout_ms =
-      config.spec.timeout_ms() == 0 ? kOpTimeoutMsDefault : config.spec.timeout_ms();
-  options.connect_timeout_ms = options.request_timeout_ms;
-  return KvClient::Connect(config.routers, config.access_key, config.secret_key, options);
-}
-
 // One strong scan of every account into `op` (a kBankRead); the snapshot
 // when it answered with every account readable.
 std::optional<Snapshot> ReadAll(const BankWorkloadConfig& config, KvClient& kv, OpRecord& op,
@@ -212,15 +204,15 @@ bool BankWorkload::CreateAccounts(KvClient& kv) {
 }
 
 void BankWorkload::Start() {
-  auto kv = Connect(config_);
+  auto kv = ConnectKv(config_);
   const auto deadline = steady_clock::now() + kBankInitTimeout;
   while (!kv.ok() && steady_clock::now() < deadline) {
     std::this_thread::sleep_for(milliseconds(200));
-    kv = Connect(config_);
+    kv = ConnectKv(config_);
   }
   if (!kv.ok() || !CreateAccounts(**kv)) return;  // the checker fails: no final read succeeds
   clients_.Start([this](uint32_t client, const std::atomic<bool>& stop) -> PacedClients::OneOperation {
-    auto session = OpenKvSession<BankClient>(config_, client, [this] { return Connect(config_); }, stop);
+    auto session = OpenKvSession<BankClient>(config_, client, stop);
     if (!session) return nullptr;
     return [this, session](uint64_t index) { session->state->RunOne(log_, index, clock_); };
   });
@@ -229,10 +221,10 @@ void BankWorkload::Start() {
 void BankWorkload::Stop() { clients_.Stop(); }
 
 void BankWorkload::FinalReads(uint32_t process) {
-  auto kv = Connect(config_);
+  auto kv = ConnectKv(config_);
   for (int attempt = 0; attempt < kBankFinalReadAttempts; ++attempt) {
     if (attempt > 0) std::this_thread::sleep_for(milliseconds(500));
-    if (!kv.ok()) kv = Connect(config_);
+    if (!kv.ok()) kv = ConnectKv(config_);
     const std::optional<uint64_t> index = log_.Reserve();
     if (!index) return;
     OpRecord op;

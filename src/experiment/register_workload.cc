@@ -118,14 +118,6 @@ class Client {
   std::map<std::string, Seen> seen_;
 };
 
-KvResult<std::unique_ptr<KvClient>> Connect(const RegisterWorkloadConfig& config) {
-  KvClientOptions options;
-  options.request_timeout_ms =
-      config.spec.timeout_ms() == 0 ? kOpTimeoutMsDefault : config.spec.timeout_ms();
-  options.connect_timeout_ms = options.request_timeout_ms;
-  return KvClient::Connect(config.routers, config.access_key, config.secret_key, options);
-}
-
 }  // namespace
 
 std::string HotKey(const std::string& key_prefix, uint32_t workload_index, uint32_t i) {
@@ -134,7 +126,7 @@ std::string HotKey(const std::string& key_prefix, uint32_t workload_index, uint3
 
 void RegisterWorkload::Start() {
   clients_.Start([this](uint32_t client, const std::atomic<bool>& stop) -> PacedClients::OneOperation {
-    auto session = OpenKvSession<Client>(config_, client, [this] { return Connect(config_); }, stop);
+    auto session = OpenKvSession<Client>(config_, client, stop);
     if (!session) return nullptr;
     return [this, session](uint64_t index) {
       OpRecord op;
@@ -148,7 +140,7 @@ void RegisterWorkload::Start() {
 void RegisterWorkload::Stop() { clients_.Stop(); }
 
 void RegisterWorkload::FinalReads(uint32_t process) {
-  auto kv = Connect(config_);
+  auto kv = ConnectKv(config_);
   for (uint32_t i = 0; i < config_.spec.keys(); ++i) {
     const std::optional<uint64_t> index = log_.Reserve();
     if (!index) return;
