@@ -8,11 +8,16 @@ loads --mib MiB of 64 KiB values into the kv partition holding keys "A...",
 then runs a probe client that writes one small key of that partition every
 20 ms. After --steady-s seconds it kills -9 a follower of that partition and
 deletes its data directory, and waits until the partition is back to three
-voters in three AZs. Prints one JSON line per round and a summary:
+full voters in three AZs. Rounds alternate between the autoadmin's default
+(log replicas first) and `log_replicas: false` (--log-replicas both), so the
+two are interleaved on the same machine. Prints one JSON line per round and
+a summary per mode:
 
-  recovered_s      kill -> three healthy voters again (tolerates one more
-                   failure), the partition and every other group the node
-                   held
+  tolerant_s       kill -> every group the node held has three voters that
+                   answer again, a log replica counting (it votes): the
+                   group tolerates one more failure
+  recovered_s      kill -> three healthy full voters in three AZs again,
+                   the partition and every other group the node held
   after_dead_s     the same, less dead_after: the autoadmin's own time
   s_per_gib        after_dead_s per GiB of the loaded partition
   p99_steady_ms    the probe's write p99 before the kill
@@ -25,7 +30,7 @@ voters in three AZs. Prints one JSON line per round and a summary:
                    and two cores (the control for p99_during_ms)
 
   bench/autoadmin_recovery.py --tessera build/release/src/cli/tessera \
-      [--rounds 3] [--mib 256]
+      [--rounds 3] [--mib 256] [--log-replicas both|on|off]
 """
 import argparse
 import http.client
@@ -107,12 +112,19 @@ def write_neighbour(path, mib):
 def healthy(part, avoid):
     names = [r["name"] for r in part["replicas"]]
     return (len(names) == 3 and not part["changing"] and avoid not in names
-            and all(r["reachable"] and not r["learner"] for r in part["replicas"])
+            and all(r["reachable"] and not r["learner"] and not r["log"] for r in part["replicas"])
             and len({AZ_OF[n] for n in names}) == 3)
 
 
-def one_round(h, args):
-    cluster = h.S3Cluster("aa-bench", autoadmin_settings="")
+def tolerant(part, avoid):
+    names = [r["name"] for r in part["replicas"]]
+    return (len(names) == 3 and not part["changing"] and avoid not in names
+            and all(r["reachable"] and not r["learner"] for r in part["replicas"]))
+
+
+def one_round(h, args, log_replicas):
+    cluster = h.S3Cluster("aa-bench",
+                          autoadmin_settings="" if log_replicas else "log_replicas: false")
     try:
         cluster.up()
         token = cluster.cli("kv", "token").stdout.strip()
@@ -146,13 +158,17 @@ def one_round(h, args):
         cluster.cli("cluster", "kill", victim)
         shutil.rmtree(os.path.join(cluster.dir, "data", victim))
         killed = time.monotonic()
-        recovered = None
+        recovered = tolerated = None
+        log_groups = set()
         while time.monotonic() - killed < args.timeout_s:
-            now = cluster.partitions()
-            if now and all(healthy(p, victim) for p in now if p["group"] in held):
+            now = [p for p in cluster.partitions() if p["group"] in held]
+            log_groups.update(p["group"] for p in now if any(r["log"] for r in p["replicas"]))
+            if tolerated is None and now and all(tolerant(p, victim) for p in now):
+                tolerated = time.monotonic()
+            if now and all(healthy(p, victim) for p in now):
                 recovered = time.monotonic()
                 break
-            time.sleep(0.25)
+            time.sleep(0.1)
         stop.set()
         prober.join()
         if recovered is None:
@@ -164,7 +180,10 @@ def one_round(h, args):
         failed = sum(1 for t, d, ok in samples if t >= killed and not ok)
         after_dead = recovered - killed - DEAD_AFTER_S
         row = {
+            "log_replicas": log_replicas, "groups_with_log_replica": len(log_groups),
             "mib": args.mib, "load_s": round(load_s, 1), "victim": victim, "groups": len(held),
+            "tolerant_s": round(tolerated - killed, 2),
+            "tolerant_after_dead_s": round(tolerated - killed - DEAD_AFTER_S, 2),
             "recovered_s": round(recovered - killed, 2), "after_dead_s": round(after_dead, 2),
             "s_per_gib": round(after_dead * 1024 / args.mib, 1),
             "p99_steady_ms": round(p99(steady) * 1000, 2),
@@ -187,14 +206,20 @@ def main():
     ap.add_argument("--mib", type=int, default=256)
     ap.add_argument("--steady-s", type=float, default=10)
     ap.add_argument("--timeout-s", type=float, default=180)
+    ap.add_argument("--log-replicas", choices=("both", "on", "off"), default="both",
+                    help="both: rounds alternate, log replicas on first")
     args = ap.parse_args()
     os.environ["TESSERA_BIN"] = os.path.abspath(args.tessera)
     import s3_harness as h  # reads TESSERA_BIN
-    rows = [one_round(h, args) for _ in range(args.rounds)]
-    summary = {k: statistics.median(r[k] for r in rows if r[k] is not None)
-               for k in ("recovered_s", "after_dead_s", "s_per_gib", "p99_steady_ms",
-                         "p99_during_ms", "p99_ratio", "p99_neighbour_ms")}
-    print(json.dumps({"median_of": len(rows), **summary}))
+    modes = {"both": [True, False], "on": [True], "off": [False]}[args.log_replicas]
+    rows = [one_round(h, args, mode) for _ in range(args.rounds) for mode in modes]
+    for mode in modes:
+        mine = [r for r in rows if r["log_replicas"] == mode]
+        summary = {k: statistics.median(r[k] for r in mine if r[k] is not None)
+                   for k in ("tolerant_s", "tolerant_after_dead_s", "recovered_s", "after_dead_s",
+                             "s_per_gib", "p99_steady_ms", "p99_during_ms", "p99_ratio",
+                             "p99_neighbour_ms")}
+        print(json.dumps({"log_replicas": mode, "median_of": len(mine), **summary}))
 
 
 if __name__ == "__main__":

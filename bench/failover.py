@@ -11,7 +11,7 @@ restarts the node. Prints one JSON line per trial and a summary line.
 
 The key prefix must fall in the chosen group's range (`tessera cluster status`).
 """
-import argparse, json, re, statistics, subprocess, threading, time, urllib.error, urllib.request
+import argparse, json, statistics, subprocess, threading, time, urllib.error, urllib.request
 
 
 def main():
@@ -40,12 +40,15 @@ def main():
             return 0
 
     def leader():
-        out = subprocess.run([a.tessera, "cluster", "status", *common], capture_output=True,
-                             text=True).stdout
-        for line in out.splitlines():
-            if f"group {a.group}:" in line:
-                m = re.search(r"(\S+)\* applied", line)
-                return m.group(1) if m else None
+        out = subprocess.run([a.tessera, "cluster", "status", "--json", *common],
+                             capture_output=True, text=True).stdout
+        try:
+            partitions = json.loads(out).get("partitions", [])
+        except ValueError:
+            return None
+        for p in partitions:
+            if int(p["group"]) == a.group:
+                return next((r["name"] for r in p["replicas"] if r["leader"]), None)
         return None
 
     gaps = []

@@ -41,6 +41,8 @@ AutoadminOptions OptionsFor(const pb::ClusterLayout& layout, const cluster::Proc
   if (s.has_gray_replace_after_ms()) o.planner.gray_replace_after_ms = s.gray_replace_after_ms();
   if (s.has_lag_for_ms()) o.lag_for_ms = s.lag_for_ms();
   if (s.has_balance_leaders()) o.planner.balance_leaders = s.balance_leaders();
+  if (s.has_log_replicas()) o.planner.log_replicas = s.log_replicas();
+  if (s.has_peer_timeout_percent()) o.gray.peer_timeouts.timeout_percent = s.peer_timeout_percent();
   return o;
 }
 

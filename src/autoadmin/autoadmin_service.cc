@@ -32,9 +32,10 @@ std::string UtcNow() {
   return buf;
 }
 
-pb::MembershipChangeKind KindOf(ActionKind kind) {
-  switch (kind) {
-    case ActionKind::kAddLearner: return pb::MEMBERSHIP_ADD_LEARNER;
+pb::MembershipChangeKind KindOf(const Action& action) {
+  switch (action.kind) {
+    case ActionKind::kAddLearner:
+      return action.log_only ? pb::MEMBERSHIP_ADD_LOG_LEARNER : pb::MEMBERSHIP_ADD_LEARNER;
     case ActionKind::kPromote: return pb::MEMBERSHIP_PROMOTE;
     default: return pb::MEMBERSHIP_REMOVE;
   }
@@ -383,7 +384,7 @@ Status AutoadminService::Execute(const Action& action, uint64_t epoch) {
       pb::ChangeMembershipRequest request;
       request.set_group_id(action.group_id);
       request.set_autoadmin_epoch(epoch);
-      request.set_kind(KindOf(action.kind));
+      request.set_kind(KindOf(action));
       request.set_replica_id(action.replica);
       return client_.Call(action.node, "admin.change_membership", request.SerializeAsString(),
                           options_.membership_timeout)
@@ -458,8 +459,8 @@ std::string AutoadminService::StatusText() const {
     bool mid = false;
     for (const pb::ReplicaPlacement& r : group.descriptor.replicas()) {
       replicas += (replicas.empty() ? "" : ",") + std::to_string(r.node_id()) +
-                  (r.role() == pb::REPLICA_LEARNER ? "(learner)" : "");
-      mid = mid || r.role() == pb::REPLICA_LEARNER;
+                  (r.role() == pb::REPLICA_LEARNER ? "(learner)" : "") + (r.log_only() ? "(log)" : "");
+      mid = mid || r.role() == pb::REPLICA_LEARNER || r.log_only();
     }
     mid = mid || group.descriptor.replicas_size() > static_cast<int>(options_.planner.replication_factor);
     if (!mid) continue;

@@ -18,8 +18,10 @@ std::string GrayDetector::DegradedReason(const pb::DiskHealthProto& disk) const 
   return std::string();
 }
 
-void GrayDetector::OnReport(const pb::DiskHealthProto& disk, uint64_t now_ms) {
-  const std::string reason = DegradedReason(disk);
+void GrayDetector::OnReport(const pb::DiskHealthProto& disk, const std::string& peers_reason,
+                            uint64_t now_ms) {
+  std::string reason = DegradedReason(disk);
+  if (reason.empty()) reason = peers_reason;
   write_errors_ = disk.write_errors();
   const bool degraded = !reason.empty();
   if (degraded) reason_ = reason;

@@ -28,6 +28,7 @@ ReplicaReport ReportOf(const pb::GroupStatusProto& status) {
   r.ballot_replica = status.ballot().replica();
   *r.membership.mutable_voters() = status.voters();
   *r.membership.mutable_learners() = status.learners();
+  *r.membership.mutable_log_only() = status.log_only();
   r.membership_pending = status.membership_pending();
   r.stopped = status.stopped();
   return r;
@@ -39,8 +40,9 @@ void HealthTracker::OnPoll(uint32_t node, const pb::NodeStatus* status, uint64_t
   NodeView& v = it->second;
   if (status != nullptr) {
     last_answer_ms_[node] = now_ms;
+    peer_links_[node].assign(status->peer_links().begin(), status->peer_links().end());
     GrayDetector& disk = disks_.at(node);
-    disk.OnReport(status->disk(), now_ms);
+    disk.OnReport(status->disk(), PeerTimeoutReason(node, peer_links_, gray_.peer_timeouts), now_ms);
     v.health = disk.gray() ? NodeHealth::kGray : NodeHealth::kHealthy;
     v.gray_for_ms = disk.GrayForMs(now_ms);
     v.degraded_reason = disk.reason();
@@ -49,6 +51,7 @@ void HealthTracker::OnPoll(uint32_t node, const pb::NodeStatus* status, uint64_t
     for (const pb::GroupStatusProto& g : status->groups()) v.groups[g.group_id()] = ReportOf(g);
     return;
   }
+  peer_links_.erase(node);  // an unreachable node's view of its peers is stale
   const uint64_t last = last_answer_ms_[node];
   v.unreachable_for_ms = now_ms > last ? now_ms - last : 0;
   v.gray_for_ms = 0;

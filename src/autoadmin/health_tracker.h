@@ -5,7 +5,8 @@
 // dead_after_ms, counted from its last answer (or from the tracker's start,
 // for a node never heard from: a successor instance does not wait longer
 // than dead_after for a node that was already gone). A node that answers
-// is gray instead of healthy while its disk reports say so (gray_detector.h).
+// is gray instead of healthy while its disk reports, or its peers'
+// timeouts to it, say so (gray_detector.h, peer_timeouts.h).
 //
 // Thread safety: none; one thread polls.
 #pragma once
@@ -46,6 +47,7 @@ class HealthTracker {
   std::map<uint32_t, NodeView> nodes_;
   std::map<uint32_t, uint64_t> last_answer_ms_;
   std::map<uint32_t, GrayDetector> disks_;
+  PeerLinkReports peer_links_;  // the latest of each node that answered
 };
 
 // The report of one group's replica, from admin.status.

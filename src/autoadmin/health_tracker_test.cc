@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <utility>
+#include <vector>
+
 namespace tessera::autoadmin {
 namespace {
 
@@ -38,6 +41,36 @@ TEST(HealthTracker, DeadAfterTheBoundWithoutAnAnswer) {
   t.OnPoll(1, &status, 12'500);
   EXPECT_EQ(t.nodes().at(1).health, NodeHealth::kHealthy);
   EXPECT_EQ(t.nodes().at(1).unreachable_for_ms, 0u);
+}
+
+TEST(HealthTracker, ANodeItsPeersCannotReachInTimeTurnsGray) {
+  GrayOptions gray;
+  gray.degraded_for_ms = 2'000;
+  HealthTracker t({{1, "az1"}, {2, "az2"}, {3, "az3"}}, 10'000, gray, 0);
+  auto report = [](std::vector<std::pair<uint32_t, uint64_t>> timeouts_to) {
+    pb::NodeStatus s;
+    for (auto [to, timeouts] : timeouts_to) {
+      pb::PeerLinkProto* l = s.add_peer_links();
+      l->set_node_id(to);
+      l->set_calls(10);
+      l->set_timeouts(timeouts);
+    }
+    return s;
+  };
+  // Nodes 2 and 3 time out on node 1; node 1 times out on both (its
+  // answers are what is lost): only node 1 is accused.
+  const pb::NodeStatus from1 = report({{2, 10}, {3, 10}});
+  const pb::NodeStatus from2 = report({{1, 10}, {3, 0}});
+  const pb::NodeStatus from3 = report({{1, 9}, {2, 0}});
+  for (uint64_t ms = 0; ms <= 3'000; ms += 1'000) {
+    t.OnPoll(2, &from2, ms);
+    t.OnPoll(3, &from3, ms);
+    t.OnPoll(1, &from1, ms);
+  }
+  EXPECT_EQ(t.nodes().at(1).health, NodeHealth::kGray);
+  EXPECT_NE(t.nodes().at(1).degraded_reason.find("peers"), std::string::npos);
+  EXPECT_EQ(t.nodes().at(2).health, NodeHealth::kHealthy);
+  EXPECT_EQ(t.nodes().at(3).health, NodeHealth::kHealthy);
 }
 
 TEST(HealthTracker, UnknownNodesAreIgnored) {

@@ -17,6 +17,8 @@ bool IsMember(const pb::Membership& m, uint32_t id) {
   return Has(m.voters(), id) || Has(m.learners(), id);
 }
 
+bool IsLogOnly(const pb::Membership& m, uint32_t id) { return Has(m.log_only(), id); }
+
 const pb::ReplicaPlacement* Placement(const pb::PartitionDescriptor& d, uint32_t node) {
   for (const pb::ReplicaPlacement& r : d.replicas()) {
     if (r.node_id() == node) return &r;
@@ -36,6 +38,9 @@ class Round {
         if (ToMove(r.node_id()) || !Answered(Health(r.node_id()))) repairs_wanted_ = true;
       }
       if (!group.lagging_voters.empty()) repairs_wanted_ = true;
+      for (const pb::ReplicaPlacement& r : group.descriptor.replicas()) {
+        if (r.log_only()) repairs_wanted_ = true;  // temporary by design
+      }
       for (const pb::ReplicaPlacement& r : group.descriptor.replicas()) ++load_[r.node_id()];
       if (MidReplacement(group)) ++in_flight_;
     }
@@ -97,12 +102,19 @@ class Round {
   // stays behind the group (lag_tracker.h).
   bool MustLeave(const GroupView& group, uint32_t voter) const {
     return ToMove(voter) || group.lagging_voters.count(voter) > 0 ||
-           group.stopped_voters.count(voter) > 0;
+           group.stopped_voters.count(voter) > 0 || LogReplica(group, voter);
   }
   std::string WhyLeave(const GroupView& group, uint32_t voter) const {
     if (ToMove(voter)) return WhyMove(voter);
+    if (LogReplica(group, voter)) return "a log replica";
     if (group.stopped_voters.count(voter) > 0) return "stopped";
     return group.lagging_voters.count(voter) > 0 ? "lagging" : NodeHealthName(Health(voter));
+  }
+
+  // A log replica of the group, as meta's descriptor names it.
+  static bool LogReplica(const GroupView& group, uint32_t node) {
+    const pb::ReplicaPlacement* p = Placement(group.descriptor, node);
+    return p != nullptr && p->log_only();
   }
 
   std::string AzOf(uint32_t node) const {
@@ -156,7 +168,7 @@ class Round {
     for (uint32_t v : m.voters()) {
       if (v == from || Health(v) != NodeHealth::kHealthy || Draining(v)) continue;
       const ReplicaReport* report = Report(v, group.descriptor.group_id());
-      if (report == nullptr || report->stopped || MustLeave(group, v) ||
+      if (report == nullptr || report->stopped || MustLeave(group, v) || IsLogOnly(m, v) ||
           report->applied + options_.promote_lag_slots < leader.chosen) {
         continue;
       }
@@ -209,8 +221,11 @@ class Round {
         a.descriptor = group.descriptor;
         return a;
       }
-      return Make(ActionKind::kAddLearner, group, group.leader, target,
-                  "add the new replica as a learner");
+      Action a = Make(ActionKind::kAddLearner, group, group.leader, target,
+                      r.log_only() ? "add the log replica as a learner"
+                                   : "add the new replica as a learner");
+      a.log_only = r.log_only();
+      return a;
     }
     return std::nullopt;
   }
@@ -222,18 +237,19 @@ class Round {
                                  uint32_t keep_pending_except = 0) const {
     pb::PartitionDescriptor d = group.descriptor;
     d.clear_replicas();
-    auto add = [&](uint32_t id, pb::ReplicaRole role) {
+    auto add = [&](uint32_t id, pb::ReplicaRole role, bool log_only) {
       pb::ReplicaPlacement* r = d.add_replicas();
       r->set_node_id(id);
       r->set_az(AzOf(id));
       r->set_role(role);
+      r->set_log_only(log_only);
     };
-    for (uint32_t v : m.voters()) add(v, pb::REPLICA_VOTER);
-    for (uint32_t l : m.learners()) add(l, pb::REPLICA_LEARNER);
+    for (uint32_t v : m.voters()) add(v, pb::REPLICA_VOTER, IsLogOnly(m, v));
+    for (uint32_t l : m.learners()) add(l, pb::REPLICA_LEARNER, IsLogOnly(m, l));
     for (const pb::ReplicaPlacement& r : group.descriptor.replicas()) {
       if (r.role() == pb::REPLICA_LEARNER && !IsMember(m, r.node_id()) &&
           r.node_id() != keep_pending_except) {
-        add(r.node_id(), pb::REPLICA_LEARNER);
+        add(r.node_id(), pb::REPLICA_LEARNER, r.log_only());
       }
     }
     d.set_epoch(group.descriptor.epoch() + 1);
@@ -244,8 +260,8 @@ class Round {
   std::optional<Action> SyncDescriptor(const GroupView& group, const pb::Membership& m) {
     pb::PartitionDescriptor mirrored = Mirror(group, m);
     auto roles = [](const pb::PartitionDescriptor& d) {
-      std::map<uint32_t, int> out;
-      for (const pb::ReplicaPlacement& r : d.replicas()) out[r.node_id()] = r.role();
+      std::map<uint32_t, std::pair<int, bool>> out;
+      for (const pb::ReplicaPlacement& r : d.replicas()) out[r.node_id()] = {r.role(), r.log_only()};
       return out;
     };
     if (roles(mirrored) == roles(group.descriptor)) return std::nullopt;
@@ -280,14 +296,17 @@ class Round {
     if (voters.size() <= options_.replication_factor) return std::nullopt;
     std::map<std::string, int> per_az;
     for (uint32_t v : voters) ++per_az[AzOf(v)];
-    // Rank: a voter to move (dead, draining, gray for long) first, then
-    // one merely unreachable, then a voter sharing its AZ, not the leader,
-    // on the most loaded node, highest id.
+    // Rank: a voter to move (dead, draining, gray for long) first, then a
+    // log replica (it stood in for the voter a full replica now replaces),
+    // then one merely unreachable, then a voter sharing its AZ, not the
+    // leader, on the most loaded node, highest id.
     std::optional<std::tuple<int, int, int, size_t, uint32_t>> best;
     uint32_t chosen = 0;
     for (uint32_t v : voters) {
-      const int unhealthy =
-          MustLeave(group, v) ? 2 : (Health(v) != NodeHealth::kHealthy ? 1 : 0);
+      const int unhealthy = LogReplica(group, v) && !ToMove(v) ? 2
+                            : MustLeave(group, v)               ? 3
+                            : Health(v) != NodeHealth::kHealthy ? 1
+                                                                : 0;
       const auto rank = std::make_tuple(unhealthy, per_az[AzOf(v)] > 1 ? 1 : 0,
                                         v != group.leader ? 1 : 0, load_[v], v);
       if (!best || rank > *best) {
@@ -340,8 +359,22 @@ class Round {
     }
     if (AnsweringAmong(voters) < voters.size() / 2 + 1) return std::nullopt;  // no quorum
     if (in_flight_ >= options_.max_concurrent) return std::nullopt;
-    // A misplaced voter's target is in an AZ the group does not use (lost 0).
-    const uint32_t target = ChooseTarget(group, m, lost);
+    if (lost != 0 && StandInWithLogReplica(group, m, lost)) {
+      // A log replica outside the lost voter's AZ, whose best node stays
+      // free for the full replacement.
+      const uint32_t log_target = ChooseTarget(group, m, 0, /*avoid_az=*/AzOf(lost));
+      // Only while another node remains for the full replacement: a log
+      // replica on the last possible target would keep it from ever coming.
+      if (log_target != 0 && ChooseTarget(group, m, lost, std::string(), log_target) != 0) {
+        return AddReplica(group, log_target,
+                          "log replica for " + WhyLeave(group, lost) + " voter " +
+                              std::to_string(lost),
+                          /*log_only=*/true);
+      }
+    }
+    // A misplaced voter's target is in an AZ the group does not use (lost
+    // 0), and so is a log replica's full replacement.
+    const uint32_t target = ChooseTarget(group, m, LogReplica(group, lost) ? 0 : lost);
     if (target == 0) return std::nullopt;
     std::string reason;
     if (lost != 0) {
@@ -354,16 +387,30 @@ class Round {
     return AddReplica(group, target, std::move(reason));
   }
 
+  // The lost voter no longer takes part (its node is dead, or its replica
+  // stopped), the group has no log replica yet, and none of its voters is
+  // surplus: a log replica restores its tolerance first.
+  bool StandInWithLogReplica(const GroupView& group, const pb::Membership& m, uint32_t lost) const {
+    const bool gone = Health(lost) == NodeHealth::kDead || group.stopped_voters.count(lost) > 0;
+    return options_.log_replicas && gone && m.log_only_size() == 0 &&
+           static_cast<size_t>(m.voters_size()) <= options_.replication_factor &&
+           std::none_of(group.descriptor.replicas().begin(), group.descriptor.replicas().end(),
+                        [](const pb::ReplicaPlacement& r) { return r.log_only(); });
+  }
+
   // Step 1 of an add: meta's descriptor names `target` as a learner.
-  Action AddReplica(const GroupView& group, uint32_t target, std::string reason) {
+  Action AddReplica(const GroupView& group, uint32_t target, std::string reason,
+                    bool log_only = false) {
     ++in_flight_;
     ++load_[target];
     Action a = Make(ActionKind::kAddReplica, group, 0, target, std::move(reason));
+    a.log_only = log_only;
     a.descriptor = group.descriptor;
     pb::ReplicaPlacement* r = a.descriptor.add_replicas();
     r->set_node_id(target);
     r->set_az(AzOf(target));
     r->set_role(pb::REPLICA_LEARNER);
+    r->set_log_only(log_only);
     a.descriptor.set_epoch(group.descriptor.epoch() + 1);
     a.descriptor.set_leader_hint(group.leader);
     return a;
@@ -402,10 +449,12 @@ class Round {
     return std::nullopt;
   }
 
-  // A healthy node holding nothing of the group: in the lost replica's AZ
-  // when it has one, else in an AZ the group's live voters do not use, else
-  // anywhere; the fewest replicas first, then the lowest id.
-  uint32_t ChooseTarget(const GroupView& group, const pb::Membership& m, uint32_t lost) const {
+  // A healthy node holding nothing of the group, other than `exclude`: in
+  // the lost replica's AZ when it has one, else in an AZ the group's live
+  // voters do not use, else anywhere (in `avoid_az` last of all); the
+  // fewest replicas first, then the lowest id.
+  uint32_t ChooseTarget(const GroupView& group, const pb::Membership& m, uint32_t lost,
+                        const std::string& avoid_az = std::string(), uint32_t exclude = 0) const {
     const uint64_t gid = group.descriptor.group_id();
     std::set<std::string> used_azs;
     for (uint32_t v : m.voters()) {
@@ -415,11 +464,14 @@ class Round {
     std::optional<std::tuple<int, size_t, uint32_t>> best;
     uint32_t chosen = 0;
     for (const auto& [id, node] : view_.nodes) {
-      if (node.health != NodeHealth::kHealthy || node.draining || IsMember(m, id) ||
-          Placement(group.descriptor, id) != nullptr || node.groups.count(gid)) {
+      if (id == exclude || node.health != NodeHealth::kHealthy || node.draining ||
+          IsMember(m, id) || Placement(group.descriptor, id) != nullptr || node.groups.count(gid)) {
         continue;
       }
-      const int az_rank = node.az == lost_az ? 0 : (used_azs.count(node.az) ? 2 : 1);
+      const int az_rank = !avoid_az.empty() && node.az == avoid_az ? 3
+                          : node.az == lost_az                      ? 0
+                          : used_azs.count(node.az)                 ? 2
+                                                                    : 1;
       const auto rank = std::make_tuple(az_rank, load_.at(id), id);
       if (!best || rank < *best) {
         best = rank;

@@ -24,6 +24,14 @@
 //                      first of all when its node is gray or draining, and,
 //                      last of all, to keep leaders per node within one of
 //                      each other (balance_leaders)
+// Log replicas (log_replicas): when the voter to replace no longer answers
+// (dead, or its replica stopped), the group first gets a log replica on a
+// healthy node outside the lost voter's AZ (steps 1-5 with a log-only
+// learner, which catches up from the leader's log alone); once the lost
+// voter is removed the group tolerates one more failure again. The log
+// replica then must leave like any voter: a full replica is added in an AZ
+// the group's other voters do not use, and the log replica is removed once
+// it is a voter.
 // A voter on a node gray for gray_replace_after_ms is replaced the same way
 // (its leadership moved away first), and so is a voter that stays behind
 // its group (GroupView::lagging_voters, lag_tracker.h). A voter on a draining node is replaced
@@ -71,6 +79,10 @@ struct PlannerOptions {
   uint64_t gray_replace_after_ms = 60'000;
   // Keep leaders per node within one of each other.
   bool balance_leaders = true;
+  // A voter that no longer answers is first stood in for by a log replica
+  // (add a log-only learner, promote it, remove the lost voter), then the
+  // log replica is replaced by a full one like any voter that must leave.
+  bool log_replicas = true;
 };
 
 enum class ActionKind {
@@ -94,6 +106,8 @@ struct Action {
   // target (kCreateReplica), the stale node (kDropStale); 0 for meta.
   uint32_t node = 0;
   uint32_t replica = 0;  // the replica the step is about
+  // kAddReplica, kAddLearner: the new replica is a log replica.
+  bool log_only = false;
   // kAddReplica, kSyncDescriptor: the descriptor to store (epoch + 1);
   // kCreateReplica: the descriptor the target creates the group from.
   pb::PartitionDescriptor descriptor;

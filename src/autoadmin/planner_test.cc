@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <initializer_list>
 
 namespace tessera::autoadmin {
@@ -60,6 +61,13 @@ void AddGroup(ClusterView& v, uint32_t leader, const pb::Membership& membership,
   g.leader = leader;
 }
 
+// The tests of full replacements; log replicas have their own below.
+PlannerOptions FullOnly() {
+  PlannerOptions o;
+  o.log_replicas = false;
+  return o;
+}
+
 void Kill(ClusterView& v, uint32_t node) {
   v.nodes[node].health = NodeHealth::kDead;
   v.nodes[node].unreachable_for_ms = 60'000;
@@ -81,7 +89,7 @@ void ExpectOne(const std::vector<Action>& actions, Expect e, const char* what) {
 TEST(Planner, HealthyGroupNeedsNothing) {
   ClusterView v = SixNodes();
   AddGroup(v, 1, Members({1, 3, 5}), {1, 3, 5});
-  EXPECT_TRUE(Plan(v, {}).empty());
+  EXPECT_TRUE(Plan(v, FullOnly()).empty());
 }
 
 TEST(Planner, WalksAReplacementStepByStep) {
@@ -115,13 +123,13 @@ TEST(Planner, WalksAReplacementStepByStep) {
     AddGroup(v, 1, c.membership, c.voters_in_meta, c.learners_in_meta);
     if (c.target_hosts) v.nodes[4].groups[kGroup].applied = 499;
     Kill(v, 3);
-    ExpectOne(Plan(v, {}), c.expect, c.name);
+    ExpectOne(Plan(v, FullOnly()), c.expect, c.name);
   }
   // Done: nothing more, and the dead node's replica is gone from meta.
   ClusterView v = SixNodes();
   AddGroup(v, 1, Members({1, 5, 4}), {1, 5, 4});
   Kill(v, 3);
-  EXPECT_TRUE(Plan(v, {}).empty());
+  EXPECT_TRUE(Plan(v, FullOnly()).empty());
 }
 
 TEST(Planner, AVoterRepairedInAnotherAzMovesBackOnceItsAzHasANode) {
@@ -129,7 +137,7 @@ TEST(Planner, AVoterRepairedInAnotherAzMovesBackOnceItsAzHasANode) {
   // repaired); az2's nodes are healthy again.
   ClusterView v = SixNodes();
   AddGroup(v, 1, Members({1, 2, 5}), {1, 2, 5});
-  auto actions = Plan(v, {});
+  auto actions = Plan(v, FullOnly());
   ExpectOne(actions, {ActionKind::kAddReplica, 0, 3}, "a learner in the unused AZ");
   EXPECT_NE(actions[0].reason.find("move voter 2 back"), std::string::npos) << actions[0].reason;
 
@@ -138,17 +146,17 @@ TEST(Planner, AVoterRepairedInAnotherAzMovesBackOnceItsAzHasANode) {
   AddGroup(down, 1, Members({1, 2, 5}), {1, 2, 5});
   Kill(down, 3);
   down.nodes[4].health = NodeHealth::kUnreachable;
-  EXPECT_TRUE(Plan(down, {}).empty());
+  EXPECT_TRUE(Plan(down, FullOnly()).empty());
 
   // Promoted: of the four voters, the non-leader of the shared AZ leaves.
   ClusterView promoted = SixNodes();
   AddGroup(promoted, 1, Members({1, 2, 5, 3}), {1, 2, 5, 3});
-  ExpectOne(Plan(promoted, {}), {ActionKind::kRemove, 1, 2}, "the doubled AZ's non-leader leaves");
+  ExpectOne(Plan(promoted, FullOnly()), {ActionKind::kRemove, 1, 2}, "the doubled AZ's non-leader leaves");
 
   // The leader is never the one chosen to move when the other can.
   ClusterView led = SixNodes();
   AddGroup(led, 2, Members({1, 2, 5}), {1, 2, 5});
-  actions = Plan(led, {});
+  actions = Plan(led, FullOnly());
   ASSERT_EQ(actions.size(), 1u);
   EXPECT_NE(actions[0].reason.find("move voter 1 back"), std::string::npos) << actions[0].reason;
 }
@@ -157,7 +165,7 @@ TEST(Planner, DescriptorsCarryTheNextEpochAndTheLearnerRole) {
   ClusterView v = SixNodes();
   AddGroup(v, 1, Members({1, 3, 5}), {1, 3, 5});
   Kill(v, 3);
-  const auto actions = Plan(v, {});
+  const auto actions = Plan(v, FullOnly());
   ASSERT_EQ(actions.size(), 1u);
   const pb::PartitionDescriptor& d = actions[0].descriptor;
   EXPECT_EQ(d.epoch(), 8u);
@@ -172,9 +180,9 @@ TEST(Planner, LaggingLearnerIsNotPromoted) {
   AddGroup(v, 1, Members({1, 3, 5}, {4}), {1, 3, 5}, {4});
   Kill(v, 3);
   v.nodes[4].groups[kGroup].applied = 100;  // leader chose 500
-  EXPECT_TRUE(Plan(v, {}).empty());
+  EXPECT_TRUE(Plan(v, FullOnly()).empty());
   v.nodes[4].groups[kGroup].applied = 0;
-  EXPECT_TRUE(Plan(v, {}).empty()) << "an empty learner is never caught up";
+  EXPECT_TRUE(Plan(v, FullOnly()).empty()) << "an empty learner is never caught up";
 }
 
 TEST(Planner, TargetOutsideTheAzWhenItHasNoHealthyNode) {
@@ -184,7 +192,7 @@ TEST(Planner, TargetOutsideTheAzWhenItHasNoHealthyNode) {
   Kill(v, 4);
   // az2 has no healthy node; every other AZ holds a live voter: the least
   // loaded node outside the group (2 and 6 hold nothing: the lower id).
-  ExpectOne(Plan(v, {}), {ActionKind::kAddReplica, 0, 2}, "other AZ");
+  ExpectOne(Plan(v, FullOnly()), {ActionKind::kAddReplica, 0, 2}, "other AZ");
 }
 
 TEST(Planner, TargetIsTheLeastLoadedNodeOfTheAz) {
@@ -197,7 +205,7 @@ TEST(Planner, TargetIsTheLeastLoadedNodeOfTheAz) {
   AddGroup(v, 1, Members({1, 3, 5}), {1, 3, 5});
   AddGroup(v, 2, Members({2, 7, 6}), {2, 7, 6}, {}, 1001);
   Kill(v, 3);
-  ExpectOne(Plan(v, {}), {ActionKind::kAddReplica, 0, 8}, "8 holds nothing, 7 one replica");
+  ExpectOne(Plan(v, FullOnly()), {ActionKind::kAddReplica, 0, 8}, "8 holds nothing, 7 one replica");
 }
 
 TEST(Planner, NoQuorumMeansNoAction) {
@@ -205,9 +213,9 @@ TEST(Planner, NoQuorumMeansNoAction) {
   AddGroup(v, 1, Members({1, 3, 5}), {1, 3, 5});
   Kill(v, 3);
   Kill(v, 5);
-  EXPECT_TRUE(Plan(v, {}).empty());
+  EXPECT_TRUE(Plan(v, FullOnly()).empty());
   v.groups[kGroup].leader = 0;  // and without a leader nothing either
-  EXPECT_TRUE(Plan(v, {}).empty());
+  EXPECT_TRUE(Plan(v, FullOnly()).empty());
 }
 
 TEST(Planner, NothingWhileAMembershipChangeIsPending) {
@@ -215,14 +223,14 @@ TEST(Planner, NothingWhileAMembershipChangeIsPending) {
   AddGroup(v, 1, Members({1, 3, 5}, {4}), {1, 3, 5}, {4});
   Kill(v, 3);
   v.nodes[1].groups[kGroup].membership_pending = true;
-  EXPECT_TRUE(Plan(v, {}).empty());
+  EXPECT_TRUE(Plan(v, FullOnly()).empty());
 }
 
 TEST(Planner, UnreachableButNotDeadIsNotReplaced) {
   ClusterView v = SixNodes();
   AddGroup(v, 1, Members({1, 3, 5}), {1, 3, 5});
   v.nodes[3].health = NodeHealth::kUnreachable;
-  EXPECT_TRUE(Plan(v, {}).empty());
+  EXPECT_TRUE(Plan(v, FullOnly()).empty());
 }
 
 TEST(Planner, RemovalKeepsAHealthyMajority) {
@@ -231,10 +239,10 @@ TEST(Planner, RemovalKeepsAHealthyMajority) {
   // two healthy of three: allowed. With a third voter unreachable, not.
   AddGroup(v, 1, Members({1, 3, 5, 4}), {1, 3, 5, 4});
   Kill(v, 3);
-  ExpectOne(Plan(v, {}), {ActionKind::kRemove, 1, 3}, "one dead of four");
+  ExpectOne(Plan(v, FullOnly()), {ActionKind::kRemove, 1, 3}, "one dead of four");
   v.nodes[4].health = NodeHealth::kUnreachable;
   v.nodes[5].health = NodeHealth::kUnreachable;
-  EXPECT_TRUE(Plan(v, {}).empty());
+  EXPECT_TRUE(Plan(v, FullOnly()).empty());
 }
 
 TEST(Planner, SurplusHealthyVoterLeavesFromTheDoubledAz) {
@@ -242,7 +250,7 @@ TEST(Planner, SurplusHealthyVoterLeavesFromTheDoubledAz) {
   // in az2; one of those leaves (not the leader).
   ClusterView v = SixNodes();
   AddGroup(v, 1, Members({1, 3, 5, 4}), {1, 3, 5, 4});
-  const auto actions = Plan(v, {});
+  const auto actions = Plan(v, FullOnly());
   ASSERT_EQ(actions.size(), 1u);
   EXPECT_EQ(actions[0].kind, ActionKind::kRemove);
   EXPECT_TRUE(actions[0].replica == 3 || actions[0].replica == 4) << actions[0].replica;
@@ -252,7 +260,7 @@ TEST(Planner, StaleReplicaOnAReturnedNodeIsDropped) {
   ClusterView v = SixNodes();
   AddGroup(v, 1, Members({1, 4, 5}), {1, 4, 5});
   v.nodes[3].groups[kGroup].role = "follower";  // came back, still holds it
-  ExpectOne(Plan(v, {}), {ActionKind::kDropStale, 3, 3}, "stale replica");
+  ExpectOne(Plan(v, FullOnly()), {ActionKind::kDropStale, 3, 3}, "stale replica");
 }
 
 TEST(Planner, NewReplicaIsNeverTakenForStale) {
@@ -260,7 +268,7 @@ TEST(Planner, NewReplicaIsNeverTakenForStale) {
   AddGroup(v, 1, Members({1, 3, 5}), {1, 3, 5}, {4});
   Kill(v, 3);
   v.nodes[4].groups[kGroup].role = "follower";  // created, not yet a learner
-  ExpectOne(Plan(v, {}), {ActionKind::kAddLearner, 1, 4}, "pending add");
+  ExpectOne(Plan(v, FullOnly()), {ActionKind::kAddLearner, 1, 4}, "pending add");
 }
 
 TEST(Planner, TargetLostBeforeJoiningWithdrawsTheIntent) {
@@ -268,7 +276,7 @@ TEST(Planner, TargetLostBeforeJoiningWithdrawsTheIntent) {
   AddGroup(v, 1, Members({1, 3, 5}), {1, 3, 5}, {4});
   Kill(v, 3);
   Kill(v, 4);
-  const auto actions = Plan(v, {});
+  const auto actions = Plan(v, FullOnly());
   ASSERT_EQ(actions.size(), 1u);
   EXPECT_EQ(actions[0].kind, ActionKind::kSyncDescriptor);
   EXPECT_EQ(actions[0].descriptor.replicas_size(), 3);
@@ -279,14 +287,14 @@ TEST(Planner, DeadLearnerIsRemoved) {
   AddGroup(v, 1, Members({1, 3, 5}, {4}), {1, 3, 5}, {4});
   Kill(v, 3);
   Kill(v, 4);
-  ExpectOne(Plan(v, {}), {ActionKind::kRemove, 1, 4}, "dead learner");
+  ExpectOne(Plan(v, FullOnly()), {ActionKind::kRemove, 1, 4}, "dead learner");
 }
 
 TEST(Planner, AtMostMaxConcurrentReplacementsStart) {
   ClusterView v = SixNodes();
   for (uint64_t g = 0; g < 5; ++g) AddGroup(v, 1, Members({1, 3, 5}), {1, 3, 5}, {}, 1000 + g);
   Kill(v, 3);
-  PlannerOptions options;
+  PlannerOptions options = FullOnly();
   options.max_concurrent = 2;
   EXPECT_EQ(Plan(v, options).size(), 2u);
   // One group already mid-replacement counts against the bound.
@@ -303,7 +311,7 @@ TEST(Planner, ReplicationSpreadsTargetsAcrossTheAz) {
   AddGroup(v, 1, Members({1, 3, 5}), {1, 3, 5}, {}, 1000);
   AddGroup(v, 1, Members({1, 3, 5}), {1, 3, 5}, {}, 1001);
   Kill(v, 3);
-  const auto actions = Plan(v, {});
+  const auto actions = Plan(v, FullOnly());
   ASSERT_EQ(actions.size(), 2u);
   EXPECT_NE(actions[0].replica, actions[1].replica) << "4 and 7 share the load";
 }
@@ -312,22 +320,22 @@ TEST(Planner, DrainingNodeIsReplacedThenLeftThenDropped) {
   ClusterView v = SixNodes();
   AddGroup(v, 3, Members({1, 3, 5}), {1, 3, 5});
   v.nodes[3].draining = true;
-  ExpectOne(Plan(v, {}), {ActionKind::kTransferLeader, 3, 1}, "drain: leadership leaves first");
+  ExpectOne(Plan(v, FullOnly()), {ActionKind::kTransferLeader, 3, 1}, "drain: leadership leaves first");
   ClusterView u = SixNodes();
   AddGroup(u, 1, Members({1, 3, 5}), {1, 3, 5});
   u.nodes[3].draining = true;
-  ExpectOne(Plan(u, {}), {ActionKind::kAddReplica, 0, 4}, "drain: add in the same AZ");
+  ExpectOne(Plan(u, FullOnly()), {ActionKind::kAddReplica, 0, 4}, "drain: add in the same AZ");
   // Promoted: the draining voter leaves.
   ClusterView w = SixNodes();
   AddGroup(w, 1, Members({1, 3, 5, 4}), {1, 3, 5, 4});
   w.nodes[3].draining = true;
-  ExpectOne(Plan(w, {}), {ActionKind::kRemove, 1, 3}, "drain: the draining voter leaves");
+  ExpectOne(Plan(w, FullOnly()), {ActionKind::kRemove, 1, 3}, "drain: the draining voter leaves");
   // Gone from the group and meta: its replica is dropped.
   ClusterView x = SixNodes();
   AddGroup(x, 1, Members({1, 5, 4}), {1, 5, 4});
   x.nodes[3].draining = true;
   x.nodes[3].groups[kGroup].role = "follower";
-  ExpectOne(Plan(x, {}), {ActionKind::kDropStale, 3, 3}, "drain: stale replica dropped");
+  ExpectOne(Plan(x, FullOnly()), {ActionKind::kDropStale, 3, 3}, "drain: stale replica dropped");
 }
 
 TEST(Planner, DrainingNodeIsNeverATarget) {
@@ -335,13 +343,13 @@ TEST(Planner, DrainingNodeIsNeverATarget) {
   AddGroup(v, 1, Members({1, 3, 5}), {1, 3, 5});
   Kill(v, 3);
   v.nodes[4].draining = true;
-  ExpectOne(Plan(v, {}), {ActionKind::kAddReplica, 0, 2}, "az2 has no eligible node");
+  ExpectOne(Plan(v, FullOnly()), {ActionKind::kAddReplica, 0, 2}, "az2 has no eligible node");
   // A target that starts draining before it joins is withdrawn.
   ClusterView w = SixNodes();
   AddGroup(w, 1, Members({1, 3, 5}), {1, 3, 5}, {4});
   Kill(w, 3);
   w.nodes[4].draining = true;
-  const auto actions = Plan(w, {});
+  const auto actions = Plan(w, FullOnly());
   ASSERT_EQ(actions.size(), 1u);
   EXPECT_EQ(actions[0].kind, ActionKind::kSyncDescriptor);
   EXPECT_EQ(actions[0].descriptor.replicas_size(), 3);
@@ -353,17 +361,17 @@ TEST(Planner, GrayLeaderHandsOverBeforeAnythingElse) {
   v.nodes[1].health = NodeHealth::kGray;
   v.nodes[1].gray_for_ms = 120'000;  // long enough to be replaced, yet first it hands over
   v.nodes[5].groups[kGroup].applied = 100;  // lags: not a target
-  ExpectOne(Plan(v, {}), {ActionKind::kTransferLeader, 1, 3}, "to the caught-up healthy voter");
+  ExpectOne(Plan(v, FullOnly()), {ActionKind::kTransferLeader, 1, 3}, "to the caught-up healthy voter");
   // No caught-up healthy voter: nothing to hand over to, so the replacement
   // goes ahead (the leader leaves last).
   v.nodes[3].groups[kGroup].applied = 100;
-  ExpectOne(Plan(v, {}), {ActionKind::kAddReplica, 0, 2}, "replace the gray voter in its AZ");
+  ExpectOne(Plan(v, FullOnly()), {ActionKind::kAddReplica, 0, 2}, "replace the gray voter in its AZ");
 }
 
 TEST(Planner, GrayVoterIsReplacedOnlyAfterGrayReplaceAfter) {
   ClusterView v = SixNodes();
   AddGroup(v, 1, Members({1, 3, 5}), {1, 3, 5});
-  PlannerOptions o;
+  PlannerOptions o = FullOnly();
   o.gray_replace_after_ms = 30'000;
   v.nodes[3].health = NodeHealth::kGray;
   v.nodes[3].gray_for_ms = 29'999;
@@ -390,7 +398,7 @@ TEST(Planner, LeadersSpreadWithinOnePerNode) {
   // Node 1 leads four groups whose voters are {1, 3, 5}: two move, to 3
   // and 5 (fewest leaders first), until 1 leads at most one more than them.
   for (uint64_t g = 1; g <= 4; ++g) AddGroup(v, 1, Members({1, 3, 5}), {1, 3, 5}, {}, g);
-  const std::vector<Action> actions = Plan(v, {});
+  const std::vector<Action> actions = Plan(v, FullOnly());
   ASSERT_EQ(actions.size(), 2u);
   EXPECT_EQ(actions[0].kind, ActionKind::kTransferLeader);
   EXPECT_EQ(actions[0].replica, 3u);
@@ -400,13 +408,13 @@ TEST(Planner, LeadersSpreadWithinOnePerNode) {
   AddGroup(w, 1, Members({1, 3, 5}), {1, 3, 5}, {}, 1);
   AddGroup(w, 3, Members({1, 3, 5}), {1, 3, 5}, {}, 2);
   AddGroup(w, 1, Members({1, 3, 5}), {1, 3, 5}, {}, 3);  // 2 on node 1, 1 on node 3, 0 on node 5
-  ExpectOne(Plan(w, {}), {ActionKind::kTransferLeader, 1, 5}, "two apart: one moves");
+  ExpectOne(Plan(w, FullOnly()), {ActionKind::kTransferLeader, 1, 5}, "two apart: one moves");
   ClusterView x = ThreeNodes();
   AddGroup(x, 1, Members({1, 3, 5}), {1, 3, 5}, {}, 1);
   AddGroup(x, 3, Members({1, 3, 5}), {1, 3, 5}, {}, 2);
   AddGroup(x, 5, Members({1, 3, 5}), {1, 3, 5}, {}, 3);
-  EXPECT_TRUE(Plan(x, {}).empty());
-  PlannerOptions off;
+  EXPECT_TRUE(Plan(x, FullOnly()).empty());
+  PlannerOptions off = FullOnly();
   off.balance_leaders = false;
   EXPECT_TRUE(Plan(v, off).empty());
 }
@@ -415,7 +423,7 @@ TEST(Planner, NoBalancingInAGroupBeingRepaired) {
   ClusterView v = SixNodes();
   for (uint64_t g = 1; g <= 3; ++g) AddGroup(v, 1, Members({1, 3, 5}), {1, 3, 5}, {}, g);
   v.nodes[5].health = NodeHealth::kUnreachable;
-  EXPECT_TRUE(Plan(v, {}).empty());
+  EXPECT_TRUE(Plan(v, FullOnly()).empty());
 }
 
 TEST(Planner, SurplusDeadVoterLeavesBeforeAnUnreachableOne) {
@@ -425,10 +433,10 @@ TEST(Planner, SurplusDeadVoterLeavesBeforeAnUnreachableOne) {
   v.nodes[4].health = NodeHealth::kUnreachable;  // higher id, same AZ
   // Three of four voters must answer for the removal to be chosen: 1, 5
   // and (unreachable) 4 are not enough.
-  EXPECT_TRUE(Plan(v, {}).empty());
+  EXPECT_TRUE(Plan(v, FullOnly()).empty());
   v.nodes[4].health = NodeHealth::kHealthy;
   v.nodes[6].health = NodeHealth::kUnreachable;
-  ExpectOne(Plan(v, {}), {ActionKind::kRemove, 1, 3}, "the dead voter, not the new one");
+  ExpectOne(Plan(v, FullOnly()), {ActionKind::kRemove, 1, 3}, "the dead voter, not the new one");
 }
 
 TEST(Planner, ReplicasSpreadOntoAnEmptyNodeOfTheirAz) {
@@ -436,7 +444,7 @@ TEST(Planner, ReplicasSpreadOntoAnEmptyNodeOfTheirAz) {
   // Four groups on {1, 3, 5}, led by 3: nodes 2 and 6 are empty (node 4
   // too, but az2's voter leads everywhere and never moves for spreading).
   for (uint64_t g = 1; g <= 4; ++g) AddGroup(v, 3, Members({1, 3, 5}), {1, 3, 5}, {}, g);
-  const std::vector<Action> actions = Plan(v, {});
+  const std::vector<Action> actions = Plan(v, FullOnly());
   std::vector<std::pair<uint64_t, uint32_t>> adds;
   for (const Action& a : actions) {
     EXPECT_EQ(a.kind, ActionKind::kAddReplica) << a.reason;
@@ -448,7 +456,7 @@ TEST(Planner, ReplicasSpreadOntoAnEmptyNodeOfTheirAz) {
   ClusterView w = SixNodes();
   AddGroup(w, 3, Members({1, 3, 5, 2}), {1, 3, 5, 2}, {}, 1);
   for (uint64_t g = 2; g <= 4; ++g) AddGroup(w, 3, Members({1, 3, 5}), {1, 3, 5}, {}, g);
-  const std::vector<Action> next = Plan(w, {});
+  const std::vector<Action> next = Plan(w, FullOnly());
   ASSERT_FALSE(next.empty());
   EXPECT_EQ(next[0].kind, ActionKind::kRemove);
   EXPECT_EQ(next[0].replica, 1u);
@@ -458,20 +466,20 @@ TEST(Planner, NoSpreadingWhileAnythingNeedsRepair) {
   ClusterView v = SixNodes();
   for (uint64_t g = 1; g <= 4; ++g) AddGroup(v, 3, Members({1, 3, 5}), {1, 3, 5}, {}, g);
   v.nodes[5].health = NodeHealth::kUnreachable;  // not dead yet: nothing is replaced
-  EXPECT_TRUE(Plan(v, {}).empty());
+  EXPECT_TRUE(Plan(v, FullOnly()).empty());
   // Spread already (within one): nothing either.
   ClusterView w = SixNodes();
   AddGroup(w, 3, Members({1, 3, 5}), {1, 3, 5}, {}, 1);
   AddGroup(w, 4, Members({2, 4, 6}), {2, 4, 6}, {}, 2);
   AddGroup(w, 5, Members({1, 3, 5}), {1, 3, 5}, {}, 3);
-  EXPECT_TRUE(Plan(w, {}).empty());
+  EXPECT_TRUE(Plan(w, FullOnly()).empty());
 }
 
 TEST(Planner, ALaggingVoterIsReplacedInItsAz) {
   ClusterView v = SixNodes();
   AddGroup(v, 1, Members({1, 3, 5}), {1, 3, 5});
   v.groups[kGroup].lagging_voters.insert(3);
-  const std::vector<Action> actions = Plan(v, {});
+  const std::vector<Action> actions = Plan(v, FullOnly());
   ASSERT_EQ(actions.size(), 1u);
   EXPECT_EQ(actions[0].kind, ActionKind::kAddReplica);
   EXPECT_EQ(actions[0].replica, 4u);
@@ -480,7 +488,7 @@ TEST(Planner, ALaggingVoterIsReplacedInItsAz) {
   ClusterView w = SixNodes();
   AddGroup(w, 1, Members({1, 3, 5, 4}), {1, 3, 5, 4});
   w.groups[kGroup].lagging_voters.insert(3);
-  ExpectOne(Plan(w, {}), {ActionKind::kRemove, 1, 3}, "the lagging voter leaves");
+  ExpectOne(Plan(w, FullOnly()), {ActionKind::kRemove, 1, 3}, "the lagging voter leaves");
 }
 
 TEST(Planner, AStoppedReplicaIsReplacedAndNeverLeads) {
@@ -492,7 +500,7 @@ TEST(Planner, AStoppedReplicaIsReplacedAndNeverLeads) {
   FindLeaders(v);
   EXPECT_EQ(v.groups[kGroup].leader, 1u);
   EXPECT_EQ(v.groups[kGroup].stopped_voters, (std::set<uint32_t>{3}));
-  const std::vector<Action> actions = Plan(v, {});
+  const std::vector<Action> actions = Plan(v, FullOnly());
   ASSERT_EQ(actions.size(), 1u);
   EXPECT_EQ(actions[0].kind, ActionKind::kAddReplica);
   EXPECT_EQ(actions[0].replica, 4u);  // in its AZ
@@ -511,10 +519,112 @@ TEST(Planner, AStoppedReplicaIsReplacedAndNeverLeads) {
   x.nodes[1].health = NodeHealth::kGray;
   x.nodes[3].groups[kGroup].stopped = true;
   FindLeaders(x);
-  const std::vector<Action> moved = Plan(x, {});
+  const std::vector<Action> moved = Plan(x, FullOnly());
   ASSERT_FALSE(moved.empty());
   EXPECT_EQ(moved[0].kind, ActionKind::kTransferLeader);
   EXPECT_EQ(moved[0].replica, 5u);
+}
+
+// Marks `node` a log replica of kGroup in meta and in every report.
+void MarkLogOnly(ClusterView& v, uint32_t node) {
+  for (pb::ReplicaPlacement& r : *v.groups[kGroup].descriptor.mutable_replicas()) {
+    if (r.node_id() == node) r.set_log_only(true);
+  }
+  for (auto& [id, n] : v.nodes) {
+    auto it = n.groups.find(kGroup);
+    if (it == n.groups.end()) continue;
+    pb::Membership& m = it->second.membership;
+    const bool member = std::count(m.voters().begin(), m.voters().end(), node) +
+                            std::count(m.learners().begin(), m.learners().end(), node) > 0;
+    if (member) m.add_log_only(node);
+  }
+}
+
+TEST(Planner, ALostVoterIsFirstStoodInForByALogReplica) {
+  // Voter 3 (az2) is dead. Each case is one round, as the previous left it.
+  struct Case {
+    const char* name;
+    pb::Membership membership;
+    std::initializer_list<uint32_t> voters_in_meta;
+    std::initializer_list<uint32_t> learners_in_meta;
+    uint32_t log_replica;  // node marked log-only (0: none)
+    uint32_t hosts;        // a node that created the group (0: none)
+    Expect expect;
+    bool log_only;         // the action is about a log replica
+  };
+  const Case cases[] = {
+      {"log replica outside the lost AZ, on the least loaded node", Members({1, 3, 5}),
+       {1, 3, 5}, {}, 0, 0, {ActionKind::kAddReplica, 0, 2}, true},
+      {"create it", Members({1, 3, 5}), {1, 3, 5}, {2}, 2, 0,
+       {ActionKind::kCreateReplica, 2, 2}, false},
+      {"the leader adds it as a log-only learner", Members({1, 3, 5}), {1, 3, 5}, {2}, 2, 2,
+       {ActionKind::kAddLearner, 1, 2}, true},
+      {"caught up from the log alone: promote", Members({1, 3, 5}, {2}), {1, 3, 5}, {2}, 2, 2,
+       {ActionKind::kPromote, 1, 2}, false},
+      {"meta mirrors it", Members({1, 3, 5, 2}), {1, 3, 5}, {2}, 2, 2,
+       {ActionKind::kSyncDescriptor, 0, 0}, false},
+      {"the dead voter leaves before the log replica", Members({1, 3, 5, 2}), {1, 3, 5, 2}, {},
+       2, 2, {ActionKind::kRemove, 1, 3}, false},
+      {"meta mirrors the removal", Members({1, 5, 2}), {1, 3, 5, 2}, {}, 2, 2,
+       {ActionKind::kSyncDescriptor, 0, 0}, false},
+      {"tolerant again: a full replica in the AZ nobody else uses", Members({1, 5, 2}),
+       {1, 5, 2}, {}, 2, 2, {ActionKind::kAddReplica, 0, 4}, false},
+      {"full replica promoted: the log replica leaves", Members({1, 5, 2, 4}), {1, 5, 2, 4}, {},
+       2, 4, {ActionKind::kRemove, 1, 2}, false},
+  };
+  for (const Case& c : cases) {
+    ClusterView v = SixNodes();
+    AddGroup(v, 1, c.membership, c.voters_in_meta, c.learners_in_meta);
+    if (c.log_replica != 0) MarkLogOnly(v, c.log_replica);
+    if (c.hosts != 0) v.nodes[c.hosts].groups[kGroup].applied = 499;
+    Kill(v, 3);
+    const std::vector<Action> actions = Plan(v, {});
+    ExpectOne(actions, c.expect, c.name);
+    if (actions.size() == 1) EXPECT_EQ(actions[0].log_only, c.log_only) << c.name;
+    if (actions.size() == 1 && actions[0].kind == ActionKind::kAddReplica) {
+      bool marked = false;
+      for (const pb::ReplicaPlacement& r : actions[0].descriptor.replicas()) {
+        if (r.node_id() == c.expect.replica) marked = r.log_only();
+      }
+      EXPECT_EQ(marked, c.log_only) << c.name << ": the descriptor's placement";
+    }
+  }
+}
+
+TEST(Planner, ALogReplicaNeverLeadsAndMirrorsKeepItsMark) {
+  ClusterView v = SixNodes();
+  AddGroup(v, 1, Members({1, 5, 2}), {1, 5, 2});
+  MarkLogOnly(v, 2);
+  v.nodes[1].health = NodeHealth::kGray;  // the leader must hand over
+  const std::vector<Action> actions = Plan(v, {});
+  ASSERT_EQ(actions.size(), 1u);
+  EXPECT_EQ(actions[0].kind, ActionKind::kTransferLeader);
+  EXPECT_EQ(actions[0].replica, 5u) << "never to the log replica";
+
+  ClusterView w = SixNodes();
+  AddGroup(w, 1, Members({1, 5, 2}), {1, 5, 3});  // meta lags the group
+  for (auto& [id, n] : w.nodes) {
+    if (n.groups.count(kGroup)) n.groups[kGroup].membership.add_log_only(2);
+  }
+  const std::vector<Action> sync = Plan(w, {});
+  ASSERT_EQ(sync.size(), 1u);
+  ASSERT_EQ(sync[0].kind, ActionKind::kSyncDescriptor);
+  for (const pb::ReplicaPlacement& r : sync[0].descriptor.replicas()) {
+    EXPECT_EQ(r.log_only(), r.node_id() == 2u) << "node " << r.node_id();
+  }
+}
+
+TEST(Planner, NoLogReplicaForAVoterThatStillAnswers) {
+  // Draining: the voter is healthy, tolerance is not lost; a full replica
+  // replaces it directly.
+  ClusterView v = SixNodes();
+  AddGroup(v, 1, Members({1, 3, 5}), {1, 3, 5});
+  v.nodes[3].draining = true;
+  const std::vector<Action> actions = Plan(v, {});
+  ASSERT_EQ(actions.size(), 1u);
+  EXPECT_EQ(actions[0].kind, ActionKind::kAddReplica);
+  EXPECT_EQ(actions[0].replica, 4u);
+  EXPECT_FALSE(actions[0].log_only);
 }
 
 }  // namespace

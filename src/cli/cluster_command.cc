@@ -166,7 +166,7 @@ int RunClusterCommand(const ClusterCommandArgs& args, std::ostream& out, std::os
     StopAll(s, out);
     return 0;
   }
-  if (a == "status") return PrintStatus(s, out) ? 0 : 1;
+  if (a == "status") return (args.json ? PrintStatusJson(s, out) : PrintStatus(s, out)) ? 0 : 1;
   if (a == "kill") return SignalTargets(s, args, SIGKILL, "killed", out, err);
   if (a == "stop") return SignalTargets(s, args, SIGSTOP, "paused", out, err);
   if (a == "resume") return SignalTargets(s, args, SIGCONT, "resumed", out, err);

@@ -29,6 +29,7 @@ struct ClusterCommandArgs {
   std::vector<std::string> targets;  // process names or AZs, per action
   uint32_t slow_ms = 0;           // slow-disk
   bool one_way = false;           // partition: only targets[0] -> targets[1]
+  bool json = false;              // status: JSON (pb::ClusterStatusReport) instead of text
   // up: extra split points of the S3 table, each "BUCKET_ID:OBJECT_KEY"
   // (tests that need one bucket spread over chosen partitions).
   std::vector<std::string> s3_splits;

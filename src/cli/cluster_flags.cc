@@ -79,6 +79,10 @@ CLI::App* AddClusterCommands(CLI::App& app, ClusterCommandArgs& args) {
           ->allow_extra_args(false);
     }
     if (name == "partition") sub->add_flag("--one-way", args.one_way, "cut only A -> B");
+    if (name == "status") {
+      sub->add_flag("--json", args.json,
+                    "one JSON object (processes, partitions with their replicas) instead of text");
+    }
     if (name == "slow-disk") sub->add_option("--ms", args.slow_ms, "added fsync delay")->required();
     if (name == "drain") {
       sub->add_flag("--undo", args.drain_undo, "stop draining: the nodes may receive replicas again");

@@ -1,6 +1,7 @@
 #include "cli/cluster_status.h"
 
 #include <google/protobuf/text_format.h>
+#include <google/protobuf/util/json_util.h>
 
 #include <chrono>
 #include <filesystem>
@@ -13,6 +14,7 @@
 #include "cli/router_command.h"
 #include "router/token.h"
 #include "tessera/cluster_rpc.pb.h"
+#include "tessera/cluster_status.pb.h"
 
 namespace tessera::cli {
 namespace {
@@ -84,45 +86,104 @@ Status AllPartitionsLed(ClusterSession& s) {
   return Status::Ok();
 }
 
-bool PrintStatus(ClusterSession& s, std::ostream& out) {
-  out << "\nprocesses\n";
-  out << "  " << std::left << std::setw(15) << "name" << std::setw(11) << "role" << std::setw(6)
-      << "az" << std::setw(22) << "endpoint" << "state\n";
+namespace {
+
+// Every fact PrintStatus shows, gathered once.
+pb::ClusterStatusReport GatherStatus(ClusterSession& s) {
+  pb::ClusterStatusReport report;
   for (const ProcessEntry& e : s.table().all()) {
+    pb::ProcessStatusLine* p = report.add_processes();
     // Autoadmin instances serve only HTTP (GET /status).
     const uint32_t port = e.role == ProcessRole::kAutoadmin ? e.http_port : e.peer_port;
-    out << "  " << std::setw(15) << e.name << std::setw(11) << cluster::ProcessRoleName(e.role)
-        << std::setw(6) << e.az << std::setw(22) << (e.host + ":" + std::to_string(port))
-        << ProcessState(s, e) << "\n";
+    p->set_name(e.name);
+    p->set_id(e.id);
+    p->set_role(cluster::ProcessRoleName(e.role));
+    p->set_az(e.az);
+    p->set_endpoint(e.host + ":" + std::to_string(port));
+    p->set_state(ProcessState(s, e));
   }
   auto tables = Tables(s);
   if (!tables.ok()) {
-    out << "\npartitions: metadata service unreachable (" << tables.status().ToString() << ")\n";
-    return false;
+    report.set_partitions_error(tables.status().ToString());
+    return report;
   }
   auto statuses = GroupStatuses(s);
-  out << "\npartitions (* = leader holding the lease; [learner] = a replica being added)\n";
-  for (const auto& p : tables->partitions()) {
+  for (const auto& d : tables->partitions()) {
+    const auto& replicas = statuses[d.group_id()];
     uint64_t max_applied = 0;
-    for (const auto& [node, g] : statuses[p.group_id()]) max_applied = std::max(max_applied, g.applied());
-    out << "  " << p.table() << " [" << Printable(p.start_key()) << ", "
-        << (p.end_key().empty() ? "end" : Printable(p.end_key())) << ") group " << p.group_id()
-        << ":";
     bool changing = false;
-    for (const auto& [node, g] : statuses[p.group_id()]) changing = changing || g.membership_pending();
-    for (const auto& r : p.replicas()) {
+    for (const auto& [node, g] : replicas) {
+      max_applied = std::max(max_applied, g.applied());
+      changing = changing || g.membership_pending();
+    }
+    pb::PartitionStatus* p = report.add_partitions();
+    p->set_table(d.table());
+    p->set_start_key(d.start_key());
+    p->set_end_key(d.end_key());
+    p->set_group(d.group_id());
+    p->set_epoch(d.epoch());
+    p->set_changing(changing);
+    for (const auto& r : d.replicas()) {
+      pb::ReplicaStatusLine* line = p->add_replicas();
       auto name = s.table().ById(r.node_id());
-      out << "  " << (name ? name->name : std::to_string(r.node_id()))
-          << (r.role() == pb::REPLICA_LEARNER ? "[learner]" : "");
-      auto it = statuses[p.group_id()].find(r.node_id());
-      if (it == statuses[p.group_id()].end()) {
+      line->set_name(name ? name->name : std::to_string(r.node_id()));
+      line->set_node_id(r.node_id());
+      line->set_az(r.az());
+      line->set_learner(r.role() == pb::REPLICA_LEARNER);
+      line->set_log_only(r.log_only());
+      auto it = replicas.find(r.node_id());
+      if (it == replicas.end()) continue;
+      line->set_reachable(true);
+      line->set_role(it->second.role());
+      line->set_leader(it->second.holds_lease());
+      line->set_applied(it->second.applied());
+      line->set_lag(max_applied - it->second.applied());
+    }
+  }
+  return report;
+}
+
+}  // namespace
+
+bool PrintStatusJson(ClusterSession& s, std::ostream& out) {
+  const pb::ClusterStatusReport report = GatherStatus(s);
+  google::protobuf::util::JsonPrintOptions options;
+  options.preserve_proto_field_names = true;
+  options.always_print_primitive_fields = true;
+  std::string json;
+  if (!google::protobuf::util::MessageToJsonString(report, &json, options).ok()) return false;
+  out << json << "\n";
+  return report.partitions_error().empty();
+}
+
+bool PrintStatus(ClusterSession& s, std::ostream& out) {
+  const pb::ClusterStatusReport report = GatherStatus(s);
+  out << "\nprocesses\n";
+  out << "  " << std::left << std::setw(15) << "name" << std::setw(11) << "role" << std::setw(6)
+      << "az" << std::setw(22) << "endpoint" << "state\n";
+  for (const pb::ProcessStatusLine& p : report.processes()) {
+    out << "  " << std::setw(15) << p.name() << std::setw(11) << p.role() << std::setw(6) << p.az()
+        << std::setw(22) << p.endpoint() << p.state() << "\n";
+  }
+  if (!report.partitions_error().empty()) {
+    out << "\npartitions: metadata service unreachable (" << report.partitions_error() << ")\n";
+    return false;
+  }
+  out << "\npartitions (* = leader holding the lease; [learner] = a replica being added; [log] =\n"
+         "a log replica, standing in for a lost voter until its full replacement joins)\n";
+  for (const pb::PartitionStatus& p : report.partitions()) {
+    out << "  " << p.table() << " [" << Printable(p.start_key()) << ", "
+        << (p.end_key().empty() ? "end" : Printable(p.end_key())) << ") group " << p.group()
+        << ":";
+    for (const pb::ReplicaStatusLine& r : p.replicas()) {
+      out << "  " << r.name() << (r.learner() ? "[learner]" : "") << (r.log_only() ? "[log]" : "");
+      if (!r.reachable()) {
         out << "(unreachable)";
         continue;
       }
-      out << (it->second.holds_lease() ? "*" : "") << " applied " << it->second.applied()
-          << " lag " << max_applied - it->second.applied();
+      out << (r.leader() ? "*" : "") << " applied " << r.applied() << " lag " << r.lag();
     }
-    if (changing) out << "  [membership change in progress]";
+    if (p.changing()) out << "  [membership change in progress]";
     out << "\n";
   }
   return true;

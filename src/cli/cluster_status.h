@@ -16,6 +16,9 @@ Status AllPartitionsLed(ClusterSession& s);
 // Prints processes (with state) and partitions (replicas, leader, applied
 // index, lag). False when the metadata service could not be reached.
 bool PrintStatus(ClusterSession& s, std::ostream& out);
+// The same facts as one JSON object (pb::ClusterStatusReport in protobuf's
+// JSON mapping, proto field names, every field present); false as above.
+bool PrintStatusJson(ClusterSession& s, std::ostream& out);
 // Prints the endpoints and how to authenticate.
 void PrintEndpoints(ClusterSession& s, std::ostream& out);
 // digest: for each storage node among the targets, one line per hosted

@@ -15,6 +15,7 @@ std::shared_ptr<const rpc::AccessPolicy> NodeAccessPolicy() {
   static const auto policy = [] {
     auto p = std::make_shared<rpc::AccessPolicy>();
     p->Allow("consensus.batch", {kNode});
+    p->Allow("node.ping", {kNode});  // PeerProber: peers' timeouts (node/peer_prober.h)
     for (std::string_view m : {"kv.get", "kv.scan", "kv.write"}) p->Allow(m, {kRouter, kCli});
     // Routers store and read blobs; nodes repair and collect them; the
     // operator checks them (`tessera s3 check`).

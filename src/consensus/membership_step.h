@@ -1,5 +1,6 @@
 // MembershipStep: the single-replica membership changes (add a learner,
-// promote a learner, remove a replica) as a pure function of the current
+// add a log-only learner, promote a learner, remove a replica) as a pure
+// function of the current
 // membership, shared by the node (GroupHost::ChangeMembership) and the
 // simulator's autoadmin driver.
 //
@@ -14,13 +15,15 @@
 
 namespace tessera::consensus {
 
-enum class MembershipStep { kAddLearner, kPromote, kRemove };
+enum class MembershipStep { kAddLearner, kAddLogLearner, kPromote, kRemove };
 
 // The membership after `step` for `replica`; nullopt when the step is
 // already in effect (the learner exists, is a voter, is gone), so a
 // repeated step changes nothing. InvalidArgument for a step that does not
-// apply: add a voter as a learner, promote a replica that is not a learner,
-// remove the last voter.
+// apply: add a voter as a learner, add a member again with another log-only
+// mark, add a second log-only member (a group has at most one log replica),
+// promote a replica that is not a learner, remove the last voter that
+// holds the state.
 Result<std::optional<pb::Membership>> NextMembership(const pb::Membership& current,
                                                      MembershipStep step, ReplicaId replica);
 

@@ -24,6 +24,16 @@ bool IsMember(const pb::Membership& membership, ReplicaId id) {
   return IsVoter(membership, id) || Contains(membership.learners(), id);
 }
 
+bool IsLogOnly(const pb::Membership& membership, ReplicaId id) {
+  return Contains(membership.log_only(), id);
+}
+
+int FullVoterCount(const pb::Membership& membership) {
+  int full = 0;
+  for (ReplicaId id : membership.voters()) full += IsLogOnly(membership, id) ? 0 : 1;
+  return full;
+}
+
 bool HasQuorum(const std::vector<const pb::Membership*>& memberships,
                const std::function<bool(ReplicaId)>& yes) {
   for (const pb::Membership* m : memberships) {
@@ -69,24 +79,42 @@ bool IsSingleStepChange(const pb::Membership& current, const pb::Membership& nex
   for (ReplicaId id : nxt_v) {
     if (nxt_l.count(id)) return false;  // both voter and learner
   }
+  if (FullVoterCount(next) == 0) return false;  // nobody left who holds the state
   std::set<ReplicaId> cur_all = cur_v, nxt_all = nxt_v;
   cur_all.insert(cur_l.begin(), cur_l.end());
   nxt_all.insert(nxt_l.begin(), nxt_l.end());
-  // Add a learner: voters unchanged, exactly one new learner.
+  const auto cur_lo = ToSet(current.log_only()), nxt_lo = ToSet(next.log_only());
+  if (nxt_lo.size() != static_cast<size_t>(next.log_only_size()) ||
+      !std::includes(nxt_all.begin(), nxt_all.end(), nxt_lo.begin(), nxt_lo.end())) {
+    return false;  // duplicates, or a log-only mark on a non-member
+  }
+  // The log-only marks of the members both name, unchanged.
+  std::set<ReplicaId> kept_lo;
+  for (ReplicaId id : cur_lo) {
+    if (nxt_all.count(id)) kept_lo.insert(id);
+  }
+  // Add a learner: voters unchanged, exactly one new learner (marked
+  // log-only or not).
   if (nxt_v == cur_v && nxt_all.size() == cur_all.size() + 1 &&
       std::includes(nxt_l.begin(), nxt_l.end(), cur_l.begin(), cur_l.end())) {
-    return true;
+    std::set<ReplicaId> added_lo;
+    for (ReplicaId id : nxt_lo) {
+      if (!cur_all.count(id)) added_lo.insert(id);
+    }
+    std::set<ReplicaId> old_lo(nxt_lo);
+    for (ReplicaId id : added_lo) old_lo.erase(id);
+    return old_lo == cur_lo && added_lo.size() <= 1;
   }
   // Promote: one learner becomes a voter, membership set unchanged.
   if (nxt_all == cur_all && nxt_v.size() == cur_v.size() + 1 &&
       std::includes(nxt_v.begin(), nxt_v.end(), cur_v.begin(), cur_v.end())) {
-    return true;
+    return nxt_lo == cur_lo;
   }
   // Remove: exactly one replica gone, nobody's role changed.
   if (nxt_all.size() + 1 == cur_all.size() &&
       std::includes(cur_v.begin(), cur_v.end(), nxt_v.begin(), nxt_v.end()) &&
       std::includes(cur_l.begin(), cur_l.end(), nxt_l.begin(), nxt_l.end())) {
-    return true;
+    return nxt_lo == kept_lo;
   }
   return false;
 }

@@ -16,6 +16,10 @@ namespace tessera::consensus {
 
 bool IsVoter(const pb::Membership& membership, ReplicaId id);
 bool IsMember(const pb::Membership& membership, ReplicaId id);
+// A log replica: a member that keeps only the log (pb::Membership.log_only).
+bool IsLogOnly(const pb::Membership& membership, ReplicaId id);
+// Voters that hold the state (not log-only): the ones that may lead.
+int FullVoterCount(const pb::Membership& membership);
 
 // True when `yes` holds for a majority of voters of every membership.
 bool HasQuorum(const std::vector<const pb::Membership*>& memberships,
@@ -30,7 +34,9 @@ uint64_t QuorumValue(const std::vector<const pb::Membership*>& memberships,
 std::vector<ReplicaId> AllMembers(const std::vector<const pb::Membership*>& memberships);
 
 // True when `next` differs from `current` by exactly one single-replica
-// step: add a learner, promote a learner to voter, or remove a replica.
+// step: add a learner (log-only or not), promote a learner to voter, or
+// remove a replica; a member's log-only mark never changes while it stays,
+// and `next` keeps at least one voter that is not log-only.
 bool IsSingleStepChange(const pb::Membership& current, const pb::Membership& next);
 
 }  // namespace tessera::consensus

@@ -108,6 +108,17 @@ std::vector<const pb::Membership*> Replica::Impl::ActiveMemberships() const {
 
 bool Replica::Impl::IsVoterNow() const { return IsVoter(log.LatestMembership(), opt.self); }
 
+bool Replica::Impl::PeerIsLogOnly(ReplicaId id) const {
+  for (const pb::Membership* m : ActiveMemberships()) {
+    if (IsLogOnly(*m, id)) return true;
+  }
+  return false;
+}
+
+bool Replica::Impl::MayLead() const {
+  return IsVoterNow() && !IsLogOnly(log.LatestMembership(), opt.self);
+}
+
 bool Replica::Impl::HasReady() const {
   if (!ready.empty() || promised_dirty || applied < DurableChosen()) return true;
   if (role != Role::kLeader) return false;
@@ -211,7 +222,7 @@ void Replica::Tick(TimeUs now) {
     s.BecomeFollower(0);
     return;
   }
-  if (s.role == Role::kFollower && s.now >= s.election_deadline_us && s.IsVoterNow()) {
+  if (s.role == Role::kFollower && s.now >= s.election_deadline_us && s.MayLead()) {
     s.StartPreVote();
   }
 }
@@ -332,7 +343,7 @@ Status Replica::TransferLeadership(TimeUs now, ReplicaId to) {
 void Replica::Campaign(TimeUs now) {
   Impl& s = *impl_;
   s.now = std::max(s.now, now);
-  if (s.role != Role::kLeader && s.IsVoterNow()) s.StartElection();
+  if (s.role != Role::kLeader && s.MayLead()) s.StartElection();
 }
 
 bool Replica::HasReady() const { return impl_->HasReady(); }

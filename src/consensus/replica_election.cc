@@ -49,8 +49,12 @@ void Replica::Impl::OnPreVoteReply(const pb::Message& m) {
     if (m.ballot().round() != pre_vote->round || !m.pre_vote_reply().granted()) return;
     pre_vote->granted.insert(m.from());
   }
+  // A majority of the latest membership suffices here: pre-vote guards
+  // against disrupting a healthy leader, not safety, and the election
+  // proper learns from the promises whether a pending change was chosen
+  // (LearnChosen), which a pre-vote cannot.
   const auto& granted = pre_vote->granted;
-  if (HasQuorum(ActiveMemberships(), [&](ReplicaId id) { return granted.count(id) > 0; })) {
+  if (HasQuorum({&log.LatestMembership()}, [&](ReplicaId id) { return granted.count(id) > 0; })) {
     StartElection();
   }
 }
@@ -150,7 +154,30 @@ void Replica::Impl::OnPromise(const pb::Message& m) {
     }
   }
   election->promises[m.from()] = p;
+  LearnChosen(p);
   MaybeWinElection();
+}
+
+// An acceptor's log below its chosen index holds the chosen values, so a
+// promise reporting a higher chosen index than ours hands us those values:
+// we write them and advance our chosen prefix. That shrinks the
+// memberships the election needs a quorum of: a removal chosen after we
+// last heard the leader no longer requires the removed voter's quorum (a
+// group that lost its leader right after removing a dead voter elects a
+// new one among the survivors).
+void Replica::Impl::LearnChosen(const pb::Promise& p) {
+  const Slot target = p.chosen_index();
+  if (target <= chosen || target < election->from_slot) return;
+  // The entries run contiguously from from_slot (checked in OnPromise).
+  if (p.entries_size() == 0 || target - election->from_slot >= static_cast<Slot>(p.entries_size())) {
+    return;
+  }
+  for (Slot s = chosen + 1; s <= target; ++s) {
+    const pb::Entry& e = p.entries(static_cast<int>(s - election->from_slot));
+    if (e.slot() != s) return;  // not contiguous: learn nothing more
+    WriteEntry(e);
+    SetChosen(s);
+  }
 }
 
 // The quorum must hold in every membership the candidate can see: its own
@@ -171,7 +198,10 @@ void Replica::Impl::MaybeWinElection() {
 }
 
 void Replica::Impl::BecomeLeader() {
-  const Slot from = election->from_slot;
+  // Slots up to our chosen prefix need no recovery; it may have grown past
+  // the Prepare's from_slot during the election (LearnChosen), and the
+  // host may have applied and compacted what it learned.
+  const Slot from = std::max(election->from_slot, chosen + 1);
   const pb::Ballot ballot = election->ballot;
   // For each slot >= from: the value accepted under the highest ballot among
   // the promises (ours included); a gap becomes a no-op.

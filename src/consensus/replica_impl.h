@@ -77,6 +77,13 @@ struct Replica::Impl {
   // Memberships whose quorums a decision at or after `chosen_` needs.
   std::vector<const pb::Membership*> ActiveMemberships() const;
   bool IsVoterNow() const;
+  // A voter that holds the state (not a log replica): only it campaigns,
+  // takes a transfer or leads.
+  bool MayLead() const;
+  // `id` is a log replica: marked so in any active membership (a mark
+  // never changes while its member stays, so the one still naming a
+  // replica being removed is authoritative).
+  bool PeerIsLogOnly(ReplicaId id) const;
   Ready TakeReady();
   bool HasReady() const;
   // Highest chosen slot that is also durable here: committed entries are
@@ -93,6 +100,7 @@ struct Replica::Impl {
   void OnPreVoteReply(const pb::Message& m);
   void OnPrepare(const pb::Message& m);
   void OnPromise(const pb::Message& m);
+  void LearnChosen(const pb::Promise& p);
   void MaybeWinElection();
   void BecomeLeader();
   bool WithinLeaseWindow() const;
@@ -103,6 +111,7 @@ struct Replica::Impl {
   void OnInstallSnapshot(const pb::Message& m);
   void SendAppends();
   void SendAppend(ReplicaId to, PeerProgress& peer);
+  void SendLogBase(ReplicaId to, PeerProgress& peer);
   void BroadcastHeartbeat();
   void AdvanceCommit();
   void SyncPeers();

@@ -185,7 +185,11 @@ void Replica::Impl::SendAppend(ReplicaId to, PeerProgress& peer) {
     if (!peer.snapshot_requested || retry) {
       peer.snapshot_requested = true;
       peer.snapshot_requested_us = now;
-      ready.snapshot_requests.push_back(to);
+      if (PeerIsLogOnly(to)) {
+        SendLogBase(to, peer);
+      } else {
+        ready.snapshot_requests.push_back(to);
+      }
     }
     return;
   }
@@ -216,6 +220,25 @@ void Replica::Impl::SendAppend(ReplicaId to, PeerProgress& peer) {
     peer.RecordSent(peer.next + a->entries_size() - 1, bytes);
     Send(std::move(m), false);
   }
+}
+
+// A log replica needs no state, only the log from where ours starts: an
+// InstallSnapshot without data at log_start - 1 (every slot below is
+// chosen) makes its log start there too. It keeps what it accepts from
+// then on; a candidate whose chosen prefix ends below that gets a partial
+// promise from it, which does not count (OnPrepare), so a log replica
+// never stands in for slots it does not hold.
+void Replica::Impl::SendLogBase(ReplicaId to, PeerProgress& peer) {
+  const Slot base = log.log_start() - 1;
+  pb::Message m = NewMessage(to);
+  *m.mutable_ballot() = promised;
+  auto* snap = m.mutable_install_snapshot();
+  snap->mutable_meta()->set_last_slot(base);
+  *snap->mutable_meta()->mutable_membership() = log.MembershipAt(base);
+  snap->set_commit_index(chosen);
+  snap->set_seq(heartbeat_seq);
+  Send(std::move(m), false);
+  peer.SkipThrough(base);
 }
 
 // Heartbeats are empty Accepts from each peer's acknowledged point, so they

@@ -186,6 +186,10 @@ inline std::string Str(const pb::Membership& m) {
   for (int i = 0; i < m.learners_size(); ++i) {
     out += (i ? "," : "") + std::to_string(m.learners(i));
   }
+  if (m.log_only_size() > 0) out += "+o";
+  for (int i = 0; i < m.log_only_size(); ++i) {
+    out += (i ? "," : "") + std::to_string(m.log_only(i));
+  }
   return out;
 }
 

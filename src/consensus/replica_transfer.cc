@@ -21,6 +21,10 @@ Status Replica::Impl::StartTransfer(ReplicaId to) {
     return Status::InvalidArgument("replica " + std::to_string(to) +
                                    " is not another voter of the group");
   }
+  if (IsLogOnly(log.LatestMembership(), to)) {
+    return Status::InvalidArgument("replica " + std::to_string(to) +
+                                   " is a log replica: it never leads");
+  }
   if (transfer) {
     if (transfer->to == to) return Status::Ok();
     return Status::Conflict("a transfer to replica " + std::to_string(transfer->to) +
@@ -50,7 +54,7 @@ void Replica::Impl::MaybeSendTimeoutNow() {
 void Replica::Impl::OnTimeoutNow(const pb::Message& m) {
   // Only the leader of the ballot we follow may hand over to us.
   if (role == Role::kLeader || !BallotEq(m.ballot(), promised) ||
-      m.ballot().replica() != m.from() || !IsVoterNow()) {
+      m.ballot().replica() != m.from() || !MayLead()) {
     return;
   }
   const pb::Ballot released = promised;
@@ -64,7 +68,7 @@ void Replica::Impl::CheckTransfer() {
   if (role != Role::kLeader || !transfer || now < transfer->deadline_us) return;
   const pb::Ballot released = promised;
   BecomeFollower(0);
-  if (IsVoterNow()) StartElection(&released);
+  if (MayLead()) StartElection(&released);
 }
 
 }  // namespace tessera::consensus

@@ -176,6 +176,14 @@ void GroupHost::ApplyCommitted(const std::vector<pb::Entry>& entries) {
       break;
     }
   }
+  if (options_.log_only) {
+    // Nothing to apply, nobody waiting: a log replica never leads, so it
+    // proposed nothing.
+    const Status skipped = state_.SkipTo(entries.back().slot());
+    TESSERA_CHECK(skipped.ok());  // as for Apply: a replica that cannot must not go on
+    MaybeCompact();
+    return;
+  }
   auto results = state_.Apply(entries);
   TESSERA_CHECK(results.ok());  // a replica that cannot apply must not go on
   if (options_.on_applied) options_.on_applied(entries);
@@ -222,7 +230,8 @@ void GroupHost::StartInstall(pb::InstallSnapshot snapshot) {
   Status queued = store_->SubmitSnapshotWork([weak, shared] {
     auto self = weak.lock();
     if (!self) return;
-    Status installed = self->snapshot_receiver_.Install(*shared);
+    Status installed = self->options_.log_only ? self->InstallLogBase(*shared)
+                                               : self->snapshot_receiver_.Install(*shared);
     asio::post(self->strand_, [self, shared, installed] { self->FinishInstall(*shared, installed); });
   });
   if (!queued.ok()) {
@@ -230,6 +239,18 @@ void GroupHost::StartInstall(pb::InstallSnapshot snapshot) {
     // core takes the next one the leader sends.
     FinishInstall(*shared, Status::InvalidArgument("snapshot install not queued: " + queued.ToString()));
   }
+}
+
+// A log replica's "snapshot" is the leader's log base: no state, so the
+// empty state at meta.last_slot (as NodeStore::InstallSnapshot writes it)
+// is all there is. A snapshot with data is not for a log replica.
+Status GroupHost::InstallLogBase(const pb::InstallSnapshot& snapshot) const {
+  if (!snapshot.data().empty()) {
+    return Status::InvalidArgument("a log replica installs no state");
+  }
+  spdlog::info("node.log_base_installed group={} log_start={}", group_id(),
+               snapshot.meta().last_slot() + 1);
+  return store_->InstallSnapshot(group_id(), snapshot.meta(), {});
 }
 
 void GroupHost::FinishInstall(const pb::InstallSnapshot& snapshot, const Status& installed) {
@@ -406,6 +427,9 @@ void GroupHost::WhenReadable(std::function<void(Status)> serve, uint64_t timeout
 void GroupHost::ReadState(pb::Consistency consistency, StateReader read) {
   asio::post(strand_, [self = shared_from_this(), consistency, read = std::move(read)]() mutable {
     if (self->stopped_) return read(StoppedStatus());
+    if (self->options_.log_only) {
+      return read(Status::NotLeader(self->replica_->leader_hint(), "a log replica holds no state"));
+    }
     if (self->installing_) return read(Status::Unavailable("replica is installing a snapshot"));
     auto serve = [self, read = std::move(read)](Status st) {
       if (!st.ok()) return read(st);
@@ -449,6 +473,7 @@ void GroupHost::GetStatus(StatusCallback done) {
     s.membership_pending =
         !google::protobuf::util::MessageDifferencer::Equals(r.membership(), r.MembershipAt(r.chosen_index()));
     s.stopped = self->stopped_;
+    s.log_only = self->options_.log_only;
     if (s.stopped) {  // frozen: it leads nothing and holds no lease any more
       s.role = consensus::Role::kFollower;
       s.holds_lease = false;
@@ -501,6 +526,7 @@ void GroupHost::TransferLeadership(consensus::ReplicaId to,
 void GroupHost::StateDigest(JobThread& scanner, DigestCallback done) {
   asio::post(strand_, [self = shared_from_this(), &scanner, done = std::move(done)]() mutable {
     if (self->stopped_) return done(StoppedStatus());
+    if (self->options_.log_only) return done(Status::Unavailable("a log replica holds no state"));
     if (self->installing_) return done(Status::Unavailable("replica is installing a snapshot"));
     auto opened = self->store_->OpenSnapshot(self->group_id());
     if (!opened.ok()) return done(opened.status());

@@ -47,6 +47,13 @@ namespace tessera::node {
 struct GroupHostOptions {
   consensus::Options consensus;  // self, group_id, timings
   pb::Membership bootstrap_membership;  // used when the store has no state
+  // This replica is a log replica (its placement in the group's descriptor
+  // says so; docs/consensus.md, "Log replicas"): it keeps the log and
+  // votes, applies nothing (committed entries only advance its applied
+  // index), installs only snapshots without data (the leader's log base),
+  // answers every read NotLeader with the leader's hint, and has no state
+  // digest.
+  bool log_only = false;
   // Compaction: once this many applied slots are held, keep the newest
   // compaction_keep_slots and drop the rest.
   uint64_t compaction_trigger_slots = 20'000;
@@ -80,6 +87,7 @@ struct GroupStatus {
   // snapshot install: fail-stop until the process restarts); it answers
   // every request NotLeader without a hint and reports itself a follower.
   bool stopped = false;
+  bool log_only = false;  // a log replica (GroupHostOptions::log_only)
 };
 
 using consensus::MembershipStep;
@@ -196,6 +204,7 @@ class GroupHost : public std::enable_shared_from_this<GroupHost> {
   void OnSnapshotAck(const pb::Message& message);
   void StageChunk(pb::Message chunk);
   void StartInstall(pb::InstallSnapshot snapshot);
+  Status InstallLogBase(const pb::InstallSnapshot& snapshot) const;
   void FinishInstall(const pb::InstallSnapshot& snapshot, const Status& installed);
   void ReportInstall(const pb::InstallSnapshot& snapshot, const Status& installed);
   void MaybeCompact();

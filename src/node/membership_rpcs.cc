@@ -11,6 +11,7 @@ namespace {
 Result<MembershipStep> StepOf(pb::MembershipChangeKind kind) {
   switch (kind) {
     case pb::MEMBERSHIP_ADD_LEARNER: return MembershipStep::kAddLearner;
+    case pb::MEMBERSHIP_ADD_LOG_LEARNER: return MembershipStep::kAddLogLearner;
     case pb::MEMBERSHIP_PROMOTE: return MembershipStep::kPromote;
     case pb::MEMBERSHIP_REMOVE: return MembershipStep::kRemove;
     default: break;

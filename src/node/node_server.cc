@@ -19,6 +19,7 @@
 #include "node/disk_health.h"
 #include "node/fault_rules.h"
 #include "node/membership_rpcs.h"
+#include "node/peer_prober.h"
 #include "node/rpc_handler_util.h"
 #include "node/s3_blob_refs.h"
 #include "node/s3_reads.h"
@@ -56,6 +57,7 @@ pb::GroupStatusProto ToProto(uint64_t group_id, const GroupStatus& s) {
   p.set_stopped(s.stopped);
   *p.mutable_voters() = s.membership.voters();
   *p.mutable_learners() = s.membership.learners();
+  *p.mutable_log_only() = s.membership.log_only();
   p.set_membership_pending(s.membership_pending);
   p.set_log_start(s.log_start);
   return p;
@@ -97,6 +99,7 @@ class NodeServer::Impl {
   std::unique_ptr<blob::SlotMapRefresher> slot_map_refresher_;
   std::unique_ptr<BlobGc> blob_gc_;
   std::unique_ptr<BlobMaintenance> blob_maintenance_;
+  std::unique_ptr<PeerProber> peer_prober_;
   std::unique_ptr<rpc::RpcServer> rpc_;
   std::unique_ptr<http::HttpServer> http_;
   // admin.state_digest's scans: one at a time, a few waiting.
@@ -173,6 +176,17 @@ Status NodeServer::Impl::Start() {
   server_options.host = options_.rpc_host;
   server_options.port = options_.rpc_port;
   rpc_ = std::make_unique<rpc::RpcServer>(context, server_options);
+  // Peers' timeouts (NodeStatus.peer_links): every storage node of the
+  // slot map in force, added nodes included; probing starts with the blob
+  // maintenance, once the blob client (and its map) exists.
+  peer_prober_ = std::make_unique<PeerProber>(
+      *pool_, options_.node_id,
+      [this] {
+        std::vector<uint32_t> ids;
+        for (const blob::NodeRef& n : blob_client_->slot_map()->nodes()) ids.push_back(n.node_id);
+        return ids;
+      },
+      PeerProberOptions{});
   TESSERA_RETURN_IF_ERROR(RegisterHandlers());
   TESSERA_RETURN_IF_ERROR(rpc_->Start());
 
@@ -204,6 +218,7 @@ Status NodeServer::Impl::RegisterHandlers() {
       {"admin.create_group",
        [this](const PeerInfo&, const pb::Envelope& r, Responder s) { OnCreateGroup(r, std::move(s)); }},
       {"admin.status", [this](const PeerInfo&, const pb::Envelope&, Responder s) { OnStatus(std::move(s)); }},
+      {"node.ping", [](const PeerInfo&, const pb::Envelope&, Responder s) { s.Reply(std::string()); }},
       {"admin.state_digest",
        [this](const PeerInfo&, const pb::Envelope&, Responder s) { OnStateDigest(std::move(s)); }},
       {"admin.faults",
@@ -300,6 +315,7 @@ Status NodeServer::Impl::StartBlobMaintenance() {
   slot_map_refresher_->Start();
   blob_gc_->Start();
   blob_maintenance_->Start();
+  peer_prober_->Start();
   return Status::Ok();
 }
 
@@ -414,6 +430,7 @@ void NodeServer::Impl::OnStatus(rpc::Responder responder) {
     status.set_az(options_.az);
     for (auto& g : statuses) *status.add_groups() = std::move(g);
     *status.mutable_disk() = ReadDiskHealth(replication_->store(), options_.store_path);
+    for (pb::PeerLinkProto& link : peer_prober_->Report()) *status.add_peer_links() = std::move(link);
     responder.Reply(status.SerializeAsString());
   });
 }
@@ -569,6 +586,7 @@ void NodeServer::Impl::Stop() {
   if (slot_map_refresher_) slot_map_refresher_->Stop();
   if (blob_gc_) blob_gc_->Stop();
   if (blob_maintenance_) blob_maintenance_->Stop();
+  if (peer_prober_) peer_prober_->Stop();
   if (http_) http_->Stop();
   if (rpc_) rpc_->Stop();
   digest_jobs_.Stop();  // its scans hold store snapshots
@@ -598,6 +616,7 @@ NodeServer::~NodeServer() {
   impl_->blob_gc_.reset();
   impl_->slot_map_refresher_.reset();
   impl_->blob_maintenance_.reset();
+  impl_->peer_prober_.reset();
   impl_->blob_client_.reset();
   impl_->blob_.reset();
   impl_->replication_.reset();

@@ -214,6 +214,8 @@ Result<std::vector<SlotResult>> PartitionStateMachine::Apply(const std::vector<p
   return results;
 }
 
+Status PartitionStateMachine::SkipTo(Slot last) { return store_->Apply(group_, last, {}); }
+
 Result<std::optional<pb::KvRecord>> PartitionStateMachine::Get(const std::string& key) const {
   auto stored = store_->Get(group_, key);
   if (!stored.ok()) {

@@ -43,6 +43,10 @@ class PartitionStateMachine {
   // applied index to the last slot. Returns the result of every command
   // entry. A storage error leaves the state as it was (all or nothing).
   Result<std::vector<SlotResult>> Apply(const std::vector<pb::Entry>& entries);
+  // A log replica's apply: the state stays empty and only the applied
+  // index advances to `last` (above the stored one), so the log below it
+  // may be compacted like any replica's.
+  Status SkipTo(Slot last);
 
   // The record of `key`, or nullopt when absent. Corruption when the stored
   // record does not parse.

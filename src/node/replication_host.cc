@@ -35,10 +35,17 @@ Status ValidateDescriptor(const pb::PartitionDescriptor& d, consensus::ReplicaId
                                    " replicas");
   }
   std::set<uint32_t> ids;
+  int full_voters = 0, log_replicas = 0;
   for (const pb::ReplicaPlacement& r : d.replicas()) {
     if (r.node_id() == 0 || !ids.insert(r.node_id()).second) {
       return Status::InvalidArgument("replica node ids must be non-zero and distinct");
     }
+    full_voters += r.role() == pb::REPLICA_VOTER && !r.log_only() ? 1 : 0;
+    log_replicas += r.log_only() ? 1 : 0;
+  }
+  if (full_voters == 0 || log_replicas > 1) {
+    return Status::InvalidArgument(
+        "a group needs a voter that holds the state and has at most one log replica");
   }
   if (!ids.count(self)) {
     return Status::InvalidArgument("group " + std::to_string(d.group_id()) +
@@ -148,12 +155,15 @@ Status ReplicationHost::StartGroupLocked(const pb::PartitionDescriptor& descript
       options_.group_defaults.consensus.random_seed * 1'000'003u + descriptor.group_id() * 7919u +
       options_.self_id;
   group.bootstrap_membership.Clear();
+  group.log_only = false;
   for (const pb::ReplicaPlacement& r : descriptor.replicas()) {
     if (r.role() == pb::REPLICA_LEARNER) {
       group.bootstrap_membership.add_learners(r.node_id());
     } else {
       group.bootstrap_membership.add_voters(r.node_id());
     }
+    if (r.log_only()) group.bootstrap_membership.add_log_only(r.node_id());
+    if (r.log_only() && r.node_id() == options_.self_id) group.log_only = true;
   }
   group.snapshot_counters = &snapshot_counters_;
   if (options_.customize_group) options_.customize_group(descriptor, group);

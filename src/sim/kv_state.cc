@@ -46,6 +46,21 @@ Status KvState::Apply(const pb::Entry& entry) {
   return Status::Ok();
 }
 
+Status KvState::Skip(const pb::Entry& entry) {
+  if (entry.slot() != applied_index_ + 1) {
+    return Status::InvalidArgument("skip of slot " + std::to_string(entry.slot()) + " after " +
+                                   std::to_string(applied_index_));
+  }
+  applied_index_ = entry.slot();
+  return Status::Ok();
+}
+
+KvState KvState::EmptyAt(Slot applied_index) {
+  KvState state;
+  state.applied_index_ = state.delta_base_index_ = applied_index;
+  return state;
+}
+
 uint64_t KvState::DataHash() const {
   uint32_t crc = 0;
   for (const auto& [key, value] : data_) {

@@ -46,6 +46,11 @@ class KvState {
   // Applies the committed entry at applied_index() + 1 (InvalidArgument when
   // the slot is not next, Corruption when the command does not parse).
   Status Apply(const pb::Entry& entry);
+  // A log replica's apply: the committed entry at applied_index() + 1
+  // only advances the applied index (no data, no result).
+  Status Skip(const pb::Entry& entry);
+  // A log replica's state after it installed the leader's log base.
+  static KvState EmptyAt(Slot applied_index);
 
   // A stable 64-bit digest of the data (not the results): replicas at the
   // same applied index must agree on it.

@@ -40,8 +40,10 @@ void Simulation::OnLoseReplica() {
     if (Host(id).lost) return;  // a loss is still being repaired
     alive.push_back(id);
   }
+  // A log replica stands in: the group already tolerates its one failure.
   if (static_cast<uint32_t>(chosen_membership_.voters_size()) != config_.replicas ||
-      chosen_membership_.learners_size() > 0 || alive.empty()) {
+      chosen_membership_.learners_size() > 0 || chosen_membership_.log_only_size() > 0 ||
+      alive.empty()) {
     // Mid-replacement: try again later.
     ScheduleSimple(now_ + nemesis_prng_.Range(200'000, 600'000), EventKind::kLoseReplica, 0);
     return;
@@ -106,6 +108,7 @@ void Simulation::ExecuteAutoadmin(const autoadmin::Action& action) {
       for (const pb::ReplicaPlacement& r : action.descriptor.replicas()) {
         if (r.role() == pb::REPLICA_LEARNER) bootstrap.add_learners(r.node_id());
         else bootstrap.add_voters(r.node_id());
+        if (r.log_only()) bootstrap.add_log_only(r.node_id());
       }
       ReplicaHost& host = Host(action.replica);
       TESSERA_CHECK(!host.lost && !host.provisioned);
@@ -118,9 +121,11 @@ void Simulation::ExecuteAutoadmin(const autoadmin::Action& action) {
       ReplicaHost& leader = Host(action.node);
       if (!leader.up()) return;
       const consensus::MembershipStep step =
-          action.kind == autoadmin::ActionKind::kAddLearner ? consensus::MembershipStep::kAddLearner
-          : action.kind == autoadmin::ActionKind::kPromote  ? consensus::MembershipStep::kPromote
-                                                             : consensus::MembershipStep::kRemove;
+          action.kind == autoadmin::ActionKind::kAddLearner
+              ? (action.log_only ? consensus::MembershipStep::kAddLogLearner
+                                 : consensus::MembershipStep::kAddLearner)
+          : action.kind == autoadmin::ActionKind::kPromote ? consensus::MembershipStep::kPromote
+                                                           : consensus::MembershipStep::kRemove;
       auto next = consensus::NextMembership(leader.replica->membership(), step, action.replica);
       if (!next.ok() || !next->has_value()) return;  // does not apply, or already in effect
       ProposeMembership(leader, **next, autoadmin::ActionKindName(action.kind));
@@ -129,7 +134,7 @@ void Simulation::ExecuteAutoadmin(const autoadmin::Action& action) {
     case autoadmin::ActionKind::kDropStale: {
       ReplicaHost& host = Host(action.replica);
       if (host.up()) Crash(host);
-      host.lost = true;
+      host.lost = host.ever_named;
       host.provisioned = false;
       ++host.incarnation;
       return;
@@ -153,6 +158,7 @@ std::string Simulation::MembershipNotConverged() const {
     return std::to_string(m.voters_size()) + " voters";
   }
   if (m.learners_size() > 0) return "a learner remains";
+  if (m.log_only_size() > 0) return "a log replica remains";
   std::set<std::string> azs;
   for (uint32_t id : m.voters()) {
     if (hosts_[id - 1]->lost) return "lost voter " + Who(id);

@@ -159,7 +159,7 @@ void Simulation::ApplyCommitted(ReplicaHost& host, const pb::Entry& entry) {
                                       std::to_string(host.kv.applied_index()));
     return;
   }
-  const Status applied = host.kv.Apply(entry);
+  const Status applied = host.log_only ? host.kv.Skip(entry) : host.kv.Apply(entry);
   if (!applied.ok()) {
     Violate(Invariant::kContract, Who(host.id) + " cannot apply: " + applied.ToString());
     return;
@@ -190,7 +190,12 @@ void Simulation::AnswerSnapshotRequest(ReplicaHost& host, ReplicaId to) {
 
 void Simulation::InstallSnapshot(ReplicaHost& host, const pb::InstallSnapshot& install) {
   const pb::SnapshotMeta& meta = install.meta();
-  Result<KvState> parsed = KvState::Parse(install.data());
+  // A log replica installs the leader's log base: no data, an empty state.
+  Result<KvState> parsed =
+      host.log_only ? (install.data().empty()
+                           ? Result<KvState>(KvState::EmptyAt(meta.last_slot()))
+                           : Result<KvState>(Status::InvalidArgument("state for a log replica")))
+                    : KvState::Parse(install.data());
   if (!parsed.ok() || parsed->applied_index() != meta.last_slot() ||
       meta.last_slot() < host.kv.applied_index()) {
     Violate(Invariant::kContract,
@@ -201,7 +206,7 @@ void Simulation::InstallSnapshot(ReplicaHost& host, const pb::InstallSnapshot& i
                              : parsed.status().ToString()) + ")");
     return;
   }
-  CheckSnapshotAgreement(host, *parsed);
+  if (!host.log_only) CheckSnapshotAgreement(host, *parsed);
   if (!result_.ok) return;
   tracer_.Event(now_, Who(host.id), 14, meta.last_slot(), 0, [&] {
     return "install snapshot at " + std::to_string(meta.last_slot());

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "common/check.h"
+#include "consensus/quorum.h"
 #include "sim/simulation.h"
 
 namespace tessera::sim {
@@ -74,7 +75,9 @@ void Simulation::ProposeMembership(ReplicaHost& leader, const pb::Membership& ne
            (slot.ok() ? " at slot " + std::to_string(*slot) : " refused: " + slot.status().ToString());
   });
   if (!slot.ok()) return;
+  for (uint32_t id : next.voters()) Host(id).ever_named = true;
   for (uint32_t id : next.learners()) {
+    Host(id).ever_named = true;
     if (!Host(id).provisioned) ProvisionSpare(id, next);
   }
   Drain(leader);
@@ -84,6 +87,8 @@ void Simulation::ProposeMembership(ReplicaHost& leader, const pb::Membership& ne
 void Simulation::ProvisionSpare(ReplicaId id, const pb::Membership& next) {
   ReplicaHost& host = Host(id);
   host.provisioned = true;
+  host.log_only = consensus::IsLogOnly(next, id);
+  if (host.log_only) ++result_.stats.log_replicas;
   host.disk = SimDisk(next);
   StartReplica(host);
 }

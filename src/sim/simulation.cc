@@ -9,9 +9,12 @@ namespace tessera::sim {
 
 namespace {
 
-// Spare replica ids for membership changes: each voter replacement uses one.
+// Spare replica ids for membership changes: each voter replacement uses
+// one, a log replica standing in for a lost voter one more, and a target
+// lost before it joined one more (a dropped replica's host never returns
+// in the simulation, where a real node would serve as a target again).
 uint32_t SpareReplicas(uint32_t replicas) {
-  return std::min<uint32_t>(3, static_cast<uint32_t>(limits::kGroupReplicasMax) - replicas);
+  return std::min<uint32_t>(4, static_cast<uint32_t>(limits::kGroupReplicasMax) - replicas);
 }
 
 // A run is a runaway (a message storm, a livelock) past these bounds; far
@@ -127,6 +130,7 @@ Simulation::Simulation(const SimConfig& config)
     hosts_.push_back(std::make_unique<ReplicaHost>(chosen_membership_));
     hosts_.back()->id = id;
     hosts_.back()->provisioned = id <= config.replicas;
+    hosts_.back()->ever_named = id <= config.replicas;
   }
 }
 

@@ -132,6 +132,15 @@ struct ReplicaHost {
   std::unique_ptr<consensus::Replica> replica;  // null while crashed
   uint64_t incarnation = 0;
   SimDisk disk;
+  // A log replica (pb::Membership.log_only, from the membership it was
+  // provisioned with): its KvState stays empty, only its applied index
+  // advances.
+  bool log_only = false;
+  // Some proposed membership named it: once dropped it never returns (its
+  // messages as a member may still be in flight). A target dropped before
+  // any membership named it is an empty spare again, as a real node would
+  // be a target again.
+  bool ever_named = false;
   // Volatile host state, lost on a crash.
   KvState kv;
   std::deque<AfterPersist> awaiting_sync;
@@ -175,7 +184,9 @@ struct AckedWrite {
 struct ChosenSlot {
   std::string fingerprint;
   uint64_t request_id = 0;  // of a command; 0 for no-ops and membership
-  uint64_t state_hash = 0;  // KvState::DataHash after applying the slot
+  // KvState::DataHash after applying the slot, as the first replica that
+  // holds the state applied it; unset while only log replicas did.
+  std::optional<uint64_t> state_hash;
   ReplicaId first_replica = 0;
   std::string description;
 };

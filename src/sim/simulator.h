@@ -152,6 +152,7 @@ struct SimStats {
   uint64_t snapshots_installed = 0;
   uint64_t replicas_lost = 0;      // voters that died for good
   uint64_t replicas_replaced = 0;  // final voters that started as spares
+  uint64_t log_replicas = 0;       // spares provisioned as log replicas
   uint64_t compactions = 0;
   uint64_t writes_ok = 0;
   uint64_t writes_unknown = 0;

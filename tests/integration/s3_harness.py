@@ -188,9 +188,9 @@ class S3Cluster:
                 print(f"kept {self.root}", file=sys.stderr)
 
     def partitions(self):
-        """`tessera cluster status` parsed (test_kv_cluster.parse_status)."""
+        """`tessera cluster status --json` parsed (test_kv_cluster.parse_status)."""
         from test_kv_cluster import parse_status
-        return parse_status(self.cli("cluster", "status", check=False).stdout)
+        return parse_status(self.cli("cluster", "status", "--json", check=False).stdout)
 
     def bucket_leader(self, test, bucket):
         """The node leading the `_s3` partition that holds `bucket`."""

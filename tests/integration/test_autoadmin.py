@@ -2,7 +2,8 @@
 processes, kill -9, SIGSTOP, two autoadmin instances.
 
 1. Permanent loss under load: a KV write loop and an S3 PUT loop run; a node
-   is killed (SIGKILL) and its data directory deleted. Every partition is
+   is killed (SIGKILL) and its data directory deleted. Every group it held
+   first tolerates one more failure through a log replica; every partition is
    back to three voters in three AZs, none on the lost node, within 60 s;
    every acknowledged KV write and S3 object reads back; the lost node's
    blob slots move to its AZ's other node, and within 60 s more every blob
@@ -33,6 +34,10 @@ processes, kill -9, SIGSTOP, two autoadmin instances.
    node joins az2 under KV and S3 load, every process learns it, and the
    autoadmin spreads partition replicas and blob slots onto it; every
    acknowledged write reads back and `tessera s3 check` is clean.
+9b. Peers' timeouts: a node cut off from every other storage node while
+   the autoadmin still reaches it turns gray through its peers' timeouts
+   and has its replicas replaced in its AZ; healed, it is healthy and
+   holds no stale replica.
 Stale epochs and idempotent steps: src/node/node_process_test.cc and
 src/meta/partition_admin_test.cc.
 """
@@ -81,6 +86,20 @@ def tearDownModule():
         CLUSTER.down()
 
 
+def tolerant(parts, groups, avoid):
+    """True when each of `groups` has three voters that answer, none on
+    `avoid` and none a learner: it tolerates one more failure again (a log
+    replica counts: it votes)."""
+    by_group = {p["group"]: p for p in parts}
+    for g in groups:
+        p = by_group.get(g)
+        if p is None or len(p["replicas"]) != 3 or p["changing"]:
+            return False
+        if any(r["learner"] or not r["reachable"] or r["name"] in avoid for r in p["replicas"]):
+            return False
+    return True
+
+
 def three_voters_in_three_azs(parts, avoid=()):
     """True when every partition has exactly three reachable voters in three
     AZs, none on `avoid`, and no change is in progress."""
@@ -88,7 +107,8 @@ def three_voters_in_three_azs(parts, avoid=()):
         return False
     for p in parts:
         names = [r["name"] for r in p["replicas"]]
-        if len(names) != 3 or any(r["learner"] or not r["reachable"] for r in p["replicas"]):
+        if len(names) != 3 or any(r["learner"] or r["log"] or not r["reachable"]
+                                  for r in p["replicas"]):
             return False
         if p["changing"] or set(names) & set(avoid):
             return False
@@ -199,15 +219,30 @@ class Autoadmin(unittest.TestCase):
         s3.create_bucket(Bucket="loss")
         self.assertTrue(three_voters_in_three_azs(self.parts()), self.parts())
         victim = "az2-n1"
-        self.assertTrue(self.hosted_by(victim), "the victim hosts no partition")
+        held = self.hosted_by(victim)
+        self.assertTrue(held, "the victim hosts no partition")
         with KvLoad(c, self.token, "loss-") as kv, S3Load(c, "loss") as objects:
             time.sleep(3)
             c.cli("cluster", "kill", victim)
             shutil.rmtree(os.path.join(c.dir, "data", victim))
             killed = time.monotonic()
+            # Log replicas first (docs/autoadmin.md, "Log replicas"): every
+            # group the node held tolerates one more failure again before
+            # its full replacement has caught up.
+            log_seen = set()
+
+            def tolerant_again():
+                parts = self.parts()
+                log_seen.update(p["group"] for p in parts if any(r["log"] for r in p["replicas"]))
+                return tolerant(parts, held, {victim})
+            self.assertTrue(h.wait_until(tolerant_again, REPLACE_WITHIN_S, 0.2), self.parts())
+            tolerant_s = time.monotonic() - killed
             elapsed, parts = self.wait_replaced({victim})
             time.sleep(2)
-        print(f"\n[{victim} lost: every partition back to three voters in three AZs "
+        self.assertTrue(log_seen, "no group ever had a log replica")
+        print(f"\n[{victim} lost: the {len(held)} groups it held tolerate one more failure "
+              f"{tolerant_s:.1f}s after the kill ({len(log_seen)} through a log replica); "
+              f"every partition back to three full voters in three AZs "
               f"{time.monotonic() - killed - 2:.1f}s after the kill (dead_after {DEAD_AFTER_S}s); "
               f"KV acked {len(kv.acked)} failed {kv.failed}; S3 acked {len(objects.acked)} "
               f"failed {objects.failed}]", file=sys.stderr)
@@ -226,6 +261,8 @@ class Autoadmin(unittest.TestCase):
         self.assertRegex(out, r"active, epoch \d+")
         self.assertRegex(out, r"promote group=\d+ replica=\d+ -> ok")
         self.assertRegex(out, r"remove group=\d+ replica=3 -> ok")
+        self.assertRegex(out, r"add_replica group=\d+ replica=\d+ -> ok \(log replica for dead voter 3\)")
+        self.assertRegex(out, r"remove group=\d+ replica=\d+ -> ok \(voter \d+ is surplus \(a log replica\)\)")
         self.assertRegex(out, r"move_blob_slots .* -> ok \(\d+ blob slots off dead or draining nodes\)")
         checked = time.monotonic()
         report = c.wait_s3_check(self, REPLACE_WITHIN_S)
@@ -522,6 +559,42 @@ class Autoadmin(unittest.TestCase):
         # Blob copies reached it (repairs of the slots moved onto it, or new
         # objects written there).
         self.assertGreater(c.metric("tessera_blob_puts_total", ADDED), 0)
+
+    def test_9b_peers_time_out(self):
+        """A node cut off from every other storage node (both ways), which
+        the autoadmin still reaches: its peers' pings to it time out, so it
+        turns gray (peer_timeout_percent) and its replicas are replaced in
+        its AZ, before any lag bound (lag_for 60 s) would notice."""
+        c = self.c
+        self.wait_spread("az1-n1", "az1-n2")
+        victim = max(("az1-n1", "az1-n2"), key=lambda n: len(self.hosted_by(n)))
+        spare = "az1-n2" if victim == "az1-n1" else "az1-n1"
+        others = [n for n in AZ_OF if n != victim]
+        with KvLoad(c, self.token, "peers-") as kv:
+            time.sleep(1)
+            for other in others:
+                c.cli("cluster", "partition", victim, other)
+            cut = time.monotonic()
+            gray = h.wait_until(lambda: re.search(
+                rf"{victim} \(\d+, az1\): gray for \d+ ms \(\d+ of \d+ peers saw >= 50 % of "
+                rf"their calls to it time out", self.status()), 30, 0.3)
+            self.assertTrue(gray, self.status())
+            gray_s = time.monotonic() - cut
+            elapsed, parts = self.wait_replaced({victim}, GRAY_REPLACE_AFTER_S + REPLACE_WITHIN_S)
+            replaced_s = time.monotonic() - cut
+            for p in parts:
+                self.assertIn(spare, [r["name"] for r in p["replicas"]], p)
+            c.cli("cluster", "heal")
+            healed = h.wait_until(lambda: not re.search(
+                rf"{victim} \(\d+, az1\): gray", self.status()) and self.stale_on(victim) == 0,
+                DEGRADED_FOR_S * 10, 0.5)
+            self.assertTrue(healed, self.status())
+        print(f"\n[{victim} cut off from its peers: gray {gray_s:.1f}s after (degraded_for "
+              f"{DEGRADED_FOR_S}s), replaced {replaced_s:.1f}s after (gray_replace_after "
+              f"{GRAY_REPLACE_AFTER_S}s); KV acked {len(kv.acked)} failed {kv.failed}]",
+              file=sys.stderr)
+        for key, value in kv.acked.items():
+            self.assertEqual(kv.request("GET", key), (200, value), key)
 
     def stale_on(self, name):
         """How many groups node `name` hosts that no partition names it in

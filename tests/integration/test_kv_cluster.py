@@ -95,49 +95,37 @@ def read_credential(cluster_dir):
     raise AssertionError("no credential")
 
 
-def unprintable(text):
-    """Inverse of the status table's key printing (\\xNN escapes) -> bytes."""
-    out = bytearray()
-    i = 0
-    while i < len(text):
-        if text.startswith("\\x", i) and i + 4 <= len(text):
-            out.append(int(text[i + 2:i + 4], 16))
-            i += 4
-        else:
-            out.append(ord(text[i]))
-            i += 1
-    return bytes(out)
-
-
-PARTITION_RE = re.compile(r"^\s+(\S+) \[(.*?), (.*?)\) group (\d+):(.*)$")
-REPLICA_RE = re.compile(r"(\S+?)(\[learner\])?(\*?) applied (\d+) lag (\d+)"
-                        r"|(\S+?)(\[learner\])?\(unreachable\)")
-
-
 def parse_status(text):
-    """`tessera cluster status` -> list of partitions:
-    {table, start, end (b"" = end of table), group, changing, replicas: [{name,
-    leader, applied, lag, reachable, learner}]}."""
+    """`tessera cluster status --json` -> list of partitions:
+    {table, start, end (b"" = end of table), group, epoch, changing,
+    replicas: [{name, leader, applied, lag, reachable, learner, log}]}
+    (applied and lag are None for an unreachable replica). Output that is
+    not a status report (the command failed) gives no partitions."""
+    try:
+        report = json.loads(text)
+    except ValueError:
+        return []
     parts = []
-    for line in text.splitlines():
-        m = PARTITION_RE.match(line)
-        if not m:
-            continue
-        replicas = []
-        for r in REPLICA_RE.finditer(m.group(5)):
-            if r.group(6):
-                replicas.append({"name": r.group(6), "leader": False, "applied": None,
-                                 "lag": None, "reachable": False,
-                                 "learner": bool(r.group(7))})
-            else:
-                replicas.append({"name": r.group(1), "leader": r.group(3) == "*",
-                                 "applied": int(r.group(4)), "lag": int(r.group(5)),
-                                 "reachable": True, "learner": bool(r.group(2))})
-        parts.append({"table": m.group(1), "start": unprintable(m.group(2)),
-                      "end": b"" if m.group(3) == "end" else unprintable(m.group(3)),
-                      "group": int(m.group(4)), "replicas": replicas,
-                      "changing": "[membership change in progress]" in m.group(5)})
+    for p in report.get("partitions", []):
+        replicas = [{"name": r["name"], "leader": r["leader"], "reachable": r["reachable"],
+                     "applied": int(r["applied"]) if r["reachable"] else None,
+                     "lag": int(r["lag"]) if r["reachable"] else None,
+                     "learner": r["learner"], "log": r["log_only"]} for r in p["replicas"]]
+        parts.append({"table": p["table"], "start": base64.b64decode(p["start_key"]),
+                      "end": base64.b64decode(p["end_key"]), "group": int(p["group"]),
+                      "epoch": int(p["epoch"]), "changing": p["changing"], "replicas": replicas})
     return parts
+
+
+def not_running(text):
+    """`tessera cluster status --json` -> names of the storage nodes, meta
+    replicas and routers that are down or paused."""
+    try:
+        report = json.loads(text)
+    except ValueError:
+        return []
+    return [p["name"] for p in report.get("processes", [])
+            if p["role"] in ("node", "meta", "router") and p["state"] in ("down", "paused")]
 
 
 def parse_metrics(text):
@@ -198,7 +186,7 @@ class Cluster:
 
     def status(self):
         """The `kv` table's partitions (the cluster also has the S3 table `_s3`)."""
-        parts = parse_status(self.cli("cluster", "status", timeout=60, check=False).stdout)
+        parts = parse_status(self.cli("cluster", "status", "--json", timeout=60, check=False).stdout)
         return [p for p in parts if p["table"] == "kv"]
 
     def fault(self, *args):
@@ -588,11 +576,8 @@ class FaultTest(ClusterTestCase):
         # Restore state even after a failure: heal and bring every process up.
         c = self.cluster
         c.cli("cluster", "heal", timeout=60, check=False)
-        st = c.cli("cluster", "status", check=False).stdout
-        for line in st.splitlines():
-            m = re.match(r"^\s+(\S+)\s+(node|meta|router)\s+\S+\s+\S+\s+(down|paused)", line)
-            if m:
-                c.cli("cluster", "restart", m.group(1), check=False)
+        for name in not_running(c.cli("cluster", "status", "--json", check=False).stdout):
+            c.cli("cluster", "restart", name, check=False)
 
     def assert_reads_back(self, loop):
         c = self.cluster

@@ -17,7 +17,6 @@ One cluster for the whole file.
 
 import os
 import random
-import re
 import shutil
 import subprocess
 import sys
@@ -25,6 +24,7 @@ import tempfile
 import unittest
 
 import s3_harness as h
+from test_kv_cluster import not_running
 
 CLUSTER = None
 BUCKET = "failover"
@@ -61,10 +61,8 @@ class KillNodeDuringSyncTest(unittest.TestCase):
     def tearDown(self):
         shutil.rmtree(self.tmp, ignore_errors=True)
         # Leave every process running for the next test, whatever happened.
-        for line in self.c.cli("cluster", "status", check=False).stdout.splitlines():
-            m = re.match(r"^\s+(\S+)\s+(node|meta|router)\s+\S+\s+\S+\s+(down|paused)", line)
-            if m:
-                self.c.cli("cluster", "restart", m.group(1), check=False)
+        for name in not_running(self.c.cli("cluster", "status", "--json", check=False).stdout):
+            self.c.cli("cluster", "restart", name, check=False)
 
     def bucket_leader(self):
         return self.c.bucket_leader(self, BUCKET)

@@ -69,7 +69,7 @@ class GcTest(unittest.TestCase):
 
     def wait_converged(self, timeout_s=90):
         def converged():
-            parts = parse_status(self.c.cli("cluster", "status", check=False).stdout)
+            parts = parse_status(self.c.cli("cluster", "status", "--json", check=False).stdout)
             return parts and all(
                 any(r["leader"] for r in p["replicas"]) and
                 all(r["reachable"] and r["lag"] == 0 for r in p["replicas"]) for p in parts)

@@ -36,6 +36,7 @@ import time
 import unittest
 
 import s3_harness as h
+from test_kv_cluster import not_running
 from test_s3_multipart_clients import generate, parse_versions_page
 
 CLUSTER = None
@@ -69,10 +70,8 @@ class KillTestCase(h.ClusterTestCase):
 
     def restart_stopped(self):
         """Leaves every process running for the next test, whatever happened."""
-        for line in self.c.cli("cluster", "status", check=False).stdout.splitlines():
-            m = re.match(r"^\s+(\S+)\s+(node|meta|router)\s+\S+\s+\S+\s+(down|paused)", line)
-            if m:
-                self.c.cli("cluster", "restart", m.group(1), check=False)
+        for name in not_running(self.c.cli("cluster", "status", "--json", check=False).stdout):
+            self.c.cli("cluster", "restart", name, check=False)
 
     def client(self):
         # Retries enough to ride out a leader election; short read timeout so

@@ -174,7 +174,7 @@ class PartitionedBucketTest(unittest.TestCase):
     # --- helpers --------------------------------------------------------------
     def s3_partitions(self):
         """The `_s3` partitions from `tessera cluster status`: [(start, end)]."""
-        parts = parse_status(self.c.cli("cluster", "status").stdout)
+        parts = parse_status(self.c.cli("cluster", "status", "--json").stdout)
         return sorted((p["start"], p["end"]) for p in parts if p["table"] == "_s3")
 
     def bucket_ranges(self):
