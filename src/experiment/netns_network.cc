@@ -67,7 +67,10 @@ Result<std::string> Collect(pid_t pid, int fd, steady_clock::time_point deadline
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    return Status::IOError("exit status " + std::to_string(status) + ": " + output);
+    while (!output.empty() && (output.back() == '\n' || output.back() == ' ')) output.pop_back();
+    const std::string how = WIFEXITED(status) ? "exit code " + std::to_string(WEXITSTATUS(status))
+                                              : "killed by signal " + std::to_string(WTERMSIG(status));
+    return Status::IOError(how + ": " + output);
   }
   return output;
 }
@@ -226,9 +229,10 @@ Status NetnsNetwork::Run(const NetnsCommand& command) {
 Status NetnsNetwork::ApplyCut(const NetnsAz& from) {
   const std::set<std::string>& to = cuts_[from.az];
   Status st = Run(CutCommand(from, std::vector<std::string>(to.begin(), to.end())));
-  log_ << "netns cut from=" << from.az << " to=";
-  for (const std::string& a : to) log_ << a << (a == *to.rbegin() ? "" : ",");
-  log_ << " " << st.ToString() << "\n" << std::flush;
+  std::string addresses;
+  for (const std::string& a : to) addresses += (addresses.empty() ? "" : ",") + a;
+  log_ << "netns cut from=" << from.az << " to=" << addresses << " " << st.ToString() << "\n"
+       << std::flush;
   return st;
 }
 
@@ -256,7 +260,8 @@ uint64_t NetnsNetwork::DroppedPackets(const NetnsAz& az) {
 
 Status NetnsNetwork::ClearCuts() {
   Status st;
-  for (const auto& [az, addresses] : cuts_) {
+  for (const auto& cut : cuts_) {
+    const std::string& az = cut.first;
     const NetnsAz* a = plan_.Az(az);
     const uint64_t total = DroppedPackets(*a);
     log_ << "netns cleared from=" << az << " dropped=" << total - dropped_before_[az] << "\n"
