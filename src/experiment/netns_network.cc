@@ -195,11 +195,16 @@ Result<std::unique_ptr<NetnsNetwork>> NetnsNetwork::Create(const pb::ClusterLayo
   for (const NetnsCommand& c : ClassifyCommands(p)) {
     if (st.ok()) st = net->Run(c);
   }
-  for (const NetnsCommand& c : NetemCommands(p, shaping)) {
-    if (!st.ok() || !net->netem_missing_.empty()) break;
-    Status netem = net->Run(c);
-    // A kernel built without sch_netem: the cuts still work; say so.
-    if (!netem.ok()) net->netem_missing_ = netem.message();
+  const std::vector<NetnsCommand> netem = NetemCommands(p, shaping);
+  for (size_t i = 0; i < netem.size() && st.ok(); ++i) {
+    Status added = net->Run(netem[i]);
+    if (added.ok()) continue;
+    // The first AZ's netem refused: a kernel built without sch_netem. The
+    // cuts still work; say so. A later AZ's refusal is an error (the AZs
+    // would be shaped unevenly).
+    if (i > 0) st = added;
+    if (i == 0) net->netem_missing_ = added.message();
+    break;
   }
   log << "netem delay_ms=" << shaping.delay_ms << " jitter_ms=" << shaping.jitter_ms
       << " loss_percent=" << shaping.loss_percent
