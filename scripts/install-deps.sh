@@ -2,7 +2,8 @@
 # Installs the Debian 12 packages Tessera builds and tests with, only when one
 # is missing, so repeated `make` runs cost nothing.
 #   scripts/install-deps.sh          build and test packages (gnuplot-nox draws
-#                                    experiment reports, chromium checks them)
+#                                    experiment reports, chromium checks them;
+#                                    iproute2's ip and tc build `--netns` runs)
 #   scripts/install-deps.sh --fuzz   also clang and its libFuzzer runtime
 #                                    (`make fuzz`)
 #   scripts/install-deps.sh --bench  also what `make bench` drives the peers
@@ -19,6 +20,7 @@ packages=(
   libgtest-dev libgmock-dev
   libssl-dev libpugixml-dev libjemalloc-dev libisal-dev
   curl s3cmd rclone openssl
+  iproute2
   gnuplot-nox chromium
 )
 case "${1:-}" in

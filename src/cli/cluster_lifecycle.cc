@@ -37,7 +37,8 @@ cluster::LaunchSpec SpecFor(const ClusterSession& s, const ProcessEntry& e) {
   // so a relaunched process runs with the same ones.
   return {e.name,
           {cluster::SelfExecutable(), cluster::ProcessRoleName(e.role), "--layout", s.layout_path(),
-           "--name", e.name, "--dir", s.dir()}};
+           "--name", e.name, "--dir", s.dir()},
+          s.NetnsPathOf(e.az)};
 }
 
 std::vector<ProcessEntry> LaunchOrder(const cluster::ProcessTable& table) {

@@ -5,6 +5,7 @@
 // rules, a process's: set_caller).
 #pragma once
 
+#include <map>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -44,6 +45,17 @@ class ClusterSession {
   // the operator; before the first client(). Empty: the operator.
   void set_caller(std::string name) { caller_ = std::move(name); }
 
+  // Where each AZ's processes run: AZ -> a network namespace's path
+  // (/run/netns/NAME), for `experiment run --netns`; an AZ not in the map
+  // (the default: none) runs in the caller's namespace.
+  void set_network_namespaces(std::map<std::string, std::string> by_az) {
+    netns_by_az_ = std::move(by_az);
+  }
+  std::string NetnsPathOf(const std::string& az) const {
+    auto it = netns_by_az_.find(az);
+    return it == netns_by_az_.end() ? std::string() : it->second;
+  }
+
   // Names of the processes an argument denotes: a process name, or an AZ
   // (every process in it). Empty when it denotes nothing.
   std::vector<cluster::ProcessEntry> Resolve(const std::string& name_or_az) const;
@@ -62,6 +74,7 @@ class ClusterSession {
   cluster::Supervisor supervisor_;
   std::string caller_;
   std::unique_ptr<cluster::ClusterClient> client_;
+  std::map<std::string, std::string> netns_by_az_;
 };
 
 }  // namespace tessera::cli

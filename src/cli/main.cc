@@ -63,6 +63,9 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(uint32_t{1}, tessera::experiment::kDurationSMax));
   experiment_run->add_option("--attach", experiment.attach_dir,
                              "run against the running cluster of this directory instead of a fresh one");
+  experiment_run->add_flag("--netns", experiment.netns,
+                           "each AZ in its own network namespace, partitions cut in the kernel "
+                           "(needs root)");
   CLI::App* experiment_list = experiment_cmd->add_subcommand("list", "the catalogue of experiments");
   experiment_list->add_option("--catalogue", experiment.catalogue_dir,
                               "directory of *.textproto experiments (default: the shipped one)");

@@ -13,6 +13,11 @@ namespace tessera::cluster {
 namespace {
 
 bool IsLoopback(const std::string& host) { return host.rfind("127.", 0) == 0; }
+// 198.18.0.0/15: where `experiment run --netns` maps the hosts, inside the
+// network namespaces it creates (experiment/netns_plan.h).
+bool IsNetnsAddress(const std::string& host) {
+  return host.rfind("198.18.", 0) == 0 || host.rfind("198.19.", 0) == 0;
+}
 
 // Collects names, ports and AZ memberships while checking each process.
 class LayoutChecker {
@@ -25,7 +30,7 @@ class LayoutChecker {
     if (name.empty()) return Status::InvalidArgument(kind + " without a name");
     if (!names_.insert(name).second) return Status::InvalidArgument("duplicate name " + name);
     if (!azs_.count(az)) return Status::InvalidArgument(name + ": unknown AZ '" + az + "'");
-    if (!IsLoopback(host)) {
+    if (!IsLoopback(host) && !IsNetnsAddress(host)) {
       return Status::InvalidArgument(name + ": host " + host + " is not a loopback address");
     }
     for (uint32_t port : ports) {

@@ -17,7 +17,9 @@ Result<pb::ClusterLayout> LoadLayout(const std::string& path);
 
 // A layout is valid when: it names exactly three AZs or more, each storage
 // node, metadata replica and router sits in a named AZ, names are unique,
-// every host is a loopback address (127.0.0.0/8), every port is unique and
+// every host is a loopback address (127.0.0.0/8) or, in the layout a
+// `--netns` experiment run writes, an address of 198.18.0.0/15 (inside the
+// run's network namespaces), every port is unique and
 // non-zero, every AZ has at least one storage node, and there is exactly one
 // metadata replica per AZ.
 Status ValidateLayout(const pb::ClusterLayout& layout);

@@ -37,6 +37,21 @@ void ExpectRefused(std::string text, const std::string& from, const std::string&
       << layout.status().ToString();
 }
 
+// The addresses `experiment run --netns` maps hosts to (198.18.0.0/15)
+// load; the neighbouring ranges do not.
+TEST(Layout, NetnsRangeIsValid) {
+  std::string text = kMinimal;
+  const std::string from = "host: \"127.0.0.1\" peer_port: 1003";
+  for (const char* host : {"198.18.0.16", "198.19.255.48"}) {
+    std::string mapped = text;
+    mapped.replace(mapped.find(from), from.size(),
+                   "host: \"" + std::string(host) + "\" peer_port: 1003");
+    EXPECT_TRUE(ParseLayout(mapped).ok()) << host;
+  }
+  ExpectRefused(kMinimal, from, "host: \"198.20.0.1\" peer_port: 1003", "not a loopback");
+  ExpectRefused(kMinimal, from, "host: \"198.17.0.1\" peer_port: 1003", "not a loopback");
+}
+
 TEST(Layout, RefusesBadLayouts) {
   ExpectRefused(kMinimal, "peer_port: 1003", "peer_port: 1001", "used twice");
   ExpectRefused(kMinimal, "host: \"127.0.0.1\" peer_port: 1003", "host: \"10.0.0.1\" peer_port: 1003",

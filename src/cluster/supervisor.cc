@@ -1,6 +1,7 @@
 #include "cluster/supervisor.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -56,6 +57,7 @@ Result<pid_t> Supervisor::Launch(const LaunchSpec& spec) {
   if (pid < 0) return Status::IOError(std::string("fork: ") + std::strerror(errno));
   if (pid == 0) {
     ::setpgid(0, 0);  // Ctrl-C in the terminal reaches the supervisor only
+    ::signal(SIGPIPE, SIG_DFL);  // whatever the launcher ignores
     const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
     if (fd >= 0) {
       ::dup2(fd, STDOUT_FILENO);
@@ -64,6 +66,13 @@ Result<pid_t> Supervisor::Launch(const LaunchSpec& spec) {
     }
     const int null_fd = ::open("/dev/null", O_RDONLY);
     if (null_fd >= 0) ::dup2(null_fd, STDIN_FILENO);
+    if (!spec.netns_path.empty()) {
+      const int ns_fd = ::open(spec.netns_path.c_str(), O_RDONLY | O_CLOEXEC);
+      if (ns_fd < 0 || ::setns(ns_fd, CLONE_NEWNET) != 0) {
+        std::fprintf(stderr, "setns %s: %s\n", spec.netns_path.c_str(), std::strerror(errno));
+        ::_exit(126);
+      }
+    }
     std::vector<char*> argv;
     for (const std::string& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);

@@ -20,6 +20,9 @@ namespace tessera::cluster {
 struct LaunchSpec {
   std::string name;               // process name, e.g. "az1-n1"
   std::vector<std::string> argv;  // argv[0] is the executable
+  // A network namespace to run in (/run/netns/NAME, entered with setns
+  // before exec); empty: the supervisor's own.
+  std::string netns_path;
 };
 
 class Supervisor {

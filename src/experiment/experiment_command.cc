@@ -42,7 +42,7 @@ int List(const ExperimentCommandArgs& args, std::ostream& out, std::ostream& err
         << (std::to_string(loaded->spec.duration_s()) + "s") << d.substr(0, d.find('\n')) << "\n"
         << "  " << std::setw(24) << "" << f.string() << "\n";
   }
-  out << "run one: tessera experiment run FILE [--out DIR] [--seed N] [--duration S]\n";
+  out << "run one: tessera experiment run FILE [--out DIR] [--seed N] [--duration S] [--netns]\n";
   return rc;
 }
 
@@ -76,6 +76,7 @@ int RunExperimentCommand(const ExperimentCommandArgs& args, std::ostream& out, s
   o.seed = args.seed;
   o.duration_s = args.duration_s;
   o.attach_dir = args.attach_dir;
+  o.netns = args.netns;
   o.progress_rewrites_line = args.out_is_terminal;
   return RunExperiment(o, out, err);
 }

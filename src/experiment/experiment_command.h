@@ -1,5 +1,5 @@
 // `tessera experiment run|list|report` (docs/experiments.md).
-//   run FILE [--out DIR] [--seed N] [--duration S] [--attach DIR]
+//   run FILE [--out DIR] [--seed N] [--duration S] [--attach DIR] [--netns]
 //            exit codes: experiment_run.h (a flag CLI11 refuses exits 2 too:
 //            src/cli/main.cc)
 //   list [--catalogue DIR]   the experiments of the catalogue (name,
@@ -23,6 +23,7 @@ struct ExperimentCommandArgs {
   std::optional<uint64_t> seed;
   uint32_t duration_s = 0;
   std::string attach_dir;
+  bool netns = false;
   std::string catalogue_dir;  // list; empty: DefaultCatalogueDir()
   bool out_is_terminal = false;
 };

@@ -11,6 +11,7 @@
 #include "cluster/layout.h"
 #include "cluster/process_table.h"
 #include "experiment/experiment_limits.h"
+#include "experiment/netns_plan.h"
 
 namespace tessera::experiment {
 namespace {
@@ -307,6 +308,7 @@ Status ValidateExperiment(const pb::Experiment& spec, const pb::ClusterLayout& l
   if (!duration.ok()) return duration.status();
   if (Status st = CheckRange("recovery_s", spec.recovery_s(), 0, kRecoverySMax); !st.ok()) return st;
   if (Status st = ValidateWorkloadsAndCheckers(spec); !st.ok()) return st;
+  if (Status st = ValidateNetnsNetwork(spec.netns()); !st.ok()) return st;
   return ValidateNemesis(spec.nemesis(), layout, *duration);
 }
 

@@ -169,6 +169,16 @@ checkers { availability {} }
             std::string::npos);
 }
 
+// The --netns network block: loads when in range, names the field otherwise.
+TEST_F(ExperimentFileTest, NetnsBlockIsChecked) {
+  const std::string base = std::string(kHead) + kWorkload;
+  EXPECT_EQ(ErrorOf(base + "netns { delay_ms: 2 jitter_ms: 0.5 loss_percent: 1 }"), "");
+  EXPECT_NE(ErrorOf(base + "netns { delay_ms: 2000 }").find("netns.delay_ms"), std::string::npos);
+  EXPECT_NE(ErrorOf(base + "netns { delay_ms: 1 jitter_ms: 2 }").find("netns.jitter_ms"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(base + "netns { loss_percent: 150 }").find("netns.loss_percent"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace tessera::experiment
-

@@ -25,6 +25,7 @@
 #include "experiment/experiment_limits.h"
 #include "experiment/free_port_layout.h"
 #include "experiment/nemesis.h"
+#include "experiment/netns_network.h"
 #include "experiment/op_log.h"
 #include "experiment/register_checker.h"
 #include "experiment/register_workload.h"
@@ -55,6 +56,8 @@ struct Run {
   uint32_t duration_s = 0;
   std::string dir;           // the result directory
   bool started_cluster = false;
+  std::ofstream netns_log;             // DIR/netns.log (--netns)
+  std::unique_ptr<NetnsNetwork> netns; // taken down after the cluster stopped
   std::unique_ptr<cli::ClusterSession> session;
   std::ofstream cluster_log; // DIR/cluster.log
   std::vector<ScheduledFault> schedule;
@@ -75,6 +78,26 @@ Result<std::string> MakeResultDir(const RunOptions& o, const std::string& name) 
   return pattern;
 }
 
+// --netns: the run's network namespaces (DIR/netns.log says what was
+// built and cut), and `layout`'s hosts mapped to their addresses.
+Status OpenNetns(Run& run, pb::ClusterLayout& layout, std::ostream& out) {
+  run.netns_log.open(run.dir + "/netns.log", std::ios::trunc);
+  auto net = NetnsNetwork::Create(layout, EffectiveShaping(run.experiment.spec.netns()),
+                                  run.netns_log, out);
+  if (!net.ok()) return net.status();
+  run.netns = std::move(net).value();
+  layout = MapHosts(std::move(layout), run.netns->plan());
+  const NetnsPlan& plan = run.netns->plan();
+  out << "network namespaces:";
+  for (const std::string& ns : plan.Namespaces()) out << " " << ns;
+  out << " (" << plan.subnet << "; log: " << run.dir << "/netns.log)\n";
+  if (!run.netns->netem_missing().empty()) {
+    out << "warning: no delay, jitter or loss between AZs: this kernel has no netem qdisc ("
+        << run.netns->netem_missing() << ")\n";
+  }
+  return Status::Ok();
+}
+
 // A fresh cluster in DIR/cluster on free ports (the layout in
 // DIR/layout.textproto), or the cluster of --attach.
 Status OpenCluster(Run& run, const RunOptions& o, std::ostream& out) {
@@ -87,6 +110,9 @@ Status OpenCluster(Run& run, const RunOptions& o, std::ostream& out) {
   }
   auto layout = WithFreePorts(run.experiment.layout);
   if (!layout.ok()) return layout.status();
+  if (o.netns) {
+    if (Status st = OpenNetns(run, *layout, out); !st.ok()) return st;
+  }
   std::string text;
   google::protobuf::TextFormat::PrintToString(*layout, &text);
   const std::string layout_path = run.dir + "/layout.textproto";
@@ -94,6 +120,7 @@ Status OpenCluster(Run& run, const RunOptions& o, std::ostream& out) {
   auto session = cli::ClusterSession::Open(layout_path, run.dir + "/cluster");
   if (!session.ok()) return session.status();
   run.session = std::move(session).value();
+  if (run.netns) run.session->set_network_namespaces(run.netns->NamespacePaths());
   out << "starting a cluster in " << run.dir << "/cluster (" << run.experiment.spec.layout()
       << " on free ports; log: " << run.dir << "/cluster.log)\n" << std::flush;
   run.started_cluster = true;
@@ -391,7 +418,7 @@ int Execute(Run& run, const RunOptions& o, std::ostream& out, std::ostream& err)
   RunClock clock;
   auto workloads = MakeWorkloads(run, log, clock, credentials->First(), key_prefix);
   for (auto& w : workloads) w->Start();
-  Nemesis nemesis(*run.session, LeaderKeyOf(run, key_prefix), run.cluster_log);
+  Nemesis nemesis(*run.session, LeaderKeyOf(run, key_prefix), run.cluster_log, run.netns.get());
   const std::vector<FaultWindow> windows =
       DriveSchedule(run, nemesis, journal, log, clock, o.progress_rewrites_line, out);
   const uint64_t end_us = clock.NowUs();
@@ -419,6 +446,7 @@ std::string ReplayCommand(const RunOptions& o, uint64_t seed, uint32_t duration_
   std::string command = "tessera experiment run " + ShellWord(o.experiment_path) + " --seed " +
                         std::to_string(seed) + " --duration " + std::to_string(duration_s);
   if (!o.attach_dir.empty()) command += " --attach " + ShellWord(o.attach_dir);
+  if (o.netns) command += " --netns";
   return command;
 }
 
@@ -451,12 +479,30 @@ bool Prepare(Run& run, const RunOptions& o, std::ostream& out, std::ostream& err
   return true;
 }
 
+// Deletes the network namespaces once no process runs in them.
+void TakeDownNetns(Run& run, std::ostream& err) {
+  if (!run.netns) return;
+  if (Status st = run.netns->Teardown(); !st.ok()) {
+    err << "tessera experiment run: " << st.message() << "\n";
+  }
+  run.netns.reset();
+}
+
 }  // namespace
 
 int RunExperiment(const RunOptions& o, std::ostream& out, std::ostream& err) {
   spdlog::set_level(spdlog::level::err);
   Run run;
   if (!Prepare(run, o, out, err)) return kExitBadInput;
+  if (o.netns) {
+    Status st = o.attach_dir.empty()
+                    ? NetnsNetwork::CheckAvailable()
+                    : Status::InvalidArgument("--netns starts its own cluster: not with --attach");
+    if (!st.ok()) {
+      err << "tessera experiment run: " << st.message() << "\n";
+      return kExitBadInput;
+    }
+  }
   auto dir = MakeResultDir(o, run.experiment.spec.name());
   if (!dir.ok()) {
     err << "tessera experiment run: " << dir.status().message() << "\n";
@@ -471,10 +517,14 @@ int RunExperiment(const RunOptions& o, std::ostream& out, std::ostream& err) {
   g_interrupted.store(false);
   ::signal(SIGINT, OnInterrupt);
   ::signal(SIGTERM, OnInterrupt);
+  // A closed stdout (a pipe whose reader left) must not end the run before
+  // it stopped its cluster and took down its namespaces.
+  ::signal(SIGPIPE, SIG_IGN);
   Status opened = OpenCluster(run, o, out);
   if (!opened.ok()) {
     err << "tessera experiment run: the cluster did not start: " << opened.ToString() << "\n";
     if (run.session && run.started_cluster) cli::StopAll(*run.session, run.cluster_log);
+    TakeDownNetns(run, err);
     return opened.code() == StatusCode::kInvalidArgument && !o.attach_dir.empty() ? kExitBadInput
                                                                                    : kExitRunFailed;
   }
@@ -484,6 +534,7 @@ int RunExperiment(const RunOptions& o, std::ostream& out, std::ostream& err) {
     out << "stopping the cluster\n" << std::flush;
     cli::StopAll(*run.session, run.cluster_log);
   }
+  TakeDownNetns(run, err);
   if (rc == kExitPassed || rc == kExitCheckFailed) PrintVerdict(run.verdict, run.dir, out);
   return rc;
 }

@@ -36,6 +36,9 @@ struct RunOptions {
   uint32_t duration_s = 0;      // 0: the file's
   std::string attach_dir;       // a running cluster's directory; empty: a fresh one
   bool progress_rewrites_line = false;  // a terminal: one line rewritten with '\r'
+  // Each AZ in its own network namespace, cuts in the kernel (netns_plan.h);
+  // needs root (exit 2 otherwise), not with --attach.
+  bool netns = false;
 };
 
 int RunExperiment(const RunOptions& options, std::ostream& out, std::ostream& err);

@@ -80,7 +80,8 @@ Status Nemesis::ApplyRules(const Active& a) {
   const std::vector<std::string> azs(session_.layout().azs().begin(),
                                      session_.layout().azs().end());
   for (const AzCut& cut : AzCuts(a.fault.kind, azs, a.az, a.fault.peer_az)) {
-    st = First(st, cli::PartitionSides(session_, cut.from, cut.to, cut.one_way, log_));
+    st = First(st, kernel_cuts_ ? kernel_cuts_->Cut(cut)
+                                : cli::PartitionSides(session_, cut.from, cut.to, cut.one_way, log_));
   }
   return st;
 }
@@ -154,6 +155,7 @@ Status Nemesis::End(size_t id) {
   }
   // Rules replace each other: clear them all, then apply the ones in force.
   st = cli::HealAll(session_, log_);
+  if (kernel_cuts_) st = First(st, kernel_cuts_->ClearCuts());
   for (const Active& other : active_) {
     if (IsRuleFault(other.fault.kind)) st = First(st, ApplyRules(other));
   }
@@ -186,6 +188,7 @@ Status Nemesis::HealEverything() {
       if (!launched.ok()) st = First(st, launched.status());
     }
   }
+  if (kernel_cuts_) st = First(st, kernel_cuts_->ClearCuts());
   return First(st, cli::HealAll(session_, log_));
 }
 

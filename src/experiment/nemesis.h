@@ -14,6 +14,8 @@
 //   slow-disk     fsync delay on the target's processes; cleared likewise
 //   partition-one-way, majority-ring
 //                 AZ cuts (schedule.h AzCuts) as drop rules; like partition-az
+//   (with an AzCutter, i.e. `experiment run --netns`, the AZ cuts are made
+//   by it, in the kernel, instead of by drop rules; cleared likewise)
 //   lost-node     SIGKILL, then (once the process is gone) its data
 //                 directory DIR/data/NAME deleted; launched again, empty, at
 //                 the end, like kill
@@ -33,6 +35,7 @@
 #include <vector>
 
 #include "cli/cluster_session.h"
+#include "experiment/az_cutter.h"
 #include "experiment/schedule.h"
 
 namespace tessera::experiment {
@@ -45,9 +48,11 @@ struct LeaderKey {
 
 class Nemesis {
  public:
-  // `log` receives one line per process touched.
-  Nemesis(cli::ClusterSession& session, LeaderKey leader, std::ostream& log)
-      : session_(session), leader_(std::move(leader)), log_(log) {}
+  // `log` receives one line per process touched. `kernel_cuts`, when not
+  // null, makes the AZ cuts (it outlives the nemesis).
+  Nemesis(cli::ClusterSession& session, LeaderKey leader, std::ostream& log,
+          AzCutter* kernel_cuts = nullptr)
+      : session_(session), leader_(std::move(leader)), log_(log), kernel_cuts_(kernel_cuts) {}
 
   // Injects `fault`; fills `targets` with the process names (or the AZ)
   // it hit. The error names the first process that could not be reached.
@@ -79,6 +84,7 @@ class Nemesis {
   cli::ClusterSession& session_;
   const LeaderKey leader_;
   std::ostream& log_;
+  AzCutter* const kernel_cuts_;
   std::vector<Active> active_;
   bool rules_to_reapply_ = false;  // a process came back while rule faults are in force
   std::chrono::steady_clock::time_point next_reapply_;
