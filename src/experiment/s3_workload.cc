@@ -49,10 +49,12 @@ std::string Describe(const router::HttpReply& reply) {
   return "HTTP " + std::to_string(reply.status) + " " + body;
 }
 
-// Contract 2 for PUT and DELETE.
+// Contract 2 for PUT and DELETE: a request the router never saw (a
+// refused connection: SendOutcome::kNotSent) failed for sure.
 void SetWriteOutcome(OpRecord& op, const Result<router::HttpReply>& reply) {
   if (!reply.ok()) {
-    op.outcome = OpOutcome::kInfo;
+    op.outcome = reply.status().send_outcome() == SendOutcome::kNotSent ? OpOutcome::kFail
+                                                                          : OpOutcome::kInfo;
     op.error = reply.status().ToString();
   } else if (reply->status / 100 == 2) {
     op.outcome = OpOutcome::kOk;

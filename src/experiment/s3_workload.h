@@ -14,8 +14,9 @@
 //     write id than the metadata, is recorded as the read's `anomaly`; so
 //     is a HEAD whose Content-Length is not the size of its write id's body.
 //  2. Outcomes: 2xx ok; a write answered 4xx is kFail (refused: no
-//     effect); a write answered 5xx, timed out or cut off is kInfo (it may
-//     still take effect). A read that did not get a 200 or a 404 NoSuchKey
+//     effect); so is a write the router never saw (a refused connection:
+//     SendOutcome::kNotSent of router::HttpClient); a write answered 5xx, timed out or
+//     cut off is kInfo (it may still take effect). A read that did not get a 200 or a 404 NoSuchKey
 //     is kFail; a 404 NoSuchKey is an ok read of absence.
 //  3. Start creates the bucket (an existing one of the same owner is
 //     fine), retried for at most kS3BucketTimeout; the clients start only
