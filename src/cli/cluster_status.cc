@@ -2,10 +2,10 @@
 
 #include <google/protobuf/text_format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <algorithm>
 #include <functional>
 #include <iomanip>
 #include <map>
@@ -282,9 +282,9 @@ Status HealAll(ClusterSession& s, std::ostream& out) {
 
 namespace {
 
-// Changes the storage fault rules of every process `target` names that
-// serves the internal RPC (`change` edits its rules in force), reporting
-// `what` per process.
+// Changes the per-process fault rules (disk knobs, clock faults) of every
+// process `target` names that serves the internal RPC (`change` edits its
+// rules in force), reporting `what` per process.
 Status ChangeDiskFaults(ClusterSession& s, const std::string& target,
                         const std::function<void(pb::FaultRules&)>& change, const std::string& what,
                         std::ostream& out) {

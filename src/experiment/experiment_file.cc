@@ -131,6 +131,11 @@ Status ValidateS3Workload(const pb::S3ObjectWorkload& w, const std::string& fiel
       !st.ok()) {
     return st;
   }
+  if (uint64_t{w.multipart_percent()} + w.copy_percent() > 100) {
+    return Status::InvalidArgument(field + ": multipart_percent + copy_percent = " +
+                                   std::to_string(uint64_t{w.multipart_percent()} + w.copy_percent()) +
+                                   ", more than 100");
+  }
   const uint64_t percents = uint64_t{w.get_percent()} + w.head_percent() + w.delete_percent() +
                             w.list_percent();
   if (percents > 100) {

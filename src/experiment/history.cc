@@ -75,6 +75,7 @@ const char* OpKindName(OpKind kind) {
     case OpKind::kS3Head: return "head";
     case OpKind::kS3Delete: return "delete";
     case OpKind::kS3List: return "list";
+    case OpKind::kS3Copy: return "copy";
   }
   return "?";
 }

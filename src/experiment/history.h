@@ -29,6 +29,7 @@ enum class OpKind {
   kBankInit, kTransfer, kBankRead,
   // s3_objects
   kS3Put, kS3MultipartPut, kS3Get, kS3Head, kS3Delete, kS3List,
+  kS3Copy,  // CopyObject of a fresh source object onto the key (s3_object_body.h)
 };
 enum class OpOutcome { kOk, kFail, kInfo };
 
@@ -72,6 +73,7 @@ struct OpRecord {
       case OpKind::kTransfer:
       case OpKind::kS3Put:
       case OpKind::kS3MultipartPut:
+      case OpKind::kS3Copy:
       case OpKind::kS3Delete:
         return true;
       case OpKind::kCas:
@@ -80,15 +82,19 @@ struct OpRecord {
         return false;
     }
   }
-  // An S3 PUT, single or multipart: writes `value` as the object's write id.
-  bool is_s3_put() const { return kind == OpKind::kS3Put || kind == OpKind::kS3MultipartPut; }
+  // An S3 PUT, single or multipart, or a copy: writes `value` as the
+  // object's write id.
+  bool is_s3_put() const {
+    return kind == OpKind::kS3Put || kind == OpKind::kS3MultipartPut || kind == OpKind::kS3Copy;
+  }
   bool is_register_op() const {
     return kind == OpKind::kRead || kind == OpKind::kWrite || kind == OpKind::kCas;
   }
 };
 
 // "read", "write", "cas", "bank-init", "transfer", "bank-read", "put",
-// "multipart-put", "get", "head", "delete", "list"; "ok", "fail", "info".
+// "multipart-put", "get", "head", "delete", "list", "copy"; "ok", "fail",
+// "info".
 const char* OpKindName(OpKind kind);
 const char* OpOutcomeName(OpOutcome outcome);
 

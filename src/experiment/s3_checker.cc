@@ -133,18 +133,22 @@ pb::CheckerResult CheckS3Objects(const std::vector<OpRecord>& ops, uint64_t step
   for (const OpRecord& op : ops) {
     if (IsS3(op)) s3.push_back(op);
   }
-  std::map<OpKind, uint64_t> counts;  // multipart PUTs count as PUTs
+  std::map<OpKind, uint64_t> counts;  // multipart PUTs count as PUTs; copies apart
   uint64_t unknown = 0;
   std::string corruption;
   for (const OpRecord& op : s3) {
-    if (op.outcome == OpOutcome::kOk) ++counts[op.is_s3_put() ? OpKind::kS3Put : op.kind];
+    if (op.outcome == OpOutcome::kOk) {
+      ++counts[op.is_s3_put() && op.kind != OpKind::kS3Copy ? OpKind::kS3Put : op.kind];
+    }
     if (op.outcome == OpOutcome::kInfo) ++unknown;
     if (op.outcome == OpOutcome::kOk && !op.anomaly.empty() && corruption.empty()) {
       corruption = Name(op) + ": " + op.anomaly;
     }
   }
   const std::string counted =
-      std::to_string(counts[OpKind::kS3Put]) + " puts, " + std::to_string(counts[OpKind::kS3Delete]) +
+      std::to_string(counts[OpKind::kS3Put]) + " puts, " +
+      (counts[OpKind::kS3Copy] ? std::to_string(counts[OpKind::kS3Copy]) + " copies, " : "") +
+      std::to_string(counts[OpKind::kS3Delete]) +
       " deletes, " + std::to_string(counts[OpKind::kS3Get]) + " gets, " +
       std::to_string(counts[OpKind::kS3Head]) + " heads, " + std::to_string(counts[OpKind::kS3List]) +
       " lists acknowledged, " + std::to_string(unknown) + " unknown";
@@ -153,7 +157,7 @@ pb::CheckerResult CheckS3Objects(const std::vector<OpRecord>& ops, uint64_t step
     result.set_summary("corruption: " + corruption + " (" + counted + ")");
     return result;
   }
-  if (counts[OpKind::kS3Put] == 0) {
+  if (counts[OpKind::kS3Put] + counts[OpKind::kS3Copy] == 0) {
     result.set_passed(false);
     result.set_summary("no PUT was acknowledged: nothing to check (" + counted + ")");
     return result;

@@ -1,8 +1,9 @@
 // Goal: the S3 object checker passes correct histories (unknown outcomes,
 // a listing racing a DELETE) and fails known-bad ones: a lost write, a
 // stale read, a failed write that became visible, a resurrected object, a
-// ghost key, a duplicate or missing key in a listing, a corrupt body; and
-// the bodies of the workload verify byte for byte.
+// ghost key, a duplicate or missing key in a listing, a corrupt body, a
+// lost copy, a failed copy made visible, a copy whose body is not its
+// source's; and the bodies of the workload verify byte for byte.
 #include "experiment/s3_checker.h"
 
 #include <gtest/gtest.h>
@@ -208,6 +209,72 @@ TEST(S3ObjectBody, BodiesVerifyAndEveryChangeIsCaught) {
   EXPECT_FALSE(VerifyObjectBody("p0/k3", "").ok());
   EXPECT_FALSE(VerifyObjectBody("p0/k3", "garbage\n").ok());
   EXPECT_FALSE(VerifyObjectBody("p0/k3", std::string(20'000, 'x')).ok());
+}
+
+OpRecord Copy(uint32_t p, const std::string& key, const std::string& id, uint64_t t0, uint64_t t1,
+              OpOutcome outcome = OpOutcome::kOk) {
+  OpRecord op = Op(OpKind::kS3Copy, p, key, t0, t1, outcome);
+  op.value = id;
+  return op;
+}
+
+TEST(S3Checker, CopiesAreWritesOfTheirSourcesWriteId) {
+  const std::vector<OpRecord> ops = {
+      Put(1, "p0/a", "w1", 0, 10),
+      Copy(2, "p0/a", "w0-c2-1s", 20, 30),
+      Get(1, "p0/a", "w0-c2-1s", 40, 50),
+  };
+  const pb::CheckerResult r = Check(ops);
+  EXPECT_TRUE(r.passed()) << r.summary();
+  EXPECT_NE(r.summary().find("1 puts, 1 copies"), std::string::npos) << r.summary();
+}
+
+TEST(S3Checker, ALostCopyFails) {
+  // The copy was acknowledged, then a read still sees the object before it.
+  const std::vector<OpRecord> ops = {
+      Put(1, "p0/a", "w1", 0, 10),
+      Copy(2, "p0/a", "w0-c2-1s", 20, 30),
+      Get(1, "p0/a", "w1", 40, 50),
+  };
+  const pb::CheckerResult r = Check(ops);
+  EXPECT_FALSE(r.passed());
+  EXPECT_NE(r.summary().find("NOT linearizable"), std::string::npos) << r.summary();
+}
+
+TEST(S3Checker, AFailedCopyThatBecameVisibleFails) {
+  const std::vector<OpRecord> ops = {
+      Put(1, "p0/a", "w1", 0, 10),
+      Copy(2, "p0/a", "w0-c2-1s", 20, 30, OpOutcome::kFail),
+      Get(1, "p0/a", "w0-c2-1s", 40, 50),
+  };
+  EXPECT_FALSE(Check(ops).passed());
+}
+
+TEST(S3Checker, ACopyWhoseBodyDiffersIsCorruption) {
+  // What the workload reads after a copy: the body must be the source's.
+  const std::string sources = "run/w0-src/";
+  const std::string copy_id = std::string("w0-c2-1") + kCopySourceMark;
+  ASSERT_TRUE(IsCopySourceWriteId(copy_id));
+  EXPECT_FALSE(IsCopySourceWriteId("w0-c2-1"));
+  EXPECT_EQ(BodyKeyOf("run/w0-p0/k01", copy_id, sources), "run/w0-src/" + copy_id);
+  EXPECT_EQ(BodyKeyOf("run/w0-p0/k01", "w0-c2-2", sources), "run/w0-p0/k01");
+  const std::string source_body =
+      ObjectBody(CopySourceKey(sources, copy_id), copy_id, 100, 200);
+  auto good = VerifyObjectBody(BodyKeyOf("run/w0-p0/k01", copy_id, sources), source_body);
+  ASSERT_TRUE(good.ok()) << good.status().ToString();
+  EXPECT_EQ(*good, copy_id);
+  // A copy that delivered the destination's old body, or another source's.
+  const std::string old_body = ObjectBody("run/w0-p0/k01", "w0-c1-4", 100, 200);
+  EXPECT_FALSE(VerifyObjectBody(BodyKeyOf("run/w0-p0/k01", copy_id, sources), old_body).ok());
+  const std::string other_id = std::string("w0-c3-9") + kCopySourceMark;
+  const std::string other = ObjectBody(CopySourceKey(sources, other_id), other_id, 100, 200);
+  EXPECT_FALSE(VerifyObjectBody(BodyKeyOf("run/w0-p0/k01", copy_id, sources), other).ok());
+  // Recorded as the read's anomaly, it fails the checker.
+  OpRecord read = Get(1, "run/w0-p0/k01", copy_id, 40, 50);
+  read.anomaly = "the body does not verify";
+  const pb::CheckerResult r = Check({Copy(2, "run/w0-p0/k01", copy_id, 20, 30), read});
+  EXPECT_FALSE(r.passed());
+  EXPECT_NE(r.summary().find("corruption"), std::string::npos) << r.summary();
 }
 
 }  // namespace

@@ -98,7 +98,10 @@ class S3Client {
     if (roll < (bound += w.list_percent())) {
       return List(op, S3Prefix(config_.key_prefix, config_.workload_index, j), clock);
     }
-    if (prng_.Below(100) < w.multipart_percent()) return MultipartPut(op, key, clock);
+    // One draw picks the kind of PUT (a file without copies draws as before).
+    const uint64_t put_roll = prng_.Below(100);
+    if (put_roll < w.multipart_percent()) return MultipartPut(op, key, clock);
+    if (put_roll < uint64_t{w.multipart_percent()} + w.copy_percent()) return Copy(op, key, clock);
     Put(op, key, clock);
   }
 
@@ -136,6 +139,36 @@ class S3Client {
     if (op.outcome == OpOutcome::kOk && XmlElement(done->body, "Code")) {
       op.outcome = OpOutcome::kInfo;
       op.error = "complete: " + Describe(*done);
+    }
+  }
+
+  // PUT a fresh source object, then CopyObject it onto `key` (contract 6).
+  // Until the copy the object is untouched, so a source PUT that did not
+  // succeed is kFail; the copy's outcome is as a PUT's (a 200 carrying an
+  // <Error> is unknown).
+  void Copy(OpRecord& op, const std::string& key, const RunClock& clock) {
+    op.kind = OpKind::kS3Copy;
+    op.key = key;
+    op.value = NextWriteId() + kCopySourceMark;
+    const std::string source = CopySourceKey(sources_prefix(), op.value);
+    const std::string body = ObjectBody(source, op.value, min_bytes_, max_bytes_);
+    op.bytes = body.size();
+    op.invoke_us = clock.NowUs();
+    op.outcome = OpOutcome::kFail;
+    auto put = connection_.Send("PUT", ObjectTarget(config_.bucket, source),
+                                {{kWriteIdHeader, op.value}}, body);
+    if (!put.ok() || put->status != 200) {
+      op.error = "source: " + (put.ok() ? Describe(*put) : put.status().ToString());
+      op.complete_us = clock.NowUs();
+      return;
+    }
+    auto copied = connection_.Send("PUT", ObjectTarget(config_.bucket, key),
+                                   {{"x-amz-copy-source", config_.bucket + "/" + source}});
+    op.complete_us = clock.NowUs();
+    SetWriteOutcome(op, copied);
+    if (op.outcome == OpOutcome::kOk && XmlElement(copied->body, "Code")) {
+      op.outcome = OpOutcome::kInfo;
+      op.error = "copy: " + Describe(*copied);
     }
   }
 
@@ -187,7 +220,8 @@ class S3Client {
     op.read = meta;
     if (head) {
       const std::string length = reply->Header("Content-Length");
-      const uint64_t expected = ObjectBodySize(key, meta, min_bytes_, max_bytes_);
+      const uint64_t expected =
+          ObjectBodySize(BodyKeyOf(key, meta, sources_prefix()), meta, min_bytes_, max_bytes_);
       if (length != std::to_string(expected)) {
         op.anomaly = "HEAD of write " + meta + ": Content-Length " + length + ", its body has " +
                      std::to_string(expected) + " bytes";
@@ -195,7 +229,7 @@ class S3Client {
       return;
     }
     op.bytes = reply->body.size();
-    auto id = VerifyObjectBody(key, reply->body);
+    auto id = VerifyObjectBody(BodyKeyOf(key, meta, sources_prefix()), reply->body);
     if (!id.ok()) {
       op.anomaly = id.status().message();
     } else if (*id != meta) {
@@ -235,6 +269,10 @@ class S3Client {
   }
 
  private:
+  std::string sources_prefix() const {
+    return S3SourcesPrefix(config_.key_prefix, config_.workload_index);
+  }
+
   std::string NextWriteId() {
     return "w" + std::to_string(config_.workload_index) + "-c" + std::to_string(client_) + "-" +
            std::to_string(++writes_);
@@ -251,6 +289,10 @@ class S3Client {
 
 std::string S3Prefix(const std::string& key_prefix, uint32_t workload_index, uint32_t j) {
   return key_prefix + "w" + std::to_string(workload_index) + "-p" + std::to_string(j) + "/";
+}
+
+std::string S3SourcesPrefix(const std::string& key_prefix, uint32_t workload_index) {
+  return key_prefix + "w" + std::to_string(workload_index) + "-src/";
 }
 
 std::string S3Key(const std::string& key_prefix, uint32_t workload_index, uint32_t j, uint32_t i) {

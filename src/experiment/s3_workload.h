@@ -4,7 +4,7 @@
 // overwrites), GETs, HEADs, DELETEs and ListObjectsV2 of a prefix on
 // `keys` hot keys under each of `prefixes` prefixes of one bucket, at
 // `rate_per_s` operations per second over all clients; `multipart_percent`
-// of the PUTs are multipart uploads of one part.
+// of the PUTs are multipart uploads of one part, `copy_percent` copies.
 //
 // Contract:
 //  1. Every PUT writes a write id unique in the run ("w<workload>-c<client>-
@@ -25,6 +25,12 @@
 //     client derived from the run's seed; timing depends on the cluster.
 //  5. A list follows continuation tokens for at most kS3ListPagesMax pages;
 //     it is ok only when every page answered.
+//  6. `copy_percent` of the PUTs are copies: a fresh source object with a
+//     copy write id (s3_object_body.h, kCopySourceMark) PUT under
+//     S3SourcesPrefix, then CopyObject onto the hot key; the object then
+//     holds the source's body and write id, and reads verify the body
+//     against the source key (BodyKeyOf). Every copy's write id is unique,
+//     so a copy is a write of that id like a PUT.
 //
 // Thread safety: as Workload (workload.h); clients record into the OpLog
 // from their own threads.
@@ -61,6 +67,9 @@ struct S3WorkloadConfig {
 // The j-th prefix of a workload and the i-th hot key under it.
 std::string S3Prefix(const std::string& key_prefix, uint32_t workload_index, uint32_t j);
 std::string S3Key(const std::string& key_prefix, uint32_t workload_index, uint32_t j, uint32_t i);
+// Where a workload's copy sources live ("<key_prefix>w0-src/"): outside
+// every listed prefix, never read.
+std::string S3SourcesPrefix(const std::string& key_prefix, uint32_t workload_index);
 
 class S3Workload : public Workload {
  public:
