@@ -137,10 +137,10 @@ Status ValidateS3Workload(const pb::S3ObjectWorkload& w, const std::string& fiel
                                    ", more than 100");
   }
   const uint64_t percents = uint64_t{w.get_percent()} + w.head_percent() + w.delete_percent() +
-                            w.list_percent();
+                            w.list_percent() + w.version_percent();
   if (percents > 100) {
     return Status::InvalidArgument(field + ": get_percent + head_percent + delete_percent + "
-                                   "list_percent = " + std::to_string(percents) +
+                                   "list_percent + version_percent = " + std::to_string(percents) +
                                    ", more than 100");
   }
   return Status::Ok();

@@ -30,6 +30,9 @@ enum class OpKind {
   // s3_objects
   kS3Put, kS3MultipartPut, kS3Get, kS3Head, kS3Delete, kS3List,
   kS3Copy,  // CopyObject of a fresh source object onto the key (s3_object_body.h)
+  // Versioned bucket: a PUT that returns its version id, a GET and a
+  // DELETE of one version by id (checked by version, not as registers).
+  kS3VersionPut, kS3VersionGet, kS3VersionDelete,
 };
 enum class OpOutcome { kOk, kFail, kInfo };
 
@@ -57,6 +60,9 @@ struct OpRecord {
   // `key` is its prefix and `listed` the keys it returned.
   uint64_t bytes = 0;
   std::vector<std::string> listed;
+  // kS3Version*: the version id the PUT returned (ok), or the version the
+  // GET or DELETE names.
+  std::string version_id;
   // ok reads: what no correct answer contains (a body that does not match
   // its header, a bank read without an account); the checkers fail on it.
   std::string anomaly;
@@ -93,8 +99,8 @@ struct OpRecord {
 };
 
 // "read", "write", "cas", "bank-init", "transfer", "bank-read", "put",
-// "multipart-put", "get", "head", "delete", "list", "copy"; "ok", "fail",
-// "info".
+// "multipart-put", "get", "head", "delete", "list", "copy", "version-put",
+// "version-get", "version-delete"; "ok", "fail", "info".
 const char* OpKindName(OpKind kind);
 const char* OpOutcomeName(OpOutcome outcome);
 

@@ -3,7 +3,8 @@
 // stale read, a failed write that became visible, a resurrected object, a
 // ghost key, a duplicate or missing key in a listing, a corrupt body, a
 // lost copy, a failed copy made visible, a copy whose body is not its
-// source's; and the bodies of the workload verify byte for byte.
+// source's, a lost version, a version read after its delete by id, a
+// version reading another write; and the bodies of the workload verify byte for byte.
 #include "experiment/s3_checker.h"
 
 #include <gtest/gtest.h>
@@ -275,6 +276,78 @@ TEST(S3Checker, ACopyWhoseBodyDiffersIsCorruption) {
   const pb::CheckerResult r = Check({Copy(2, "run/w0-p0/k01", copy_id, 20, 30), read});
   EXPECT_FALSE(r.passed());
   EXPECT_NE(r.summary().find("corruption"), std::string::npos) << r.summary();
+}
+
+OpRecord Version(OpKind kind, uint32_t p, const std::string& key, const std::string& version,
+                 uint64_t t0, uint64_t t1, OpOutcome outcome = OpOutcome::kOk) {
+  OpRecord op = Op(kind, p, key, t0, t1, outcome);
+  op.version_id = version;
+  return op;
+}
+OpRecord VersionPut(const std::string& key, const std::string& version, const std::string& id,
+                    uint64_t t0, uint64_t t1) {
+  OpRecord op = Version(OpKind::kS3VersionPut, 1, key, version, t0, t1);
+  op.value = id;
+  return op;
+}
+OpRecord VersionGet(const std::string& key, const std::string& version,
+                    std::optional<std::string> id, uint64_t t0, uint64_t t1) {
+  OpRecord op = Version(OpKind::kS3VersionGet, 2, key, version, t0, t1);
+  op.read = std::move(id);
+  return op;
+}
+
+// Versions ride along a history with one acknowledged plain PUT.
+pb::CheckerResult CheckVersions(std::vector<OpRecord> ops) {
+  ops.push_back(Put(9, "p0/z", "w-plain", 0, 1));
+  return Check(ops);
+}
+
+TEST(S3Checker, VersionsReadBackByIdUntilDeleted) {
+  const pb::CheckerResult r = CheckVersions({
+      VersionPut("p0/a", "v1", "w1", 10, 20),
+      VersionPut("p0/a", "v2", "w2", 30, 40),  // a newer version leaves v1 readable by id
+      VersionGet("p0/a", "v1", "w1", 50, 60),
+      Version(OpKind::kS3VersionDelete, 3, "p0/a", "v1", 70, 80),
+      VersionGet("p0/a", "v1", std::nullopt, 90, 100),
+      // A DELETE of unknown outcome, racing: either answer is fine.
+      Version(OpKind::kS3VersionDelete, 3, "p0/a", "v2", 110, 130, OpOutcome::kInfo),
+      VersionGet("p0/a", "v2", "w2", 115, 120),
+      VersionGet("p0/a", "v2", std::nullopt, 140, 150),
+  });
+  EXPECT_TRUE(r.passed()) << r.summary();
+  EXPECT_NE(r.summary().find("versions: 2 puts, 4 gets by id, 1 deletes by id"), std::string::npos)
+      << r.summary();
+}
+
+TEST(S3Checker, ALostVersionFails) {
+  const pb::CheckerResult r = CheckVersions({
+      VersionPut("p0/a", "v1", "w1", 10, 20),
+      VersionPut("p0/a", "v2", "w2", 30, 40),
+      VersionGet("p0/a", "v1", std::nullopt, 50, 60),
+  });
+  EXPECT_FALSE(r.passed());
+  EXPECT_NE(r.summary().find("lost version: version v1 of p0/a"), std::string::npos) << r.summary();
+}
+
+TEST(S3Checker, AVersionReadableAfterItsDeleteByIdFails) {
+  const pb::CheckerResult r = CheckVersions({
+      VersionPut("p0/a", "v1", "w1", 10, 20),
+      Version(OpKind::kS3VersionDelete, 3, "p0/a", "v1", 30, 40),
+      VersionGet("p0/a", "v1", "w1", 50, 60),
+  });
+  EXPECT_FALSE(r.passed());
+  EXPECT_NE(r.summary().find("deleted version readable"), std::string::npos) << r.summary();
+}
+
+TEST(S3Checker, AVersionReadingAnotherWriteFails) {
+  const pb::CheckerResult r = CheckVersions({
+      VersionPut("p0/a", "v1", "w1", 10, 20),
+      VersionPut("p0/a", "v2", "w2", 30, 40),
+      VersionGet("p0/a", "v1", "w2", 50, 60),
+  });
+  EXPECT_FALSE(r.passed());
+  EXPECT_NE(r.summary().find("wrong version"), std::string::npos) << r.summary();
 }
 
 }  // namespace

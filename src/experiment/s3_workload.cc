@@ -98,6 +98,7 @@ class S3Client {
     if (roll < (bound += w.list_percent())) {
       return List(op, S3Prefix(config_.key_prefix, config_.workload_index, j), clock);
     }
+    if (roll < (bound += w.version_percent())) return Versioned(op, key, clock);
     // One draw picks the kind of PUT (a file without copies draws as before).
     const uint64_t put_roll = prng_.Below(100);
     if (put_roll < w.multipart_percent()) return MultipartPut(op, key, clock);
@@ -170,6 +171,64 @@ class S3Client {
       op.outcome = OpOutcome::kInfo;
       op.error = "copy: " + Describe(*copied);
     }
+  }
+
+  // Contract 7.
+  void Versioned(OpRecord& op, const std::string& key, const RunClock& clock) {
+    const uint64_t roll = prng_.Below(6);
+    if (roll < 3 || versions_.empty()) return VersionPut(op, key, clock);
+    const auto& [known_key, version] = versions_[prng_.Below(versions_.size())];
+    op.key = known_key;
+    op.version_id = version;
+    const std::string target = VersionTarget(versioned_bucket(), op.key, op.version_id);
+    op.invoke_us = clock.NowUs();
+    if (roll == 5) {
+      op.kind = OpKind::kS3VersionDelete;
+      auto reply = connection_.Send("DELETE", target);
+      op.complete_us = clock.NowUs();
+      return SetWriteOutcome(op, reply);
+    }
+    op.kind = OpKind::kS3VersionGet;
+    auto reply = connection_.Send("GET", target);
+    op.complete_us = clock.NowUs();
+    op.outcome = OpOutcome::kFail;
+    if (!reply.ok()) {
+      op.error = reply.status().ToString();
+    } else if (reply->status == 404) {
+      op.outcome = OpOutcome::kOk;  // the version is gone
+    } else if (reply->status != 200) {
+      op.error = Describe(*reply);
+    } else {
+      op.outcome = OpOutcome::kOk;
+      op.read = reply->Header(kWriteIdHeader);
+      op.bytes = reply->body.size();
+      auto id = VerifyObjectBody(op.key, reply->body);
+      if (!id.ok()) op.anomaly = id.status().message();
+      if (id.ok() && *id != *op.read) {
+        op.anomaly = "the body is write " + *id + "'s, the metadata says " + *op.read;
+      }
+    }
+  }
+
+  void VersionPut(OpRecord& op, const std::string& key, const RunClock& clock) {
+    op.kind = OpKind::kS3VersionPut;
+    op.key = key;
+    op.value = NextWriteId();
+    const std::string body = ObjectBody(key, op.value, min_bytes_, max_bytes_);
+    op.bytes = body.size();
+    op.invoke_us = clock.NowUs();
+    auto reply = connection_.Send("PUT", ObjectTarget(versioned_bucket(), key),
+                                  {{kWriteIdHeader, op.value}}, body);
+    op.complete_us = clock.NowUs();
+    SetWriteOutcome(op, reply);
+    if (op.outcome != OpOutcome::kOk) return;
+    op.version_id = reply->Header("x-amz-version-id");
+    if (op.version_id.empty()) {
+      op.anomaly = "a PUT to the versioned bucket answered without x-amz-version-id";
+      return;
+    }
+    if (versions_.size() == kS3KnownVersionsMax) versions_.erase(versions_.begin());
+    versions_.emplace_back(key, op.version_id);
   }
 
   void Put(OpRecord& op, const std::string& key, const RunClock& clock) {
@@ -269,6 +328,8 @@ class S3Client {
   }
 
  private:
+  std::string versioned_bucket() const { return config_.bucket + kS3VersionedBucketSuffix; }
+
   std::string sources_prefix() const {
     return S3SourcesPrefix(config_.key_prefix, config_.workload_index);
   }
@@ -283,6 +344,7 @@ class S3Client {
   S3Connection connection_;
   sim::Prng prng_;
   uint64_t writes_ = 0;
+  std::vector<std::pair<std::string, std::string>> versions_;  // (key, version id), contract 7
 };
 
 }  // namespace
@@ -310,6 +372,30 @@ S3Workload::S3Workload(S3WorkloadConfig config, OpLog& log, const RunClock& cloc
       clock_(clock),
       clients_(PaceOf(config_.spec), log) {}
 
+namespace {
+
+// The versioned bucket of contract 7, created and versioning enabled
+// before `deadline`.
+bool CreateVersionedBucket(S3Connection& connection, const std::string& bucket,
+                           steady_clock::time_point deadline) {
+  bool created = false, enabled = false;
+  while (!enabled && steady_clock::now() < deadline) {
+    if (!created) {
+      auto reply = connection.Send("PUT", BucketTarget(bucket));
+      created = reply.ok() && (reply->status == 200 ||
+                               reply->body.find("BucketAlreadyOwnedByYou") != std::string::npos);
+    }
+    if (created) {
+      auto reply = connection.Send("PUT", VersioningTarget(bucket), {}, VersioningEnabledBody());
+      enabled = reply.ok() && reply->status == 200;
+    }
+    if (!enabled) std::this_thread::sleep_for(milliseconds(200));
+  }
+  return enabled;
+}
+
+}  // namespace
+
 void S3Workload::Start() {
   if (config_.routers.empty()) return;
   S3Connection connection(config_.routers[0], S3Client::Timeout(config_));
@@ -322,6 +408,10 @@ void S3Workload::Start() {
     if (!created) std::this_thread::sleep_for(milliseconds(200));
   }
   if (!created) return;  // no acknowledged PUT: the S3 checker fails
+  if (config_.spec.version_percent() > 0 &&
+      !CreateVersionedBucket(connection, config_.bucket + kS3VersionedBucketSuffix, deadline)) {
+    return;
+  }
   clients_.Start([this](uint32_t client, const std::atomic<bool>&) -> PacedClients::OneOperation {
     auto state = std::make_shared<S3Client>(config_, client, prefixes_, min_bytes_, max_bytes_);
     return [this, state](uint64_t index) {

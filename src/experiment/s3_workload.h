@@ -31,6 +31,13 @@
 //     holds the source's body and write id, and reads verify the body
 //     against the source key (BodyKeyOf). Every copy's write id is unique,
 //     so a copy is a write of that id like a PUT.
+//  7. `version_percent` of the operations go to the same keys in a second
+//     bucket with versioning enabled (Start enables it): half PUTs, which
+//     record the x-amz-version-id they got (a 200 without one is an
+//     anomaly), a third GETs and a sixth DELETEs by id of one of the last
+//     kS3KnownVersionsMax versions the client's own acknowledged PUTs
+//     created (a PUT while it knows none). Which versions exist depends on
+//     the outcomes, so those choices depend on the cluster too.
 //
 // Thread safety: as Workload (workload.h); clients record into the OpLog
 // from their own threads.
@@ -54,6 +61,11 @@ namespace tessera::experiment {
 
 inline constexpr auto kS3BucketTimeout = std::chrono::seconds(30);
 inline constexpr int kS3ListPagesMax = 10;
+// Versions a client remembers for its GETs and DELETEs by id (the oldest
+// is forgotten first).
+inline constexpr size_t kS3KnownVersionsMax = 32;
+// The versioned bucket: the workload's bucket name plus this.
+inline constexpr char kS3VersionedBucketSuffix[] = "-versioned";
 
 struct S3WorkloadConfig {
   pb::S3ObjectWorkload spec;
