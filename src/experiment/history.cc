@@ -48,7 +48,7 @@ pb::HistoryRecord CompletionLine(const OpRecord& op) {
     if (op.kind == OpKind::kBankRead) {
       for (int64_t b : op.balances) r.add_balances(b);
     }
-    if (op.kind == OpKind::kS3Get) r.set_bytes(op.bytes);
+    if (op.kind == OpKind::kS3Get || op.kind == OpKind::kS3VersionGet) r.set_bytes(op.bytes);
     for (const std::string& k : op.listed) r.add_listed(k);
     r.set_anomaly(op.anomaly);
   }

@@ -70,7 +70,8 @@ struct OpRecord {
 
   uint64_t latency_us() const { return complete_us - invoke_us; }
   // A write that took effect: an ok write, a cas that swapped, an ok
-  // transfer or bank creation, an ok S3 PUT or DELETE.
+  // transfer or bank creation, an ok S3 PUT, copy or DELETE (by version
+  // id too).
   bool wrote() const {
     if (outcome != OpOutcome::kOk) return false;
     switch (kind) {
@@ -81,6 +82,8 @@ struct OpRecord {
       case OpKind::kS3MultipartPut:
       case OpKind::kS3Copy:
       case OpKind::kS3Delete:
+      case OpKind::kS3VersionPut:
+      case OpKind::kS3VersionDelete:
         return true;
       case OpKind::kCas:
         return cas_succeeded;
