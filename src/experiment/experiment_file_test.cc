@@ -184,6 +184,14 @@ checkers { availability {} }
                 .find("more than 100"),
             std::string::npos);
   EXPECT_NE(ErrorOf(head + "workloads { s3_objects { clients: 2 rate_per_s: 10 keys: 4 "
+                           "get_percent: 60 version_percent: 41 } }")
+                .find("list_percent + version_percent = 101, more than 100"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(head + "workloads { s3_objects { clients: 2 rate_per_s: 10 keys: 4 "
+                           "multipart_percent: 70 copy_percent: 31 } }")
+                .find("multipart_percent + copy_percent = 101, more than 100"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(head + "workloads { s3_objects { clients: 2 rate_per_s: 10 keys: 4 "
                            "min_bytes: 5000 max_bytes: 4000 } }")
                 .find("s3_objects.min_bytes = 5000: must be in 1..4000"),
             std::string::npos);
