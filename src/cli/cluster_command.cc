@@ -171,7 +171,7 @@ int RunClusterCommand(const ClusterCommandArgs& args, std::ostream& out, std::os
   if (a == "stop") return SignalTargets(s, args, SIGSTOP, "paused", out, err);
   if (a == "resume") return SignalTargets(s, args, SIGCONT, "resumed", out, err);
   if (a == "restart") return Restart(s, args, out, err);
-  if (a == "partition" || a == "heal" || a == "slow-disk" || a == "full-disk") {
+  if (a == "partition" || a == "heal" || a == "slow-disk" || a == "full-disk" || a == "clock") {
     return RunFaultAction(s, args, out, err);
   }
   if (a == "digest") return PrintDigests(s, args, out, err);

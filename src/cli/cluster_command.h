@@ -15,7 +15,7 @@ namespace tessera::cli {
 
 struct ClusterCommandArgs {
   // up | plan | down | status | kill | stop | resume | restart | partition |
-  // heal | slow-disk | full-disk | digest | drain | add-node
+  // heal | slow-disk | full-disk | clock | digest | drain | add-node
   std::string action;
   std::string layout_path;         // --layout; empty: not given (cli/cluster_record.h)
   std::string dir;
@@ -28,6 +28,8 @@ struct ClusterCommandArgs {
   std::vector<std::string> kv_splits;
   std::vector<std::string> targets;  // process names or AZs, per action
   uint32_t slow_ms = 0;           // slow-disk
+  int64_t clock_offset_ms = 0;    // clock: wall-clock offset (0 clears)
+  int32_t clock_skew_ppm = 0;     // clock: monotonic rate skew (0 clears)
   bool one_way = false;           // partition: only targets[0] -> targets[1]
   bool json = false;              // status: JSON (pb::ClusterStatusReport) instead of text
   // up: extra split points of the S3 table, each "BUCKET_ID:OBJECT_KEY"

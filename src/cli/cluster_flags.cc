@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "cli/s3_command.h"
+#include "common/fault_clock.h"
 #include "common/limits.h"
 
 namespace tessera::cli {
@@ -39,6 +40,8 @@ constexpr Action kActions[] = {
     {"slow-disk", "delay every synced log write of processes by --ms", "process names or AZs"},
     {"full-disk", "make every synced write of processes fail, as on a full disk (until heal)",
      "process names or AZs"},
+    {"clock", "offset the wall clock (--offset-ms) and skew the consensus clock (--skew-ppm) of processes; 0 clears",
+     "process names or AZs (storage nodes and meta replicas)"},
     {"digest", "per hosted group of storage nodes: applied index and a checksum of the whole state",
      "process names or AZs"},
     {"drain", "move every replica off storage nodes (the autoadmin does it) and wait until they hold none",
@@ -84,6 +87,15 @@ CLI::App* AddClusterCommands(CLI::App& app, ClusterCommandArgs& args) {
                     "one JSON object (processes, partitions with their replicas) instead of text");
     }
     if (name == "slow-disk") sub->add_option("--ms", args.slow_ms, "added fsync delay")->required();
+    if (name == "clock") {
+      sub->add_option("--offset-ms", args.clock_offset_ms,
+                      "added to the wall clock the processes read (a clock jump), either way")
+          ->check(CLI::Range(-fault_clock::kOffsetMsMax, fault_clock::kOffsetMsMax));
+      sub->add_option("--skew-ppm", args.clock_skew_ppm,
+                      "the consensus hosts' monotonic time runs this many millionths faster "
+                      "(negative: slower)")
+          ->check(CLI::Range(-fault_clock::kSkewPpmMax, fault_clock::kSkewPpmMax));
+    }
     if (name == "drain") {
       sub->add_flag("--undo", args.drain_undo, "stop draining: the nodes may receive replicas again");
       sub->add_flag("--no-wait", args.drain_no_wait, "return once meta recorded the drain");

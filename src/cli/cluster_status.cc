@@ -3,6 +3,7 @@
 #include <google/protobuf/text_format.h>
 #include <google/protobuf/util/json_util.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -342,9 +343,9 @@ Status HealAll(ClusterSession& s, std::ostream& out) {
 
 namespace {
 
-// Changes the storage fault rules of every process `target` names that
-// serves the internal RPC (`change` edits its rules in force), reporting
-// `what` per process.
+// Changes the per-process fault rules (disk knobs, clock faults) of every
+// process `target` names that serves the internal RPC (`change` edits its
+// rules in force), reporting `what` per process.
 Status ChangeDiskFaults(ClusterSession& s, const std::string& target,
                         const std::function<void(pb::FaultRules&)>& change, const std::string& what,
                         std::ostream& out) {
@@ -372,6 +373,27 @@ Status FailWrites(ClusterSession& s, const std::string& target, bool fail, std::
   return ChangeDiskFaults(
       s, target, [fail](pb::FaultRules& rules) { rules.set_fail_writes(fail); },
       fail ? "synced writes fail" : "synced writes succeed", out);
+}
+
+Status SetClock(ClusterSession& s, const std::string& target, std::optional<int64_t> offset_ms,
+                std::optional<int32_t> skew_ppm, std::ostream& out) {
+  const std::vector<ProcessEntry> entries = s.Resolve(target);
+  if (!entries.empty() && std::none_of(entries.begin(), entries.end(), [](const ProcessEntry& e) {
+        return cluster::ServesRpc(e.role);
+      })) {
+    return Status::InvalidArgument(target + ": only storage nodes and meta replicas take clock faults "
+                                   "(routers and autoadmin processes serve no admin.faults)");
+  }
+  return ChangeDiskFaults(
+      s, target,
+      [offset_ms, skew_ppm](pb::FaultRules& rules) {
+        if (offset_ms) rules.set_clock_offset_ms(*offset_ms);
+        if (skew_ppm) rules.set_clock_skew_ppm(*skew_ppm);
+      },
+      (offset_ms ? "wall clock offset " + std::to_string(*offset_ms) + " ms" : std::string()) +
+          (offset_ms && skew_ppm ? ", " : "") +
+          (skew_ppm ? "monotonic skew " + std::to_string(*skew_ppm) + " ppm" : std::string()),
+      out);
 }
 
 Status PartitionSides(ClusterSession& s, const std::string& a, const std::string& b, bool one_way,
@@ -428,6 +450,11 @@ int RunFaultAction(ClusterSession& s, const ClusterCommandArgs& args, std::ostre
   } else if (args.action == "full-disk") {
     for (const std::string& t : args.targets) {
       Status one = FailWrites(s, t, /*fail=*/true, out);
+      if (st.ok()) st = one;
+    }
+  } else if (args.action == "clock") {
+    for (const std::string& t : args.targets) {
+      Status one = SetClock(s, t, args.clock_offset_ms, args.clock_skew_ppm, out);
       if (st.ok()) st = one;
     }
   } else if (args.targets.size() != 2) {

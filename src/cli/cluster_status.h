@@ -55,6 +55,14 @@ Status SlowDisk(ClusterSession& s, const std::string& target, uint32_t slow_ms, 
 // (admin.faults fail_writes); InvalidArgument when the target denotes
 // nothing.
 Status FailWrites(ClusterSession& s, const std::string& target, bool fail, std::ostream& out);
+// `clock TARGET`: the target's processes read a wall clock `offset_ms`
+// ahead (negative: behind) and hand their consensus replicas a monotonic
+// time running `skew_ppm` millionths fast (common/fault_clock.h); 0
+// clears, an absent knob keeps its value in force. InvalidArgument when the
+// target denotes nothing or only routers or autoadmin processes, which take
+// no fault rules.
+Status SetClock(ClusterSession& s, const std::string& target, std::optional<int64_t> offset_ms,
+                std::optional<int32_t> skew_ppm, std::ostream& out);
 // partition / heal / slow-disk / full-disk as `tessera cluster` runs them
 // (exit code).
 int RunFaultAction(ClusterSession& s, const ClusterCommandArgs& args, std::ostream& out,

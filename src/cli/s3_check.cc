@@ -89,16 +89,12 @@ Result<blob::BlobSlotMap> CurrentSlotMap(ClusterSession& session, cluster::Clust
   return base->WithAssignments(newest);
 }
 
-struct Report {
-  uint64_t copies[4] = {0, 0, 0, 0};  // referenced blobs with 0..3+ copies on their slot's replicas
-  uint64_t stray_files = 0;  // referenced blobs' files on nodes outside their slot's replicas
-  uint64_t unreferenced_files = 0;
-  std::vector<std::string> problems;
-  bool healthy = true;
-};
-
-Report Judge(const Findings& f, const blob::BlobSlotMap& map) {
-  Report r;
+S3CheckReport Judge(const Findings& f, const blob::BlobSlotMap& map) {
+  S3CheckReport r;
+  r.referenced_blobs = f.referenced.size();
+  r.pending_gc_records = f.gc_records;
+  r.pending_gc_blobs = f.gc_blob_ids.size();
+  r.unlisted = f.unlisted;
   const auto problem = [&r](std::string what) {
     r.healthy = false;
     if (r.problems.size() < limits::kS3CheckProblemsListedMax) r.problems.push_back(std::move(what));
@@ -119,6 +115,7 @@ Report Judge(const Findings& f, const blob::BlobSlotMap& map) {
     }
     ++r.copies[std::min<size_t>(n, 3)];
     r.stray_files += stray;
+    if (n < replicas.size()) ++r.under_replicated;
     if (n < replicas.size()) problem("blob " + id + " referenced, " + std::to_string(n) + " copies");
     if (stray > 0) {
       problem("blob " + id + " has " + std::to_string(stray) +
@@ -135,25 +132,25 @@ Report Judge(const Findings& f, const blob::BlobSlotMap& map) {
   return r;
 }
 
-void Print(const Findings& f, const Report& r, bool json, std::ostream& out) {
+void Print(const S3CheckReport& r, bool json, std::ostream& out) {
   if (json) {
-    out << "{\"referenced_blobs\":" << f.referenced.size() << ",\"copies\":{\"3\":" << r.copies[3]
+    out << "{\"referenced_blobs\":" << r.referenced_blobs << ",\"copies\":{\"3\":" << r.copies[3]
         << ",\"2\":" << r.copies[2] << ",\"1\":" << r.copies[1] << ",\"0\":" << r.copies[0]
         << "},\"stray_files\":" << r.stray_files << ",\"unreferenced_files\":" << r.unreferenced_files
-        << ",\"pending_gc_records\":" << f.gc_records << ",\"pending_gc_blobs\":" << f.gc_blob_ids.size()
+        << ",\"pending_gc_records\":" << r.pending_gc_records << ",\"pending_gc_blobs\":" << r.pending_gc_blobs
         << ",\"unlisted_nodes\":[";
-    for (size_t i = 0; i < f.unlisted.size(); ++i) out << (i ? "," : "") << "\"" << f.unlisted[i] << "\"";
+    for (size_t i = 0; i < r.unlisted.size(); ++i) out << (i ? "," : "") << "\"" << r.unlisted[i] << "\"";
     out << "],\"ok\":" << (r.healthy ? "true" : "false") << ",\"problems\":[";
     for (size_t i = 0; i < r.problems.size(); ++i) out << (i ? "," : "") << "\"" << r.problems[i] << "\"";
     out << "]}\n";
     return;
   }
-  out << "referenced blobs " << f.referenced.size() << "\ncopies 3=" << r.copies[3] << " 2=" << r.copies[2]
+  out << "referenced blobs " << r.referenced_blobs << "\ncopies 3=" << r.copies[3] << " 2=" << r.copies[2]
       << " 1=" << r.copies[1] << " 0=" << r.copies[0] << "\nstray blob files " << r.stray_files
       << "\nunreferenced blob files "
-      << r.unreferenced_files << "\npending GC records " << f.gc_records << " (blobs "
-      << f.gc_blob_ids.size() << ")\n";
-  for (const std::string& n : f.unlisted) {
+      << r.unreferenced_files << "\npending GC records " << r.pending_gc_records << " (blobs "
+      << r.pending_gc_blobs << ")\n";
+  for (const std::string& n : r.unlisted) {
     out << "not listed: " << n << " (holds no blob slot and does not answer)\n";
   }
   for (const std::string& p : r.problems) out << "problem: " << p << "\n";
@@ -162,7 +159,7 @@ void Print(const Findings& f, const Report& r, bool json, std::ostream& out) {
 
 }  // namespace
 
-Status RunS3Check(ClusterSession& session, bool json, std::ostream& out) {
+Result<S3CheckReport> CheckS3Blobs(ClusterSession& session) {
   auto client = session.client();
   if (!client.ok()) return client.status();
   auto partitions = TablePartitions(**client, kS3Table);
@@ -186,9 +183,14 @@ Status RunS3Check(ClusterSession& session, bool json, std::ostream& out) {
     }
     return listed;
   }
-  const Report report = Judge(findings, *map);
-  Print(findings, report, json, out);
-  if (!report.healthy) return Status::Conflict("blob check failed");
+  return Judge(findings, *map);
+}
+
+Status RunS3Check(ClusterSession& session, bool json, std::ostream& out) {
+  auto report = CheckS3Blobs(session);
+  if (!report.ok()) return report.status();
+  Print(*report, json, out);
+  if (!report->healthy) return Status::Conflict("blob check failed");
   return Status::Ok();
 }
 

@@ -17,12 +17,32 @@
 // node whose slots the autoadmin moved): it is then skipped, and said so.
 #pragma once
 
+#include <cstdint>
 #include <iosfwd>
+#include <string>
+#include <vector>
 
 #include "cli/cluster_session.h"
 #include "common/result.h"
 
 namespace tessera::cli {
+
+// What the check found (the counts above).
+struct S3CheckReport {
+  uint64_t referenced_blobs = 0;
+  uint64_t copies[4] = {0, 0, 0, 0};  // referenced blobs with 0, 1, 2, 3+ copies on their slot's replicas
+  uint64_t under_replicated = 0;      // referenced blobs with fewer copies than their slot's replicas
+  uint64_t stray_files = 0;  // referenced blobs' files on nodes outside their slot's replicas
+  uint64_t unreferenced_files = 0;
+  uint64_t pending_gc_records = 0;
+  uint64_t pending_gc_blobs = 0;
+  std::vector<std::string> unlisted;  // nodes skipped: down, and holding no slot
+  std::vector<std::string> problems;  // at most limits::kS3CheckProblemsListedMax
+  bool healthy = true;
+};
+
+// The check without printing; the cluster's errors when it could not look.
+Result<S3CheckReport> CheckS3Blobs(ClusterSession& session);
 
 // OK when healthy; FailedPrecondition-like Status (Conflict) with a summary
 // when not; the cluster's errors when it could not look (a node or a

@@ -10,8 +10,10 @@
 
 #include "cluster/layout.h"
 #include "cluster/process_table.h"
+#include "common/fault_clock.h"
 #include "experiment/experiment_limits.h"
 #include "experiment/netns_plan.h"
+#include "experiment/schedule.h"
 
 namespace tessera::experiment {
 namespace {
@@ -130,11 +132,16 @@ Status ValidateS3Workload(const pb::S3ObjectWorkload& w, const std::string& fiel
       !st.ok()) {
     return st;
   }
+  if (uint64_t{w.multipart_percent()} + w.copy_percent() > 100) {
+    return Status::InvalidArgument(field + ": multipart_percent + copy_percent = " +
+                                   std::to_string(uint64_t{w.multipart_percent()} + w.copy_percent()) +
+                                   ", more than 100");
+  }
   const uint64_t percents = uint64_t{w.get_percent()} + w.head_percent() + w.delete_percent() +
-                            w.list_percent();
+                            w.list_percent() + w.version_percent();
   if (percents > 100) {
     return Status::InvalidArgument(field + ": get_percent + head_percent + delete_percent + "
-                                   "list_percent = " + std::to_string(percents) +
+                                   "list_percent + version_percent = " + std::to_string(percents) +
                                    ", more than 100");
   }
   return Status::Ok();
@@ -181,15 +188,56 @@ Status ValidateTarget(const pb::FaultStep& step, const cluster::ProcessTable& ta
   return Status::Ok();
 }
 
+// offset_ms and skew_ppm: set, in range and only on their kind; a clock
+// fault's named target must hold a process that serves admin.faults.
+Status ValidateClockKnobs(const pb::FaultStep& step, const cluster::ProcessTable& table,
+                          const std::string& field) {
+  const bool jump = step.kind() == pb::FAULT_CLOCK_JUMP;
+  const bool skew = step.kind() == pb::FAULT_CLOCK_SKEW;
+  if (step.offset_ms() != 0 && !jump) {
+    return Status::InvalidArgument(field + ".offset_ms: only for FAULT_CLOCK_JUMP");
+  }
+  if (step.skew_ppm() != 0 && !skew) {
+    return Status::InvalidArgument(field + ".skew_ppm: only for FAULT_CLOCK_SKEW");
+  }
+  if (jump && (step.offset_ms() == 0 || step.offset_ms() < -fault_clock::kOffsetMsMax ||
+               step.offset_ms() > fault_clock::kOffsetMsMax)) {
+    return Status::InvalidArgument(field + ".offset_ms: " + std::to_string(step.offset_ms()) +
+                                   ", must be non-zero and within +-" +
+                                   std::to_string(fault_clock::kOffsetMsMax));
+  }
+  if (skew && (step.skew_ppm() == 0 || step.skew_ppm() < -fault_clock::kSkewPpmMax ||
+               step.skew_ppm() > fault_clock::kSkewPpmMax)) {
+    return Status::InvalidArgument(field + ".skew_ppm: " + std::to_string(step.skew_ppm()) +
+                                   ", must be non-zero and within +-" +
+                                   std::to_string(fault_clock::kSkewPpmMax));
+  }
+  if (!jump && !skew) return Status::Ok();
+  const pb::FaultTarget& t = step.target();
+  if (!t.has_process() && !t.has_az()) return Status::Ok();
+  const std::vector<cluster::ProcessEntry> hit =
+      t.has_process() ? std::vector<cluster::ProcessEntry>{*table.ByName(t.process())}
+                      : table.InAz(t.az());
+  if (std::none_of(hit.begin(), hit.end(),
+                   [](const cluster::ProcessEntry& e) { return cluster::ServesRpc(e.role); })) {
+    return Status::InvalidArgument(field + ".target '" + TargetName(t) +
+                                   "': clock faults need a storage node or meta replica "
+                                   "(routers and autoadmin processes take no fault rules)");
+  }
+  return Status::Ok();
+}
+
 Status ValidateStep(const pb::FaultStep& step, const pb::ClusterLayout& layout,
                     const cluster::ProcessTable& table, uint32_t duration_s, bool timed,
                     const std::string& field) {
   if (step.kind() == pb::FAULT_UNSPECIFIED || !pb::FaultKind_IsValid(step.kind())) {
     return Status::InvalidArgument(field + ".kind: missing or unknown (FAULT_KILL, FAULT_PAUSE, "
                                    "FAULT_PARTITION_AZ, FAULT_SLOW_DISK, FAULT_PARTITION_ONE_WAY, "
-                                   "FAULT_MAJORITY_RING, FAULT_LOST_NODE, FAULT_FULL_DISK)");
+                                   "FAULT_MAJORITY_RING, FAULT_LOST_NODE, FAULT_FULL_DISK, "
+                                   "FAULT_CLOCK_JUMP, FAULT_CLOCK_SKEW)");
   }
   if (Status st = ValidateTarget(step, table, field); !st.ok()) return st;
+  if (Status st = ValidateClockKnobs(step, table, field); !st.ok()) return st;
   if (Status st = CheckRange(field + ".duration_s", step.duration_s(), 1, duration_s); !st.ok()) {
     return st;
   }

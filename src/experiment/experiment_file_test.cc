@@ -124,6 +124,33 @@ TEST_F(ExperimentFileTest, NewFaultKindsLoad) {
   EXPECT_EQ(loaded->spec.nemesis().fixed().steps_size(), 4);
 }
 
+TEST_F(ExperimentFileTest, ClockFaultsNeedTheirKnobAndAProcessThatTakesRules) {
+  const auto step = [&](const std::string& body) {
+    return ErrorOf(std::string(kHead) + kWorkload + "nemesis { fixed { steps { " + body +
+                   " at_s: 5 duration_s: 5 } } }");
+  };
+  EXPECT_EQ(step("kind: FAULT_CLOCK_JUMP target { kv_leader: true } offset_ms: -3600000"), "");
+  EXPECT_EQ(step("kind: FAULT_CLOCK_SKEW target { az: \"az1\" } skew_ppm: 9000"), "");
+  EXPECT_EQ(step("kind: FAULT_CLOCK_JUMP target { process: \"meta-az2\" } offset_ms: 1"), "");
+  EXPECT_NE(step("kind: FAULT_CLOCK_JUMP target { kv_leader: true }").find("offset_ms"),
+            std::string::npos);
+  EXPECT_NE(step("kind: FAULT_CLOCK_JUMP target { kv_leader: true } offset_ms: 2592000001")
+                .find("offset_ms: 2592000001"),
+            std::string::npos);
+  EXPECT_NE(step("kind: FAULT_CLOCK_SKEW target { kv_leader: true } skew_ppm: 500001").find("skew_ppm"),
+            std::string::npos);
+  EXPECT_NE(step("kind: FAULT_CLOCK_SKEW target { kv_leader: true } offset_ms: 5 skew_ppm: 1")
+                .find("offset_ms: only for FAULT_CLOCK_JUMP"),
+            std::string::npos);
+  EXPECT_NE(step("kind: FAULT_KILL target { kv_leader: true } skew_ppm: 5")
+                .find("skew_ppm: only for FAULT_CLOCK_SKEW"),
+            std::string::npos);
+  const std::string router =
+      step("kind: FAULT_CLOCK_JUMP target { process: \"router-1\" } offset_ms: 1000");
+  EXPECT_NE(router.find("router-1"), std::string::npos) << router;
+  EXPECT_NE(router.find("storage node or meta replica"), std::string::npos) << router;
+}
+
 TEST_F(ExperimentFileTest, DurationOverrideIsChecked) {
   const pb::Experiment e = ParseExperiment("duration_s: 30");
   EXPECT_EQ(*EffectiveDuration(e, 0), 30u);
@@ -155,6 +182,14 @@ checkers { availability {} }
   EXPECT_NE(ErrorOf(head + "workloads { s3_objects { clients: 2 rate_per_s: 10 keys: 4 "
                            "get_percent: 60 list_percent: 50 } }")
                 .find("more than 100"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(head + "workloads { s3_objects { clients: 2 rate_per_s: 10 keys: 4 "
+                           "get_percent: 60 version_percent: 41 } }")
+                .find("list_percent + version_percent = 101, more than 100"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(head + "workloads { s3_objects { clients: 2 rate_per_s: 10 keys: 4 "
+                           "multipart_percent: 70 copy_percent: 31 } }")
+                .find("multipart_percent + copy_percent = 101, more than 100"),
             std::string::npos);
   EXPECT_NE(ErrorOf(head + "workloads { s3_objects { clients: 2 rate_per_s: 10 keys: 4 "
                            "min_bytes: 5000 max_bytes: 4000 } }")

@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -20,6 +21,7 @@
 #include "cli/cluster_status.h"
 #include "experiment/availability.h"
 #include "experiment/bank_checker.h"
+#include "experiment/blob_check.h"
 #include "experiment/bank_workload.h"
 #include "experiment/experiment_file.h"
 #include "experiment/experiment_limits.h"
@@ -364,6 +366,11 @@ void HealAndRecover(Run& run, Nemesis& nemesis, FaultJournal& journal, const Run
   }
 }
 
+bool HasS3Workload(const pb::Experiment& spec) {
+  return std::any_of(spec.workloads().begin(), spec.workloads().end(),
+                     [](const pb::Workload& w) { return w.has_s3_objects(); });
+}
+
 void RunCheckers(Run& run, const std::vector<OpRecord>& ops,
                  const std::vector<FaultWindow>& windows, uint64_t end_us,
                  const std::string& key_prefix) {
@@ -389,6 +396,11 @@ void RunCheckers(Run& run, const std::vector<OpRecord>& ops,
     }
     passed = passed && r.passed();
     *v.add_checkers() = std::move(r);
+  }
+  if (HasS3Workload(run.experiment.spec)) {
+    pb::CheckerResult blobs = CheckBlobsAfterHeal(*run.session);
+    passed = passed && blobs.passed();
+    *v.add_checkers() = std::move(blobs);
   }
   for (const OpRecord& op : ops) {
     v.set_ops(v.ops() + 1);

@@ -27,8 +27,9 @@ pb::HistoryRecord InvokeLine(const OpRecord& op) {
   if (op.kind == OpKind::kBankInit) {
     for (int64_t b : op.balances) r.add_balances(b);
   }
-  if (op.is_s3_put()) r.set_bytes(op.bytes);
+  if (op.is_s3_put() || op.kind == OpKind::kS3VersionPut) r.set_bytes(op.bytes);
   r.set_after_heal(op.after_heal);
+  r.set_version_id(op.version_id);
   return r;
 }
 
@@ -37,8 +38,8 @@ pb::HistoryRecord CompletionLine(const OpRecord& op) {
   r.set_type(OpOutcomeName(op.outcome));
   r.set_time_us(op.complete_us);
   r.set_error(op.error);
-  const bool reads_value =
-      op.kind == OpKind::kRead || op.kind == OpKind::kS3Get || op.kind == OpKind::kS3Head;
+  const bool reads_value = op.kind == OpKind::kRead || op.kind == OpKind::kS3Get ||
+                           op.kind == OpKind::kS3Head || op.kind == OpKind::kS3VersionGet;
   if (reads_value && op.outcome == OpOutcome::kOk) {
     r.set_found(op.read.has_value());
     r.set_value(op.read.value_or(""));
@@ -47,7 +48,7 @@ pb::HistoryRecord CompletionLine(const OpRecord& op) {
     if (op.kind == OpKind::kBankRead) {
       for (int64_t b : op.balances) r.add_balances(b);
     }
-    if (op.kind == OpKind::kS3Get) r.set_bytes(op.bytes);
+    if (op.kind == OpKind::kS3Get || op.kind == OpKind::kS3VersionGet) r.set_bytes(op.bytes);
     for (const std::string& k : op.listed) r.add_listed(k);
     r.set_anomaly(op.anomaly);
   }
@@ -75,6 +76,10 @@ const char* OpKindName(OpKind kind) {
     case OpKind::kS3Head: return "head";
     case OpKind::kS3Delete: return "delete";
     case OpKind::kS3List: return "list";
+    case OpKind::kS3Copy: return "copy";
+    case OpKind::kS3VersionPut: return "version-put";
+    case OpKind::kS3VersionGet: return "version-get";
+    case OpKind::kS3VersionDelete: return "version-delete";
   }
   return "?";
 }

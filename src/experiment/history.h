@@ -29,6 +29,10 @@ enum class OpKind {
   kBankInit, kTransfer, kBankRead,
   // s3_objects
   kS3Put, kS3MultipartPut, kS3Get, kS3Head, kS3Delete, kS3List,
+  kS3Copy,  // CopyObject of a fresh source object onto the key (s3_object_body.h)
+  // Versioned bucket: a PUT that returns its version id, a GET and a
+  // DELETE of one version by id (checked by version, not as registers).
+  kS3VersionPut, kS3VersionGet, kS3VersionDelete,
 };
 enum class OpOutcome { kOk, kFail, kInfo };
 
@@ -56,6 +60,9 @@ struct OpRecord {
   // `key` is its prefix and `listed` the keys it returned.
   uint64_t bytes = 0;
   std::vector<std::string> listed;
+  // kS3Version*: the version id the PUT returned (ok), or the version the
+  // GET or DELETE names.
+  std::string version_id;
   // ok reads: what no correct answer contains (a body that does not match
   // its header, a bank read without an account); the checkers fail on it.
   std::string anomaly;
@@ -63,7 +70,8 @@ struct OpRecord {
 
   uint64_t latency_us() const { return complete_us - invoke_us; }
   // A write that took effect: an ok write, a cas that swapped, an ok
-  // transfer or bank creation, an ok S3 PUT or DELETE.
+  // transfer or bank creation, an ok S3 PUT, copy or DELETE (by version
+  // id too).
   bool wrote() const {
     if (outcome != OpOutcome::kOk) return false;
     switch (kind) {
@@ -72,7 +80,10 @@ struct OpRecord {
       case OpKind::kTransfer:
       case OpKind::kS3Put:
       case OpKind::kS3MultipartPut:
+      case OpKind::kS3Copy:
       case OpKind::kS3Delete:
+      case OpKind::kS3VersionPut:
+      case OpKind::kS3VersionDelete:
         return true;
       case OpKind::kCas:
         return cas_succeeded;
@@ -80,15 +91,19 @@ struct OpRecord {
         return false;
     }
   }
-  // An S3 PUT, single or multipart: writes `value` as the object's write id.
-  bool is_s3_put() const { return kind == OpKind::kS3Put || kind == OpKind::kS3MultipartPut; }
+  // An S3 PUT, single or multipart, or a copy: writes `value` as the
+  // object's write id.
+  bool is_s3_put() const {
+    return kind == OpKind::kS3Put || kind == OpKind::kS3MultipartPut || kind == OpKind::kS3Copy;
+  }
   bool is_register_op() const {
     return kind == OpKind::kRead || kind == OpKind::kWrite || kind == OpKind::kCas;
   }
 };
 
 // "read", "write", "cas", "bank-init", "transfer", "bank-read", "put",
-// "multipart-put", "get", "head", "delete", "list"; "ok", "fail", "info".
+// "multipart-put", "get", "head", "delete", "list", "copy", "version-put",
+// "version-get", "version-delete"; "ok", "fail", "info".
 const char* OpKindName(OpKind kind);
 const char* OpOutcomeName(OpOutcome outcome);
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <optional>
 #include <thread>
 
 #include "cli/cluster_lifecycle.h"
@@ -77,11 +78,24 @@ Status Nemesis::ApplyRules(const Active& a) {
     }
     return st;
   }
+  if (IsClockFault(a.fault.kind)) return ApplyClock(a);
   const std::vector<std::string> azs(session_.layout().azs().begin(),
                                      session_.layout().azs().end());
   for (const AzCut& cut : AzCuts(a.fault.kind, azs, a.az, a.fault.peer_az)) {
     st = First(st, kernel_cuts_ ? kernel_cuts_->Cut(cut)
                                 : cli::PartitionSides(session_, cut.from, cut.to, cut.one_way, log_));
+  }
+  return st;
+}
+
+Status Nemesis::ApplyClock(const Active& a) {
+  const bool jump = a.fault.kind == pb::FAULT_CLOCK_JUMP;
+  const std::optional<int64_t> offset_ms = jump ? std::optional(a.fault.offset_ms) : std::nullopt;
+  const std::optional<int32_t> skew_ppm = jump ? std::nullopt : std::optional(a.fault.skew_ppm);
+  Status st;
+  for (const std::string& p : a.processes) {
+    if (!cluster::ServesRpc(session_.table().ByName(p)->role)) continue;  // an AZ's routers
+    st = First(st, cli::SetClock(session_, p, offset_ms, skew_ppm, log_));
   }
   return st;
 }

@@ -21,6 +21,10 @@
 //                 the end, like kill
 //   full-disk     synced writes of the target's processes fail (admin.faults
 //                 fail_writes); cleared like slow-disk
+//   clock-jump, clock-skew
+//                 the target's wall clock offset / consensus clock rate
+//                 skewed (admin.faults clock_offset_ms / clock_skew_ppm,
+//                 common/fault_clock.h); cleared like slow-disk
 // A kv_leader target is the storage node whose replica holds the lease of
 // the partition of `leader.table` holding `leader.key` when the fault
 // starts.
@@ -70,7 +74,7 @@ class Nemesis {
   struct Active {
     size_t id = 0;
     ScheduledFault fault;
-    std::vector<std::string> processes;  // kill, pause, lost-node, disk faults
+    std::vector<std::string> processes;  // kill, pause, lost-node, disk and clock faults
     std::string az;                      // AZ faults (IsAzFault)
   };
 
@@ -78,6 +82,9 @@ class Nemesis {
   Result<std::string> ResolveAz(const pb::FaultTarget& target);
   Result<std::string> LeaderNode();
   Status ApplyRules(const Active& a);
+  // Clock jump: the offset; clock skew: the skew; on each target process
+  // that takes fault rules (an AZ's routers are skipped).
+  Status ApplyClock(const Active& a);
   // kill -9, wait until the process is gone, delete its data directory.
   Status LoseProcess(const std::string& name);
 

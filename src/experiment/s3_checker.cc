@@ -4,6 +4,8 @@
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "chaos/linearizability.h"
 
@@ -126,6 +128,42 @@ std::string ListingViolation(const std::vector<OpRecord>& ops, const WritesByKey
 
 }  // namespace
 
+// Contract 4: the first violation among the versions, or "".
+std::string VersionViolation(const std::vector<OpRecord>& ops) {
+  using Version = std::pair<std::string, std::string>;  // (key, version id)
+  std::map<Version, const OpRecord*> created;            // by acknowledged PUTs
+  std::map<Version, std::vector<const OpRecord*>> deletes;
+  for (const OpRecord& op : ops) {
+    const Version v{op.key, op.version_id};
+    if (op.kind == OpKind::kS3VersionPut && op.outcome == OpOutcome::kOk) created[v] = &op;
+    if (op.kind == OpKind::kS3VersionDelete && op.outcome != OpOutcome::kFail) {
+      deletes[v].push_back(&op);
+    }
+  }
+  for (const OpRecord& get : ops) {
+    if (get.kind != OpKind::kS3VersionGet || get.outcome != OpOutcome::kOk) continue;
+    const Version v{get.key, get.version_id};
+    auto put = created.find(v);
+    if (put == created.end()) continue;  // a version whose PUT's outcome is unknown
+    bool may_be_deleted = false, surely_deleted = false;
+    for (const OpRecord* d : deletes[v]) {
+      may_be_deleted = may_be_deleted || d->invoke_us <= get.complete_us;
+      surely_deleted = surely_deleted ||
+                       (d->outcome == OpOutcome::kOk && d->complete_us < get.invoke_us);
+    }
+    const std::string what = "version " + get.version_id + " of " + get.key + " (" + Name(get) + ")";
+    if (!get.read) {
+      if (!may_be_deleted) return "lost version: " + what + " answered 404, no DELETE of it";
+    } else if (surely_deleted) {
+      return "deleted version readable: " + what + " read after its DELETE was acknowledged";
+    } else if (*get.read != put->second->value) {
+      return "wrong version: " + what + " read write " + *get.read + ", its PUT wrote " +
+             put->second->value;
+    }
+  }
+  return "";
+}
+
 pb::CheckerResult CheckS3Objects(const std::vector<OpRecord>& ops, uint64_t step_budget) {
   pb::CheckerResult result;
   result.set_name("s3");
@@ -133,27 +171,45 @@ pb::CheckerResult CheckS3Objects(const std::vector<OpRecord>& ops, uint64_t step
   for (const OpRecord& op : ops) {
     if (IsS3(op)) s3.push_back(op);
   }
-  std::map<OpKind, uint64_t> counts;  // multipart PUTs count as PUTs
+  std::map<OpKind, uint64_t> counts;  // multipart PUTs count as PUTs; copies apart
   uint64_t unknown = 0;
   std::string corruption;
   for (const OpRecord& op : s3) {
-    if (op.outcome == OpOutcome::kOk) ++counts[op.is_s3_put() ? OpKind::kS3Put : op.kind];
+    if (op.outcome == OpOutcome::kOk) {
+      ++counts[op.is_s3_put() && op.kind != OpKind::kS3Copy ? OpKind::kS3Put : op.kind];
+    }
     if (op.outcome == OpOutcome::kInfo) ++unknown;
     if (op.outcome == OpOutcome::kOk && !op.anomaly.empty() && corruption.empty()) {
       corruption = Name(op) + ": " + op.anomaly;
     }
   }
+  for (const OpRecord& op : ops) {  // versions: outside the registers
+    const bool version = op.kind == OpKind::kS3VersionPut || op.kind == OpKind::kS3VersionGet ||
+                         op.kind == OpKind::kS3VersionDelete;
+    if (!version) continue;
+    if (op.outcome == OpOutcome::kOk) ++counts[op.kind];
+    if (op.outcome == OpOutcome::kOk && !op.anomaly.empty() && corruption.empty()) {
+      corruption = Name(op) + ": " + op.anomaly;
+    }
+  }
   const std::string counted =
-      std::to_string(counts[OpKind::kS3Put]) + " puts, " + std::to_string(counts[OpKind::kS3Delete]) +
+      std::to_string(counts[OpKind::kS3Put]) + " puts, " +
+      (counts[OpKind::kS3Copy] ? std::to_string(counts[OpKind::kS3Copy]) + " copies, " : "") +
+      std::to_string(counts[OpKind::kS3Delete]) +
       " deletes, " + std::to_string(counts[OpKind::kS3Get]) + " gets, " +
       std::to_string(counts[OpKind::kS3Head]) + " heads, " + std::to_string(counts[OpKind::kS3List]) +
-      " lists acknowledged, " + std::to_string(unknown) + " unknown";
+      " lists acknowledged, " + std::to_string(unknown) + " unknown" +
+      (counts[OpKind::kS3VersionPut] == 0
+           ? std::string()
+           : "; versions: " + std::to_string(counts[OpKind::kS3VersionPut]) + " puts, " +
+                 std::to_string(counts[OpKind::kS3VersionGet]) + " gets by id, " +
+                 std::to_string(counts[OpKind::kS3VersionDelete]) + " deletes by id");
   if (!corruption.empty()) {
     result.set_passed(false);
     result.set_summary("corruption: " + corruption + " (" + counted + ")");
     return result;
   }
-  if (counts[OpKind::kS3Put] == 0) {
+  if (counts[OpKind::kS3Put] + counts[OpKind::kS3Copy] == 0) {
     result.set_passed(false);
     result.set_summary("no PUT was acknowledged: nothing to check (" + counted + ")");
     return result;
@@ -166,7 +222,8 @@ pb::CheckerResult CheckS3Objects(const std::vector<OpRecord>& ops, uint64_t step
                        "is the write id, '\\x01absent' absence)\n" + lin.explanation);
     return result;
   }
-  const std::string listing = ListingViolation(s3, Writes(s3));
+  std::string listing = ListingViolation(s3, Writes(s3));
+  if (listing.empty()) listing = VersionViolation(ops);
   if (!listing.empty()) {
     result.set_passed(false);
     result.set_summary(listing + " (" + counted + ")");

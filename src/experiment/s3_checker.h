@@ -18,7 +18,13 @@
 //     ghost); and every key whose last acknowledged PUT or DELETE completed
 //     before the list began, was a PUT, and that no DELETE (acknowledged or
 //     unknown) could have followed before the list ended, is listed.
-//  4. passed is false on any violation, when the linearizability search
+//  4. Versions (kS3Version*, a versioned bucket; keyed by (key, version
+//     id), apart from the registers of 1): a GET by id of a version an
+//     acknowledged PUT created returns that PUT's write id; it may answer
+//     404 only when a DELETE of that version by id (acknowledged or
+//     unknown) was invoked before the GET completed, and must answer 404
+//     once such a DELETE was acknowledged before the GET was invoked.
+//  5. passed is false on any violation, when the linearizability search
 //     ran out of its budget (inconclusive), and when no PUT was
 //     acknowledged at all (a run that checked nothing does not pass).
 //

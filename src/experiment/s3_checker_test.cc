@@ -1,8 +1,10 @@
 // Goal: the S3 object checker passes correct histories (unknown outcomes,
 // a listing racing a DELETE) and fails known-bad ones: a lost write, a
 // stale read, a failed write that became visible, a resurrected object, a
-// ghost key, a duplicate or missing key in a listing, a corrupt body; and
-// the bodies of the workload verify byte for byte.
+// ghost key, a duplicate or missing key in a listing, a corrupt body, a
+// lost copy, a failed copy made visible, a copy whose body is not its
+// source's, a lost version, a version read after its delete by id, a
+// version reading another write; and the bodies of the workload verify byte for byte.
 #include "experiment/s3_checker.h"
 
 #include <gtest/gtest.h>
@@ -208,6 +210,144 @@ TEST(S3ObjectBody, BodiesVerifyAndEveryChangeIsCaught) {
   EXPECT_FALSE(VerifyObjectBody("p0/k3", "").ok());
   EXPECT_FALSE(VerifyObjectBody("p0/k3", "garbage\n").ok());
   EXPECT_FALSE(VerifyObjectBody("p0/k3", std::string(20'000, 'x')).ok());
+}
+
+OpRecord Copy(uint32_t p, const std::string& key, const std::string& id, uint64_t t0, uint64_t t1,
+              OpOutcome outcome = OpOutcome::kOk) {
+  OpRecord op = Op(OpKind::kS3Copy, p, key, t0, t1, outcome);
+  op.value = id;
+  return op;
+}
+
+TEST(S3Checker, CopiesAreWritesOfTheirSourcesWriteId) {
+  const std::vector<OpRecord> ops = {
+      Put(1, "p0/a", "w1", 0, 10),
+      Copy(2, "p0/a", "w0-c2-1s", 20, 30),
+      Get(1, "p0/a", "w0-c2-1s", 40, 50),
+  };
+  const pb::CheckerResult r = Check(ops);
+  EXPECT_TRUE(r.passed()) << r.summary();
+  EXPECT_NE(r.summary().find("1 puts, 1 copies"), std::string::npos) << r.summary();
+}
+
+TEST(S3Checker, ALostCopyFails) {
+  // The copy was acknowledged, then a read still sees the object before it.
+  const std::vector<OpRecord> ops = {
+      Put(1, "p0/a", "w1", 0, 10),
+      Copy(2, "p0/a", "w0-c2-1s", 20, 30),
+      Get(1, "p0/a", "w1", 40, 50),
+  };
+  const pb::CheckerResult r = Check(ops);
+  EXPECT_FALSE(r.passed());
+  EXPECT_NE(r.summary().find("NOT linearizable"), std::string::npos) << r.summary();
+}
+
+TEST(S3Checker, AFailedCopyThatBecameVisibleFails) {
+  const std::vector<OpRecord> ops = {
+      Put(1, "p0/a", "w1", 0, 10),
+      Copy(2, "p0/a", "w0-c2-1s", 20, 30, OpOutcome::kFail),
+      Get(1, "p0/a", "w0-c2-1s", 40, 50),
+  };
+  EXPECT_FALSE(Check(ops).passed());
+}
+
+TEST(S3Checker, ACopyWhoseBodyDiffersIsCorruption) {
+  // What the workload reads after a copy: the body must be the source's.
+  const std::string sources = "run/w0-src/";
+  const std::string copy_id = std::string("w0-c2-1") + kCopySourceMark;
+  ASSERT_TRUE(IsCopySourceWriteId(copy_id));
+  EXPECT_FALSE(IsCopySourceWriteId("w0-c2-1"));
+  EXPECT_EQ(BodyKeyOf("run/w0-p0/k01", copy_id, sources), "run/w0-src/" + copy_id);
+  EXPECT_EQ(BodyKeyOf("run/w0-p0/k01", "w0-c2-2", sources), "run/w0-p0/k01");
+  const std::string source_body =
+      ObjectBody(CopySourceKey(sources, copy_id), copy_id, 100, 200);
+  auto good = VerifyObjectBody(BodyKeyOf("run/w0-p0/k01", copy_id, sources), source_body);
+  ASSERT_TRUE(good.ok()) << good.status().ToString();
+  EXPECT_EQ(*good, copy_id);
+  // A copy that delivered the destination's old body, or another source's.
+  const std::string old_body = ObjectBody("run/w0-p0/k01", "w0-c1-4", 100, 200);
+  EXPECT_FALSE(VerifyObjectBody(BodyKeyOf("run/w0-p0/k01", copy_id, sources), old_body).ok());
+  const std::string other_id = std::string("w0-c3-9") + kCopySourceMark;
+  const std::string other = ObjectBody(CopySourceKey(sources, other_id), other_id, 100, 200);
+  EXPECT_FALSE(VerifyObjectBody(BodyKeyOf("run/w0-p0/k01", copy_id, sources), other).ok());
+  // Recorded as the read's anomaly, it fails the checker.
+  OpRecord read = Get(1, "run/w0-p0/k01", copy_id, 40, 50);
+  read.anomaly = "the body does not verify";
+  const pb::CheckerResult r = Check({Copy(2, "run/w0-p0/k01", copy_id, 20, 30), read});
+  EXPECT_FALSE(r.passed());
+  EXPECT_NE(r.summary().find("corruption"), std::string::npos) << r.summary();
+}
+
+OpRecord Version(OpKind kind, uint32_t p, const std::string& key, const std::string& version,
+                 uint64_t t0, uint64_t t1, OpOutcome outcome = OpOutcome::kOk) {
+  OpRecord op = Op(kind, p, key, t0, t1, outcome);
+  op.version_id = version;
+  return op;
+}
+OpRecord VersionPut(const std::string& key, const std::string& version, const std::string& id,
+                    uint64_t t0, uint64_t t1) {
+  OpRecord op = Version(OpKind::kS3VersionPut, 1, key, version, t0, t1);
+  op.value = id;
+  return op;
+}
+OpRecord VersionGet(const std::string& key, const std::string& version,
+                    std::optional<std::string> id, uint64_t t0, uint64_t t1) {
+  OpRecord op = Version(OpKind::kS3VersionGet, 2, key, version, t0, t1);
+  op.read = std::move(id);
+  return op;
+}
+
+// Versions ride along a history with one acknowledged plain PUT.
+pb::CheckerResult CheckVersions(std::vector<OpRecord> ops) {
+  ops.push_back(Put(9, "p0/z", "w-plain", 0, 1));
+  return Check(ops);
+}
+
+TEST(S3Checker, VersionsReadBackByIdUntilDeleted) {
+  const pb::CheckerResult r = CheckVersions({
+      VersionPut("p0/a", "v1", "w1", 10, 20),
+      VersionPut("p0/a", "v2", "w2", 30, 40),  // a newer version leaves v1 readable by id
+      VersionGet("p0/a", "v1", "w1", 50, 60),
+      Version(OpKind::kS3VersionDelete, 3, "p0/a", "v1", 70, 80),
+      VersionGet("p0/a", "v1", std::nullopt, 90, 100),
+      // A DELETE of unknown outcome, racing: either answer is fine.
+      Version(OpKind::kS3VersionDelete, 3, "p0/a", "v2", 110, 130, OpOutcome::kInfo),
+      VersionGet("p0/a", "v2", "w2", 115, 120),
+      VersionGet("p0/a", "v2", std::nullopt, 140, 150),
+  });
+  EXPECT_TRUE(r.passed()) << r.summary();
+  EXPECT_NE(r.summary().find("versions: 2 puts, 4 gets by id, 1 deletes by id"), std::string::npos)
+      << r.summary();
+}
+
+TEST(S3Checker, ALostVersionFails) {
+  const pb::CheckerResult r = CheckVersions({
+      VersionPut("p0/a", "v1", "w1", 10, 20),
+      VersionPut("p0/a", "v2", "w2", 30, 40),
+      VersionGet("p0/a", "v1", std::nullopt, 50, 60),
+  });
+  EXPECT_FALSE(r.passed());
+  EXPECT_NE(r.summary().find("lost version: version v1 of p0/a"), std::string::npos) << r.summary();
+}
+
+TEST(S3Checker, AVersionReadableAfterItsDeleteByIdFails) {
+  const pb::CheckerResult r = CheckVersions({
+      VersionPut("p0/a", "v1", "w1", 10, 20),
+      Version(OpKind::kS3VersionDelete, 3, "p0/a", "v1", 30, 40),
+      VersionGet("p0/a", "v1", "w1", 50, 60),
+  });
+  EXPECT_FALSE(r.passed());
+  EXPECT_NE(r.summary().find("deleted version readable"), std::string::npos) << r.summary();
+}
+
+TEST(S3Checker, AVersionReadingAnotherWriteFails) {
+  const pb::CheckerResult r = CheckVersions({
+      VersionPut("p0/a", "v1", "w1", 10, 20),
+      VersionPut("p0/a", "v2", "w2", 30, 40),
+      VersionGet("p0/a", "v1", "w2", 50, 60),
+  });
+  EXPECT_FALSE(r.passed());
+  EXPECT_NE(r.summary().find("wrong version"), std::string::npos) << r.summary();
 }
 
 }  // namespace

@@ -100,4 +100,17 @@ Result<std::string> VerifyObjectBody(std::string_view key, std::string_view body
   return write_id;
 }
 
+bool IsCopySourceWriteId(std::string_view write_id) {
+  return !write_id.empty() && write_id.back() == kCopySourceMark;
+}
+
+std::string CopySourceKey(std::string_view sources_prefix, std::string_view write_id) {
+  return std::string(sources_prefix) + std::string(write_id);
+}
+
+std::string BodyKeyOf(std::string_view key, std::string_view write_id,
+                      std::string_view sources_prefix) {
+  return IsCopySourceWriteId(write_id) ? CopySourceKey(sources_prefix, write_id) : std::string(key);
+}
+
 }  // namespace tessera::experiment

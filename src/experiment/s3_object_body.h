@@ -33,4 +33,16 @@ std::string ObjectBody(std::string_view key, std::string_view write_id, uint64_t
 // byte of the fill differs (the message gives the first offset).
 Result<std::string> VerifyObjectBody(std::string_view key, std::string_view body);
 
+// CopyObject: a copy's write id is a source write id (a write id ending in
+// kCopySourceMark), written first to its own source key under
+// `sources_prefix` and copied from there, body and metadata alike; so the
+// body an object holds after a copy names the source key.
+inline constexpr char kCopySourceMark = 's';
+bool IsCopySourceWriteId(std::string_view write_id);
+std::string CopySourceKey(std::string_view sources_prefix, std::string_view write_id);
+// The key the body of `write_id` names when read from `key`: the source
+// key for a copy, `key` itself otherwise.
+std::string BodyKeyOf(std::string_view key, std::string_view write_id,
+                      std::string_view sources_prefix);
+
 }  // namespace tessera::experiment

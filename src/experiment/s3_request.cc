@@ -57,6 +57,18 @@ std::vector<std::string> Elements(std::string_view xml, std::string_view tag) {
 
 }  // namespace
 
+std::string VersionTarget(std::string_view bucket, std::string_view key,
+                          std::string_view version_id) {
+  return ObjectTarget(bucket, key) + "?versionId=" + s3::auth::UriEncode(version_id);
+}
+
+std::string VersioningTarget(std::string_view bucket) { return BucketTarget(bucket) + "?versioning"; }
+
+std::string VersioningEnabledBody() {
+  return "<VersioningConfiguration xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
+         "<Status>Enabled</Status></VersioningConfiguration>";
+}
+
 std::string ObjectTarget(std::string_view bucket, std::string_view key) {
   return "/" + std::string(bucket) + "/" + EncodePath(key);
 }

@@ -38,6 +38,12 @@ using S3Headers = std::vector<std::pair<std::string, std::string>>;
 // "/BUCKET/KEY" and "/BUCKET".
 std::string ObjectTarget(std::string_view bucket, std::string_view key);
 std::string BucketTarget(std::string_view bucket);
+// "/BUCKET/KEY?versionId=V" and "/BUCKET?versioning" (PutBucketVersioning,
+// with VersioningEnabledBody()).
+std::string VersionTarget(std::string_view bucket, std::string_view key,
+                          std::string_view version_id);
+std::string VersioningTarget(std::string_view bucket);
+std::string VersioningEnabledBody();
 // "/BUCKET?list-type=2&max-keys=1000&prefix=P[&continuation-token=T]".
 std::string ListTarget(std::string_view bucket, std::string_view prefix,
                        std::string_view continuation_token);

@@ -49,10 +49,12 @@ std::string Describe(const router::HttpReply& reply) {
   return "HTTP " + std::to_string(reply.status) + " " + body;
 }
 
-// Contract 2 for PUT and DELETE.
+// Contract 2 for PUT and DELETE: a request the router never saw (a
+// refused connection: SendOutcome::kNotSent) failed for sure.
 void SetWriteOutcome(OpRecord& op, const Result<router::HttpReply>& reply) {
   if (!reply.ok()) {
-    op.outcome = OpOutcome::kInfo;
+    op.outcome = reply.status().send_outcome() == SendOutcome::kNotSent ? OpOutcome::kFail
+                                                                          : OpOutcome::kInfo;
     op.error = reply.status().ToString();
   } else if (reply->status / 100 == 2) {
     op.outcome = OpOutcome::kOk;
@@ -96,7 +98,11 @@ class S3Client {
     if (roll < (bound += w.list_percent())) {
       return List(op, S3Prefix(config_.key_prefix, config_.workload_index, j), clock);
     }
-    if (prng_.Below(100) < w.multipart_percent()) return MultipartPut(op, key, clock);
+    if (roll < (bound += w.version_percent())) return Versioned(op, key, clock);
+    // One draw picks the kind of PUT (a file without copies draws as before).
+    const uint64_t put_roll = prng_.Below(100);
+    if (put_roll < w.multipart_percent()) return MultipartPut(op, key, clock);
+    if (put_roll < uint64_t{w.multipart_percent()} + w.copy_percent()) return Copy(op, key, clock);
     Put(op, key, clock);
   }
 
@@ -135,6 +141,94 @@ class S3Client {
       op.outcome = OpOutcome::kInfo;
       op.error = "complete: " + Describe(*done);
     }
+  }
+
+  // PUT a fresh source object, then CopyObject it onto `key` (contract 6).
+  // Until the copy the object is untouched, so a source PUT that did not
+  // succeed is kFail; the copy's outcome is as a PUT's (a 200 carrying an
+  // <Error> is unknown).
+  void Copy(OpRecord& op, const std::string& key, const RunClock& clock) {
+    op.kind = OpKind::kS3Copy;
+    op.key = key;
+    op.value = NextWriteId() + kCopySourceMark;
+    const std::string source = CopySourceKey(sources_prefix(), op.value);
+    const std::string body = ObjectBody(source, op.value, min_bytes_, max_bytes_);
+    op.bytes = body.size();
+    op.invoke_us = clock.NowUs();
+    op.outcome = OpOutcome::kFail;
+    auto put = connection_.Send("PUT", ObjectTarget(config_.bucket, source),
+                                {{kWriteIdHeader, op.value}}, body);
+    if (!put.ok() || put->status != 200) {
+      op.error = "source: " + (put.ok() ? Describe(*put) : put.status().ToString());
+      op.complete_us = clock.NowUs();
+      return;
+    }
+    auto copied = connection_.Send("PUT", ObjectTarget(config_.bucket, key),
+                                   {{"x-amz-copy-source", config_.bucket + "/" + source}});
+    op.complete_us = clock.NowUs();
+    SetWriteOutcome(op, copied);
+    if (op.outcome == OpOutcome::kOk && XmlElement(copied->body, "Code")) {
+      op.outcome = OpOutcome::kInfo;
+      op.error = "copy: " + Describe(*copied);
+    }
+  }
+
+  // Contract 7.
+  void Versioned(OpRecord& op, const std::string& key, const RunClock& clock) {
+    const uint64_t roll = prng_.Below(6);
+    if (roll < 3 || versions_.empty()) return VersionPut(op, key, clock);
+    const auto& [known_key, version] = versions_[prng_.Below(versions_.size())];
+    op.key = known_key;
+    op.version_id = version;
+    const std::string target = VersionTarget(versioned_bucket(), op.key, op.version_id);
+    op.invoke_us = clock.NowUs();
+    if (roll == 5) {
+      op.kind = OpKind::kS3VersionDelete;
+      auto reply = connection_.Send("DELETE", target);
+      op.complete_us = clock.NowUs();
+      return SetWriteOutcome(op, reply);
+    }
+    op.kind = OpKind::kS3VersionGet;
+    auto reply = connection_.Send("GET", target);
+    op.complete_us = clock.NowUs();
+    op.outcome = OpOutcome::kFail;
+    if (!reply.ok()) {
+      op.error = reply.status().ToString();
+    } else if (reply->status == 404) {
+      op.outcome = OpOutcome::kOk;  // the version is gone
+    } else if (reply->status != 200) {
+      op.error = Describe(*reply);
+    } else {
+      op.outcome = OpOutcome::kOk;
+      op.read = reply->Header(kWriteIdHeader);
+      op.bytes = reply->body.size();
+      auto id = VerifyObjectBody(op.key, reply->body);
+      if (!id.ok()) op.anomaly = id.status().message();
+      if (id.ok() && *id != *op.read) {
+        op.anomaly = "the body is write " + *id + "'s, the metadata says " + *op.read;
+      }
+    }
+  }
+
+  void VersionPut(OpRecord& op, const std::string& key, const RunClock& clock) {
+    op.kind = OpKind::kS3VersionPut;
+    op.key = key;
+    op.value = NextWriteId();
+    const std::string body = ObjectBody(key, op.value, min_bytes_, max_bytes_);
+    op.bytes = body.size();
+    op.invoke_us = clock.NowUs();
+    auto reply = connection_.Send("PUT", ObjectTarget(versioned_bucket(), key),
+                                  {{kWriteIdHeader, op.value}}, body);
+    op.complete_us = clock.NowUs();
+    SetWriteOutcome(op, reply);
+    if (op.outcome != OpOutcome::kOk) return;
+    op.version_id = reply->Header("x-amz-version-id");
+    if (op.version_id.empty()) {
+      op.anomaly = "a PUT to the versioned bucket answered without x-amz-version-id";
+      return;
+    }
+    if (versions_.size() == kS3KnownVersionsMax) versions_.erase(versions_.begin());
+    versions_.emplace_back(key, op.version_id);
   }
 
   void Put(OpRecord& op, const std::string& key, const RunClock& clock) {
@@ -185,7 +279,8 @@ class S3Client {
     op.read = meta;
     if (head) {
       const std::string length = reply->Header("Content-Length");
-      const uint64_t expected = ObjectBodySize(key, meta, min_bytes_, max_bytes_);
+      const uint64_t expected =
+          ObjectBodySize(BodyKeyOf(key, meta, sources_prefix()), meta, min_bytes_, max_bytes_);
       if (length != std::to_string(expected)) {
         op.anomaly = "HEAD of write " + meta + ": Content-Length " + length + ", its body has " +
                      std::to_string(expected) + " bytes";
@@ -193,7 +288,7 @@ class S3Client {
       return;
     }
     op.bytes = reply->body.size();
-    auto id = VerifyObjectBody(key, reply->body);
+    auto id = VerifyObjectBody(BodyKeyOf(key, meta, sources_prefix()), reply->body);
     if (!id.ok()) {
       op.anomaly = id.status().message();
     } else if (*id != meta) {
@@ -233,6 +328,12 @@ class S3Client {
   }
 
  private:
+  std::string versioned_bucket() const { return config_.bucket + kS3VersionedBucketSuffix; }
+
+  std::string sources_prefix() const {
+    return S3SourcesPrefix(config_.key_prefix, config_.workload_index);
+  }
+
   std::string NextWriteId() {
     return "w" + std::to_string(config_.workload_index) + "-c" + std::to_string(client_) + "-" +
            std::to_string(++writes_);
@@ -243,12 +344,17 @@ class S3Client {
   S3Connection connection_;
   sim::Prng prng_;
   uint64_t writes_ = 0;
+  std::vector<std::pair<std::string, std::string>> versions_;  // (key, version id), contract 7
 };
 
 }  // namespace
 
 std::string S3Prefix(const std::string& key_prefix, uint32_t workload_index, uint32_t j) {
   return key_prefix + "w" + std::to_string(workload_index) + "-p" + std::to_string(j) + "/";
+}
+
+std::string S3SourcesPrefix(const std::string& key_prefix, uint32_t workload_index) {
+  return key_prefix + "w" + std::to_string(workload_index) + "-src/";
 }
 
 std::string S3Key(const std::string& key_prefix, uint32_t workload_index, uint32_t j, uint32_t i) {
@@ -266,6 +372,30 @@ S3Workload::S3Workload(S3WorkloadConfig config, OpLog& log, const RunClock& cloc
       clock_(clock),
       clients_(PaceOf(config_.spec), log) {}
 
+namespace {
+
+// The versioned bucket of contract 7, created and versioning enabled
+// before `deadline`.
+bool CreateVersionedBucket(S3Connection& connection, const std::string& bucket,
+                           steady_clock::time_point deadline) {
+  bool created = false, enabled = false;
+  while (!enabled && steady_clock::now() < deadline) {
+    if (!created) {
+      auto reply = connection.Send("PUT", BucketTarget(bucket));
+      created = reply.ok() && (reply->status == 200 ||
+                               reply->body.find("BucketAlreadyOwnedByYou") != std::string::npos);
+    }
+    if (created) {
+      auto reply = connection.Send("PUT", VersioningTarget(bucket), {}, VersioningEnabledBody());
+      enabled = reply.ok() && reply->status == 200;
+    }
+    if (!enabled) std::this_thread::sleep_for(milliseconds(200));
+  }
+  return enabled;
+}
+
+}  // namespace
+
 void S3Workload::Start() {
   if (config_.routers.empty()) return;
   S3Connection connection(config_.routers[0], S3Client::Timeout(config_));
@@ -278,6 +408,10 @@ void S3Workload::Start() {
     if (!created) std::this_thread::sleep_for(milliseconds(200));
   }
   if (!created) return;  // no acknowledged PUT: the S3 checker fails
+  if (config_.spec.version_percent() > 0 &&
+      !CreateVersionedBucket(connection, config_.bucket + kS3VersionedBucketSuffix, deadline)) {
+    return;
+  }
   clients_.Start([this](uint32_t client, const std::atomic<bool>&) -> PacedClients::OneOperation {
     auto state = std::make_shared<S3Client>(config_, client, prefixes_, min_bytes_, max_bytes_);
     return [this, state](uint64_t index) {

@@ -37,6 +37,8 @@ ScheduledFault FromStep(const pb::FaultStep& step, uint64_t start_ms, uint64_t e
   f.end_ms = end_ms;
   f.slow_ms = step.slow_ms();
   f.peer_az = step.peer_az();
+  f.offset_ms = step.offset_ms();
+  f.skew_ppm = step.skew_ppm();
   return f;
 }
 
@@ -83,7 +85,8 @@ Result<std::vector<ScheduledFault>> RandomSchedule(const pb::RandomNemesis& rand
 
 bool ScheduledFault::operator==(const ScheduledFault& o) const {
   return kind == o.kind && target.SerializeAsString() == o.target.SerializeAsString() &&
-         start_ms == o.start_ms && end_ms == o.end_ms && slow_ms == o.slow_ms && peer_az == o.peer_az;
+         start_ms == o.start_ms && end_ms == o.end_ms && slow_ms == o.slow_ms && peer_az == o.peer_az &&
+         offset_ms == o.offset_ms && skew_ppm == o.skew_ppm;
 }
 
 Result<std::vector<ScheduledFault>> BuildSchedule(const pb::Experiment& spec,
@@ -143,8 +146,13 @@ bool IsAzFault(pb::FaultKind kind) {
          kind == pb::FAULT_MAJORITY_RING;
 }
 
+bool IsClockFault(pb::FaultKind kind) {
+  return kind == pb::FAULT_CLOCK_JUMP || kind == pb::FAULT_CLOCK_SKEW;
+}
+
 bool IsRuleFault(pb::FaultKind kind) {
-  return IsAzFault(kind) || kind == pb::FAULT_SLOW_DISK || kind == pb::FAULT_FULL_DISK;
+  return IsAzFault(kind) || kind == pb::FAULT_SLOW_DISK || kind == pb::FAULT_FULL_DISK ||
+         IsClockFault(kind);
 }
 
 std::string FaultKindName(pb::FaultKind kind) {
@@ -157,6 +165,8 @@ std::string FaultKindName(pb::FaultKind kind) {
     case pb::FAULT_MAJORITY_RING: return "majority-ring";
     case pb::FAULT_LOST_NODE: return "lost-node";
     case pb::FAULT_FULL_DISK: return "full-disk";
+    case pb::FAULT_CLOCK_JUMP: return "clock-jump";
+    case pb::FAULT_CLOCK_SKEW: return "clock-skew";
     default: return "unspecified";
   }
 }
@@ -181,6 +191,12 @@ std::string Describe(const ScheduledFault& f) {
   std::string d = FaultKindName(f.kind) + " " + TargetName(f.target);
   if (f.kind == pb::FAULT_SLOW_DISK) d += " +" + std::to_string(f.slow_ms) + "ms";
   if (f.kind == pb::FAULT_PARTITION_ONE_WAY) d += " -> " + (f.peer_az.empty() ? "all" : f.peer_az);
+  if (f.kind == pb::FAULT_CLOCK_JUMP) {
+    d += (f.offset_ms > 0 ? " +" : " ") + std::to_string(f.offset_ms) + "ms";
+  }
+  if (f.kind == pb::FAULT_CLOCK_SKEW) {
+    d += (f.skew_ppm > 0 ? " +" : " ") + std::to_string(f.skew_ppm) + "ppm";
+  }
   return d + " [" + seconds(f.start_ms) + " s, " + seconds(f.end_ms) + " s)";
 }
 

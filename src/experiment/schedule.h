@@ -33,6 +33,8 @@ struct ScheduledFault {
   uint64_t end_ms = 0;
   uint32_t slow_ms = 0;    // FAULT_SLOW_DISK
   std::string peer_az;     // FAULT_PARTITION_ONE_WAY; empty: every other AZ
+  int64_t offset_ms = 0;   // FAULT_CLOCK_JUMP
+  int32_t skew_ppm = 0;    // FAULT_CLOCK_SKEW
 
   bool operator==(const ScheduledFault& o) const;
 };
@@ -66,9 +68,12 @@ struct AzCut {
 std::vector<AzCut> AzCuts(pb::FaultKind kind, const std::vector<std::string>& azs,
                           const std::string& az, const std::string& peer_az);
 
-// Whether the fault is made of admin.faults rules (AZ cuts, disk faults),
-// which replace each other and are applied again after a process returns.
+// Whether the fault is made of admin.faults rules (AZ cuts, disk faults,
+// clock faults), which replace each other and are applied again after a
+// process returns.
 bool IsRuleFault(pb::FaultKind kind);
+// Whether the fault offsets or skews the target's clocks.
+bool IsClockFault(pb::FaultKind kind);
 // Whether the fault targets an AZ as a whole (AzCuts applies).
 bool IsAzFault(pb::FaultKind kind);
 

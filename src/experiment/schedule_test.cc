@@ -119,6 +119,35 @@ TEST(ScheduleTest, RandomSchedulesDrawTheNewKindsToo) {
   EXPECT_EQ(kinds.size(), 4u);
 }
 
+TEST(ScheduleTest, ClockFaultsKeepTheirOffsetAndSkew) {
+  const pb::Experiment e = ParseExperiment(R"(
+    name: "c" layout: "x" duration_s: 60
+    workloads { kv_register { clients: 1 rate_per_s: 1 keys: 1 } }
+    checkers { linearizable {} }
+    nemesis { fixed {
+      steps { kind: FAULT_CLOCK_SKEW target { process: "az2-n1" } at_s: 20 duration_s: 10
+              skew_ppm: -9000 }
+      steps { kind: FAULT_CLOCK_JUMP target { kv_leader: true } at_s: 5 duration_s: 10
+              offset_ms: 7200000 }
+    } }
+  )");
+  auto s = BuildSchedule(e, TestLayout(), 7, 60);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  ASSERT_EQ(s->size(), 2u);
+  EXPECT_EQ((*s)[0].kind, pb::FAULT_CLOCK_JUMP);
+  EXPECT_EQ((*s)[0].offset_ms, 7'200'000);
+  EXPECT_EQ(Describe((*s)[0]), "clock-jump kv-leader +7200000ms [5 s, 15 s)");
+  EXPECT_EQ((*s)[1].skew_ppm, -9000);
+  EXPECT_EQ(Describe((*s)[1]), "clock-skew az2-n1 -9000ppm [20 s, 30 s)");
+  EXPECT_TRUE(IsRuleFault(pb::FAULT_CLOCK_JUMP) && IsRuleFault(pb::FAULT_CLOCK_SKEW));
+  EXPECT_TRUE(IsClockFault(pb::FAULT_CLOCK_SKEW) && !IsClockFault(pb::FAULT_SLOW_DISK));
+  EXPECT_FALSE(IsAzFault(pb::FAULT_CLOCK_JUMP));
+  // The knobs are part of a fault's identity: another offset, another schedule.
+  ScheduledFault other = (*s)[0];
+  other.offset_ms = -1;
+  EXPECT_FALSE(other == (*s)[0]);
+}
+
 TEST(AzCutsTest, PartitionCutsTheAzFromEveryOtherBothWays) {
   const std::vector<std::string> azs = {"az1", "az2", "az3"};
   EXPECT_EQ(AzCuts(pb::FAULT_PARTITION_AZ, azs, "az2", ""),

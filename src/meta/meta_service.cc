@@ -11,6 +11,7 @@
 #include "common/thread_name.h"
 #include "node/fault_rules.h"
 #include "common/check.h"
+#include "common/fault_clock.h"
 #include "common/limits.h"
 #include "meta/meta_group_calls.h"
 #include "meta/meta_keys.h"
@@ -387,11 +388,8 @@ Result<std::string> Answer(const pb::Envelope& envelope, Serve serve) {
   return r->SerializeAsString();
 }
 
-uint64_t UnixMs() {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                   std::chrono::system_clock::now().time_since_epoch())
-                                   .count());
-}
+// Wall time with the process's injected offset (admin.faults clock_offset_ms).
+uint64_t UnixMs() { return static_cast<uint64_t>(fault_clock::WallNowMs()); }
 
 }  // namespace
 

@@ -8,6 +8,7 @@
 #include <future>
 
 #include "common/check.h"
+#include "common/fault_clock.h"
 #include "common/limits.h"
 #include "common/thread_name.h"
 #include "meta/bucket_placement.h"
@@ -20,11 +21,8 @@ namespace {
 // A forwarded mutation waits for the leader's queue and one quorum write.
 constexpr std::chrono::milliseconds kForwardTimeout{10'000};
 
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
+// Wall time with the process's injected offset (admin.faults clock_offset_ms).
+int64_t NowMs() { return fault_clock::WallNowMs(); }
 
 // `n` characters drawn uniformly from `alphabet` with RAND_bytes
 // (rejection sampling keeps the draw unbiased).

@@ -8,6 +8,7 @@
 #include <set>
 #include <string>
 
+#include "common/fault_clock.h"
 #include "common/wait_for.h"
 #include "node/s3_blob_refs.h"
 #include "tessera/cluster_rpc.pb.h"
@@ -20,11 +21,9 @@ constexpr const char* kS3Table = "_s3";
 constexpr std::chrono::milliseconds kRpcTimeout{5'000};
 constexpr std::chrono::milliseconds kStepWait{30'000};
 
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
+// The wall clock with the process's injected offset (admin.faults
+// clock_offset_ms), compared with blob files' mtimes.
+int64_t NowMs() { return fault_clock::WallNowMs(); }
 
 // One rpc to `peer`, waited for.
 Result<std::string> CallPeer(rpc::ChannelPool& pool, uint32_t peer, const std::string& method,

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "common/fault_clock.h"
 #include "common/limits.h"
 #include "common/result.h"
 
@@ -18,6 +19,16 @@ Status ApplyFaultRules(const pb::FaultRules& rules, rpc::FaultInjector& faults,
   if (rules.fsync_delay_ms() > limits::kStorageFaultDelayMsMax) {
     return Status::InvalidArgument("fsync_delay_ms above its limit");
   }
+  if (rules.clock_offset_ms() < -fault_clock::kOffsetMsMax ||
+      rules.clock_offset_ms() > fault_clock::kOffsetMsMax) {
+    return Status::InvalidArgument("clock_offset_ms beyond +-" +
+                                   std::to_string(fault_clock::kOffsetMsMax));
+  }
+  if (rules.clock_skew_ppm() < -fault_clock::kSkewPpmMax ||
+      rules.clock_skew_ppm() > fault_clock::kSkewPpmMax) {
+    return Status::InvalidArgument("clock_skew_ppm beyond +-" +
+                                   std::to_string(fault_clock::kSkewPpmMax));
+  }
   if (rules.replace()) faults.ClearAll();
   for (const pb::PeerFault& p : rules.peers()) {
     if (p.drop_probability() == 0 && p.delay_ms() == 0) {
@@ -29,8 +40,12 @@ Status ApplyFaultRules(const pb::FaultRules& rules, rpc::FaultInjector& faults,
   }
   disk.fsync_delay_ms = rules.fsync_delay_ms();
   disk.fail_writes = rules.fail_writes();
-  spdlog::warn("faults.set peers={} fsync_delay_ms={} fail_writes={} replace={}",
-               rules.peers_size(), rules.fsync_delay_ms(), rules.fail_writes(), rules.replace());
+  fault_clock::SetWallOffsetMs(rules.clock_offset_ms());
+  fault_clock::SetMonotonicSkewPpm(rules.clock_skew_ppm());
+  spdlog::warn("faults.set peers={} fsync_delay_ms={} fail_writes={} clock_offset_ms={} "
+               "clock_skew_ppm={} replace={}",
+               rules.peers_size(), rules.fsync_delay_ms(), rules.fail_writes(),
+               rules.clock_offset_ms(), rules.clock_skew_ppm(), rules.replace());
   return Status::Ok();
 }
 
@@ -48,6 +63,8 @@ pb::FaultRules FaultRulesInForce(const std::vector<uint32_t>& peers,
   }
   in_force.set_fsync_delay_ms(disk.fsync_delay_ms.load());
   in_force.set_fail_writes(disk.fail_writes.load());
+  in_force.set_clock_offset_ms(fault_clock::WallOffsetMs());
+  in_force.set_clock_skew_ppm(fault_clock::MonotonicSkewPpm());
   return in_force;
 }
 

@@ -1,6 +1,7 @@
 // Fault injection rules of a process (admin.faults), shared by every role
 // that replicates: per-peer drop/delay on outbound traffic (rpc
-// FaultInjector) and slow or failing synced log writes (StorageFaults).
+// FaultInjector), slow or failing synced log writes (StorageFaults), and
+// the process's clock offset and skew (common/fault_clock.h).
 //
 // Thread safety: as FaultInjector and StorageFaults (both thread-safe).
 #pragma once
@@ -16,7 +17,8 @@ namespace tessera::node {
 
 // Validates `rules`, then applies them: `replace` clears every peer rule
 // first; a peer rule with no drop and no delay clears that peer; the disk
-// knobs always take the request's values. InvalidArgument changes nothing.
+// knobs and the process's clock faults (common/fault_clock.h) always take
+// the request's values. InvalidArgument changes nothing.
 Status ApplyFaultRules(const pb::FaultRules& rules, rpc::FaultInjector& faults,
                        storage::StorageFaults& disk);
 

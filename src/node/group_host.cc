@@ -9,6 +9,7 @@
 #include <google/protobuf/util/message_differencer.h>
 
 #include "common/check.h"
+#include "common/fault_clock.h"
 #include "common/limits.h"
 #include "node/tick_schedule.h"
 #include "storage/snapshot_staging.h"
@@ -49,7 +50,11 @@ Result<std::shared_ptr<GroupHost>> GroupHost::Start(asio::io_context& io,
   }
   host->replica_ = std::make_unique<consensus::Replica>(host->options_.consensus, std::move(state),
                                                         host->NowUs());
-  host->next_request_id_ = host->NowUs() << 16;  // distinct across restarts
+  // Distinct across restarts: the real monotonic clock, never the skewed one.
+  host->next_request_id_ = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                                     std::chrono::steady_clock::now().time_since_epoch())
+                                                     .count())
+                           << 16;
   asio::post(host->strand_, [self = host] { self->ScheduleTick(); });
   return host;
 }
@@ -70,11 +75,9 @@ GroupHost::GroupHost(asio::io_context& io, storage::NodeStore* store, MessageSen
 
 GroupHost::~GroupHost() { *alive_ = false; }
 
-uint64_t GroupHost::NowUs() const {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
-                                   std::chrono::steady_clock::now().time_since_epoch())
-                                   .count());
-}
+// The monotonic clock, with the process's injected skew (admin.faults
+// clock_skew_ppm); the tick timer itself keeps real time.
+uint64_t GroupHost::NowUs() const { return fault_clock::MonotonicNowUs(); }
 
 void GroupHost::ScheduleTick() {
   if (stopped_) return;

@@ -37,11 +37,15 @@ class HttpClient::Impl {
     // once on a fresh connection (only when the request may be resent,
     // i.e. the old connection failed before a response).
     const bool reused = connected_;
+    written_ = false;
     Result<HttpReply> reply = Once(method, target, headers, body);
     if (!reply.ok() && reused && reply.status().code() == StatusCode::kUnavailable) {
-      return Once(method, target, headers, body);
+      reply = Once(method, target, headers, body);
     }
-    return reply;
+    if (reply.ok()) return reply;
+    // written_ spans both attempts: the first may have reached the server.
+    return reply.status().WithSendOutcome(written_ ? SendOutcome::kSentOutcomeUnknown
+                                                   : SendOutcome::kNotSent);
   }
 
  private:
@@ -66,6 +70,7 @@ class HttpClient::Impl {
     request.body() = body;
     request.prepare_payload();
     stream_.expires_after(timeout_);
+    written_ = true;  // from here on, some of it may reach the server
     bhttp::async_write(stream_, request, [&](beast::error_code e, size_t) { error = e; });
     RunIo();
     if (error) return Fail(error, "write");
@@ -114,6 +119,7 @@ class HttpClient::Impl {
   asio::io_context io_;
   beast::tcp_stream stream_;
   bool connected_ = false;
+  bool written_ = false;  // some of the current Request was handed to a connection
 };
 
 HttpClient::HttpClient(std::string host, uint16_t port, std::chrono::milliseconds timeout)

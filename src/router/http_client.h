@@ -35,6 +35,9 @@ class HttpClient {
 
   // Sends one request and reads the reply. Unavailable when the server
   // cannot be reached, Timeout when it does not answer within the timeout.
+  // A failure's send_outcome (common/status.h) is kNotSent when no byte of
+  // the request was handed to any connection (the server cannot have seen
+  // it), else kSentOutcomeUnknown.
   Result<HttpReply> Request(const std::string& method, const std::string& target,
                             const std::vector<std::pair<std::string, std::string>>& headers = {},
                             const std::string& body = "");

@@ -62,7 +62,8 @@ class S3ExperimentTest(unittest.TestCase):
             verdict = json.load(f)
         self.assertTrue(verdict["passed"], verdict)
         self.assertEqual(verdict.get("notes", []), [])  # the bucket's leader was found
-        self.assertEqual([c["name"] for c in verdict["checkers"]], ["s3", "availability"])
+        # s3-blobs: `tessera s3 check` after healing, added to every S3 run.
+        self.assertEqual([c["name"] for c in verdict["checkers"]], ["s3", "availability", "s3-blobs"])
 
         faults = read_jsonl(os.path.join(out, "faults.jsonl"))
         self.assertEqual([f["event"] for f in faults], ["start", "end", "heal"], faults)
