@@ -192,6 +192,12 @@ class S3Cluster:
         from test_kv_cluster import parse_status
         return parse_status(self.cli("cluster", "status", "--json", check=False).stdout)
 
+    def running_nodes(self):
+        """Names of the storage nodes that are running (`cluster status --json`)."""
+        report = json.loads(self.cli("cluster", "status", "--json", check=False).stdout or "{}")
+        return [p["name"] for p in report.get("processes", [])
+                if p["role"] == "node" and p["state"] == "running"]
+
     def bucket_leader(self, test, bucket):
         """The node leading the `_s3` partition that holds `bucket`."""
         out = self.cli("s3", "buckets").stdout
