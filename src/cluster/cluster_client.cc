@@ -1,6 +1,8 @@
 #include "cluster/cluster_client.h"
 
 #include <openssl/rand.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/stat.h>
 
 #include <boost/asio/executor_work_guard.hpp>
@@ -43,7 +45,14 @@ Result<std::unique_ptr<ClusterClient>> ClusterClient::Create(const ProcessTable&
     TESSERA_RETURN_IF_ERROR(
         state->pool->SetPeerAddress(e.id, e.host, static_cast<uint16_t>(e.peer_port)));
   }
+  // The io thread takes no signal: a process that waits for SIGINT with
+  // sigtimedwait (the foreground `tessera cluster up`) must receive it on
+  // its own thread, never here, where the default action would end it.
+  sigset_t all, previous;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &previous);
   state->thread = std::thread([s = state.get()] { s->io.run(); });
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   return std::unique_ptr<ClusterClient>(new ClusterClient(std::move(state)));
 }
 
