@@ -78,7 +78,10 @@ class Kv:
         return False
 
 
-def load(port, token, mib, threads=8):
+def load(port, token, mib, threads=8, filler=0):
+    """--mib MiB of 64 KiB values, then `filler` small overwrites of one key
+    of the same partition: past the compaction trigger, the group's log is
+    compacted and holds far less than its state."""
     count = mib * (1 << 20) // VALUE_BYTES
     value = os.urandom(VALUE_BYTES)
     failed = []
@@ -88,6 +91,9 @@ def load(port, token, mib, threads=8):
         for i in range(first, count, threads):
             if not kv.put(f"A{i:08d}", value):
                 failed.append(i)
+        for i in range(first, filler, threads):
+            if not kv.put(f"A-filler-{first}", b"f%d" % i):
+                failed.append(-i)
 
     ts = [threading.Thread(target=worker, args=(t,)) for t in range(threads)]
     for t in ts:
@@ -129,7 +135,7 @@ def one_round(h, args, log_replicas):
         cluster.up()
         token = cluster.cli("kv", "token").stdout.strip()
         started = time.monotonic()
-        load(cluster.router_http_port, token, args.mib)
+        load(cluster.router_http_port, token, args.mib, filler=args.filler)
         load_s = time.monotonic() - started
         parts = cluster.partitions()
         target = next(p for p in parts if p["table"] == "kv" and p["start"] <= b"A"
@@ -180,7 +186,7 @@ def one_round(h, args, log_replicas):
         failed = sum(1 for t, d, ok in samples if t >= killed and not ok)
         after_dead = recovered - killed - DEAD_AFTER_S
         row = {
-            "log_replicas": log_replicas, "groups_with_log_replica": len(log_groups),
+            "log_replicas": log_replicas, "filler": args.filler, "groups_with_log_replica": len(log_groups),
             "mib": args.mib, "load_s": round(load_s, 1), "victim": victim, "groups": len(held),
             "tolerant_s": round(tolerated - killed, 2),
             "tolerant_after_dead_s": round(tolerated - killed - DEAD_AFTER_S, 2),
@@ -206,6 +212,9 @@ def main():
     ap.add_argument("--mib", type=int, default=256)
     ap.add_argument("--steady-s", type=float, default=10)
     ap.add_argument("--timeout-s", type=float, default=180)
+    ap.add_argument("--filler", type=int, default=0,
+                    help="small writes after the load (25000: past the 20,000-slot compaction "
+                         "trigger, so the log holds far less than the state)")
     ap.add_argument("--log-replicas", choices=("both", "on", "off"), default="both",
                     help="both: rounds alternate, log replicas on first")
     args = ap.parse_args()

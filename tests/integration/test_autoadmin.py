@@ -559,9 +559,12 @@ class Autoadmin(unittest.TestCase):
         for key, body in objects.acked.items():
             self.assertEqual(s3.get_object(Bucket="grow", Key=key)["Body"].read(), body, key)
         c.wait_s3_check(self, REPLACE_WITHIN_S)
-        # Blob copies reached it (repairs of the slots moved onto it, or new
-        # objects written there).
-        self.assertGreater(c.metric("tessera_blob_puts_total", ADDED), 0)
+        # Blob copies reach it: repairs of the slots moved onto it (64 a
+        # round, so the first moved slots holding a blob may come a few
+        # rounds after the partitions spread), or new objects written there.
+        self.assertTrue(h.wait_until(lambda: c.metric("tessera_blob_puts_total", ADDED) > 0,
+                                     REPLACE_WITHIN_S, 0.5),
+                        f"no blob copy reached {ADDED}:\n{self.status()}")
 
     def test_9b_peers_time_out(self):
         """A node cut off from every other storage node (both ways), which
