@@ -19,7 +19,8 @@ Result<pb::ClusterLayout> LoadLayout(const std::string& path);
 // node, metadata replica and router sits in a named AZ, names are unique,
 // every host is a loopback address (127.0.0.0/8), every port is unique and
 // non-zero, every AZ has at least one storage node, and there is exactly one
-// metadata replica per AZ.
+// metadata replica per AZ, and every setting lies within its knob's bounds
+// (layout_knobs.h).
 Status ValidateLayout(const pb::ClusterLayout& layout);
 
 // A table of processes, AZs and endpoints, one line each.
