@@ -9,7 +9,6 @@
 #include "cli/cluster_command.h"
 #include "autoadmin/autoadmin_command.h"
 #include "meta/meta_command.h"
-#include "common/limits.h"
 #include "cli/config_command.h"
 #include "cli/knob_flag.h"
 #include "knobs/knobs.h"

@@ -21,7 +21,6 @@
 #include "cluster/process_logging.h"
 #include "cluster/layout.h"
 #include "cluster/process_table.h"
-#include "common/limits.h"
 #include "common/metrics.h"
 #include "http/http_server.h"
 #include "meta/meta_service.h"
