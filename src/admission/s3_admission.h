@@ -8,7 +8,7 @@
 //
 // Budgets are TokenBuckets (token_bucket.h), one per bucket name and one
 // per user, created full on first use. A rate of 0 means unlimited: that
-// scope is not tracked at all. The defaults (limits.h) are far above what
+// scope is not tracked at all. The defaults (knobs/knobs.h) are far above what
 // one router serves, so they never bite normal use; operators lower them
 // with `tessera router --s3-bucket-rate/--s3-bucket-burst/--s3-user-rate/
 // --s3-user-burst` or the layout's router_settings.
@@ -49,17 +49,18 @@
 #include "common/limits.h"
 #include "common/metrics.h"
 #include "common/status.h"
+#include "knobs/knobs.h"
 
 namespace tessera::admission {
 
 struct S3AdmissionOptions {
   // Requests per second per bucket (this router) and the burst allowed
   // above it; rate 0: unlimited. Burst 0: max(rate, 1) (one second's worth).
-  double bucket_rate_per_s = limits::kAdmissionBucketRateDefaultPerS;
-  double bucket_burst = limits::kAdmissionBucketBurstDefault;
+  double bucket_rate_per_s = knobs::kRouterS3BucketRate.default_value;
+  double bucket_burst = knobs::kRouterS3BucketBurst.default_value;
   // The same per user (the authenticated access key's owner).
-  double user_rate_per_s = limits::kAdmissionUserRateDefaultPerS;
-  double user_burst = limits::kAdmissionUserBurstDefault;
+  double user_rate_per_s = knobs::kRouterS3UserRate.default_value;
+  double user_burst = knobs::kRouterS3UserBurst.default_value;
   // Budgets kept per scope (bucket, user).
   size_t tracked_max = limits::kAdmissionTrackedMax;
 };

@@ -43,17 +43,18 @@
 #include "cluster/cluster_client.h"
 #include "cluster/process_table.h"
 #include "common/metrics.h"
+#include "knobs/knobs.h"
 
 namespace tessera::autoadmin {
 
 struct AutoadminOptions {
   uint32_t self_id = 0;
   std::string name;
-  uint32_t lease_ms = 3'000;
-  uint32_t poll_interval_ms = 1'000;
-  uint32_t dead_after_ms = 10'000;
+  uint32_t lease_ms = knobs::kAutoadminLeaseMs.default_value;
+  uint32_t poll_interval_ms = knobs::kAutoadminPollIntervalMs.default_value;
+  uint32_t dead_after_ms = knobs::kAutoadminDeadAfterMs.default_value;
   GrayOptions gray;
-  uint32_t lag_for_ms = 60'000;  // a voter behind its group this long is replaced
+  uint32_t lag_for_ms = knobs::kAutoadminLagForMs.default_value;  // a voter behind its group this long is replaced
   PlannerOptions planner;
   std::chrono::milliseconds call_timeout{2'000};
   // A membership step answers once chosen and applied on the leader.

@@ -22,14 +22,15 @@
 
 #include "autoadmin/peer_timeouts.h"
 #include "tessera/cluster_rpc.pb.h"
+#include "knobs/knobs.h"
 
 namespace tessera::autoadmin {
 
 struct GrayOptions {
-  uint64_t sync_p99_us = 50'000;
+  uint64_t sync_p99_us = uint64_t{knobs::kAutoadminGraySyncP99Ms.default_value} * 1000;
   uint64_t min_sync_samples = 20;
-  uint64_t degraded_for_ms = 10'000;
-  uint64_t min_free_bytes = uint64_t{1} << 30;
+  uint64_t degraded_for_ms = knobs::kAutoadminDegradedForMs.default_value;
+  uint64_t min_free_bytes = uint64_t{knobs::kAutoadminMinFreeMib.default_value} << 20;
   PeerTimeoutOptions peer_timeouts;  // applied by the HealthTracker
 };
 

@@ -20,12 +20,13 @@
 #include <string>
 #include <vector>
 
+#include "knobs/knobs.h"
 #include "tessera/cluster_rpc.pb.h"
 
 namespace tessera::autoadmin {
 
 struct PeerTimeoutOptions {
-  uint32_t timeout_percent = 50;  // 0: the signal is off
+  uint32_t timeout_percent = knobs::kAutoadminPeerTimeoutPercent.default_value;  // 0: off
   uint32_t min_calls = 5;
 };
 

@@ -67,22 +67,23 @@
 #include <vector>
 
 #include "autoadmin/cluster_view.h"
+#include "knobs/knobs.h"
 #include "tessera/cluster_rpc.pb.h"
 
 namespace tessera::autoadmin {
 
 struct PlannerOptions {
   size_t replication_factor = 3;  // voters every group should have
-  size_t max_concurrent = 4;      // groups mid-replacement cluster-wide
+  size_t max_concurrent = knobs::kAutoadminMaxConcurrent.default_value;  // groups mid-replacement cluster-wide
   uint64_t promote_lag_slots = 64;
   // A gray node's replicas are replaced once it has been gray this long.
-  uint64_t gray_replace_after_ms = 60'000;
+  uint64_t gray_replace_after_ms = knobs::kAutoadminGrayReplaceAfterMs.default_value;
   // Keep leaders per node within one of each other.
-  bool balance_leaders = true;
+  bool balance_leaders = knobs::kAutoadminBalanceLeaders.default_value;
   // A voter that no longer answers is first stood in for by a log replica
   // (add a log-only learner, promote it, remove the lost voter), then the
   // log replica is replaced by a full one like any voter that must leave.
-  bool log_replicas = true;
+  bool log_replicas = knobs::kAutoadminLogReplicas.default_value;
 };
 
 enum class ActionKind {

@@ -580,7 +580,9 @@ TEST(Planner, ALostVoterIsFirstStoodInForByALogReplica) {
     Kill(v, 3);
     const std::vector<Action> actions = Plan(v, {});
     ExpectOne(actions, c.expect, c.name);
-    if (actions.size() == 1) EXPECT_EQ(actions[0].log_only, c.log_only) << c.name;
+    if (actions.size() == 1) {
+      EXPECT_EQ(actions[0].log_only, c.log_only) << c.name;
+    }
     if (actions.size() == 1 && actions[0].kind == ActionKind::kAddReplica) {
       bool marked = false;
       for (const pb::ReplicaPlacement& r : actions[0].descriptor.replicas()) {

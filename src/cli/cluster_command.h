@@ -10,6 +10,7 @@
 
 #include "cli/cluster_lifecycle.h"
 #include "common/result.h"
+#include "knobs/knobs.h"
 
 namespace tessera::cli {
 
@@ -40,7 +41,7 @@ struct ClusterCommandArgs {
   std::string caller;
   bool drain_undo = false;        // drain: stop draining the targets
   bool drain_no_wait = false;     // drain: return once meta recorded it
-  uint32_t drain_timeout_s = 600; // drain: how long to wait for the replicas to leave
+  uint32_t drain_timeout_s = knobs::kClusterDrainTimeoutS.default_value; // drain: how long to wait for the replicas to leave
   std::string add_az;             // add-node: the new node's AZ
   std::string add_host;           // add-node: empty: the AZ's nodes' host
   uint32_t add_peer_port = 0;     // add-node: 0: the next free port

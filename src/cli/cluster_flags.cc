@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <cstdlib>
 
+#include "cli/knob_flag.h"
 #include "cli/s3_command.h"
 #include "common/fault_clock.h"
 #include "common/limits.h"
@@ -67,9 +68,7 @@ CLI::App* AddClusterCommands(CLI::App& app, ClusterCommandArgs& args) {
     const std::string name = a.name;
     if (name == "up") {
       sub->add_flag("--detach", args.detach, "return once the cluster is ready");
-      sub->add_option("--partitions", args.partitions,
-                      "partitions of the default table kv (default: the recorded value, else 6)")
-          ->check(CLI::Range(1, 256));
+      AddKnobFlag(sub, knobs::kClusterPartitions, args.partitions);
       sub->add_option("--kv-split", args.kv_splits,
                       "KEY: split the default table kv at KEY instead of --partitions even "
                       "ranges (repeatable, strictly ascending)")
@@ -99,8 +98,7 @@ CLI::App* AddClusterCommands(CLI::App& app, ClusterCommandArgs& args) {
     if (name == "drain") {
       sub->add_flag("--undo", args.drain_undo, "stop draining: the nodes may receive replicas again");
       sub->add_flag("--no-wait", args.drain_no_wait, "return once meta recorded the drain");
-      sub->add_option("--timeout", args.drain_timeout_s, "seconds to wait for the replicas to leave")
-          ->check(CLI::Range(1, 86'400));
+      AddKnobFlag(sub, knobs::kClusterDrainTimeoutS, args.drain_timeout_s);
     }
     if (name == "add-node") {
       sub->add_option("--az", args.add_az, "the new node's AZ (one of the layout's)")->required();

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "knobs/knobs.h"
 #include "tessera/cluster.pb.h"
 
 namespace tessera::cli {
@@ -36,7 +37,7 @@ namespace tessera::cli {
 inline constexpr char kRecordedLayoutFile[] = "layout.textproto";
 inline constexpr char kUpRecordFile[] = "cluster_up.textproto";
 // `cluster up --partitions` when neither given nor recorded.
-inline constexpr uint32_t kDefaultKvPartitions = 6;
+inline constexpr uint32_t kDefaultKvPartitions = knobs::kClusterPartitions.default_value;
 
 // The settings of `cluster up` that shape the cluster's tables.
 struct UpSettings {

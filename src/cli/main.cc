@@ -9,7 +9,9 @@
 #include "cli/cluster_command.h"
 #include "autoadmin/autoadmin_command.h"
 #include "meta/meta_command.h"
-#include "common/limits.h"
+#include "cli/config_command.h"
+#include "cli/knob_flag.h"
+#include "knobs/knobs.h"
 #include "node/node_command.h"
 #include "cli/router_command.h"
 #include "cli/cluster_flags.h"
@@ -46,6 +48,9 @@ int main(int argc, char** argv) {
   tessera::cli::S3CommandArgs s3;
   CLI::App* s3_cmd = tessera::cli::AddS3Commands(app, s3);
 
+  tessera::cli::ConfigCommandArgs config;
+  CLI::App* config_cmd = tessera::cli::AddConfigCommands(app, config);
+
   tessera::experiment::ExperimentCommandArgs experiment;
   CLI::App* experiment_cmd = app.add_subcommand(
       "experiment", "failure-injection experiments on a local cluster (docs/experiments.md)");
@@ -81,15 +86,11 @@ int main(int argc, char** argv) {
   node_cmd->add_option("--name", node.name, "this node's name in the layout")->required();
   node_cmd->add_option("--dir", node.dir,
                        "cluster directory: secret, data/NAME/rocksdb, logs/NAME.log");
-  node_cmd->add_option("--gc-interval-ms", node.gc_interval_ms, "blob GC round interval (0: off)")
-      ->check(CLI::Range(uint32_t{0}, tessera::limits::kGcIntervalMsMax));
-  node_cmd->add_option("--blob-sweep-interval-ms", node.blob_sweep_interval_ms,
-                       "blob sweeper/repairer round interval (0: off)")
-      ->check(CLI::Range(uint32_t{0}, tessera::limits::kGcIntervalMsMax));
-  node_cmd->add_option("--blob-min-age-s", node.blob_min_age_s,
-                       "blobs younger than this are neither swept nor repaired");
-  node_cmd->add_option("--orphan-grace-s", node.orphan_grace_s,
-                       "unreferenced blobs older than this are deleted");
+  // Knob flags: help and bounds from the registry (knobs/knobs.h).
+  tessera::cli::AddKnobFlag(node_cmd, tessera::knobs::kNodeGcIntervalMs, node.gc_interval_ms);
+  tessera::cli::AddKnobFlag(node_cmd, tessera::knobs::kNodeBlobSweepIntervalMs, node.blob_sweep_interval_ms);
+  tessera::cli::AddKnobFlag(node_cmd, tessera::knobs::kNodeBlobMinAgeS, node.blob_min_age_s);
+  tessera::cli::AddKnobFlag(node_cmd, tessera::knobs::kNodeOrphanGraceS, node.orphan_grace_s);
 
   tessera::meta::MetaCommandArgs meta;
   meta.dir = tessera::cli::DefaultClusterDir();
@@ -108,18 +109,12 @@ int main(int argc, char** argv) {
   router_cmd->add_option("--name", router.name, "this router's name in the layout")->required();
   router_cmd->add_option("--dir", router.dir,
                          "cluster directory: secret, credentials, logs/NAME.log");
-  router_cmd->add_option("--region", router.region, "the S3 region this router serves");
-  router_cmd->add_option("--base-domain", router.base_domain,
-                         "S3 virtual-hosted-style domain (<bucket>.<domain>; default: the "
-                         "layout's, else s3.localhost); other hosts are path style");
-  router_cmd->add_option("--s3-bucket-rate", router.s3_bucket_rate,
-                         "S3 requests/s per bucket on this router (0: unlimited); beyond: SlowDown");
-  router_cmd->add_option("--s3-bucket-burst", router.s3_bucket_burst,
-                         "S3 requests per bucket allowed at once above the rate");
-  router_cmd->add_option("--s3-user-rate", router.s3_user_rate,
-                         "S3 requests/s per user on this router (0: unlimited); beyond: SlowDown");
-  router_cmd->add_option("--s3-user-burst", router.s3_user_burst,
-                         "S3 requests per user allowed at once above the rate");
+  tessera::cli::AddKnobFlag(router_cmd, tessera::knobs::kRouterS3Region, router.region);
+  tessera::cli::AddKnobFlag(router_cmd, tessera::knobs::kRouterS3BaseDomain, router.base_domain);
+  tessera::cli::AddKnobFlag(router_cmd, tessera::knobs::kRouterS3BucketRate, router.s3_bucket_rate);
+  tessera::cli::AddKnobFlag(router_cmd, tessera::knobs::kRouterS3BucketBurst, router.s3_bucket_burst);
+  tessera::cli::AddKnobFlag(router_cmd, tessera::knobs::kRouterS3UserRate, router.s3_user_rate);
+  tessera::cli::AddKnobFlag(router_cmd, tessera::knobs::kRouterS3UserBurst, router.s3_user_burst);
 
   tessera::autoadmin::AutoadminCommandArgs autoadmin;
   autoadmin.dir = tessera::cli::DefaultClusterDir();
@@ -144,6 +139,7 @@ int main(int argc, char** argv) {
   }
 
   if (*sim_cmd) return tessera::sim::RunSimCommand(sim, std::cout);
+  if (*config_cmd) return tessera::cli::RunConfigCommand(config, std::cout);
   if (*node_cmd) return tessera::node::RunNodeCommand(node);
   if (*meta_cmd) return tessera::meta::RunMetaCommand(meta);
   if (*router_cmd) return tessera::router::RunRouterCommand(router);

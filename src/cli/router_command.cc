@@ -23,6 +23,7 @@
 #include "cluster/process_table.h"
 #include "common/limits.h"
 #include "common/metrics.h"
+#include "knobs/knobs.h"
 #include "router/router_service.h"
 #include "s3/front/s3_service.h"
 #include "rpc/fault_injector.h"
@@ -71,7 +72,8 @@ int WaitForSignal(asio::io_context& io) {
 // <bucket>.s3.localhost is virtual-hosted style (clients resolve *.localhost
 // to loopback or are told to); every other Host is path style.
 std::string DefaultS3BaseDomain(const pb::RouterSettings& settings) {
-  return settings.s3_base_domain().empty() ? "s3.localhost" : settings.s3_base_domain();
+  return settings.s3_base_domain().empty() ? std::string(knobs::kRouterS3BaseDomain.default_value)
+                                          : settings.s3_base_domain();
 }
 
 int RunRouterCommand(const RouterCommandArgs& args) {
@@ -120,7 +122,7 @@ int RunRouterCommand(const RouterCommandArgs& args) {
   const pb::RouterSettings& settings = layout->router_settings();
   s3_options.front.region = !args.region.empty()              ? args.region
                             : !settings.s3_region().empty() ? settings.s3_region()
-                                                            : "us-east-1";
+                                                            : std::string(knobs::kRouterS3Region.default_value);
   s3_options.front.base_domain =
       !args.base_domain.empty() ? args.base_domain : DefaultS3BaseDomain(settings);
   if (Status admission = AdmissionOptions(args, settings, s3_options.front.admission);

@@ -18,8 +18,8 @@ struct RouterCommandArgs {
   std::string layout_path;
   std::string name;
   std::string dir;
-  // Empty: the layout's router_settings (region default "us-east-1";
-  // base domain default "s3.localhost": <bucket>.s3.localhost is
+  // Empty: the layout's router_settings, else the knobs' defaults
+  // (router.s3_region, router.s3_base_domain: <bucket>.<domain> is
   // virtual-hosted style, every other Host path style).
   std::string region;       // the S3 region served
   std::string base_domain;  // S3 virtual-hosted-style domain
@@ -33,8 +33,8 @@ struct RouterCommandArgs {
 };
 
 // The S3 base domain routers serve without --base-domain: the layout's
-// router_settings.s3_base_domain, else "s3.localhost" (`cluster up` makes
-// the TLS certificate for it and prints it).
+// router_settings.s3_base_domain, else knob router.s3_base_domain's default
+// (`cluster up` makes the TLS certificate for it and prints it).
 std::string DefaultS3BaseDomain(const pb::RouterSettings& settings);
 
 // Returns the process exit code: 0 after a clean shutdown, 2 for bad

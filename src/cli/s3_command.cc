@@ -18,6 +18,7 @@
 #include "cli/s3_check.h"
 #include "cli/s3_client_config.h"
 #include "cluster/cluster_pki.h"
+#include "knobs/knobs.h"
 #include "router/token.h"
 #include "tessera/s3.pb.h"
 #include "tessera/s3_registry.pb.h"
@@ -253,7 +254,7 @@ Status ClientConfig(ClusterSession& s, const S3CommandArgs& a, std::ostream& out
     }
   }
   const std::string& region = s.layout().router_settings().s3_region();
-  endpoint.region = region.empty() ? "us-east-1" : region;
+  endpoint.region = region.empty() ? std::string(knobs::kRouterS3Region.default_value) : region;
   auto keys = ClientKeys(s, a.user);
   if (!keys.ok()) return keys.status();
   std::tie(endpoint.access_key, endpoint.secret_key) = *keys;

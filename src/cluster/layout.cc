@@ -9,6 +9,8 @@
 #include <sstream>
 #include <vector>
 
+#include "cluster/layout_knobs.h"
+
 namespace tessera::cluster {
 namespace {
 
@@ -85,7 +87,7 @@ Status ValidateLayout(const pb::ClusterLayout& layout) {
       return Status::InvalidArgument(az + " needs exactly one metadata replica");
     }
   }
-  return Status::Ok();
+  return CheckLayoutKnobs(layout);
 }
 
 Result<pb::ClusterLayout> ParseLayout(const std::string& text) {

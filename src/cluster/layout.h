@@ -21,7 +21,8 @@ Result<pb::ClusterLayout> LoadLayout(const std::string& path);
 // `--netns` experiment run writes, an address of 198.18.0.0/15 (inside the
 // run's network namespaces), every port is unique and
 // non-zero, every AZ has at least one storage node, and there is exactly one
-// metadata replica per AZ.
+// metadata replica per AZ, and every setting lies within its knob's bounds
+// (layout_knobs.h).
 Status ValidateLayout(const pb::ClusterLayout& layout);
 
 // A table of processes, AZs and endpoints, one line each.

@@ -1,6 +1,13 @@
-// Every bound on a queue, batch, window, message or retry in Tessera, in one
-// place, unit last in the name. A full queue pushes back (Throttled) instead
-// of growing. Tunables that are not bounds live in each module's Options.
+// The hard limits of Tessera: every bound on a queue, batch, window,
+// message, retry or protocol field, in one place, grouped by layer from the
+// bottom (metrics, consensus, storage, rpc) to the top (router, autoadmin),
+// unit last in the name, related values tied by static_assert. A full queue
+// pushes back (Throttled) instead of growing.
+//
+// Only true limits live here: nobody tunes them, and changing one changes a
+// protocol, a format or a safety margin. Tunables (defaults an operator or a
+// layout may change) are knobs, declared once in src/knobs/knobs.h with
+// bounds that may name a limit below, and listed in docs/knobs.md.
 #pragma once
 
 #include <cstddef>
@@ -8,7 +15,14 @@
 
 namespace tessera::limits {
 
-// --- consensus -------------------------------------------------------------
+// --- metrics (src/common) ----------------------------------------------------
+// Series (name + label set) in one registry; label values must come from
+// small fixed sets, so more is a bug.
+inline constexpr size_t kMetricSeriesMax = 10'000;
+// Finite buckets of one histogram.
+inline constexpr size_t kHistogramBucketsMax = 64;
+
+// --- consensus (src/consensus) -----------------------------------------------
 // Slots a leader may have proposed but not yet seen chosen. Proposals beyond
 // it get Throttled.
 inline constexpr uint64_t kUncommittedSlotsMax = 4096;
@@ -34,29 +48,7 @@ static_assert(kEntriesPerPromiseMax > kUncommittedSlotsMax,
               "a promise must be able to carry every uncommitted slot");
 static_assert(kCommandBytesMax <= 4 * kAcceptBytesMax);
 
-// --- node ------------------------------------------------------------------
-// The largest whole state a metadata group is designed for: MemDS holds it
-// in memory (snapshots of every group stream in chunks of any total size,
-// see "streamed snapshots" below).
-inline constexpr size_t kSnapshotBytesMax = 64 << 20;
-// Strong reads waiting for the applied index to reach their read index.
-inline constexpr size_t kPendingReadsMax = 16384;
-// Replication groups one node (or meta replica) hosts.
-inline constexpr size_t kHostedGroupsMax = 4096;
-// admin.state_digest: group scans waiting for the node's digest thread (one
-// request asks for every hosted group; a second one waits or is refused).
-inline constexpr size_t kNodeDigestJobsMax = kHostedGroupsMax;
-// admin.change_membership / admin.drop_group: requests waiting for the
-// node's admin thread (the autoadmin sends one step per group at a time).
-inline constexpr size_t kNodeAdminJobsMax = 256;
-// Outbound consensus messages: one ConsensusBatch (one one-way RPC frame)
-// carries at most this many bytes of messages (a larger single message goes
-// alone), and at most this many messages may wait for one destination peer
-// before further ones are dropped (the protocol tolerates loss).
-inline constexpr size_t kConsensusBatchBytesMax = 4 << 20;
-inline constexpr size_t kConsensusPendingMessagesPerPeerMax = 65536;
-
-// --- storage ---------------------------------------------------------------
+// --- storage (src/storage) ---------------------------------------------------
 // Group-commit writer: pending requests before Submit pushes back.
 inline constexpr size_t kGroupCommitQueueMax = 65536;
 // One synced WriteBatch carries at most this many bytes.
@@ -83,7 +75,7 @@ static_assert(kGroupCommitBatchBytesMax <= kGroupCommitQueueBytesMax);
 static_assert(kStateValueBytesMax + kStateKeyBytesMax <= kGroupCommitBatchBytesMax);
 static_assert(kStateValueBytesMax <= kRecordPayloadBytesMax);
 
-// --- rpc (docs/formats/rpc.md) ---------------------------------------------
+// --- rpc (src/rpc, docs/formats/rpc.md) --------------------------------------
 // Payload bytes of one frame; a larger length in a header closes the
 // connection. Must carry the largest consensus message: an Accept of
 // kAcceptBytesMax plus one command of kCommandBytesMax, with room to spare.
@@ -135,11 +127,9 @@ static_assert(kInflightBytesPerPeerMax + kAcceptBytesMax + kCommandBytesMax <
               "one group's catch-up must leave the peer's channel room for others");
 static_assert(kRpcPeersMax <= kRpcServerConnectionsMax,
               "a server must accept a connection from every peer of the cluster");
-static_assert(kConsensusBatchBytesMax + (64 << 10) <= kRpcFrameBytesMax,
-              "a full ConsensusBatch must fit one rpc frame");
 static_assert(kRpcFrameBytesMax < (size_t{1} << 32), "the header stores the length as uint32");
 
-// --- http (src/http/) --------------------------------------------------------
+// --- http (src/http) ---------------------------------------------------------
 // Request line plus header fields of one HTTP request; beyond it: 431.
 // (SigV4 Authorization and S3 user metadata, 2 KiB, fit comfortably.)
 inline constexpr size_t kHttpHeaderBytesMax = 64 << 10;
@@ -151,7 +141,261 @@ inline constexpr size_t kHttpConnectionsMax = 1024;
 
 static_assert(kHttpHeaderBytesMax < kHttpBodyBytesMax);
 
-// --- router ----------------------------------------------------------------
+// --- http streaming and TLS (src/http) ---------------------------------------
+// Request body of one exchange on the StreamServer, read piecewise (never
+// whole): S3's 5 GiB single PUT plus aws-chunked framing, with room to
+// spare. Beyond it: 413 (Content-Length) or a ReadBody error (chunked).
+inline constexpr uint64_t kHttpStreamBodyBytesMax = uint64_t{6} << 30;
+// Largest piece one ReadBody delivers: the body memory of one request is
+// about one piece plus the read buffer.
+inline constexpr size_t kHttpStreamBodyPieceBytesMax = 16 << 20;
+// Unread request body read and discarded after a response so that the
+// connection stays usable; a larger rest closes the connection instead.
+inline constexpr size_t kHttpStreamDrainBytesMax = 8 << 20;
+// After a response that closes the connection: incoming bytes discarded,
+// for at most this long, so the client reads the response instead of
+// getting a reset.
+inline constexpr size_t kHttpStreamLingerBytesMax = 16 << 20;
+inline constexpr uint32_t kHttpStreamLingerMs = 1'000;
+// Open connections of one StreamServer (both listeners).
+inline constexpr size_t kHttpStreamConnectionsMax = 4096;
+// Validity of a generated self-signed certificate.
+inline constexpr int kTlsCertificateDaysMax = 3650;
+
+static_assert(kHttpStreamDrainBytesMax <= kHttpStreamLingerBytesMax);
+static_assert(kHttpStreamBodyBytesMax > (uint64_t{5} << 30),
+              "an S3 single PUT of 5 GiB with aws-chunked framing must fit");
+
+// --- blob store (src/blob, docs/formats/blobs.md) ----------------------------
+// Blob slots: a blob id names its slot, a slot names its three nodes
+// (BlobSlotMap). Changing it changes every blob's placement.
+inline constexpr uint32_t kBlobSlots = 4096;
+// Bytes of one blob; the S3 front stores larger objects as several blobs.
+inline constexpr size_t kBlobBytesMax = 8 << 20;
+// Blob ids one blob.list page returns.
+inline constexpr size_t kBlobListItemsMax = 1'000;
+// Node side: blob requests queued for the blob worker threads (beyond it:
+// Throttled; a queued put holds up to kBlobBytesMax), and worker threads.
+inline constexpr size_t kBlobServiceQueueMax = 32;
+inline constexpr size_t kBlobServiceThreadsMax = 16;
+// Router side (BlobClient): operations in flight, and bytes of put data
+// they hold (a put is always admitted when nothing else is in flight).
+inline constexpr size_t kBlobClientInflightMax = 1'024;
+inline constexpr size_t kBlobClientInflightBytesMax = 256 << 20;
+// Longest per-replica timeout a BlobClient may be configured with.
+inline constexpr uint32_t kBlobClientTimeoutMsMax = 60'000;
+// Router side, per node (NodeReadGate): reply bytes and reads asked of one
+// node and not yet answered; reads beyond them wait in the router. Well
+// below what a node queues for one connection (beyond it the node closes the
+// connection as a slow peer) and its blob queue (beyond it: Throttled),
+// leaving room for the connection's other replies, for other routers, and
+// for the node freeing a reply's bytes only once its write completes (it
+// may by then have the next request).
+inline constexpr size_t kBlobClientNodeReadBytesMax = 16 << 20;
+inline constexpr size_t kBlobClientNodeReadsMax = 16;
+
+static_assert(kBlobSlots <= 0x10000, "a blob id's text form has 4 hex digits of slot");
+static_assert(kBlobBytesMax + (64 << 10) <= kRpcFrameBytesMax,
+              "a maximal blob.put must fit one rpc frame");
+static_assert(kBlobBytesMax <= kBlobClientInflightBytesMax);
+static_assert(kBlobClientTimeoutMsMax <= kRpcCallTimeoutMsMax);
+// A node with no read in flight is always asked: the largest charge then is
+// one whole blob.
+static_assert(kBlobClientNodeReadBytesMax <= kRpcServerQueueBytesMax / 2);
+static_assert(kBlobBytesMax <= kRpcServerQueueBytesMax / 2);
+static_assert(kBlobClientNodeReadsMax <= kBlobServiceQueueMax / 2);
+
+// --- s3 protocol (src/s3/protocol) -------------------------------------------
+// Bucket names (AWS general-purpose rules) and object keys.
+inline constexpr size_t kS3BucketNameBytesMin = 3;
+inline constexpr size_t kS3BucketNameBytesMax = 63;
+inline constexpr size_t kS3ObjectKeyBytesMax = 1024;
+// x-amz-meta-* names (without the prefix) plus values, as AWS counts them.
+inline constexpr size_t kS3UserMetadataBytesMax = 2 << 10;
+// An XML request body the s3 protocol parsers accept. CompleteMultipartUpload
+// is the largest legitimate one: 10,000 parts take ~0.9 MB, ~1.7 MB with
+// SHA-256 checksums, more when pretty-printed.
+inline constexpr size_t kS3XmlParseBytesMax = 4 << 20;
+// Parts one CompleteMultipartUpload may name; part numbers are 1..this.
+inline constexpr size_t kS3MultipartPartsMax = 10'000;
+// Keys one DeleteObjects request may name.
+inline constexpr size_t kS3DeleteObjectsMax = 1000;
+// Parameters of one query string.
+inline constexpr size_t kS3QueryParamsMax = 256;
+// Tag sets: tags per object / bucket, key and value length in characters.
+inline constexpr size_t kS3ObjectTagsMax = 10;
+inline constexpr size_t kS3BucketTagsMax = 50;
+inline constexpr size_t kS3TagKeyCharsMax = 128;
+inline constexpr size_t kS3TagValueCharsMax = 256;
+
+static_assert(kS3ObjectKeyBytesMax <= kStateKeyBytesMax / 2,
+              "an S3 key plus its record prefix must fit a state key");
+
+// --- s3 auth (src/s3/auth) ---------------------------------------------------
+// One aws-chunked chunk's data: signed chunks are buffered whole until their
+// signature checks (the SDKs send 64 KiB to 1 MiB chunks).
+inline constexpr size_t kAwsChunkBytesMax = 16 << 20;
+// All requests' buffered aws-chunked chunks together, per router (beyond:
+// SlowDown), and the buffer a request keeps between its chunks (larger
+// buffers are freed once their chunk is verified).
+inline constexpr size_t kRouterAwsChunkBufferBytesMax = 256 << 20;
+inline constexpr size_t kAwsChunkBufferKeepBytes = 1 << 20;
+static_assert(kRouterAwsChunkBufferBytesMax >= 4 * kAwsChunkBytesMax);
+// One aws-chunked chunk header or trailer line, CRLF excluded.
+inline constexpr size_t kAwsChunkLineBytesMax = 4096;
+// Trailers (x-amz-trailer names, and trailer lines) of one aws-chunked body.
+inline constexpr size_t kAwsChunkTrailersMax = 16;
+// Headers one SigV4 request may sign.
+inline constexpr size_t kSigV4SignedHeadersMax = 128;
+// Longest validity of a presigned URL (X-Amz-Expires), as S3 allows.
+inline constexpr int64_t kPresignExpiresSecondsMax = 604'800;
+
+static_assert(kAwsChunkBytesMax >= (1 << 20), "the SDKs' largest chunks must fit");
+
+// --- storage node (src/node) -------------------------------------------------
+// The largest whole state a metadata group is designed for: MemDS holds it
+// in memory (snapshots of every group stream in chunks of any total size,
+// see "streamed snapshots" below).
+inline constexpr size_t kSnapshotBytesMax = 64 << 20;
+// Strong reads waiting for the applied index to reach their read index.
+inline constexpr size_t kPendingReadsMax = 16384;
+// Replication groups one node (or meta replica) hosts.
+inline constexpr size_t kHostedGroupsMax = 4096;
+// admin.state_digest: group scans waiting for the node's digest thread (one
+// request asks for every hosted group; a second one waits or is refused).
+inline constexpr size_t kNodeDigestJobsMax = kHostedGroupsMax;
+// admin.change_membership / admin.drop_group: requests waiting for the
+// node's admin thread (the autoadmin sends one step per group at a time).
+inline constexpr size_t kNodeAdminJobsMax = 256;
+// Outbound consensus messages: one ConsensusBatch (one one-way RPC frame)
+// carries at most this many bytes of messages (a larger single message goes
+// alone), and at most this many messages may wait for one destination peer
+// before further ones are dropped (the protocol tolerates loss).
+inline constexpr size_t kConsensusBatchBytesMax = 4 << 20;
+inline constexpr size_t kConsensusPendingMessagesPerPeerMax = 65536;
+static_assert(kConsensusBatchBytesMax + (64 << 10) <= kRpcFrameBytesMax,
+              "a full ConsensusBatch must fit one rpc frame");
+
+// --- storage node: streamed snapshots ----------------------------------------
+// A lagging replica catches up from a snapshot streamed in chunks
+// (src/node/snapshot_sender.h, docs/formats/storage.md "Streamed
+// snapshots"), of any total size. One chunk carries pairs until it holds at
+// least node_settings.snapshot_chunk_bytes bytes of keys and values (so at
+// most that plus one maximal pair); the setting is capped at the max.
+inline constexpr size_t kSnapshotChunkBytesMax = 4 << 20;
+// Chunks sent and not yet acknowledged, per transfer: the leader holds at
+// most this many chunks of one transfer in memory.
+inline constexpr size_t kSnapshotChunksInFlightMax = 4;
+// Snapshot jobs (a chunk to stage, an install) waiting for a node's
+// snapshot thread: at most this many chunks are held in memory there.
+inline constexpr size_t kSnapshotJobsQueuedMax = 32;
+// Outbound transfers one group runs at once (one per lagging replica).
+inline constexpr size_t kSnapshotTransfersPerGroupMax = kGroupReplicasMax;
+
+static_assert(kSnapshotChunkBytesMax + kStateKeyBytesMax + kStateValueBytesMax + (64 << 10) <=
+                  kRpcFrameBytesMax,
+              "a maximal chunk (the limit plus one maximal pair) fits one rpc frame");
+static_assert(kSnapshotChunkBytesMax + kStateKeyBytesMax + kStateValueBytesMax <=
+                  kGroupCommitBatchBytesMax,
+              "a maximal chunk is staged in one WriteBatch");
+
+// --- storage node: blob GC and repair ----------------------------------------
+// Bytes of a blob's owner (the `_s3` prefix of its object: bucket id + key).
+inline constexpr size_t kBlobOwnerBytesMax = 8 + kS3ObjectKeyBytesMax;
+// Blob ids one s3.blob_refs request may ask about.
+inline constexpr size_t kBlobRefsIdsMax = 1'000;
+// Records of one object key the reference scan reads before giving up
+// (Unavailable: the caller keeps the blobs and retries later).
+inline constexpr size_t kBlobRefsScanRowsMax = 100'000;
+// Records of one key an op reads when it commits, to keep blobs it still
+// references out of its GC record; beyond, only the head is checked (the
+// GC worker verifies again before deleting).
+inline constexpr size_t kGcCommitScanRowsMax = 10'000;
+// GC worker: GC records handled per partition per round, and blob deletes
+// in flight per node.
+inline constexpr size_t kGcRecordsPerRoundMax = 64;
+inline constexpr size_t kGcDeletesInflightMax = 64;
+// Sweeper/repairer: blobs examined per round on one node.
+inline constexpr size_t kBlobSweepBlobsPerRoundMax = 256;
+// Checker (tessera s3 check): problems listed at most.
+inline constexpr size_t kS3CheckProblemsListedMax = 50;
+
+static_assert(kBlobOwnerBytesMax <= 0xffff, "a blob file stores the owner length in 2 bytes");
+static_assert(kBlobRefsIdsMax <= kBlobListItemsMax);
+
+// --- metadata service (src/meta, docs/formats/meta-keys.md) ------------------
+// Bytes of a table name, and of one split point (a partition start key).
+inline constexpr size_t kMetaTableNameBytesMax = 128;
+inline constexpr size_t kMetaSplitPointBytesMax = 1024;
+// Partitions one table may be created with.
+inline constexpr size_t kMetaPartitionsPerTableMax = 1024;
+// meta.create_table requests queued on one replica before it answers
+// Throttled (they run one at a time).
+inline constexpr size_t kMetaAdminQueueMax = 64;
+// Conditional create batches retried when a concurrent create won the ids.
+inline constexpr int kMetaCreateAttemptsMax = 8;
+// admin.create_group: first and longest backoff between attempts, and the
+// time after which create_table stops retrying and answers Unavailable (the
+// descriptors are durable; repeating the create finishes the job).
+inline constexpr uint32_t kMetaCreateGroupBackoffInitialMs = 50;
+inline constexpr uint32_t kMetaCreateGroupBackoffMaxMs = 1'000;
+inline constexpr uint32_t kMetaCreateGroupDeadlineMs = 20'000;
+// Consensus messages waiting for the next batch to one meta peer; beyond it
+// they are dropped (the protocol tolerates loss).
+inline constexpr size_t kMetaSenderQueueMessagesMax = 4096;
+// Lookups one meta.lookup_batch call may carry.
+inline constexpr size_t kMetaLookupBatchMax = 1'024;
+
+static_assert(kMetaCreateGroupBackoffInitialMs <= kMetaCreateGroupBackoffMaxMs);
+static_assert(kMetaCreateGroupBackoffMaxMs < kMetaCreateGroupDeadlineMs);
+static_assert(kMetaCreateGroupDeadlineMs < kRpcCallTimeoutMsMax);
+static_assert(kMetaSplitPointBytesMax + kMetaTableNameBytesMax + 3 <= kStateKeyBytesMax,
+              "a partition key must fit a state key");
+static_assert(kMetaPartitionsPerTableMax *
+                      (3 * kMetaSplitPointBytesMax + 2 * kMetaTableNameBytesMax + 256) <=
+                  kCommandBytesMax,
+              "a whole table's create batch must fit one command");
+
+// --- metadata service: S3 bucket registry and users --------------------------
+// The registry in the metadata service (docs/formats/meta-keys.md) and the
+// router's RegistryClient.
+// Buckets and users in the registry (each is held in every meta replica's
+// memory, listed in one rpc frame and shipped in the meta group's one
+// snapshot message); a create beyond them answers Unavailable.
+inline constexpr size_t kS3RegistryBucketsMax = 50'000;
+inline constexpr size_t kS3UsersMax = 10'000;
+// Bytes of a user name, an access key, a secret key, and a region name.
+inline constexpr size_t kS3UserNameBytesMax = 64;
+inline constexpr size_t kS3UserAccessKeyBytesMax = 64;
+inline constexpr size_t kS3UserSecretKeyBytesMax = 256;
+inline constexpr size_t kS3RegistryRegionBytesMax = 64;
+// Registry mutations (create/delete bucket, versioning, create user) queued
+// on one meta replica before it answers Throttled (one runs at a time), and
+// conditional batches retried when a concurrent mutation won.
+inline constexpr size_t kS3RegistryQueueMax = 256;
+inline constexpr int kS3RegistryAttemptsMax = 8;
+// Random bucket ids tried inside the chosen partition before giving up.
+inline constexpr int kS3RegistryPlacementAttemptsMax = 64;
+// Router cache entries per kind (buckets by name, access keys) and async
+// refresh lookups in flight for both kinds together.
+inline constexpr size_t kS3RegistryCacheEntriesMax = 100'000;
+inline constexpr size_t kS3RegistryAsyncLookupsMax = 1024;
+
+static_assert(kS3RegistryBucketsMax * 256 <= kRpcFrameBytesMax,
+              "a listing of every bucket (descriptors of at most ~256 bytes) fits one frame");
+// A stored bucket (two keys) takes under 384 bytes, a user with a key under 768.
+static_assert(kS3RegistryBucketsMax * 384 + kS3UsersMax * 768 <= kSnapshotBytesMax / 2,
+              "the registry leaves half the meta snapshot to the partition map");
+static_assert(kS3UserNameBytesMax + kS3UserAccessKeyBytesMax + 8 <= kStateKeyBytesMax);
+// New-key visibility in the router's RegistryClient (registry_client.h):
+// leader reads after a miss a replica answered "absent", in flight at once
+// (beyond: the replica's answer stands), and how long and how many
+// leader-confirmed absences are remembered per kind (bucket, access key;
+// how long: knob router.s3_registry_negative_ttl_ms).
+inline constexpr size_t kS3RegistryLeaderReadsMax = 64;
+inline constexpr size_t kS3RegistryNegativeEntriesMax = 10'000;
+
+// --- router (src/router) -----------------------------------------------------
 // Route cache entries (partition descriptors) over all tables; beyond it the
 // cache drops a table's entries before inserting (a miss only costs a MemDS
 // lookup).
@@ -159,8 +403,6 @@ inline constexpr size_t kRouterRouteCacheEntriesMax = 100'000;
 // Asynchronous refresh lookups to MemDS in flight at once; a cache hit beyond
 // it skips its refresh (counted as skipped).
 inline constexpr size_t kRouterAsyncLookupsMax = 1024;
-// io threads of a router or node process (cluster/io_threads.h).
-inline constexpr unsigned kProcessIoThreadsMax = 8;
 // MemDS lookups travel in meta.lookup_batch calls of at most this many; at
 // most kRouterMemdsBatchesInFlightMax batches are in flight, and at most
 // kRouterMemdsQueuedLookupsMax lookups wait for the next one (beyond it a
@@ -202,271 +444,9 @@ static_assert(kRouterBackoffMsMax <= kRouterRequestDeadlineMsMax);
 static_assert(kRouterRequestDeadlineMsMax <= kRpcCallTimeoutMsMax);
 static_assert(kRouterBodyBytesMax + kRouterKeyBytesMax + (64 << 10) <= kRpcFrameBytesMax,
               "a maximal PUT must fit one kv.write frame");
-
-// --- cluster CLI -----------------------------------------------------------
-// `tessera cluster up` that fails names a disk with less free space than
-// this as a likely cause.
-inline constexpr uint64_t kClusterDiskFreeWarnBytes = uint64_t{1} << 30;
-
-// --- meta (docs/formats/meta-keys.md) -------------------------------------
-// Bytes of a table name, and of one split point (a partition start key).
-inline constexpr size_t kMetaTableNameBytesMax = 128;
-inline constexpr size_t kMetaSplitPointBytesMax = 1024;
-// Partitions one table may be created with.
-inline constexpr size_t kMetaPartitionsPerTableMax = 1024;
-// meta.create_table requests queued on one replica before it answers
-// Throttled (they run one at a time).
-inline constexpr size_t kMetaAdminQueueMax = 64;
-// The autoadmin lease (meta.autoadmin_lease): how long one grant or renewal
-// lasts. The holder renews at a third of it.
-inline constexpr uint32_t kAutoadminLeaseMsMin = 1'000;
-inline constexpr uint32_t kAutoadminLeaseMsMax = 60'000;
-// `tessera autoadmin status`: the actions an instance remembers.
-inline constexpr size_t kAutoadminHistoryMax = 100;
-// Conditional create batches retried when a concurrent create won the ids.
-inline constexpr int kMetaCreateAttemptsMax = 8;
-// admin.create_group: first and longest backoff between attempts, and the
-// time after which create_table stops retrying and answers Unavailable (the
-// descriptors are durable; repeating the create finishes the job).
-inline constexpr uint32_t kMetaCreateGroupBackoffInitialMs = 50;
-inline constexpr uint32_t kMetaCreateGroupBackoffMaxMs = 1'000;
-inline constexpr uint32_t kMetaCreateGroupDeadlineMs = 20'000;
-// Consensus messages waiting for the next batch to one meta peer; beyond it
-// they are dropped (the protocol tolerates loss).
-inline constexpr size_t kMetaSenderQueueMessagesMax = 4096;
-// Lookups one meta.lookup_batch call may carry.
-inline constexpr size_t kMetaLookupBatchMax = 1'024;
-
-static_assert(kMetaCreateGroupBackoffInitialMs <= kMetaCreateGroupBackoffMaxMs);
 static_assert(kRouterMemdsBatchLookupsMax <= kMetaLookupBatchMax);
-static_assert(kMetaCreateGroupBackoffMaxMs < kMetaCreateGroupDeadlineMs);
-static_assert(kMetaCreateGroupDeadlineMs < kRpcCallTimeoutMsMax);
-static_assert(kMetaSplitPointBytesMax + kMetaTableNameBytesMax + 3 <= kStateKeyBytesMax,
-              "a partition key must fit a state key");
-static_assert(kMetaPartitionsPerTableMax *
-                      (3 * kMetaSplitPointBytesMax + 2 * kMetaTableNameBytesMax + 256) <=
-                  kCommandBytesMax,
-              "a whole table's create batch must fit one command");
 
-// --- metrics ---------------------------------------------------------------
-// Series (name + label set) in one registry; label values must come from
-// small fixed sets, so more is a bug.
-inline constexpr size_t kMetricSeriesMax = 10'000;
-// Finite buckets of one histogram.
-inline constexpr size_t kHistogramBucketsMax = 64;
-
-// --- http streaming and TLS (src/http) --------------------------------------
-// Request body of one exchange on the StreamServer, read piecewise (never
-// whole): S3's 5 GiB single PUT plus aws-chunked framing, with room to
-// spare. Beyond it: 413 (Content-Length) or a ReadBody error (chunked).
-inline constexpr uint64_t kHttpStreamBodyBytesMax = uint64_t{6} << 30;
-// Largest piece one ReadBody delivers, and the default: the body memory of
-// one request is about one piece plus the read buffer.
-inline constexpr size_t kHttpStreamBodyPieceBytesMax = 16 << 20;
-inline constexpr size_t kHttpStreamBodyPieceBytesDefault = 1 << 20;
-// Unread request body read and discarded after a response so that the
-// connection stays usable; a larger rest closes the connection instead.
-inline constexpr size_t kHttpStreamDrainBytesMax = 8 << 20;
-// After a response that closes the connection: incoming bytes discarded,
-// for at most this long, so the client reads the response instead of
-// getting a reset.
-inline constexpr size_t kHttpStreamLingerBytesMax = 16 << 20;
-inline constexpr uint32_t kHttpStreamLingerMs = 1'000;
-// Open connections of one StreamServer (both listeners).
-inline constexpr size_t kHttpStreamConnectionsMax = 4096;
-// Validity of a generated self-signed certificate.
-inline constexpr int kTlsCertificateDaysMax = 3650;
-
-static_assert(kHttpStreamBodyPieceBytesDefault <= kHttpStreamBodyPieceBytesMax);
-static_assert(kHttpStreamDrainBytesMax <= kHttpStreamLingerBytesMax);
-static_assert(kHttpStreamBodyBytesMax > (uint64_t{5} << 30),
-              "an S3 single PUT of 5 GiB with aws-chunked framing must fit");
-
-// --- blob store (src/blob, docs/formats/blobs.md) -----------------------------
-// Blob slots: a blob id names its slot, a slot names its three nodes
-// (BlobSlotMap). Changing it changes every blob's placement.
-inline constexpr uint32_t kBlobSlots = 4096;
-// Bytes of one blob; the S3 front stores larger objects as several blobs.
-inline constexpr size_t kBlobBytesMax = 8 << 20;
-// Blob ids one blob.list page returns.
-inline constexpr size_t kBlobListItemsMax = 1'000;
-// Node side: blob requests queued for the blob worker threads (beyond it:
-// Throttled; a queued put holds up to kBlobBytesMax), and worker threads.
-inline constexpr size_t kBlobServiceQueueMax = 32;
-inline constexpr size_t kBlobServiceThreadsMax = 16;
-// Router side (BlobClient): operations in flight, and bytes of put data
-// they hold (a put is always admitted when nothing else is in flight).
-inline constexpr size_t kBlobClientInflightMax = 1'024;
-inline constexpr size_t kBlobClientInflightBytesMax = 256 << 20;
-// Longest per-replica timeout a BlobClient may be configured with.
-inline constexpr uint32_t kBlobClientTimeoutMsMax = 60'000;
-// Router side, per node (NodeReadGate): reply bytes and reads asked of one
-// node and not yet answered; reads beyond them wait in the router. Well
-// below what a node queues for one connection (beyond it the node closes the
-// connection as a slow peer) and its blob queue (beyond it: Throttled),
-// leaving room for the connection's other replies, for other routers, and
-// for the node freeing a reply's bytes only once its write completes (it
-// may by then have the next request).
-inline constexpr size_t kBlobClientNodeReadBytesMax = 16 << 20;
-inline constexpr size_t kBlobClientNodeReadsMax = 16;
-
-static_assert(kBlobSlots <= 0x10000, "a blob id's text form has 4 hex digits of slot");
-static_assert(kBlobBytesMax + (64 << 10) <= kRpcFrameBytesMax,
-              "a maximal blob.put must fit one rpc frame");
-static_assert(kBlobBytesMax <= kBlobClientInflightBytesMax);
-static_assert(kBlobClientTimeoutMsMax <= kRpcCallTimeoutMsMax);
-// A node with no read in flight is always asked: the largest charge then is
-// one whole blob.
-static_assert(kBlobClientNodeReadBytesMax <= kRpcServerQueueBytesMax / 2);
-static_assert(kBlobBytesMax <= kRpcServerQueueBytesMax / 2);
-static_assert(kBlobClientNodeReadsMax <= kBlobServiceQueueMax / 2);
-
-// --- s3 auth (src/s3/auth) ----------------------------------------------------
-// One aws-chunked chunk's data: signed chunks are buffered whole until their
-// signature checks (the SDKs send 64 KiB to 1 MiB chunks).
-inline constexpr size_t kAwsChunkBytesMax = 16 << 20;
-// All requests' buffered aws-chunked chunks together, per router (beyond:
-// SlowDown), and the buffer a request keeps between its chunks (larger
-// buffers are freed once their chunk is verified).
-inline constexpr size_t kRouterAwsChunkBufferBytesMax = 256 << 20;
-inline constexpr size_t kAwsChunkBufferKeepBytes = 1 << 20;
-static_assert(kRouterAwsChunkBufferBytesMax >= 4 * kAwsChunkBytesMax);
-// One aws-chunked chunk header or trailer line, CRLF excluded.
-inline constexpr size_t kAwsChunkLineBytesMax = 4096;
-// Trailers (x-amz-trailer names, and trailer lines) of one aws-chunked body.
-inline constexpr size_t kAwsChunkTrailersMax = 16;
-// Headers one SigV4 request may sign.
-inline constexpr size_t kSigV4SignedHeadersMax = 128;
-// Longest validity of a presigned URL (X-Amz-Expires), as S3 allows.
-inline constexpr int64_t kPresignExpiresSecondsMax = 604'800;
-
-static_assert(kAwsChunkBytesMax >= (1 << 20), "the SDKs' largest chunks must fit");
-
-// --- s3 protocol (src/s3/protocol) --------------------------------------------
-// Bucket names (AWS general-purpose rules) and object keys.
-inline constexpr size_t kS3BucketNameBytesMin = 3;
-inline constexpr size_t kS3BucketNameBytesMax = 63;
-inline constexpr size_t kS3ObjectKeyBytesMax = 1024;
-// x-amz-meta-* names (without the prefix) plus values, as AWS counts them.
-inline constexpr size_t kS3UserMetadataBytesMax = 2 << 10;
-// An XML request body the s3 protocol parsers accept. CompleteMultipartUpload
-// is the largest legitimate one: 10,000 parts take ~0.9 MB, ~1.7 MB with
-// SHA-256 checksums, more when pretty-printed.
-inline constexpr size_t kS3XmlParseBytesMax = 4 << 20;
-// Parts one CompleteMultipartUpload may name; part numbers are 1..this.
-inline constexpr size_t kS3MultipartPartsMax = 10'000;
-// Keys one DeleteObjects request may name.
-inline constexpr size_t kS3DeleteObjectsMax = 1000;
-// Parameters of one query string.
-inline constexpr size_t kS3QueryParamsMax = 256;
-// Tag sets: tags per object / bucket, key and value length in characters.
-inline constexpr size_t kS3ObjectTagsMax = 10;
-inline constexpr size_t kS3BucketTagsMax = 50;
-inline constexpr size_t kS3TagKeyCharsMax = 128;
-inline constexpr size_t kS3TagValueCharsMax = 256;
-
-static_assert(kS3ObjectKeyBytesMax <= kStateKeyBytesMax / 2,
-              "an S3 key plus its record prefix must fit a state key");
-
-
-// --- s3 object model and front (src/s3/model, src/s3/front) -----------------
-// Items (entries + common prefixes) one s3.list read returns: a page of
-// ListObjects (1,000) plus the one extra that tells whether more follow.
-inline constexpr uint32_t kS3ListItemsPerReadMax = 1'001;
-// Partitions one listing (or usage sum) may visit before it answers
-// ServiceUnavailable: bounds the work of one request.
-inline constexpr uint32_t kS3ListPartitionsPerRequestMax = 4'096;
-// Objects up to this size are stored inline in their metadata record
-// (replicated by Paxos) instead of in blobs.
-inline constexpr size_t kS3InlineBytesDefault = 16 << 10;
-inline constexpr size_t kS3InlineBytesMax = 256 << 10;
-// An object's bytes are cut into blobs of this size (the last may be
-// shorter); one blob is buffered per upload, so it bounds upload memory.
-inline constexpr size_t kS3BlobBytesDefault = 8 << 20;
-// S3's single-PUT limit.
-inline constexpr uint64_t kS3ObjectBytesMax = uint64_t{5} << 30;
-// Bytes of one blob read while streaming an object out.
-inline constexpr size_t kS3ReadPieceBytes = 2 << 20;
-// Pieces of one GET held at once (being read, waiting, being written): the
-// read-ahead that overlaps the nodes' reads with each other and with the
-// client's (D42, D51); a GET holds at most this many times kS3ReadPieceBytes.
-inline constexpr size_t kS3ReadPiecesInFlight = 8;
-// Bytes all GETs of a router may hold in pieces read ahead (every piece but
-// each GET's first, which is always allowed: s3/front/read_ahead_budget.h).
-inline constexpr size_t kS3ReadAheadBytesMax = 256 << 20;
-// XML request bodies (CreateBucketConfiguration, Delete, and the largest:
-// CompleteMultipartUpload of 10,000 parts with checksums, about 1.7 MB).
-inline constexpr size_t kS3XmlBodyBytesMax = 4 << 20;
-// DeleteObjects: key deletions of one request in flight at once.
-inline constexpr size_t kS3BatchDeletesInFlightMax = 16;
-// Part numbers of a multipart upload: 1..this.
-inline constexpr uint32_t kS3PartNumberMax = 10'000;
-// Every part of a completed upload but the last is at least this big.
-inline constexpr uint64_t kS3MinPartBytes = 5 << 20;
-// S3 bucket registry and users in the metadata service
-// (docs/formats/meta-keys.md) and the router's RegistryClient.
-// Buckets and users in the registry (each is held in every meta replica's
-// memory, listed in one rpc frame and shipped in the meta group's one
-// snapshot message); a create beyond them answers Unavailable.
-inline constexpr size_t kS3RegistryBucketsMax = 50'000;
-// Buckets one S3 user may own unless the layout says otherwise
-// (MetaSettings.s3_user_buckets_max, at most kS3RegistryBucketsMax).
-inline constexpr size_t kS3UserBucketsMaxDefault = 100;
-inline constexpr size_t kS3UsersMax = 10'000;
-// Bytes of a user name, an access key, a secret key, and a region name.
-inline constexpr size_t kS3UserNameBytesMax = 64;
-inline constexpr size_t kS3UserAccessKeyBytesMax = 64;
-inline constexpr size_t kS3UserSecretKeyBytesMax = 256;
-inline constexpr size_t kS3RegistryRegionBytesMax = 64;
-// Registry mutations (create/delete bucket, versioning, create user) queued
-// on one meta replica before it answers Throttled (one runs at a time), and
-// conditional batches retried when a concurrent mutation won.
-inline constexpr size_t kS3RegistryQueueMax = 256;
-inline constexpr int kS3RegistryAttemptsMax = 8;
-// Random bucket ids tried inside the chosen partition before giving up.
-inline constexpr int kS3RegistryPlacementAttemptsMax = 64;
-// Router cache entries per kind (buckets by name, access keys) and async
-// refresh lookups in flight for both kinds together.
-inline constexpr size_t kS3RegistryCacheEntriesMax = 100'000;
-inline constexpr size_t kS3RegistryAsyncLookupsMax = 1024;
-
-static_assert(kS3RegistryBucketsMax * 256 <= kRpcFrameBytesMax,
-              "a listing of every bucket (descriptors of at most ~256 bytes) fits one frame");
-// A stored bucket (two keys) takes under 384 bytes, a user with a key under 768.
-static_assert(kS3RegistryBucketsMax * 384 + kS3UsersMax * 768 <= kSnapshotBytesMax / 2,
-              "the registry leaves half the meta snapshot to the partition map");
-static_assert(kS3UserNameBytesMax + kS3UserAccessKeyBytesMax + 8 <= kStateKeyBytesMax);
-
-// --- blob GC and repair (issue 5)
-// Bytes of a blob's owner (the `_s3` prefix of its object: bucket id + key).
-inline constexpr size_t kBlobOwnerBytesMax = 8 + kS3ObjectKeyBytesMax;
-// Blob ids one s3.blob_refs request may ask about.
-inline constexpr size_t kBlobRefsIdsMax = 1'000;
-// Records of one object key the reference scan reads before giving up
-// (Unavailable: the caller keeps the blobs and retries later).
-inline constexpr size_t kBlobRefsScanRowsMax = 100'000;
-// Records of one key an op reads when it commits, to keep blobs it still
-// references out of its GC record; beyond, only the head is checked (the
-// GC worker verifies again before deleting).
-inline constexpr size_t kGcCommitScanRowsMax = 10'000;
-// GC worker: GC records handled per partition per round, and blob deletes
-// in flight per node.
-inline constexpr size_t kGcRecordsPerRoundMax = 64;
-inline constexpr size_t kGcDeletesInflightMax = 64;
-inline constexpr uint32_t kGcIntervalMsDefault = 5'000;
-inline constexpr uint32_t kGcIntervalMsMax = 3'600'000;
-// Sweeper/repairer: blobs examined per round on one node, and defaults.
-inline constexpr size_t kBlobSweepBlobsPerRoundMax = 256;
-inline constexpr uint32_t kBlobSweepIntervalMsDefault = 2'000;
-inline constexpr uint32_t kBlobMinAgeSDefault = 60;
-inline constexpr uint32_t kBlobOrphanGraceSDefault = 3'600;
-// Checker (tessera s3 check): problems listed at most.
-inline constexpr size_t kS3CheckProblemsListedMax = 50;
-
-static_assert(kBlobOwnerBytesMax <= 0xffff, "a blob file stores the owner length in 2 bytes");
-static_assert(kBlobRefsIdsMax <= kBlobListItemsMax);
-
-// --- native KV API (issue 3) ----------------------------------------------
+// --- router: native KV API (docs/formats/kv-api.md) --------------------------
 // docs/formats/kv-api.md. Payload bytes of one frame: a maximal put (value +
 // key) or batch with room to spare; a larger length in a header closes the
 // connection after an error response. Before the handshake completed only
@@ -515,25 +495,46 @@ static_assert(kNativeFrameBytesMax < (size_t{1} << 32), "the header stores the l
 static_assert(kNativeFrameBytesMax <= kRpcFrameBytesMax,
               "a maximal native put must fit one kv.write rpc frame");
 
-// --- S3 copy and blob writer (issue 5)
+// --- router: S3 object model and front (src/s3/model, src/s3/front) ----------
+// Items (entries + common prefixes) one s3.list read returns: a page of
+// ListObjects (1,000) plus the one extra that tells whether more follow.
+inline constexpr uint32_t kS3ListItemsPerReadMax = 1'001;
+// Partitions one listing (or usage sum) may visit before it answers
+// ServiceUnavailable: bounds the work of one request.
+inline constexpr uint32_t kS3ListPartitionsPerRequestMax = 4'096;
+// Objects stored inline in their metadata record (replicated by Paxos)
+// instead of in blobs are at most this big (knob router.s3_inline_bytes_max).
+inline constexpr size_t kS3InlineBytesMax = 256 << 10;
+// S3's single-PUT limit.
+inline constexpr uint64_t kS3ObjectBytesMax = uint64_t{5} << 30;
+// Bytes of one blob read while streaming an object out.
+inline constexpr size_t kS3ReadPieceBytes = 2 << 20;
+// Pieces of one GET held at once (being read, waiting, being written): the
+// read-ahead that overlaps the nodes' reads with each other and with the
+// client's (D42, D51); a GET holds at most this many times kS3ReadPieceBytes.
+inline constexpr size_t kS3ReadPiecesInFlight = 8;
+// Bytes all GETs of a router may hold in pieces read ahead (every piece but
+// each GET's first, which is always allowed: s3/front/read_ahead_budget.h).
+inline constexpr size_t kS3ReadAheadBytesMax = 256 << 20;
+// XML request bodies (CreateBucketConfiguration, Delete, and the largest:
+// CompleteMultipartUpload of 10,000 parts with checksums, about 1.7 MB).
+inline constexpr size_t kS3XmlBodyBytesMax = 4 << 20;
+// DeleteObjects: key deletions of one request in flight at once.
+inline constexpr size_t kS3BatchDeletesInFlightMax = 16;
+// Part numbers of a multipart upload: 1..this.
+inline constexpr uint32_t kS3PartNumberMax = 10'000;
 // Blobs one upload (PutObject, UploadPart, a copy) writes at once: the
 // pipelined BlobWriter's window. Upload memory is about this many blobs.
 inline constexpr size_t kS3BlobWritesInFlightMax = 4;
 // CopyObject's source limit (S3's): larger objects copy with UploadPartCopy.
 inline constexpr uint64_t kS3CopySourceBytesMax = uint64_t{5} << 30;
 static_assert(kS3BlobWritesInFlightMax >= 1 &&
-                  kS3BlobWritesInFlightMax * kS3BlobBytesDefault <= kBlobClientInflightBytesMax,
+                  kS3BlobWritesInFlightMax * kBlobBytesMax <= kBlobClientInflightBytesMax,
               "one upload's window fits the blob client's in-flight bytes");
 
-// --- admission control (src/admission)
-// Default S3 request budgets of one router (src/admission/s3_admission.h):
-// far above what one router serves, so they never bite normal use; 0 in
-// options means unlimited. Burst: requests allowed at once above the rate.
-inline constexpr double kAdmissionBucketRateDefaultPerS = 20'000;
-inline constexpr double kAdmissionBucketBurstDefault = 40'000;
-inline constexpr double kAdmissionUserRateDefaultPerS = 50'000;
-inline constexpr double kAdmissionUserBurstDefault = 100'000;
-// The largest rate or burst an option may set.
+// --- router: admission control (src/admission) -------------------------------
+// S3 request budgets of one router (src/admission/s3_admission.h; their
+// defaults are knobs): the largest rate or burst an option may set.
 inline constexpr double kAdmissionRateMaxPerS = 1e9;
 // Budgets one router keeps per scope (buckets, users); each costs about
 // 100 bytes plus its name.
@@ -541,46 +542,18 @@ inline constexpr size_t kAdmissionTrackedMax = 100'000;
 // Lock shards per scope.
 inline constexpr size_t kAdmissionShards = 16;
 static_assert(kAdmissionTrackedMax >= kAdmissionShards);
-static_assert(kAdmissionBucketRateDefaultPerS <= kAdmissionRateMaxPerS &&
-              kAdmissionUserBurstDefault <= kAdmissionRateMaxPerS);
-// New-key visibility in the router's RegistryClient (registry_client.h):
-// leader reads after a miss a replica answered "absent", in flight at once
-// (beyond: the replica's answer stands), and how long and how many
-// leader-confirmed absences are remembered per kind (bucket, access key).
-inline constexpr size_t kS3RegistryLeaderReadsMax = 64;
-inline constexpr uint32_t kS3RegistryNegativeTtlMsDefault = 1'000;
-inline constexpr size_t kS3RegistryNegativeEntriesMax = 10'000;
 
-// --- streamed snapshots ---
-// A lagging replica catches up from a snapshot streamed in chunks
-// (src/node/snapshot_sender.h, docs/formats/storage.md "Streamed
-// snapshots"), of any total size. One chunk carries pairs until it holds at
-// least node_settings.snapshot_chunk_bytes bytes of keys and values (so at
-// most that plus one maximal pair); the setting is capped at the max.
-inline constexpr size_t kSnapshotChunkBytesDefault = 4 << 20;
-inline constexpr size_t kSnapshotChunkBytesMax = 4 << 20;
-inline constexpr size_t kSnapshotChunkBytesMin = 1 << 10;
-// Chunks sent and not yet acknowledged, per transfer: the leader holds at
-// most this many chunks of one transfer in memory.
-inline constexpr size_t kSnapshotChunksInFlightMax = 4;
-// Snapshot jobs (a chunk to stage, an install) waiting for a node's
-// snapshot thread: at most this many chunks are held in memory there.
-inline constexpr size_t kSnapshotJobsQueuedMax = 32;
-// Outbound transfers one group runs at once (one per lagging replica).
-inline constexpr size_t kSnapshotTransfersPerGroupMax = kGroupReplicasMax;
-// Bytes of keys and values one WriteBatch of a staged-snapshot install
-// carries (the install of any size is a sequence of such batches).
-inline constexpr size_t kSnapshotInstallBatchBytesDefault = 4 << 20;
-
-static_assert(kSnapshotChunkBytesMin <= kSnapshotChunkBytesDefault &&
-              kSnapshotChunkBytesDefault <= kSnapshotChunkBytesMax);
-static_assert(kSnapshotChunkBytesMax + kStateKeyBytesMax + kStateValueBytesMax + (64 << 10) <=
-                  kRpcFrameBytesMax,
-              "a maximal chunk (the limit plus one maximal pair) fits one rpc frame");
-static_assert(kSnapshotChunkBytesMax + kStateKeyBytesMax + kStateValueBytesMax <=
-                  kGroupCommitBatchBytesMax,
-              "a maximal chunk is staged in one WriteBatch");
-static_assert(kSnapshotInstallBatchBytesDefault + kStateKeyBytesMax + kStateValueBytesMax <=
-              kGroupCommitBatchBytesMax);
+// --- autoadmin and cluster commands (src/autoadmin, src/cluster, src/cli) ----
+// The autoadmin lease (meta.autoadmin_lease): how long one grant or renewal
+// lasts. The holder renews at a third of it.
+inline constexpr uint32_t kAutoadminLeaseMsMin = 1'000;
+inline constexpr uint32_t kAutoadminLeaseMsMax = 60'000;
+// `tessera autoadmin status`: the actions an instance remembers.
+inline constexpr size_t kAutoadminHistoryMax = 100;
+// io threads of a router or node process (cluster/io_threads.h).
+inline constexpr unsigned kProcessIoThreadsMax = 8;
+// `tessera cluster up` that fails names a disk with less free space than
+// this as a likely cause.
+inline constexpr uint64_t kClusterDiskFreeWarnBytes = uint64_t{1} << 30;
 
 }  // namespace tessera::limits

@@ -93,6 +93,7 @@
 #include "common/status.h"
 #include "http/headers.h"
 #include "http/tls_context.h"
+#include "knobs/knobs.h"
 
 namespace boost::asio {
 class io_context;
@@ -207,7 +208,7 @@ struct StreamServerOptions {
   uint64_t body_bytes_max = limits::kHttpStreamBodyBytesMax;      // <= the limit
   size_t connections_max = limits::kHttpStreamConnectionsMax;     // <= the limit
   // Largest piece one ReadBody delivers (its bytes_max is capped to it).
-  size_t body_read_chunk_bytes = limits::kHttpStreamBodyPieceBytesDefault;  // <= max
+  size_t body_read_chunk_bytes = knobs::kRouterHttpBodyPieceBytes.default_value;  // <= max
   // Unread body bytes discarded after a response to keep the connection.
   size_t drain_bytes_max = limits::kHttpStreamDrainBytesMax;      // <= the limit
   uint32_t idle_timeout_ms = 60'000;   // bound on one read or write (contract 6)

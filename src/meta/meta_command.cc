@@ -21,7 +21,6 @@
 #include "cluster/process_logging.h"
 #include "cluster/layout.h"
 #include "cluster/process_table.h"
-#include "common/limits.h"
 #include "common/metrics.h"
 #include "http/http_server.h"
 #include "meta/meta_service.h"
@@ -56,13 +55,9 @@ Result<MetaServiceOptions> ServiceOptions(const pb::ClusterLayout& layout,
   options.processes = cluster::ProcessTable(layout).all();
   options.azs.assign(layout.azs().begin(), layout.azs().end());
   options.layout = layout;
+  // Within the knob's bounds: LoadLayout checked (cluster/layout_knobs.h).
   if (layout.meta_settings().has_s3_user_buckets_max()) {
-    const uint32_t max = layout.meta_settings().s3_user_buckets_max();
-    if (max < 1 || max > limits::kS3RegistryBucketsMax) {
-      return Status::InvalidArgument("meta_settings: s3_user_buckets_max must be 1.." +
-                                     std::to_string(limits::kS3RegistryBucketsMax));
-    }
-    options.s3_user_buckets_max = max;
+    options.s3_user_buckets_max = layout.meta_settings().s3_user_buckets_max();
   }
   return options;
 }

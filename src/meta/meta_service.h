@@ -41,6 +41,7 @@
 #include "common/limits.h"
 #include "common/metrics.h"
 #include "consensus/options.h"
+#include "knobs/knobs.h"
 #include "node/batching_sender.h"
 #include "meta/memds.h"
 #include "meta/partition_admin.h"
@@ -68,7 +69,7 @@ struct MetaServiceOptions {
   pb::ClusterLayout layout;
   consensus::Options consensus;  // timings; self and group_id are set here
   // Buckets one S3 user may own (1..limits::kS3RegistryBucketsMax).
-  size_t s3_user_buckets_max = limits::kS3UserBucketsMaxDefault;
+  size_t s3_user_buckets_max = knobs::kMetaS3UserBucketsMax.default_value;
 };
 
 class MetaService {

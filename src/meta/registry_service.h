@@ -31,6 +31,7 @@
 
 #include "common/limits.h"
 #include "common/metrics.h"
+#include "knobs/knobs.h"
 #include "meta/memds.h"
 #include "meta/registry_memds.h"
 #include "node/group_host.h"
@@ -46,7 +47,7 @@ class RegistryService {
   RegistryService(uint32_t self_id, const MemDs& memds, const RegistryMemds& registry,
                   std::shared_ptr<node::GroupHost> host, rpc::ChannelPool& pool,
                   metrics::Registry& metrics,
-                  size_t user_buckets_max = limits::kS3UserBucketsMaxDefault);
+                  size_t user_buckets_max = knobs::kMetaS3UserBucketsMax.default_value);
   ~RegistryService();
   RegistryService(const RegistryService&) = delete;
   RegistryService& operator=(const RegistryService&) = delete;

@@ -36,12 +36,13 @@
 #include "common/limits.h"
 #include "common/metrics.h"
 #include "common/periodic_worker.h"
+#include "knobs/knobs.h"
 #include "node/replication_host.h"
 
 namespace tessera::node {
 
 struct BlobGcOptions {
-  uint32_t interval_ms = limits::kGcIntervalMsDefault;  // 0: no collector thread
+  uint32_t interval_ms = knobs::kNodeGcIntervalMs.default_value;  // 0: no collector thread
 };
 
 class BlobGc {

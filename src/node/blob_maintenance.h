@@ -40,6 +40,7 @@
 #include "common/limits.h"
 #include "common/metrics.h"
 #include "common/periodic_worker.h"
+#include "knobs/knobs.h"
 #include "node/replication_host.h"
 #include "rpc/channel_pool.h"
 #include "tessera/cluster_rpc.pb.h"
@@ -48,9 +49,9 @@
 namespace tessera::node {
 
 struct BlobSweepOptions {
-  uint32_t interval_ms = limits::kBlobSweepIntervalMsDefault;  // 0: no sweeper thread
-  uint32_t min_age_s = limits::kBlobMinAgeSDefault;
-  uint32_t orphan_grace_s = limits::kBlobOrphanGraceSDefault;
+  uint32_t interval_ms = knobs::kNodeBlobSweepIntervalMs.default_value;  // 0: no sweeper thread
+  uint32_t min_age_s = knobs::kNodeBlobMinAgeS.default_value;
+  uint32_t orphan_grace_s = knobs::kNodeOrphanGraceS.default_value;
 };
 
 class BlobMaintenance {

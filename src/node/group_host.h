@@ -35,6 +35,7 @@
 #include "common/job_thread.h"
 #include "consensus/membership_step.h"
 #include "consensus/replica.h"
+#include "knobs/knobs.h"
 #include "node/group_host_types.h"
 #include "node/partition_state_machine.h"
 #include "node/snapshot_receiver.h"
@@ -56,8 +57,8 @@ struct GroupHostOptions {
   bool log_only = false;
   // Compaction: once this many applied slots are held, keep the newest
   // compaction_keep_slots and drop the rest.
-  uint64_t compaction_trigger_slots = 20'000;
-  uint64_t compaction_keep_slots = 2'000;
+  uint64_t compaction_trigger_slots = knobs::kNodeCompactionTriggerSlots.default_value;
+  uint64_t compaction_keep_slots = knobs::kNodeCompactionKeepSlots.default_value;
   uint64_t write_timeout_ms = 5'000;
   uint64_t read_timeout_ms = 2'000;
   // Observers, called on the group's strand (must not block): after each

@@ -24,7 +24,7 @@ struct NodeCommandArgs {
   std::string name;
   std::string dir;
   // Blob GC and sweeper; unset: the layout's node_settings, else the
-  // built-in defaults.
+  // knobs' defaults (knobs/knobs.h).
   std::optional<uint32_t> gc_interval_ms;
   std::optional<uint32_t> blob_sweep_interval_ms;
   std::optional<uint32_t> blob_min_age_s;

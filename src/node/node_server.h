@@ -53,6 +53,7 @@
 
 #include "common/metrics.h"
 #include "common/result.h"
+#include "knobs/knobs.h"
 #include "node/blob_gc.h"
 #include "node/blob_maintenance.h"
 #include "node/replication_host.h"
@@ -86,11 +87,11 @@ struct NodeServerOptions {
   uint16_t http_port = 0;  // 0: any free port
   std::string store_path;  // RocksDB directory
   // Fault injection (off by default): NodeStoreOptions::fault_install_delay_ms.
-  uint32_t fault_snapshot_install_delay_ms = 0;
+  uint32_t fault_snapshot_install_delay_ms = knobs::kNodeFaultSnapshotInstallDelayMs.default_value;
   // Threads the process runs the io_context on (cluster::IoThreadsFor; 0:
   // the default). Read by `tessera node`, not by NodeServer, which runs on
   // whatever io_context it is given.
-  uint32_t io_threads = 0;
+  uint32_t io_threads = knobs::kNodeIoThreads.default_value;
   // Blob store directory; empty: "blobs" beside the RocksDB directory.
   std::string blob_path;
   // Processes this node sends consensus messages to (itself is skipped).

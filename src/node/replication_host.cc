@@ -5,6 +5,7 @@
 #include <set>
 #include <utility>
 
+#include "common/big_endian.h"
 #include "common/limits.h"
 #include "common/metrics.h"
 
@@ -13,18 +14,6 @@ namespace {
 
 constexpr std::string_view kDescriptorPrefix = "group/";
 constexpr std::string_view kAutoadminEpochKey = "autoadmin/epoch";
-
-std::string EncodeU64(uint64_t v) {
-  std::string out;
-  for (int shift = 56; shift >= 0; shift -= 8) out.push_back(static_cast<char>(v >> shift));
-  return out;
-}
-
-uint64_t DecodeU64(std::string_view bytes) {
-  uint64_t v = 0;
-  for (unsigned char c : bytes) v = (v << 8) | c;
-  return v;
-}
 
 Status ValidateDescriptor(const pb::PartitionDescriptor& d, consensus::ReplicaId self) {
   if (d.group_id() == kDescriptorGroupId) {
@@ -57,7 +46,9 @@ Status ValidateDescriptor(const pb::PartitionDescriptor& d, consensus::ReplicaId
 }  // namespace
 
 std::string DescriptorKey(uint64_t group_id) {
-  return std::string(kDescriptorPrefix) + EncodeU64(group_id);
+  std::string key(kDescriptorPrefix);
+  AppendBigEndian64(&key, group_id);
+  return key;
 }
 
 ReplicationHost::ReplicationHost(boost::asio::io_context& io, metrics::Registry& metrics,
@@ -99,7 +90,7 @@ Status ReplicationHost::RestoreGroups() {
     auto epoch = store_->Get(kDescriptorGroupId, kAutoadminEpochKey);
     if (epoch.ok()) {
       if (epoch->size() != 8) return Status::Corruption("stored autoadmin epoch is not 8 bytes");
-      autoadmin_epoch_ = DecodeU64(*epoch);
+      autoadmin_epoch_ = ReadBigEndian64(*epoch);
     } else if (epoch.status().code() != StatusCode::kNotFound) {
       return epoch.status();
     }
@@ -183,9 +174,11 @@ Status ReplicationHost::AdmitAutoadminEpoch(uint64_t epoch) {
   if (epoch == autoadmin_epoch_) return Status::Ok();
   auto applied = store_->AppliedIndex(kDescriptorGroupId);
   if (!applied.ok()) return applied.status();
+  std::string epoch_bytes;
+  AppendBigEndian64(&epoch_bytes, epoch);
   TESSERA_RETURN_IF_ERROR(store_->Apply(kDescriptorGroupId, *applied + 1,
                                         {storage::Mutation::Put(std::string(kAutoadminEpochKey),
-                                                                EncodeU64(epoch))}));
+                                                                std::move(epoch_bytes))}));
   autoadmin_epoch_ = epoch;
   return Status::Ok();
 }

@@ -89,5 +89,13 @@ TEST_F(ReplicationHostTest, CreatesIdempotentlyAndRestoresAfterReopen) {
   });
 }
 
+// The descriptor keys' bytes on disk: "group/" and the group id big-endian,
+// so group 0x0102030405060708 is found where earlier versions stored it.
+TEST(DescriptorKey, GroupIdIsEightBytesBigEndian) {
+  EXPECT_EQ(DescriptorKey(0x0102030405060708), std::string("group/\x01\x02\x03\x04\x05\x06\x07\x08", 14));
+  EXPECT_EQ(DescriptorKey(1), std::string("group/\0\0\0\0\0\0\0\x01", 14));
+  EXPECT_LT(DescriptorKey(255), DescriptorKey(256));  // byte order is numeric order
+}
+
 }  // namespace
 }  // namespace tessera::node

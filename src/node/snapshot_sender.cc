@@ -7,6 +7,7 @@
 #include <random>
 
 #include "common/check.h"
+#include "knobs/knobs.h"
 #include "storage/snapshot_staging.h"
 
 namespace tessera::node {
@@ -32,7 +33,7 @@ struct SnapshotSender::Transfer {
 namespace {
 
 size_t ClampChunkBytes(size_t bytes) {
-  return std::clamp(bytes, limits::kSnapshotChunkBytesMin, limits::kSnapshotChunkBytesMax);
+  return std::clamp<size_t>(bytes, knobs::kNodeSnapshotChunkBytes.min, knobs::kNodeSnapshotChunkBytes.max);
 }
 
 uint64_t RandomId() {

@@ -10,13 +10,14 @@
 
 #include "common/limits.h"
 #include "common/metrics.h"
+#include "knobs/knobs.h"
 
 namespace tessera::node {
 
 struct SnapshotTransferOptions {
   // A chunk holds pairs until it has at least this many key+value bytes
-  // (clamped to limits::kSnapshotChunkBytesMin..kSnapshotChunkBytesMax).
-  size_t chunk_bytes = limits::kSnapshotChunkBytesDefault;
+  // (clamped to the bounds of knob node.snapshot_chunk_bytes).
+  size_t chunk_bytes = knobs::kNodeSnapshotChunkBytes.default_value;
   // Chunks sent and not acknowledged (<= kSnapshotChunksInFlightMax).
   size_t window_chunks = limits::kSnapshotChunksInFlightMax;
   // Unacknowledged chunks are sent again after this long without progress.

@@ -77,6 +77,7 @@
 #include "common/limits.h"
 #include "common/metrics.h"
 #include "common/result.h"
+#include "knobs/knobs.h"
 #include "rpc/channel_pool.h"
 #include "tessera/s3_registry.pb.h"
 
@@ -208,7 +209,7 @@ struct RegistryClientOptions {
   size_t async_lookups_max = limits::kS3RegistryAsyncLookupsMax;       // both kinds
   // Leader reads on a miss answered "absent" (see the header comment).
   size_t leader_reads_max = limits::kS3RegistryLeaderReadsMax;         // in flight, both kinds
-  uint32_t negative_ttl_ms = limits::kS3RegistryNegativeTtlMsDefault;  // 0: not cached
+  uint32_t negative_ttl_ms = knobs::kRouterS3RegistryNegativeTtlMs.default_value;  // 0: not cached
   size_t negative_entries_max = limits::kS3RegistryNegativeEntriesMax; // per kind
   // The clock of the negative cache (tests); empty: steady_clock::now.
   std::function<std::chrono::steady_clock::time_point()> clock;

@@ -35,6 +35,7 @@
 #include "common/job_thread.h"
 #include "common/limits.h"
 #include "common/result.h"
+#include "knobs/knobs.h"
 #include "consensus/replica.h"
 #include "storage/applied_state.h"
 #include "storage/column_families.h"
@@ -67,7 +68,7 @@ struct NodeStoreOptions {
   // The block cache shared by every column family, bytes.
   size_t block_cache_bytes = 256 << 20;
   // Bytes of keys and values per WriteBatch of a staged-snapshot install.
-  size_t snapshot_install_batch_bytes = limits::kSnapshotInstallBatchBytesDefault;
+  size_t snapshot_install_batch_bytes = knobs::kNodeSnapshotInstallBatchBytes.default_value;
   // When a scan's memtable work asks for a flush of the applied state
   // (obsolete_version_flush.h).
   ObsoleteVersionFlushOptions obsolete_version_flush;

@@ -35,6 +35,7 @@
 #include "common/limits.h"
 #include "common/metrics.h"
 #include "http/stream_server.h"
+#include "knobs/knobs.h"
 #include "router/registry_client.h"
 #include "s3/front/digest_pool.h"
 #include "s3/front/object_index.h"
@@ -43,15 +44,15 @@
 namespace tessera::s3::front {
 
 struct S3FrontOptions {
-  std::string region = "us-east-1";
+  std::string region{knobs::kRouterS3Region.default_value};
   // Virtual-hosted-style addressing: requests to <bucket>.<base_domain>.
   // Empty: path-style only.
   std::string base_domain;
-  size_t inline_bytes_max = limits::kS3InlineBytesDefault;
-  size_t blob_bytes = limits::kS3BlobBytesDefault;
+  size_t inline_bytes_max = knobs::kRouterS3InlineBytesMax.default_value;
+  size_t blob_bytes = knobs::kRouterS3BlobBytes.default_value;
   uint64_t object_bytes_max = limits::kS3ObjectBytesMax;
   // Smallest part CompleteMultipartUpload accepts except the last (S3: 5 MiB).
-  uint64_t min_part_bytes = limits::kS3MinPartBytes;
+  uint64_t min_part_bytes = knobs::kRouterS3MinPartBytes.default_value;
   // Per-bucket and per-user request budgets, charged once per authenticated
   // request before any partition or blob work; empty -> 503 SlowDown.
   admission::S3AdmissionOptions admission;

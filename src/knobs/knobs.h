@@ -1,0 +1,278 @@
+// The registry of knobs: every tunable an operator or a cluster layout sets,
+// declared once with its unit, default, bounds, where it is set and what it
+// means (knob.h). docs/knobs.md is generated from kAllKnobs
+// (`tessera config knobs --markdown`), and a test fails when it differs.
+//
+// One source of truth: the Options structs' defaults read `kX.default_value`
+// (no default is written twice), layout validation (cluster/layout_knobs.h)
+// checks every set layout field against its knob's bounds, and the CLI flags
+// check the same bounds. Hard limits that nobody tunes (protocol and safety
+// bounds) stay in common/limits.h; a knob's bound that is such a limit names
+// it, and the static_asserts below tie defaults to those limits.
+//
+// Adding a layout setting to proto/tessera/cluster.proto without a knob here
+// fails cluster_layout_test (LayoutKnobs.EverySettingHasAKnob).
+//
+// Thread safety: immutable constexpr data.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "common/limits.h"
+#include "knobs/knob.h"
+
+namespace tessera::knobs {
+
+using P = KnobProcess;
+using U = KnobUnit;
+using std::string_view_literals::operator""sv;
+
+// --- storage node (NodeSettings; `tessera node`) ----------------------------
+inline constexpr Knob<uint32_t> kNodeGcIntervalMs{
+    "node.gc_interval_ms", P::kNode, U::kMs, 5'000, 0, 3'600'000,
+    "node_settings.gc_interval_ms", "tessera node --gc-interval-ms", "BlobGcOptions.interval_ms",
+    "blob GC round interval (deletes blobs whose object records are gone); 0: no GC"};
+inline constexpr Knob<uint32_t> kNodeBlobSweepIntervalMs{
+    "node.blob_sweep_interval_ms", P::kNode, U::kMs, 2'000, 0, 3'600'000,
+    "node_settings.blob_sweep_interval_ms", "tessera node --blob-sweep-interval-ms",
+    "BlobSweepOptions.interval_ms",
+    "orphan sweeper/repairer round interval; 0: no sweeper"};
+inline constexpr Knob<uint32_t> kNodeBlobMinAgeS{
+    "node.blob_min_age_s", P::kNode, U::kS, 60, 0, 7 * 86'400,
+    "node_settings.blob_min_age_s", "tessera node --blob-min-age-s", "BlobSweepOptions.min_age_s",
+    "blobs younger than this are neither swept nor repaired (uploads in progress)"};
+inline constexpr Knob<uint32_t> kNodeOrphanGraceS{
+    "node.orphan_grace_s", P::kNode, U::kS, 3'600, 0, 30 * 86'400,
+    "node_settings.orphan_grace_s", "tessera node --orphan-grace-s",
+    "BlobSweepOptions.orphan_grace_s", "unreferenced blobs older than this are deleted"};
+inline constexpr Knob<uint32_t> kNodeSnapshotChunkBytes{
+    "node.snapshot_chunk_bytes", P::kNode, U::kBytes, 4 << 20, 1 << 10, limits::kSnapshotChunkBytesMax,
+    "node_settings.snapshot_chunk_bytes", "", "SnapshotTransferOptions.chunk_bytes",
+    "key+value bytes per chunk of a streamed snapshot (a chunk ends after the pair that reaches it)"};
+inline constexpr Knob<uint32_t> kNodeCompactionTriggerSlots{
+    "node.compaction_trigger_slots", P::kNode, U::kSlots, 20'000, 1, 10'000'000,
+    "node_settings.compaction_trigger_slots", "", "GroupHostOptions.compaction_trigger_slots",
+    "a group compacts its log once it holds this many applied slots"};
+inline constexpr Knob<uint32_t> kNodeCompactionKeepSlots{
+    "node.compaction_keep_slots", P::kNode, U::kSlots, 2'000, 0, 10'000'000,
+    "node_settings.compaction_keep_slots", "", "GroupHostOptions.compaction_keep_slots",
+    "applied slots a compaction keeps (must be below node.compaction_trigger_slots)"};
+inline constexpr Knob<uint32_t> kNodeFaultSnapshotInstallDelayMs{
+    "node.fault_snapshot_install_delay_ms", P::kNode, U::kMs, 0, 0, limits::kStorageFaultDelayMsMax,
+    "node_settings.fault_snapshot_install_delay_ms", "",
+    "NodeServerOptions.fault_snapshot_install_delay_ms",
+    "fault injection for tests: a snapshot install pauses this long after its durable marker; 0: off"};
+inline constexpr Knob<uint32_t> kNodeIoThreads{
+    "node.io_threads", P::kNode, U::kThreads, 0, 0, limits::kProcessIoThreadsMax,
+    "node_settings.io_threads", "", "NodeServerOptions.io_threads",
+    "threads for network, consensus and requests; 0: half the cores (1..8)"};
+inline constexpr Knob<uint64_t> kNodeSnapshotInstallBatchBytes{
+    "node.snapshot_install_batch_bytes", P::kNode, U::kBytes, 4 << 20, 1,
+    limits::kGroupCommitBatchBytesMax - limits::kStateKeyBytesMax - limits::kStateValueBytesMax,
+    "", "", "NodeStoreOptions.snapshot_install_batch_bytes",
+    "key+value bytes per WriteBatch while a staged snapshot is installed"};
+
+// --- metadata replica (MetaSettings; `tessera meta`) -----------------------
+inline constexpr Knob<uint32_t> kMetaS3UserBucketsMax{
+    "meta.s3_user_buckets_max", P::kMeta, U::kCount, 100, 1, limits::kS3RegistryBucketsMax,
+    "meta_settings.s3_user_buckets_max", "", "MetaServiceOptions.s3_user_buckets_max",
+    "buckets one S3 user may own (AWS's default quota); beyond: TooManyBuckets"};
+
+// --- router (RouterSettings; `tessera router`) -----------------------------
+inline constexpr Knob<std::string_view> kRouterS3Region{
+    "router.s3_region", P::kRouter, U::kText, "us-east-1"sv, ""sv, ""sv,
+    "router_settings.s3_region", "tessera router --region", "S3FrontOptions.region",
+    "the S3 region the routers serve (SigV4 scope, GetBucketLocation)"};
+inline constexpr Knob<std::string_view> kRouterS3BaseDomain{
+    "router.s3_base_domain", P::kRouter, U::kText, "s3.localhost"sv, ""sv, ""sv,
+    "router_settings.s3_base_domain", "tessera router --base-domain", "S3FrontOptions.base_domain",
+    "virtual-hosted-style domain (BUCKET.DOMAIN); other hosts are path style"};
+inline constexpr Knob<uint64_t> kRouterS3MinPartBytes{
+    "router.s3_min_part_bytes", P::kRouter, U::kBytes, 5 << 20, 1, limits::kS3ObjectBytesMax,
+    "router_settings.s3_min_part_bytes", "", "S3FrontOptions.min_part_bytes",
+    "smallest part of a multipart upload but the last (S3: 5 MiB); 0 in the layout: the default"};
+inline constexpr Knob<double> kRouterS3BucketRate{
+    "router.s3_bucket_rate", P::kRouter, U::kPerS, 20'000, 0, limits::kAdmissionRateMaxPerS,
+    "router_settings.s3_bucket_rate", "tessera router --s3-bucket-rate",
+    "S3AdmissionOptions.bucket_rate_per_s",
+    "S3 requests per second per bucket on each router, beyond: SlowDown; 0: unlimited"};
+inline constexpr Knob<double> kRouterS3BucketBurst{
+    "router.s3_bucket_burst", P::kRouter, U::kRequests, 40'000, 0, limits::kAdmissionRateMaxPerS,
+    "router_settings.s3_bucket_burst", "tessera router --s3-bucket-burst",
+    "S3AdmissionOptions.bucket_burst",
+    "S3 requests per bucket allowed at once above the rate; 0: one second's worth"};
+inline constexpr Knob<double> kRouterS3UserRate{
+    "router.s3_user_rate", P::kRouter, U::kPerS, 50'000, 0, limits::kAdmissionRateMaxPerS,
+    "router_settings.s3_user_rate", "tessera router --s3-user-rate",
+    "S3AdmissionOptions.user_rate_per_s",
+    "S3 requests per second per user on each router, beyond: SlowDown; 0: unlimited"};
+inline constexpr Knob<double> kRouterS3UserBurst{
+    "router.s3_user_burst", P::kRouter, U::kRequests, 100'000, 0, limits::kAdmissionRateMaxPerS,
+    "router_settings.s3_user_burst", "tessera router --s3-user-burst", "S3AdmissionOptions.user_burst",
+    "S3 requests per user allowed at once above the rate; 0: one second's worth"};
+inline constexpr Knob<uint32_t> kRouterIoThreads{
+    "router.io_threads", P::kRouter, U::kThreads, 0, 0, limits::kProcessIoThreadsMax,
+    "router_settings.io_threads", "", "RouterServiceOptions.io_threads",
+    "threads for network and request handling; 0: half the cores (1..8)"};
+inline constexpr Knob<uint64_t> kRouterS3InlineBytesMax{
+    "router.s3_inline_bytes_max", P::kRouter, U::kBytes, 16 << 10, 0, limits::kS3InlineBytesMax,
+    "", "", "S3FrontOptions.inline_bytes_max",
+    "objects up to this size are stored in their metadata record, not in blobs"};
+inline constexpr Knob<uint64_t> kRouterS3BlobBytes{
+    "router.s3_blob_bytes", P::kRouter, U::kBytes, 8 << 20, 1, limits::kBlobBytesMax,
+    "", "", "S3FrontOptions.blob_bytes",
+    "an object's bytes are cut into blobs of this size; bounds upload memory"};
+inline constexpr Knob<uint64_t> kRouterHttpBodyPieceBytes{
+    "router.http_body_piece_bytes", P::kRouter, U::kBytes, 1 << 20, 1,
+    limits::kHttpStreamBodyPieceBytesMax, "", "", "StreamServerOptions.body_read_chunk_bytes",
+    "largest piece of a request body one read delivers"};
+inline constexpr Knob<uint32_t> kRouterS3RegistryNegativeTtlMs{
+    "router.s3_registry_negative_ttl_ms", P::kRouter, U::kMs, 1'000, 0, 60'000,
+    "", "", "RegistryClientOptions.negative_ttl_ms",
+    "a leader-confirmed absent bucket or access key is remembered this long; 0: not"};
+
+// --- autoadmin (AutoadminSettings; `tessera autoadmin`) ---------------------
+inline constexpr Knob<uint32_t> kAutoadminDeadAfterMs{
+    "autoadmin.dead_after_ms", P::kAutoadmin, U::kMs, 10'000, 100, 3'600'000,
+    "autoadmin_settings.dead_after_ms", "", "AutoadminOptions.dead_after_ms",
+    "a node unreachable this long is dead and its replicas are replaced"};
+inline constexpr Knob<uint32_t> kAutoadminPollIntervalMs{
+    "autoadmin.poll_interval_ms", P::kAutoadmin, U::kMs, 1'000, 100, limits::kAutoadminLeaseMsMax,
+    "autoadmin_settings.poll_interval_ms", "", "AutoadminOptions.poll_interval_ms",
+    "how often the active instance reads every node's health (at most autoadmin.lease_ms)"};
+inline constexpr Knob<uint32_t> kAutoadminLeaseMs{
+    "autoadmin.lease_ms", P::kAutoadmin, U::kMs, 3'000, limits::kAutoadminLeaseMsMin,
+    limits::kAutoadminLeaseMsMax, "autoadmin_settings.lease_ms", "", "AutoadminOptions.lease_ms",
+    "the autoadmin lease in meta; the holder renews it at a third"};
+inline constexpr Knob<uint32_t> kAutoadminMaxConcurrent{
+    "autoadmin.max_concurrent", P::kAutoadmin, U::kCount, 4, 1, 1'024,
+    "autoadmin_settings.max_concurrent", "", "PlannerOptions.max_concurrent",
+    "replacements in flight cluster-wide (one per group in any case)"};
+inline constexpr Knob<uint32_t> kAutoadminGraySyncP99Ms{
+    "autoadmin.gray_sync_p99_ms", P::kAutoadmin, U::kMs, 50, 1, 60'000,
+    "autoadmin_settings.gray_sync_p99_ms", "", "GrayOptions.sync_p99_us (x 1000)",
+    "a node whose synced log writes have a p99 above this is degraded"};
+inline constexpr Knob<uint32_t> kAutoadminDegradedForMs{
+    "autoadmin.degraded_for_ms", P::kAutoadmin, U::kMs, 10'000, 0, 3'600'000,
+    "autoadmin_settings.degraded_for_ms", "", "GrayOptions.degraded_for_ms",
+    "degraded this long, a node is gray (its leaders move away), and healthy after as long without"};
+inline constexpr Knob<uint32_t> kAutoadminGrayReplaceAfterMs{
+    "autoadmin.gray_replace_after_ms", P::kAutoadmin, U::kMs, 60'000, 0, 86'400'000,
+    "autoadmin_settings.gray_replace_after_ms", "", "PlannerOptions.gray_replace_after_ms",
+    "gray this long, a node's replicas are replaced"};
+inline constexpr Knob<uint32_t> kAutoadminMinFreeMib{
+    "autoadmin.min_free_mib", P::kAutoadmin, U::kMib, 1'024, 0, 1 << 20,
+    "autoadmin_settings.min_free_mib", "", "GrayOptions.min_free_bytes (x 2^20)",
+    "a node with less free disk space than this is degraded"};
+inline constexpr Knob<bool> kAutoadminBalanceLeaders{
+    "autoadmin.balance_leaders", P::kAutoadmin, U::kBool, true, false, true,
+    "autoadmin_settings.balance_leaders", "", "PlannerOptions.balance_leaders",
+    "keep leaders per node within one of each other; false: leaders stay where elected"};
+inline constexpr Knob<uint32_t> kAutoadminLagForMs{
+    "autoadmin.lag_for_ms", P::kAutoadmin, U::kMs, 60'000, 100, 86'400'000,
+    "autoadmin_settings.lag_for_ms", "", "AutoadminOptions.lag_for_ms",
+    "a voter still below what its group had chosen this long ago is replaced"};
+inline constexpr Knob<bool> kAutoadminLogReplicas{
+    "autoadmin.log_replicas", P::kAutoadmin, U::kBool, true, false, true,
+    "autoadmin_settings.log_replicas", "", "PlannerOptions.log_replicas",
+    "a group that lost a voter first gets a log replica; false: full replacements only"};
+inline constexpr Knob<uint32_t> kAutoadminPeerTimeoutPercent{
+    "autoadmin.peer_timeout_percent", P::kAutoadmin, U::kPercent, 50, 0, 100,
+    "autoadmin_settings.peer_timeout_percent", "", "PeerTimeoutOptions.timeout_percent",
+    "degraded while most callers (2+) see this share of their pings time out; 0: off"};
+
+// --- cluster commands (`tessera cluster`) -----------------------------------
+inline constexpr Knob<uint32_t> kClusterPartitions{
+    "cluster.partitions", P::kCluster, U::kCount, 6, 1, 256,
+    "", "tessera cluster up --partitions", "UpSettings.partitions",
+    "partitions of the default table kv when neither given nor recorded in the cluster directory"};
+inline constexpr Knob<uint32_t> kClusterDrainTimeoutS{
+    "cluster.drain_timeout_s", P::kCluster, U::kS, 600, 1, 86'400,
+    "", "tessera cluster drain --timeout", "ClusterCommandArgs.drain_timeout_s",
+    "how long `cluster drain` waits for the replicas to leave the nodes"};
+
+// The table, ordered by process, as docs/knobs.md lists it.
+inline constexpr std::array kAllKnobs = {
+    Describe(kNodeGcIntervalMs),
+    Describe(kNodeBlobSweepIntervalMs),
+    Describe(kNodeBlobMinAgeS),
+    Describe(kNodeOrphanGraceS),
+    Describe(kNodeSnapshotChunkBytes),
+    Describe(kNodeCompactionTriggerSlots),
+    Describe(kNodeCompactionKeepSlots),
+    Describe(kNodeFaultSnapshotInstallDelayMs),
+    Describe(kNodeIoThreads),
+    Describe(kNodeSnapshotInstallBatchBytes),
+    Describe(kMetaS3UserBucketsMax),
+    Describe(kRouterS3Region),
+    Describe(kRouterS3BaseDomain),
+    Describe(kRouterS3MinPartBytes),
+    Describe(kRouterS3BucketRate),
+    Describe(kRouterS3BucketBurst),
+    Describe(kRouterS3UserRate),
+    Describe(kRouterS3UserBurst),
+    Describe(kRouterIoThreads),
+    Describe(kRouterS3InlineBytesMax),
+    Describe(kRouterS3BlobBytes),
+    Describe(kRouterHttpBodyPieceBytes),
+    Describe(kRouterS3RegistryNegativeTtlMs),
+    Describe(kAutoadminDeadAfterMs),
+    Describe(kAutoadminPollIntervalMs),
+    Describe(kAutoadminLeaseMs),
+    Describe(kAutoadminMaxConcurrent),
+    Describe(kAutoadminGraySyncP99Ms),
+    Describe(kAutoadminDegradedForMs),
+    Describe(kAutoadminGrayReplaceAfterMs),
+    Describe(kAutoadminMinFreeMib),
+    Describe(kAutoadminBalanceLeaders),
+    Describe(kAutoadminLagForMs),
+    Describe(kAutoadminLogReplicas),
+    Describe(kAutoadminPeerTimeoutPercent),
+    Describe(kClusterPartitions),
+    Describe(kClusterDrainTimeoutS),
+};
+
+// The knob named `name`; nullptr when none is.
+const KnobInfo* FindKnob(std::string_view name);
+// The knob set by layout field `path` ("node_settings.gc_interval_ms").
+const KnobInfo* FindKnobByLayoutField(std::string_view path);
+
+// --- invariants of the table ---------------------------------------------------
+constexpr bool WithinBounds(const KnobValue& v, const KnobInfo& k) {
+  switch (k.kind) {
+    case KnobKind::kUnsigned:
+      return k.min.unsigned_value <= v.unsigned_value && v.unsigned_value <= k.max.unsigned_value;
+    case KnobKind::kDouble:
+      return k.min.double_value <= v.double_value && v.double_value <= k.max.double_value;
+    case KnobKind::kBool:
+    case KnobKind::kText:
+      return true;
+  }
+  return false;
+}
+constexpr bool EveryDefaultWithinBounds() {
+  for (const KnobInfo& k : kAllKnobs) {
+    if (!WithinBounds(k.default_value, k)) return false;
+  }
+  return true;
+}
+constexpr bool NamesUnique() {
+  for (size_t i = 0; i < kAllKnobs.size(); ++i) {
+    for (size_t j = i + 1; j < kAllKnobs.size(); ++j) {
+      if (kAllKnobs[i].name == kAllKnobs[j].name) return false;
+    }
+  }
+  return true;
+}
+static_assert(EveryDefaultWithinBounds(), "every knob's default lies within its bounds");
+static_assert(NamesUnique(), "knob names are unique");
+static_assert(kNodeCompactionKeepSlots.default_value < kNodeCompactionTriggerSlots.default_value);
+static_assert(kAutoadminPollIntervalMs.default_value <= kAutoadminLeaseMs.default_value &&
+              kAutoadminPollIntervalMs.default_value <= kAutoadminDeadAfterMs.default_value &&
+              kAutoadminPollIntervalMs.default_value <= kAutoadminLagForMs.default_value,
+              "the autoadmin's own checks (AutoadminService::Start) accept the defaults");
+
+}  // namespace tessera::knobs
