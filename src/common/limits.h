@@ -413,6 +413,8 @@ inline constexpr size_t kRouterMemdsQueuedLookupsMax = 16'384;
 // A metadata replica whose lookup call failed is not picked first for this
 // long.
 inline constexpr int64_t kRouterMemdsSuspectMs = 1'000;
+// Storage nodes a router remembers as unresponsive (router/unresponsive_nodes.h).
+inline constexpr size_t kRouterUnresponsiveNodesMax = 4'096;
 // Attempts of one client operation (first try + retries + redirects).
 inline constexpr uint32_t kRouterAttemptsMax = 1'024;
 // Longest backoff between two attempts, and longest total deadline of one

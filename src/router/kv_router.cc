@@ -20,6 +20,15 @@ constexpr size_t kStatusCodes = kStatusCodeCount;
 constexpr const char* kOpNames[] = {"get",     "put",     "delete",   "batch",
                                     "scan",    "s3_read", "s3_write", "s3_list"};
 
+// The call ended without any answer from the node (contract 2a): the rpc
+// layer timed out after sending, or could not send at all.
+bool NoAnswerFromNode(const Status& status) {
+  const bool transport = status.send_outcome() == SendOutcome::kNotSent ||
+                         status.send_outcome() == SendOutcome::kSentOutcomeUnknown;
+  return transport &&
+         (status.code() == StatusCode::kTimeout || status.code() == StatusCode::kUnavailable);
+}
+
 bool IsNoLeaderSign(StatusCode code) {
   return code == StatusCode::kNotLeader || code == StatusCode::kUnavailable ||
          code == StatusCode::kTimeout || code == StatusCode::kStaleEpoch ||
@@ -44,6 +53,9 @@ Status ValidateKvRouterOptions(const KvRouterOptions& o) {
   }
   if (o.attempts_max < 1 || o.attempts_max > limits::kRouterAttemptsMax) {
     return Status::InvalidArgument("attempts_max out of range");
+  }
+  if (o.avoid_unresponsive_ms > limits::kRouterRequestDeadlineMsMax) {
+    return Status::InvalidArgument("avoid_unresponsive_ms out of range");
   }
   return Status::Ok();
 }
@@ -123,6 +135,10 @@ class KvRouter::Operation : public std::enable_shared_from_this<Operation> {
     }
     route_failed_ = false;
     partition_ = std::move(route).value();
+    if (partition_.replicas_size() == 0) {
+      route_failed_ = true;
+      return RetryAfterBackoff(Status::Unavailable("partition map names no replica"), Pace::kLoad);
+    }
     target_ = PickTarget();
     Result<std::shared_ptr<rpc::Channel>> channel = router_.nodes_.Get(target_);
     if (!channel.ok()) {
@@ -141,15 +157,28 @@ class KvRouter::Operation : public std::enable_shared_from_this<Operation> {
   }
 
   void OnReply(Result<std::string> reply) {
+    RouteCache& cache = router_.routes_.cache();
+    if (reply.ok() || reply.status().send_outcome() == SendOutcome::kAnswered) {
+      router_.unresponsive_.Answered(target_);
+    } else if (NoAnswerFromNode(reply.status())) {
+      router_.unresponsive_.Mark(target_, Clock::now());
+      cache.ForgetLeaderHint(table_, key_, partition_.group_id(), target_);
+    }
     if (reply.ok()) return Complete(std::move(reply));
     const Status status = reply.status();
     // Contract 4: decided by the typed send outcome, never by the message.
     if (!idempotent_ && WriteMayHaveBeenApplied(status)) {
       return Complete(Status::Timeout("write outcome unknown (" + status.message() + ")"));
     }
-    RouteCache& cache = router_.routes_.cache();
     switch (status.code()) {
       case StatusCode::kNotLeader:
+        if (status.leader_hint() != 0 && status.leader_hint() != target_ &&
+            router_.unresponsive_.Avoided(status.leader_hint(), Clock::now())) {
+          // The replica still follows a leader we got no answer from: wait
+          // for the election, asking the other replicas (contract 3).
+          NextReplica();
+          return RetryAfterBackoff(status, Pace::kLeaderSearch);
+        }
         if (status.leader_hint() != 0 && status.leader_hint() != target_) {
           redirect_to_ = status.leader_hint();
           cache.SetLeaderHint(table_, key_, partition_.group_id(), redirect_to_);
@@ -187,10 +216,26 @@ class KvRouter::Operation : public std::enable_shared_from_this<Operation> {
     ++replica_cursor_;
   }
 
-  uint32_t PickTarget() const {
-    if (redirect_to_ != 0) return redirect_to_;
-    if (partition_.leader_hint() != 0 && !skip_cached_hint_) return partition_.leader_hint();
-    return partition_.replicas(static_cast<int>(replica_cursor_ % partition_.replicas_size())).node_id();
+  // Contract 2: the redirect, the cached hint, then the replicas from the
+  // cursor on, each unless avoided as unresponsive; when every replica is
+  // avoided, the one at the cursor.
+  uint32_t PickTarget() {
+    const Clock::time_point now = Clock::now();
+    const auto usable = [&](uint32_t node) { return !router_.unresponsive_.Avoided(node, now); };
+    if (redirect_to_ != 0 && usable(redirect_to_)) return redirect_to_;
+    if (partition_.leader_hint() != 0 && !skip_cached_hint_ && usable(partition_.leader_hint())) {
+      return partition_.leader_hint();
+    }
+    const size_t n = static_cast<size_t>(partition_.replicas_size());
+    TESSERA_CHECK(n > 0);
+    for (size_t i = 0; i < n; ++i) {
+      const uint32_t node = partition_.replicas(static_cast<int>((replica_cursor_ + i) % n)).node_id();
+      if (usable(node)) {
+        replica_cursor_ += i;
+        return node;
+      }
+    }
+    return partition_.replicas(static_cast<int>(replica_cursor_ % n)).node_id();
   }
 
   // How far the backoff may grow for a failure (contract 5).
@@ -357,6 +402,7 @@ KvRouter::KvRouter(boost::asio::io_context& io, rpc::ChannelPool& nodes, RouteRe
       routes_(routes),
       metrics_(metrics),
       options_(options),
+      unresponsive_(options.avoid_unresponsive_ms),
       jitter_state_(options.jitter_seed != 0
                         ? options.jitter_seed
                         : static_cast<uint64_t>(Clock::now().time_since_epoch().count())) {

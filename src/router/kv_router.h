@@ -6,11 +6,20 @@
 //     before the call returns, for an argument refused at once).
 //  2. The partition comes from the RouteResolver (cache + MemDS). The target
 //     is, in order: the node named by the last NotLeader hint, the cached
-//     leader hint, then the partition's replicas in turn.
+//     leader hint, then the partition's replicas in turn; a node avoided as
+//     unresponsive (2a) is skipped while another replica is not.
+//  2a. A call that ends without an answer from its node (the rpc layer
+//     timed out after sending, or could not send) marks the node
+//     unresponsive for avoid_unresponsive_ms (router/unresponsive_nodes.h)
+//     and forgets it as the partition's cached leader; any answer from the
+//     node clears the mark. So after one timeout against a paused or cut
+//     off leader, later operations go to the other replicas, which name the
+//     new leader once one is elected, instead of each waiting rpc_timeout_ms.
 //  3. NotLeader with a hint: retried at once on the hinted node (the cache
-//     learns the hint). NotLeader without a hint: the cache entry is
-//     invalidated and the next replica is tried after a backoff. StaleEpoch,
-//     NotFound (the node does not host the group): invalidated, retried.
+//     learns the hint). NotLeader without a hint, or naming an avoided node:
+//     the next replica is tried after a (leader-search) backoff; without a
+//     hint the cache entry is also invalidated. StaleEpoch, NotFound (the
+//     node does not host the group): invalidated, retried.
 //  4. Gets and scans are retried on every transient failure (Throttled,
 //     Aborted, Unavailable, Timeout). Writes are retried only when the
 //     failure proves the write did not take effect (WriteMayHaveBeenApplied
@@ -54,6 +63,7 @@
 #include "common/metrics.h"
 #include "common/result.h"
 #include "router/route_resolver.h"
+#include "router/unresponsive_nodes.h"
 #include "rpc/channel_pool.h"
 #include "tessera/kv.pb.h"
 
@@ -73,6 +83,8 @@ struct KvRouterOptions {
   // leader_search_backoff_max_ms / 2 with two attempts per poll (a replica,
   // then the node it names), so 256 cover more than 3 s of an election.
   uint32_t attempts_max = 256;
+  // How long a node that left a call unanswered is looked past (2a); 0: never.
+  uint32_t avoid_unresponsive_ms = 3'000;
   uint64_t jitter_seed = 0;  // 0: from the clock
 };
 
@@ -142,6 +154,7 @@ class KvRouter {
   RouteResolver& routes_;
   metrics::Registry& metrics_;
   const KvRouterOptions options_;
+  UnresponsiveNodes unresponsive_;
   std::vector<std::unique_ptr<OpMetrics>> op_metrics_;  // fixed after construction
   std::atomic<uint64_t> jitter_state_;
 };

@@ -104,6 +104,16 @@ void RouteCache::SetLeaderHint(const std::string& table, std::string_view key, u
   it->second.set_leader_hint(leader);
 }
 
+void RouteCache::ForgetLeaderHint(const std::string& table, std::string_view key,
+                                  uint64_t group_id, uint32_t leader) {
+  std::lock_guard lock(mu_);
+  auto table_it = tables_.find(table);
+  if (table_it == tables_.end()) return;
+  const auto it = Holding(table_it->second, key);
+  if (it == table_it->second.end() || it->second.group_id() != group_id) return;
+  if (it->second.leader_hint() == leader) it->second.set_leader_hint(0);
+}
+
 size_t RouteCache::size() const {
   std::lock_guard lock(mu_);
   return size_;

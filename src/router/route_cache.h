@@ -46,6 +46,11 @@ class RouteCache {
   void SetLeaderHint(const std::string& table, std::string_view key, uint64_t group_id,
                      uint32_t leader);
 
+  // Clears the leader hint of the entry holding `key` when it is still the
+  // entry of `group_id` and names `leader` (a later hint stays).
+  void ForgetLeaderHint(const std::string& table, std::string_view key, uint64_t group_id,
+                        uint32_t leader);
+
   size_t size() const;
 
  private:

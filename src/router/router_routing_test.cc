@@ -13,6 +13,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <thread>
 
 #include "common/check.h"
@@ -57,6 +58,8 @@ struct FakeCluster {
   int throttle_next = 0;                 // answer this many node calls with Throttled
   std::optional<Status> fail_next;       // answer the next node call with this
   std::map<uint32_t, int> calls_per_node;
+  std::set<uint32_t> paused;             // nodes that take calls and never answer
+  std::vector<rpc::Responder> unanswered;  // the calls paused nodes took
   int lookups = 0;
 
   static uint64_t GroupOf(const std::string& key) { return key < "m" ? 1 : 2; }
@@ -169,6 +172,14 @@ class RouterRoutingTest : public ::testing::TestWithParam<Transport> {
     for (uint32_t node : {1u, 2u, 3u}) {
       auto server = StartServer(node, "node", [this, node](const rpc::PeerInfo&, const pb::Envelope& request,
                                                            rpc::Responder responder) {
+        {
+          std::lock_guard lock(cluster_.mu);
+          if (cluster_.paused.contains(node)) {
+            ++cluster_.calls_per_node[node];
+            cluster_.unanswered.push_back(std::move(responder));
+            return;
+          }
+        }
         std::string reply;
         const Status status = ServeNode(cluster_, node, request, &reply);
         if (status.ok()) return responder.Reply(std::move(reply));
@@ -446,6 +457,39 @@ TEST_P(RouterRoutingTest, AWriteToAnUnreachableNodeIsSentElsewhere) {
   ASSERT_EQ(put.status, 200u) << put.body;
   EXPECT_EQ(Do("GET", "/kv/kv/apple").body, "green");
   EXPECT_GE(Counter("tessera_router_retries_total", "op=\"put\""), 1u);
+}
+
+// A leader that stops answering (paused, or cut off in the kernel) costs
+// the call sent into its silence, and only that one: the router then looks
+// past it, asks the other replicas until they name a new leader, and later
+// writes go there instead of each waiting out rpc_timeout_ms on the old one.
+TEST_P(RouterRoutingTest, ALeaderThatStopsAnsweringIsLookedPastAfterOneTimeout) {
+  ASSERT_EQ(Do("PUT", "/kv/kv/apple", "red").status, 200u);
+  {
+    std::lock_guard lock(cluster_.mu);
+    cluster_.paused.insert(1);
+    cluster_.calls_per_node.clear();
+  }
+  HttpReply first = Do("PUT", "/kv/kv/apple", "green");
+  EXPECT_EQ(first.status, 504u) << "sent into the silence: outcome unknown. " << first.body;
+  // The followers still name node 1 until they elect another leader.
+  auto during_election = std::async(std::launch::async, [&] { return Do("PUT", "/kv/kv/apple", "blue"); });
+  std::this_thread::sleep_for(200ms);
+  {
+    std::lock_guard lock(cluster_.mu);
+    cluster_.groups[1].leader = 2;
+  }
+  HttpReply elected = during_election.get();
+  EXPECT_EQ(elected.status, 200u) << elected.body;
+  for (int i = 0; i < 5; ++i) {
+    HttpReply put = Do("PUT", "/kv/kv/apple", "v" + std::to_string(i));
+    EXPECT_EQ(put.status, 200u) << put.body;
+  }
+  EXPECT_EQ(Do("GET", "/kv/kv/apple").body, "v4");
+  std::lock_guard lock(cluster_.mu);
+  EXPECT_EQ(cluster_.calls_per_node[1], 1) << "only the first write went to the silent node";
+  EXPECT_GE(cluster_.calls_per_node[2], 6);
+  cluster_.unanswered.clear();
 }
 
 TEST_P(RouterRoutingTest, NoQuorumIsA503NotAHang) {
