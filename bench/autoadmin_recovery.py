@@ -123,9 +123,13 @@ def healthy(part, avoid):
 
 
 def tolerant(part, avoid):
-    names = [r["name"] for r in part["replicas"]]
-    return (len(names) == 3 and not part["changing"] and avoid not in names
-            and all(r["reachable"] and not r["learner"] for r in part["replicas"]))
+    """Survives one more failure: at least three voters, the lost node not
+    among them, all answering (a log replica counts; a learner being added
+    next to them, e.g. the full replacement of the log replica, changes
+    nothing)."""
+    voters = [r for r in part["replicas"] if not r["learner"]]
+    return (len(voters) >= 3 and avoid not in {r["name"] for r in voters}
+            and all(r["reachable"] for r in voters))
 
 
 def one_round(h, args, log_replicas):

@@ -14,20 +14,23 @@ using std::chrono::milliseconds;
 
 constexpr milliseconds kRpcTimeout{5000};
 
-// Replicas the node still holds: partitions naming it, and groups it hosts
-// (-1 when it does not answer: a stopped node may still hold data).
-struct Remaining {
-  int named = 0;
-  int hosted = 0;
-};
+}  // namespace
 
-Result<Remaining> RemainingOn(cluster::ClusterClient& client, const ProcessEntry& node) {
+Status SetDrain(cluster::ClusterClient& client, uint32_t node_id, bool drain) {
+  pb::SetDrainRequest request;
+  request.set_node_id(node_id);
+  request.set_drain(drain);
+  return client.CallAny(ProcessRole::kMeta, "meta.set_drain", request.SerializeAsString(), kRpcTimeout)
+      .status();
+}
+
+Result<ReplicasLeft> ReplicasOn(cluster::ClusterClient& client, const ProcessEntry& node) {
   auto raw = client.CallAny(ProcessRole::kMeta, "meta.tables", pb::TablesRequest().SerializeAsString(),
                             kRpcTimeout);
   if (!raw.ok()) return raw.status();
   pb::TablesResponse tables;
   if (!tables.ParseFromString(*raw)) return Status::Corruption("bad meta.tables answer");
-  Remaining r;
+  ReplicasLeft r;
   for (const pb::PartitionDescriptor& p : tables.partitions()) {
     for (const pb::ReplicaPlacement& replica : p.replicas()) r.named += replica.node_id() == node.id;
   }
@@ -37,8 +40,6 @@ Result<Remaining> RemainingOn(cluster::ClusterClient& client, const ProcessEntry
   r.hosted = status.ok() && parsed.ParseFromString(*status) ? parsed.groups_size() : -1;
   return r;
 }
-
-}  // namespace
 
 int Drain(ClusterSession& s, const ClusterCommandArgs& args, std::ostream& out, std::ostream& err) {
   std::vector<ProcessEntry> nodes;
@@ -56,13 +57,8 @@ int Drain(ClusterSession& s, const ClusterCommandArgs& args, std::ostream& out, 
     return 1;
   }
   for (const ProcessEntry& n : nodes) {
-    pb::SetDrainRequest request;
-    request.set_node_id(n.id);
-    request.set_drain(!args.drain_undo);
-    auto r = (*client)->CallAny(ProcessRole::kMeta, "meta.set_drain", request.SerializeAsString(),
-                                kRpcTimeout);
-    if (!r.ok()) {
-      err << "tessera cluster drain: " << n.name << ": " << r.status().ToString() << "\n";
+    if (Status set = SetDrain(**client, n.id, !args.drain_undo); !set.ok()) {
+      err << "tessera cluster drain: " << n.name << ": " << set.ToString() << "\n";
       return 1;
     }
     out << n.name << (args.drain_undo ? ": no longer drained\n"
@@ -71,9 +67,9 @@ int Drain(ClusterSession& s, const ClusterCommandArgs& args, std::ostream& out, 
   if (args.drain_undo || args.drain_no_wait) return 0;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(args.drain_timeout_s);
   for (const ProcessEntry& n : nodes) {
-    Remaining last{-1, -1};
+    ReplicasLeft last{-1, -1};
     for (;;) {
-      auto r = RemainingOn(**client, n);
+      auto r = ReplicasOn(**client, n);
       if (r.ok()) {
         if (r->named != last.named || r->hosted != last.hosted) {
           out << n.name << ": " << r->named << " partition replicas named, "

@@ -17,4 +17,15 @@ namespace tessera::cli {
 
 int Drain(ClusterSession& s, const ClusterCommandArgs& args, std::ostream& out, std::ostream& err);
 
+// Asks meta to drain storage node `node_id` (drain) or to stop draining it.
+Status SetDrain(cluster::ClusterClient& client, uint32_t node_id, bool drain);
+
+// What a node still holds: replicas that partitions name on it, and groups
+// it hosts (-1 when it does not answer: a stopped node may still hold data).
+struct ReplicasLeft {
+  int named = 0;
+  int hosted = 0;
+};
+Result<ReplicasLeft> ReplicasOn(cluster::ClusterClient& client, const cluster::ProcessEntry& node);
+
 }  // namespace tessera::cli

@@ -227,6 +227,28 @@ Status ValidateClockKnobs(const pb::FaultStep& step, const cluster::ProcessTable
   return Status::Ok();
 }
 
+// A drain names storage nodes (one by name, the leader's or a random one:
+// never a whole AZ, whose replicas would have nowhere to go in it), and
+// moves nothing without an autoadmin.
+Status ValidateDrain(const pb::FaultStep& step, const cluster::ProcessTable& table,
+                     const std::string& field) {
+  if (step.kind() != pb::FAULT_DRAIN) return Status::Ok();
+  const pb::FaultTarget& t = step.target();
+  if (t.has_az() || t.has_random_az()) {
+    return Status::InvalidArgument(field + ".target: FAULT_DRAIN drains storage nodes "
+                                   "(process, kv_leader or random_node), not an AZ");
+  }
+  if (t.has_process() && table.ByName(t.process())->role != cluster::ProcessRole::kNode) {
+    return Status::InvalidArgument(field + ".target.process '" + t.process() +
+                                   "': FAULT_DRAIN needs a storage node");
+  }
+  if (table.OfRole(cluster::ProcessRole::kAutoadmin).empty()) {
+    return Status::InvalidArgument(field + ": FAULT_DRAIN needs an autoadmin in the layout "
+                                   "(nothing else moves a drained node's replicas)");
+  }
+  return Status::Ok();
+}
+
 Status ValidateStep(const pb::FaultStep& step, const pb::ClusterLayout& layout,
                     const cluster::ProcessTable& table, uint32_t duration_s, bool timed,
                     const std::string& field) {
@@ -234,10 +256,11 @@ Status ValidateStep(const pb::FaultStep& step, const pb::ClusterLayout& layout,
     return Status::InvalidArgument(field + ".kind: missing or unknown (FAULT_KILL, FAULT_PAUSE, "
                                    "FAULT_PARTITION_AZ, FAULT_SLOW_DISK, FAULT_PARTITION_ONE_WAY, "
                                    "FAULT_MAJORITY_RING, FAULT_LOST_NODE, FAULT_FULL_DISK, "
-                                   "FAULT_CLOCK_JUMP, FAULT_CLOCK_SKEW)");
+                                   "FAULT_CLOCK_JUMP, FAULT_CLOCK_SKEW, FAULT_DRAIN)");
   }
   if (Status st = ValidateTarget(step, table, field); !st.ok()) return st;
   if (Status st = ValidateClockKnobs(step, table, field); !st.ok()) return st;
+  if (Status st = ValidateDrain(step, table, field); !st.ok()) return st;
   if (Status st = CheckRange(field + ".duration_s", step.duration_s(), 1, duration_s); !st.ok()) {
     return st;
   }

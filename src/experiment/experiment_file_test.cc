@@ -151,6 +151,27 @@ TEST_F(ExperimentFileTest, ClockFaultsNeedTheirKnobAndAProcessThatTakesRules) {
   EXPECT_NE(router.find("storage node or meta replica"), std::string::npos) << router;
 }
 
+TEST_F(ExperimentFileTest, DrainsNeedStorageNodesAndAnAutoadmin) {
+  const auto step = [&](const std::string& layout, const std::string& target) {
+    return ErrorOf("name: \"ok\" layout: \"" + layout + "\" duration_s: 30\n" +
+                   "checkers { linearizable {} }\n" + kWorkload +
+                   "nemesis { fixed { steps { kind: FAULT_DRAIN target { " + target +
+                   " } at_s: 5 duration_s: 5 } } }");
+  };
+  std::ofstream(dir_ / "with-autoadmin.textproto")
+      << kTestLayoutText
+      << "autoadmin { name: \"autoadmin-1\" az: \"az1\" host: \"127.0.0.1\" http_port: 19 }\n";
+  EXPECT_EQ(step("with-autoadmin.textproto", "process: \"az1-n1\""), "");
+  EXPECT_EQ(step("with-autoadmin.textproto", "kv_leader: true"), "");
+  EXPECT_EQ(step("with-autoadmin.textproto", "random_node: true"), "");
+  EXPECT_NE(step("with-autoadmin.textproto", "az: \"az1\"").find("not an AZ"), std::string::npos);
+  EXPECT_NE(step("with-autoadmin.textproto", "random_az: true").find("not an AZ"), std::string::npos);
+  EXPECT_NE(step("with-autoadmin.textproto", "process: \"router-1\"").find("needs a storage node"),
+            std::string::npos);
+  EXPECT_NE(step("layout.textproto", "process: \"az1-n1\"").find("needs an autoadmin"),
+            std::string::npos);
+}
+
 TEST_F(ExperimentFileTest, DurationOverrideIsChecked) {
   const pb::Experiment e = ParseExperiment("duration_s: 30");
   EXPECT_EQ(*EffectiveDuration(e, 0), 30u);

@@ -8,6 +8,7 @@
 #include <optional>
 #include <thread>
 
+#include "cli/cluster_drain.h"
 #include "cli/cluster_lifecycle.h"
 #include "cli/cluster_status.h"
 
@@ -100,6 +101,28 @@ Status Nemesis::ApplyClock(const Active& a) {
   return st;
 }
 
+Status Nemesis::SetDrains(const Active& a, bool drain) {
+  auto client = session_.client();
+  if (!client.ok()) return client.status();
+  Status st;
+  for (const std::string& p : a.processes) {
+    const auto node = session_.table().ByName(p);
+    if (!node || node->role != cluster::ProcessRole::kNode) {
+      st = First(st, Status::InvalidArgument(p + " is not a storage node: not drained"));
+      continue;
+    }
+    if (!drain) {
+      // What moved while it was drained (replicas still named on it).
+      auto left = cli::ReplicasOn(**client, *node);
+      if (left.ok()) log_ << p << ": " << left->named << " partition replicas still named on it\n";
+    }
+    const Status set = cli::SetDrain(**client, node->id, drain);
+    if (set.ok()) log_ << p << (drain ? ": draining\n" : ": no longer drained\n");
+    st = First(st, set);
+  }
+  return st;
+}
+
 Status Nemesis::LoseProcess(const std::string& name) {
   Status st = cli::SignalProcess(session_, name, SIGKILL);
   const auto deadline = std::chrono::steady_clock::now() + kDeathWait;
@@ -138,6 +161,8 @@ Status Nemesis::Start(size_t id, const ScheduledFault& fault, std::vector<std::s
     st = ApplyRules(a);
   } else if (fault.kind == pb::FAULT_LOST_NODE) {
     for (const std::string& p : a.processes) st = First(st, LoseProcess(p));
+  } else if (fault.kind == pb::FAULT_DRAIN) {
+    st = SetDrains(a, /*drain=*/true);
   } else {
     const int signal = fault.kind == pb::FAULT_KILL ? SIGKILL : SIGSTOP;
     for (const std::string& p : a.processes) st = First(st, cli::SignalProcess(session_, p, signal));
@@ -167,6 +192,7 @@ Status Nemesis::End(size_t id) {
     for (const std::string& p : a.processes) st = First(st, cli::SignalProcess(session_, p, SIGCONT));
     return st;
   }
+  if (a.fault.kind == pb::FAULT_DRAIN) return SetDrains(a, /*drain=*/false);
   // Rules replace each other: clear them all, then apply the ones in force.
   st = cli::HealAll(session_, log_);
   if (kernel_cuts_) st = First(st, kernel_cuts_->ClearCuts());
@@ -190,10 +216,13 @@ void Nemesis::Tick() {
 }
 
 Status Nemesis::HealEverything() {
-  active_.clear();
-  rules_to_reapply_ = false;
   session_.supervisor().ReapExited();
   Status st;
+  for (const Active& a : active_) {
+    if (a.fault.kind == pb::FAULT_DRAIN) st = First(st, SetDrains(a, /*drain=*/false));
+  }
+  active_.clear();
+  rules_to_reapply_ = false;
   for (const ProcessEntry& e : session_.table().all()) {
     if (session_.supervisor().LivePid(e.name).ok()) {
       st = First(st, cli::SignalProcess(session_, e.name, SIGCONT));

@@ -64,7 +64,8 @@ class Nemesis {
   // Ends the fault started as `id` (a fault that failed to start is a no-op).
   Status End(size_t id);
   // Resumes every paused process, launches every process that is not
-  // running, and clears every fault rule. Safe to call at any time.
+  // running, undrains the nodes drains are in force on, and clears every
+  // fault rule. Safe to call at any time.
   Status HealEverything();
   // Called often by the driver: applies the rule faults in force again
   // after a killed process came back, until that works.
@@ -74,7 +75,7 @@ class Nemesis {
   struct Active {
     size_t id = 0;
     ScheduledFault fault;
-    std::vector<std::string> processes;  // kill, pause, lost-node, disk and clock faults
+    std::vector<std::string> processes;  // kill, pause, lost-node, disk, clock and drain faults
     std::string az;                      // AZ faults (IsAzFault)
   };
 
@@ -87,6 +88,8 @@ class Nemesis {
   Status ApplyClock(const Active& a);
   // kill -9, wait until the process is gone, delete its data directory.
   Status LoseProcess(const std::string& name);
+  // FAULT_DRAIN: asks meta to drain (or undrain) every target storage node.
+  Status SetDrains(const Active& a, bool drain);
 
   cli::ClusterSession& session_;
   const LeaderKey leader_;

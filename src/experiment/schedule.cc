@@ -167,6 +167,7 @@ std::string FaultKindName(pb::FaultKind kind) {
     case pb::FAULT_FULL_DISK: return "full-disk";
     case pb::FAULT_CLOCK_JUMP: return "clock-jump";
     case pb::FAULT_CLOCK_SKEW: return "clock-skew";
+    case pb::FAULT_DRAIN: return "drain";
     default: return "unspecified";
   }
 }
