@@ -17,7 +17,9 @@ CLI, that:
      NoSuchUpload, InvalidRequest for an empty completion, presigned
      expiry (400 out of range, 403 expired), HeadObject's TagCount,
      x-amz-delete-marker, 501 for an HTTP-chunked PUT, 501 for the
-     sub-resources of operations Tessera does not implement;
+     sub-resources of operations Tessera does not implement, and a
+     LocationConstraint naming another region refused as a regional AWS
+     endpoint refuses it;
   4. listing parameters as AWS answers them (D46): encoding-type=url,
      StartAfter, an empty continuation token, allow-unordered ignored;
   5. a multipart upload created with a checksum algorithm is checked at
@@ -307,6 +309,19 @@ class ErrorCodeTest(h.ClusterTestCase):
             resp = self.raw.request("GET", f"/{BUCKET}", query=[(query, "")])
             self.assertEqual((resp.status, resp.error()["Code"]), (501, "NotImplemented"), resp)
         self.assertEqual(self.s3.get_object(Bucket=BUCKET, Key="locked")["Body"].read(), b"keep me")
+
+    def test_location_constraints_of_other_regions(self):
+        for constraint, code in (("eu-west-1", "IllegalLocationConstraintException"),
+                                 ("us-gov-west-1", "IllegalLocationConstraintException"),
+                                 ("us-east-1", "InvalidLocationConstraint"),
+                                 ("not-a-region", "InvalidLocationConstraint")):
+            with self.subTest(constraint=constraint):
+                err = self.assert_client_error(
+                    self.s3.create_bucket, code, 400, Bucket="gaps-elsewhere",
+                    CreateBucketConfiguration={"LocationConstraint": constraint})
+                if code == "IllegalLocationConstraintException":
+                    self.assertIn(f"The {constraint} location constraint", err["Error"]["Message"])
+        self.assertEqual(self.raw.request("HEAD", "/gaps-elsewhere").status, 404)
 
 
 class ListingTest(h.ClusterTestCase):
