@@ -305,8 +305,9 @@ class ErrorCodeTest(h.ClusterTestCase):
             resp = self.raw.request(method, f"/{BUCKET}/locked", query=[(query, "")],
                                     body=b"<Retention/>" if method == "PUT" else b"")
             self.assertEqual((resp.status, resp.error()["Code"]), (501, "NotImplemented"), resp)
-        for query in ("metrics", "inventory", "analytics", "intelligent-tiering"):
-            resp = self.raw.request("GET", f"/{BUCKET}", query=[(query, "")])
+        for method, query in (("GET", "metrics"), ("GET", "inventory"), ("GET", "analytics"),
+                              ("GET", "intelligent-tiering"), ("POST", "metadataTable")):
+            resp = self.raw.request(method, f"/{BUCKET}", query=[(query, "")])
             self.assertEqual((resp.status, resp.error()["Code"]), (501, "NotImplemented"), resp)
         self.assertEqual(self.s3.get_object(Bucket=BUCKET, Key="locked")["Body"].read(), b"keep me")
 

@@ -126,6 +126,10 @@ void Dispatch(CallPtr call) {
     }
     if (method == "HEAD") return HeadBucket(call);
     if (method == "POST" && call->HasParam("delete")) return DeleteObjects(call);
+    // POST ?metadataTable and the like: operations Tessera does not implement.
+    if (method == "POST" && !call->query.empty()) {
+      return call->Fail(S3Error(S3ErrorCode::kNotImplemented));
+    }
     if (method == "GET") {
       for (const char* sub : {"location", "acl", "policy", "cors", "versioning", "tagging",
                               "lifecycle", "encryption", "logging", "website", "replication",
