@@ -30,7 +30,8 @@ and Resource, and its listing edge cases) are the ones Tessera gives:
      the object changed since the upload began, ConditionalRequestConflict;
  13. the conditional write forms S3 lacks are NotImplemented naming the
      Header, and every PreconditionFailed names its Condition;
- 14. directory-bucket-only DeleteObject conditions are NotImplemented;
+ 14. DeleteObject's size and time conditions, when they fail, are 412
+     naming the condition header (D85);
  15. bad copy sources, ranges and metadata directives name the argument;
  16. BucketNotEmpty on a versioned bucket says to delete all versions.
 Every error document is checked for <Code><Message>...<Resource><RequestId>
@@ -655,15 +656,15 @@ class ErrorDetailsTest(h.ClusterTestCase):
         self.error_doc(resp, 412, "PreconditionFailed", Condition="If-Match")
         self.assertEqual(self._read("pre"), b"pre")
 
-    # --- 14. directory-bucket-only delete conditions ------------------------------
-    def test_delete_size_and_time_conditions_not_implemented(self):
-        """x-amz-if-match-size / -last-modified-time on DeleteObject are 501 naming the Header."""
+    # --- 14. delete size and time conditions -------------------------------------
+    def test_delete_size_and_time_conditions_name_the_condition(self):
+        """A failed x-amz-if-match-size / -last-modified-time is 412 naming the Condition."""
         self.s3.put_object(Bucket=BUCKET, Key="keep", Body=b"0123456789")
-        for header, value in (("x-amz-if-match-size", "10"),
-                              ("x-amz-if-match-last-modified-time", http_date(0))):
+        for header, value in (("x-amz-if-match-size", "9"),
+                              ("x-amz-if-match-last-modified-time", http_date(-86400))):
             with self.subTest(header=header):
                 resp = self.raw.request("DELETE", f"/{BUCKET}/keep", headers={header: value})
-                self.error_doc(resp, 501, "NotImplemented", Header=header)
+                self.error_doc(resp, 412, "PreconditionFailed", Condition=header)
                 self.assertEqual(self.raw.head_status(BUCKET, "keep"), 200)
 
     # --- 15. copy arguments --------------------------------------------------------

@@ -286,7 +286,7 @@ class ErrorCodesTest(ErrorTestCase):
              lambda: a.request("DELETE", "/"), None),
             ("PUT without Content-Length", "MissingContentLength", 411,
              lambda: raw(f"/{b}/nolength", {}), "nolength"),
-            ("PUT in HTTP chunked, not aws-chunked", "MissingContentLength", 411,
+            ("PUT in HTTP chunked, not aws-chunked", "NotImplemented", 501,
              lambda: raw(f"/{b}/te-chunked", {"Transfer-Encoding": "chunked"},
                          parts=[b"5\r\nhello\r\n0\r\n\r\n"]), "te-chunked"),
             ("Content-Length above 5 GiB", "EntityTooLarge", 400,

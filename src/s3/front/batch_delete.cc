@@ -1,10 +1,12 @@
 // DeleteObjects (POST ?delete): up to 1,000 keys, each deleted by its own
 // DeleteObjectOp on its own partition (S3 gives no atomicity across keys),
-// at most kS3BatchDeletesInFlightMax at a time; per-key errors; quiet mode.
+// at most kS3BatchDeletesInFlightMax at a time; per-key errors; quiet mode;
+// per-object ETag / LastModifiedTime / Size conditions checked by the op.
 #include <memory>
 #include <mutex>
 
 #include "common/limits.h"
+#include "s3/front/delete_conditions.h"
 #include "s3/front/s3_call.h"
 #include "s3/front/s3_front.h"
 #include "s3/front/small_body.h"
@@ -18,7 +20,8 @@ class BatchDelete : public std::enable_shared_from_this<BatchDelete> {
  public:
   BatchDelete(CallPtr call, DeleteRequest request)
       : call_(std::move(call)), request_(std::move(request)),
-        results_(request_.objects.size()) {
+        results_(request_.objects.size()),
+        conditions_(request_.objects.size()) {
     for (size_t i = 0; i < request_.objects.size(); ++i) {
       const ObjectToDelete& object = request_.objects[i];
       if (auto valid = ValidateObjectKey(object.key); !valid.ok()) {
@@ -26,6 +29,11 @@ class BatchDelete : public std::enable_shared_from_this<BatchDelete> {
       } else if (!object.version_id.empty() && !IsVersionIdSyntax(object.version_id)) {
         // S3 reports a version id it could never have made as absent.
         results_[i].error = S3Error(S3ErrorCode::kNoSuchVersion);
+      } else if (auto set = SetDeleteConditions(
+                     {object.etag, object.last_modified_time, object.size},
+                     DeleteConditionNames{"ETag", "LastModifiedTime", "Size"}, conditions_[i]);
+                 !set.ok()) {
+        results_[i].error = set.error();
       } else {
         todo_.push_back(i);
       }
@@ -51,6 +59,7 @@ class BatchDelete : public std::enable_shared_from_this<BatchDelete> {
     const ObjectToDelete& object = request_.objects[index];
     pb::S3Op op;
     pb::DeleteObjectOp* del = op.mutable_delete_object();
+    *del = conditions_[index];
     del->set_bucket_id(call_->bucket_info.bucket_id());
     del->set_key(object.key);
     del->set_versioning(call_->bucket_info.versioning());
@@ -69,6 +78,10 @@ class BatchDelete : public std::enable_shared_from_this<BatchDelete> {
       std::lock_guard lock(mu_);
       if (!r.ok()) {
         results_[index].error = FromStatus(r.status());
+      } else if (r->outcome() == pb::S3_PRECONDITION_FAILED) {
+        results_[index].error = S3Error(S3ErrorCode::kPreconditionFailed);
+      } else if (r->outcome() == pb::S3_NO_SUCH_KEY) {
+        results_[index].error = S3Error(S3ErrorCode::kNoSuchKey);
       } else if (r->outcome() != pb::S3_OK) {
         results_[index].error = S3Error(S3ErrorCode::kInvalidRequest, r->message());
       } else {
@@ -110,6 +123,7 @@ class BatchDelete : public std::enable_shared_from_this<BatchDelete> {
   const DeleteRequest request_;
   std::mutex mu_;  // guards everything below
   std::vector<Outcome> results_;
+  std::vector<pb::DeleteObjectOp> conditions_;  // per object, its conditions only
   std::vector<size_t> todo_;  // indices of valid keys, launched in order
   size_t next_ = 0;
   size_t inflight_ = 0;

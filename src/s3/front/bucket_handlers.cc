@@ -30,6 +30,47 @@ bool RegionMatches(const std::string& asked, const std::string& ours) {
   return asked == ours && asked != "us-east-1";
 }
 
+// Shaped like an AWS region name ("eu-west-1", "us-gov-east-1",
+// "ap-southeast-5"), or the legacy "EU": a region that exists elsewhere, not
+// a made-up constraint. Only the shape is checked, so new regions pass.
+bool LooksLikeRegion(const std::string& name) {
+  if (name == "EU") return true;
+  const size_t last_dash = name.rfind('-');
+  if (last_dash == std::string::npos || last_dash + 1 == name.size() || name.size() > 32) {
+    return false;
+  }
+  for (size_t i = last_dash + 1; i < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9') return false;
+  }
+  size_t words = 0;
+  size_t start = 0;
+  while (start < last_dash) {
+    const size_t dash = name.find('-', start);
+    if (dash == start) return false;
+    for (size_t i = start; i < dash; ++i) {
+      if (name[i] < 'a' || name[i] > 'z') return false;
+    }
+    ++words;
+    start = dash + 1;
+  }
+  return words >= 2 && name.find('-') == 2;
+}
+
+// Why a LocationConstraint the cluster cannot serve is refused, as a
+// regional AWS endpoint refuses it: IllegalLocationConstraintException for
+// none (outside us-east-1) or another real region, InvalidLocationConstraint
+// for "us-east-1" named explicitly and for names that are not regions.
+S3Error LocationConstraintError(const std::string& asked) {
+  if (asked.empty()) return S3Error(S3ErrorCode::kIllegalLocationConstraintException);
+  if (asked != "us-east-1" && LooksLikeRegion(asked)) {
+    return S3Error(S3ErrorCode::kIllegalLocationConstraintException,
+                   "The " + asked +
+                       " location constraint is incompatible for the region specific endpoint "
+                       "this request was sent to.");
+  }
+  return S3Error(S3ErrorCode::kInvalidLocationConstraint).With("LocationConstraint", asked);
+}
+
 }  // namespace
 
 void ListBuckets(CallPtr call) {
@@ -59,11 +100,7 @@ void CreateBucket(CallPtr call) {
     if (!config.ok()) return call->Fail(config.error());
     const std::string& region = call->front.options().region;
     if (!RegionMatches(config->location_constraint, region)) {
-      if (config->location_constraint.empty()) {
-        return call->Fail(S3Error(S3ErrorCode::kIllegalLocationConstraintException));
-      }
-      return call->Fail(S3Error(S3ErrorCode::kInvalidLocationConstraint)
-                            .With("LocationConstraint", config->location_constraint));
+      return call->Fail(LocationConstraintError(config->location_constraint));
     }
     pb::CreateBucketRequest request;
     request.set_name(call->bucket);

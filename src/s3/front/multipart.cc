@@ -306,10 +306,12 @@ void CompleteMultipartUpload(CallPtr call) {
       // that the upload does not exist before what is wrong with its list.
       auto parts = body->empty() ? S3Result<std::vector<CompletedPart>>(NoPartsListed())
                                  : ParseCompleteMultipartUpload(*body);
-      if (!parts.ok()) {
-        return call->front.index().ReadUpload(
+      // Answers `error` once the upload is known to exist, NoSuchUpload
+      // otherwise.
+      auto fail_if_upload_exists = [call, id](S3Error error) {
+        call->front.index().ReadUpload(
             call->bucket_info.bucket_id(), call->key, id,
-            [call, id, error = parts.error()](Result<std::optional<pb::UploadRecord>> upload) mutable {
+            [call, id, error = std::move(error)](Result<std::optional<pb::UploadRecord>> upload) mutable {
               if (!upload.ok()) return call->Fail(upload.status());
               if (!upload->has_value()) return call->Fail(NoSuchUploadError(id));
               if (error.code == S3ErrorCode::kInvalidPartOrder) {
@@ -317,7 +319,8 @@ void CompleteMultipartUpload(CallPtr call) {
               }
               call->Fail(error);
             });
-      }
+      };
+      if (!parts.ok()) return fail_if_upload_exists(parts.error());
       if (parts->size() > limits::kS3PartNumberMax) {
         return call->Fail(S3Error(S3ErrorCode::kInvalidArgument, "too many parts"));
       }
@@ -327,9 +330,7 @@ void CompleteMultipartUpload(CallPtr call) {
       for (const CompletedPart& p : *parts) {
         const std::string etag(UnquoteEtag(p.etag));
         auto raw = Md5Bytes(etag);
-        if (!raw) {
-          return call->Fail(InvalidPartError(id, p.part_number, etag));
-        }
+        if (!raw) return fail_if_upload_exists(InvalidPartError(id, p.part_number, etag));
         md5s += *raw;
         pb::CompletePart* listed = complete->add_parts();
         listed->set_part_number(p.part_number);

@@ -15,6 +15,7 @@
 #include "common/limits.h"
 #include "http/headers.h"
 #include "s3/front/composite_checksum.h"
+#include "s3/front/delete_conditions.h"
 #include "s3/model/full_object_checksum.h"
 #include "s3/front/s3_call.h"
 #include "s3/front/s3_front.h"
@@ -44,8 +45,8 @@ http::Headers ObjectHeaders(const S3Call& call, const pb::ObjectVersion& v) {
   if (call.bucket_info.versioning() != pb::VERSIONING_UNSET) {
     h.emplace_back("x-amz-version-id", v.version_id());
   }
-  // GetObject names how many tags the object has (HeadObject does not).
-  if (v.tags_size() > 0 && !call.is_head()) {
+  // GetObject and HeadObject name how many tags the object has.
+  if (v.tags_size() > 0) {
     h.emplace_back("x-amz-tagging-count", std::to_string(v.tags_size()));
   }
   return h;
@@ -364,27 +365,33 @@ void GetObject(CallPtr call) {
 }
 
 void DeleteObject(CallPtr call) {
-  // The size and time conditions S3 offers only on directory buckets.
-  for (const char* header : {"x-amz-if-match-last-modified-time", "x-amz-if-match-size"}) {
-    if (call->Header(header)) {
-      return call->Fail(S3Error(S3ErrorCode::kNotImplemented).With("Header", header));
-    }
+  auto opt = [&call](const char* name) -> std::optional<std::string> {
+    auto value = call->Header(name);
+    if (!value) return std::nullopt;
+    return std::string(*value);
+  };
+  pb::DeleteObjectOp conditions;
+  if (auto set = SetDeleteConditions({opt("if-match"), opt("x-amz-if-match-last-modified-time"),
+                                      opt("x-amz-if-match-size")},
+                                     DeleteConditionNames{}, conditions);
+      !set.ok()) {
+    return call->Fail(set.error());
   }
   if (const QueryParam* version = call->Param("versionId")) {
     if (version->value.empty() || !IsVersionIdSyntax(version->value)) {
       return call->Fail(VersionIdArgumentError(version->value));
     }
   }
-  WithOwnedBucket(call, [call] {
+  WithOwnedBucket(call, [call, conditions] {
     pb::S3Op op;
     pb::DeleteObjectOp* del = op.mutable_delete_object();
+    *del = conditions;
     del->set_bucket_id(call->bucket_info.bucket_id());
     del->set_key(call->key);
     del->set_versioning(call->bucket_info.versioning());
     if (const QueryParam* version = call->Param("versionId")) del->set_version_id(version->value);
     del->set_now_ms(NowMs());
     del->set_owner(call->user);
-    if (auto match = call->Header("if-match")) del->set_if_match_etag(std::string(UnquoteEtag(*match)));
     call->front.index().Apply(std::move(op), [call](Result<pb::S3OpResult> r) {
       if (!r.ok()) return call->Fail(r.status());
       if (r->outcome() != pb::S3_OK) return call->Fail(OpOutcomeError(*call, *r));

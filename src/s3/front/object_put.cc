@@ -62,7 +62,16 @@ class PutUpload : public std::enable_shared_from_this<PutUpload> {
       stream_checksum_ = options->checksum;
       decoder_.emplace(std::move(options).value());
     } else {
-      if (!head.content_length) return S3Error(S3ErrorCode::kMissingContentLength);
+      if (!head.content_length) {
+        // A body in HTTP chunked coding that is not aws-chunked: S3 refuses
+        // the coding itself (501, naming the header) before the length.
+        if (head.chunked) {
+          return S3Error(S3ErrorCode::kNotImplemented,
+                         "A header you provided implies functionality that is not implemented")
+              .With("Header", "Transfer-Encoding");
+        }
+        return S3Error(S3ErrorCode::kMissingContentLength);
+      }
       expected_size_ = *head.content_length;
       auto declared = auth::FindDeclaredChecksum(auth_head.headers);
       if (!declared.ok()) return declared.error();

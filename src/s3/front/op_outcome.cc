@@ -7,6 +7,8 @@ namespace tessera::s3::front {
 std::string ConditionHeaderOf(const S3Call& call) {
   if (call.Header("if-none-match")) return "If-None-Match";
   if (call.Header("if-match")) return "If-Match";
+  if (call.Header("x-amz-if-match-last-modified-time")) return "x-amz-if-match-last-modified-time";
+  if (call.Header("x-amz-if-match-size")) return "x-amz-if-match-size";
   return {};
 }
 

@@ -123,6 +123,7 @@ void PutObject(CallPtr call);
 void GetObject(CallPtr call);             // GET and HEAD
 void DeleteObject(CallPtr call);
 void GetObjectSubresource(CallPtr call);  // ?acl, ?tagging
+void GetObjectAttributes(CallPtr call);   // GET ?attributes (object_attributes.cc)
 // PUT ?tagging (the body's tag set) and DELETE ?tagging (no tags) of the
 // latest version or the one versionId names: one SetTags op.
 void SetObjectTagging(CallPtr call);

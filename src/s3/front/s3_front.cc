@@ -126,11 +126,17 @@ void Dispatch(CallPtr call) {
     }
     if (method == "HEAD") return HeadBucket(call);
     if (method == "POST" && call->HasParam("delete")) return DeleteObjects(call);
+    // POST ?metadataTable and the like: operations Tessera does not implement.
+    if (method == "POST" && !call->query.empty()) {
+      return call->Fail(S3Error(S3ErrorCode::kNotImplemented));
+    }
     if (method == "GET") {
       for (const char* sub : {"location", "acl", "policy", "cors", "versioning", "tagging",
                               "lifecycle", "encryption", "logging", "website", "replication",
                               "ownershipControls", "publicAccessBlock", "object-lock",
-                              "notification", "requestPayment", "accelerate"}) {
+                              "notification", "requestPayment", "accelerate", "analytics",
+                              "inventory", "metrics", "intelligent-tiering", "policyStatus",
+                              "session", "abac", "metadataConfiguration", "metadataTable"}) {
         if (call->HasParam(sub)) return GetBucketSubresource(call);
       }
       if (call->HasParam("versions")) return ListObjectVersions(call);
@@ -140,6 +146,12 @@ void Dispatch(CallPtr call) {
     return call->Fail(MethodNotAllowedError(method, "BUCKET"));
   }
   if (auto valid = ValidateObjectKey(call->key); !valid.ok()) return call->Fail(valid.error());
+  // Object sub-resources of operations Tessera does not implement: refused,
+  // never served as (or written over) the object itself.
+  for (const char* sub : {"retention", "legal-hold", "torrent", "renameObject", "encryption",
+                          "restore", "select"}) {
+    if (call->HasParam(sub)) return call->Fail(S3Error(S3ErrorCode::kNotImplemented));
+  }
   if (method == "PUT") {
     if (call->HasParam("acl")) return PutAcl(call);
     if (call->HasParam("tagging")) return SetObjectTagging(call);
@@ -149,6 +161,7 @@ void Dispatch(CallPtr call) {
   }
   if (method == "GET" || method == "HEAD") {
     if (call->HasParam("acl") || call->HasParam("tagging")) return GetObjectSubresource(call);
+    if (method == "GET" && call->HasParam("attributes")) return GetObjectAttributes(call);
     if (call->HasParam("uploadId")) return ListParts(call);
     return GetObject(call);
   }

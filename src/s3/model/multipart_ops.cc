@@ -241,6 +241,7 @@ Result<pb::S3OpResult> ApplyCompleteUpload(const pb::CompleteUploadOp& op, uint6
         return PartOutcome(pb::S3_INVALID_PART, listed, 0);
       }
       if (full_object) part_crcs.push_back({stored->value(), part.size()});
+      object.add_part_checksums(stored->value());
     }
     if (i + 1 < op.parts_size() && part.size() < op.min_part_bytes()) {
       return PartOutcome(pb::S3_ENTITY_TOO_SMALL, listed, part.size());

@@ -279,6 +279,10 @@ TEST_F(ChecksumUploadTest, CompleteChecksListedChecksumsAndStoresTheComposite) {
   ASSERT_EQ(done.object().checksums_size(), 1);
   EXPECT_EQ(done.object().checksums(0).algorithm(), "CRC32");
   EXPECT_EQ(done.object().checksums(0).value(), "wpn7tg==-2");
+  // Each part's checksum, in part order, for GetObjectAttributes.
+  EXPECT_EQ(std::vector<std::string>(done.object().part_checksums().begin(),
+                                     done.object().part_checksums().end()),
+            (std::vector<std::string>{"NhCmhg==", "OncRQw=="}));
 }
 
 // Full-object uploads: parts of 100 bytes "a..." and "b...", whose CRC32s
@@ -308,6 +312,9 @@ TEST_F(FullObjectUploadTest, CompleteStoresTheWholeObjectCrc) {
   ASSERT_EQ(done.object().checksums_size(), 1);
   EXPECT_EQ(done.object().checksums(0).algorithm(), "CRC32");
   EXPECT_EQ(done.object().checksums(0).value(), "0+vo5w==");
+  EXPECT_EQ(std::vector<std::string>(done.object().part_checksums().begin(),
+                                     done.object().part_checksums().end()),
+            (std::vector<std::string>{"r3B6ZA==", "JQFi2w=="}));
 }
 
 // Goal: a declared whole-object checksum is checked: a wrong one is

@@ -189,9 +189,16 @@ Result<pb::S3OpResult> ApplyDelete(const pb::DeleteObjectOp& op, uint64_t slot,
   TESSERA_RETURN_IF_ERROR(ctx.Load());
   const pb::ObjectVersion* current = ctx.LiveLatest();
   const bool live_before = current != nullptr;
-  if (!op.if_match_etag().empty()) {
-    if (!current) return Outcome(pb::S3_NO_SUCH_KEY);
-    if (current->etag() != op.if_match_etag()) return Outcome(pb::S3_PRECONDITION_FAILED);
+  // S3: an If-Match of a missing key is NoSuchKey; the time and size
+  // conditions alone hold for a missing key (the delete answers 204).
+  if (!op.if_match_etag().empty() && !current) return Outcome(pb::S3_NO_SUCH_KEY);
+  if (current) {
+    const bool etag_holds = op.if_match_etag().empty() || op.if_match_etag() == "*" ||
+                            current->etag() == op.if_match_etag();
+    const bool time_holds = !op.has_if_match_last_modified_s() ||
+                            current->last_modified_ms() / 1000 == op.if_match_last_modified_s();
+    const bool size_holds = !op.has_if_match_size() || current->size() == op.if_match_size();
+    if (!etag_holds || !time_holds || !size_holds) return Outcome(pb::S3_PRECONDITION_FAILED);
   }
   if (!op.version_id().empty()) return DeleteVersionById(op, ctx, live_before);
   pb::S3OpResult result = Outcome(pb::S3_OK);

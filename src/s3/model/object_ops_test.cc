@@ -136,6 +136,33 @@ TEST_F(ObjectOpsTest, DeleteRemovesHeadAndUsage) {
   EXPECT_EQ(Delete("never-existed").outcome(), pb::S3_OK);
 }
 
+TEST_F(ObjectOpsTest, ConditionalDeletesCheckTheLatestVersion) {
+  Put("a", Object(10, "e1"));  // last modified 1001 ms: second 1
+  auto conditional = [this](const std::string& key, std::string etag,
+                            std::optional<int64_t> seconds, std::optional<uint64_t> size) {
+    pb::S3Op op;
+    auto* del = op.mutable_delete_object();
+    del->set_bucket_id(kBucket);
+    del->set_key(key);
+    del->set_if_match_etag(std::move(etag));
+    if (seconds) del->set_if_match_last_modified_s(*seconds);
+    if (size) del->set_if_match_size(*size);
+    return Apply(op).outcome();
+  };
+  EXPECT_EQ(conditional("a", "e2", std::nullopt, std::nullopt), pb::S3_PRECONDITION_FAILED);
+  EXPECT_EQ(conditional("a", "", std::nullopt, 11), pb::S3_PRECONDITION_FAILED);
+  EXPECT_EQ(conditional("a", "", 2, std::nullopt), pb::S3_PRECONDITION_FAILED);
+  EXPECT_EQ(conditional("a", "e1", 2, 10), pb::S3_PRECONDITION_FAILED) << "every condition holds";
+  ASSERT_TRUE(Head("a").has_value()) << "refused deletes change nothing";
+  EXPECT_EQ(conditional("a", "e1", 1, 10), pb::S3_OK);
+  EXPECT_FALSE(Head("a").has_value());
+  EXPECT_EQ(conditional("a", "e1", std::nullopt, std::nullopt), pb::S3_NO_SUCH_KEY);
+  EXPECT_EQ(conditional("a", "", std::nullopt, 10), pb::S3_OK) << "size alone: a missing key is 204";
+  Put("b", Object(5, "e5"));
+  EXPECT_EQ(conditional("b", "*", std::nullopt, std::nullopt), pb::S3_OK);
+  EXPECT_FALSE(Head("b").has_value());
+}
+
 TEST_F(ObjectOpsTest, InvalidTargetsAreRefusedAndTheirBlobsCollected) {
   pb::S3Op op;
   op.mutable_put_object()->set_bucket_id(kBucket);

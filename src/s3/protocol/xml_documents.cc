@@ -380,6 +380,38 @@ std::string ListPartsXml(const ListPartsResult& r) {
   return w.Close("ListPartsResult").Finish();
 }
 
+std::string ObjectAttributesXml(const ObjectAttributesResult& r) {
+  XmlWriter w;
+  w.Root("GetObjectAttributesResponse");
+  if (r.etag) w.Element("ETag", *r.etag);
+  if (!r.checksum_algorithm.empty() && !r.checksum_value.empty()) {
+    w.Open("Checksum")
+        .Element("Checksum" + r.checksum_algorithm, r.checksum_value)
+        .ElementIf(!r.checksum_type.empty(), "ChecksumType", r.checksum_type)
+        .Close("Checksum");
+  }
+  if (r.object_parts) {
+    w.Open("ObjectParts");
+    if (r.part_list) {
+      w.Element("PartNumberMarker", uint64_t{r.part_number_marker})
+          .Element("NextPartNumberMarker", uint64_t{r.next_part_number_marker})
+          .Element("MaxParts", uint64_t{r.max_parts})
+          .Bool("IsTruncated", r.is_truncated);
+      for (const AttributePart& p : r.parts) {
+        w.Open("Part")
+            .Element("PartNumber", uint64_t{p.part_number})
+            .Element("Size", p.size)
+            .ElementIf(!p.checksum.empty(), "Checksum" + r.checksum_algorithm, p.checksum)
+            .Close("Part");
+      }
+    }
+    w.Element("PartsCount", uint64_t{r.parts_count}).Close("ObjectParts");
+  }
+  if (r.storage_class) w.Element("StorageClass", *r.storage_class);
+  if (r.object_size) w.Element("ObjectSize", *r.object_size);
+  return w.Close("GetObjectAttributesResponse").Finish();
+}
+
 // ListMultipartUploads. encoding-type=url encodes KeyMarker, NextKeyMarker,
 // Prefix, Delimiter, Upload/Key and CommonPrefixes/Prefix (the Ruby SDK's
 // decode_list_multipart_uploads_keys set).
@@ -633,6 +665,14 @@ S3Result<DeleteRequest> ParseDelete(std::string_view body) {
     ObjectToDelete object;
     object.key = TextOf(key);
     object.version_id = TrimmedTextOf(FirstChild(node, "VersionId"));
+    auto optional_text = [&node](const char* name) -> std::optional<std::string> {
+      pugi::xml_node child = FirstChild(node, name);
+      if (!child) return std::nullopt;
+      return TrimmedTextOf(child);
+    };
+    object.etag = optional_text("ETag");
+    object.last_modified_time = optional_text("LastModifiedTime");
+    object.size = optional_text("Size");
     request.objects.push_back(std::move(object));
   });
   if (missing_key || too_many || request.objects.empty()) return Malformed();

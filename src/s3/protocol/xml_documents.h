@@ -214,6 +214,35 @@ struct ListPartsResult {
 };
 std::string ListPartsXml(const ListPartsResult& result);
 
+// GetObjectAttributes: each section is written only when asked for (and,
+// for Checksum and ObjectParts, when the object has one).
+struct AttributePart {
+  uint32_t part_number = 0;
+  uint64_t size = 0;
+  std::string checksum;  // base64 in the object's algorithm; empty: none
+};
+struct ObjectAttributesResult {
+  std::optional<std::string> etag;  // unquoted, as S3 writes it here
+  // The object's checksum algorithm ("CRC32", ...; empty: none), which
+  // also names each Part's checksum element.
+  std::string checksum_algorithm;
+  // Checksum section: its value (without a composite's "-N") and
+  // COMPOSITE / FULL_OBJECT; empty value: no Checksum element.
+  std::string checksum_value;
+  std::string checksum_type;
+  bool object_parts = false;        // write ObjectParts
+  uint32_t parts_count = 0;
+  bool part_list = false;           // write the paging elements and Part entries
+  uint32_t part_number_marker = 0;
+  uint32_t next_part_number_marker = 0;
+  uint32_t max_parts = 1000;
+  bool is_truncated = false;
+  std::vector<AttributePart> parts;
+  std::optional<std::string> storage_class;
+  std::optional<uint64_t> object_size;
+};
+std::string ObjectAttributesXml(const ObjectAttributesResult& result);
+
 struct UploadEntry {
   std::string key;
   std::string upload_id;
@@ -293,6 +322,11 @@ S3Result<std::vector<CompletedPart>> ParseCompleteMultipartUpload(std::string_vi
 struct ObjectToDelete {
   std::string key;
   std::string version_id;  // empty when absent
+  // Conditions (the elements as written; nullopt when absent): delete only
+  // if the latest version has this ETag / LastModifiedTime / Size.
+  std::optional<std::string> etag;
+  std::optional<std::string> last_modified_time;
+  std::optional<std::string> size;
 };
 struct DeleteRequest {
   bool quiet = false;

@@ -323,6 +323,40 @@ TEST(MultipartXml, ListParts) {
                 kEtagXml + "</ETag><Size>10485760</Size></Part></ListPartsResult>");
 }
 
+TEST(ObjectAttributesXml, SectionsInOrderPartsNamedByTheAlgorithm) {
+  ObjectAttributesResult r;
+  r.etag = "abc-2";
+  r.checksum_algorithm = "CRC32";
+  r.checksum_value = "wpn7tg==";
+  r.checksum_type = "COMPOSITE";
+  r.object_parts = true;
+  r.parts_count = 2;
+  r.part_list = true;
+  r.next_part_number_marker = 1;
+  r.max_parts = 1;
+  r.is_truncated = true;
+  r.parts = {{1, 5, "NhCmhg=="}};
+  r.storage_class = "STANDARD";
+  r.object_size = 10;
+  EXPECT_EQ(ObjectAttributesXml(r),
+            kDecl + "<GetObjectAttributesResponse" + kNs +
+                "><ETag>abc-2</ETag><Checksum><ChecksumCRC32>wpn7tg==</ChecksumCRC32>"
+                "<ChecksumType>COMPOSITE</ChecksumType></Checksum><ObjectParts>"
+                "<PartNumberMarker>0</PartNumberMarker><NextPartNumberMarker>1"
+                "</NextPartNumberMarker><MaxParts>1</MaxParts><IsTruncated>true</IsTruncated>"
+                "<Part><PartNumber>1</PartNumber><Size>5</Size><ChecksumCRC32>NhCmhg=="
+                "</ChecksumCRC32></Part><PartsCount>2</PartsCount></ObjectParts>"
+                "<StorageClass>STANDARD</StorageClass><ObjectSize>10</ObjectSize>"
+                "</GetObjectAttributesResponse>");
+  // Only what was asked for; no Checksum section without its value.
+  ObjectAttributesResult size_only;
+  size_only.checksum_algorithm = "CRC32";
+  size_only.object_size = 0;
+  EXPECT_EQ(ObjectAttributesXml(size_only),
+            kDecl + "<GetObjectAttributesResponse" + kNs +
+                "><ObjectSize>0</ObjectSize></GetObjectAttributesResponse>");
+}
+
 TEST(MultipartXml, ListMultipartUploads) {
   ListMultipartUploadsResult r;
   r.bucket = "bucket";
