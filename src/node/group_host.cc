@@ -20,8 +20,8 @@ namespace {
 // one once this replica falls silent). Nothing was proposed: a write
 // answered this way provably did not happen here.
 Status StoppedStatus() {
-  return Status::NotLeader(0, "group stopped on this replica (a log write or snapshot install "
-                              "failed); another replica leads");
+  return Status::NotLeader(0, "group stopped on this replica (a log write, apply or snapshot "
+                              "install failed); another replica leads");
 }
 
 }  // namespace
@@ -102,6 +102,7 @@ void GroupHost::Pump() {
     for (pb::Message& m : ready.messages) sender_->Send(std::move(m));
     Persist(ready);
     if (!ready.committed.empty()) ApplyCommitted(ready.committed);
+    if (stopped_) break;  // an apply failed: nothing more on this replica
     if (!ready.snapshot_requests.empty()) AnswerSnapshotRequests(ready.snapshot_requests);
     if (ready.snapshot_to_install) StartInstall(std::move(*ready.snapshot_to_install));
   }
@@ -181,12 +182,12 @@ void GroupHost::ApplyCommitted(const std::vector<pb::Entry>& entries) {
     // Nothing to apply, nobody waiting: a log replica never leads, so it
     // proposed nothing.
     const Status skipped = state_.SkipTo(entries.back().slot());
-    TESSERA_CHECK(skipped.ok());  // as for Apply: a replica that cannot must not go on
+    if (!skipped.ok()) return StopOnApplyError(skipped);
     MaybeCompact();
     return;
   }
   auto results = state_.Apply(entries);
-  TESSERA_CHECK(results.ok());  // a replica that cannot apply must not go on
+  if (!results.ok()) return StopOnApplyError(results.status());
   if (options_.on_applied) options_.on_applied(entries);
   std::map<Slot, const SlotResult*> by_slot;
   for (const SlotResult& r : *results) by_slot[r.slot] = &r;
@@ -201,6 +202,20 @@ void GroupHost::ApplyCommitted(const std::vector<pb::Entry>& entries) {
     it = writes_by_slot_.erase(it);
   }
   MaybeCompact();
+}
+
+// The batch was not applied (all or nothing: the durable state is as
+// before it). A replica that cannot apply must not go on: the group stops
+// here, as after a failed log write, and the process's next start recovers
+// it. A disk error is an operating condition (one group stops, not the
+// process); any other error is a bug.
+void GroupHost::StopOnApplyError(const Status& status) {
+  TESSERA_CHECK(status.code() == StatusCode::kIOError ||
+                status.code() == StatusCode::kUnavailable);
+  spdlog::error("node.apply_failed group={} reason=\"{}\"", group_id(), status.ToString());
+  FailAll(Status::IOError("apply failed: " + status.ToString()));
+  stopped_ = true;
+  snapshot_sender_.AbortAll();
 }
 
 // Streams the state to each replica in chunks (snapshot_sender.h); the

@@ -84,8 +84,8 @@ struct GroupStatus {
   bool holds_lease = false;
   pb::Membership membership;        // the latest in this replica's log
   bool membership_pending = false;  // a membership entry above the chosen prefix
-  // The group stopped on this replica for good (a failed log write or
-  // snapshot install: fail-stop until the process restarts); it answers
+  // The group stopped on this replica for good (a failed log write, apply
+  // or snapshot install: fail-stop until the process restarts); it answers
   // every request NotLeader without a hint and reports itself a follower.
   bool stopped = false;
   bool log_only = false;  // a log replica (GroupHostOptions::log_only)
@@ -206,6 +206,7 @@ class GroupHost : public std::enable_shared_from_this<GroupHost> {
   };
   void OnPersistDone(const PersistDone& done);
   void ApplyCommitted(const std::vector<pb::Entry>& entries);
+  void StopOnApplyError(const Status& status);
   void AnswerSnapshotRequests(const std::vector<consensus::ReplicaId>& to);
   void OnSnapshotAck(const pb::Message& message);
   void StageChunk(pb::Message chunk);
