@@ -3,8 +3,8 @@
 // this seam, so the same host code runs on an Asio strand with the
 // process's monotonic clock (asio_group_executor.h, `tessera node`) and on
 // a virtual clock whose every task the caller runs when it chooses
-// (manual_group_executor.h; the simulator's executor). D83 says which
-// seams exist and what stays production-only.
+// (virtual_time_loop.h: tests, and the simulator once it runs GroupHost).
+// D83 says which seams exist and what stays production-only.
 //
 // Contract:
 //  1. Serial context: tasks run one at a time, never concurrently, in the
@@ -13,9 +13,10 @@
 //  2. Post never runs `task` inline, even when called from the serial
 //     context; it may be called from any thread.
 //  3. One tick timer per group: ArmTick replaces an armed tick; the task
-//     runs on the serial context at a tick boundary strictly after NowUs()
-//     and at most `interval_us` of this executor's clock later
-//     (tick_schedule.h); CancelTick (serial context only) drops it unrun.
+//     runs on the serial context at the first multiple of `interval_us`
+//     strictly after now on the executor's tick clock (tick_schedule.h;
+//     the real steady clock in production, where NowUs may carry an
+//     injected skew); CancelTick (serial context only) drops it unrun.
 //  4. NowUs never decreases.
 //
 // Thread safety: Post and NowUs from any thread; ArmTick and CancelTick from
