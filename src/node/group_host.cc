@@ -3,15 +3,12 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <boost/asio/post.hpp>
-#include <chrono>
 #include <future>
 #include <google/protobuf/util/message_differencer.h>
 
 #include "common/check.h"
-#include "common/fault_clock.h"
 #include "common/limits.h"
-#include "node/tick_schedule.h"
+#include "node/asio_group_executor.h"
 #include "storage/snapshot_staging.h"
 
 namespace tessera::node {
@@ -23,8 +20,8 @@ namespace {
 // one once this replica falls silent). Nothing was proposed: a write
 // answered this way provably did not happen here.
 Status StoppedStatus() {
-  return Status::NotLeader(0, "group stopped on this replica (a log write or snapshot install "
-                              "failed); another replica leads");
+  return Status::NotLeader(0, "group stopped on this replica (a log write, apply or snapshot "
+                              "install failed); another replica leads");
 }
 
 }  // namespace
@@ -35,9 +32,17 @@ Result<std::shared_ptr<GroupHost>> GroupHost::Start(asio::io_context& io,
                                                     storage::NodeStore* store,
                                                     MessageSender* sender,
                                                     GroupHostOptions options) {
+  return Start(std::make_unique<AsioGroupExecutor>(io), store, sender, std::move(options));
+}
+
+Result<std::shared_ptr<GroupHost>> GroupHost::Start(std::unique_ptr<GroupExecutor> executor,
+                                                    storage::NodeStore* store,
+                                                    MessageSender* sender,
+                                                    GroupHostOptions options) {
   const std::string invalid = options.consensus.Validate();
   if (!invalid.empty()) return Status::InvalidArgument("group options: " + invalid);
-  std::shared_ptr<GroupHost> host(new GroupHost(io, store, sender, std::move(options)));
+  std::shared_ptr<GroupHost> host(
+      new GroupHost(std::move(executor), store, sender, std::move(options)));
   auto recovered = store->RecoverGroup(host->group_id());
   if (!recovered.ok()) return recovered.status();
   consensus::RecoveredState state = std::move(recovered).value();
@@ -50,20 +55,16 @@ Result<std::shared_ptr<GroupHost>> GroupHost::Start(asio::io_context& io,
   }
   host->replica_ = std::make_unique<consensus::Replica>(host->options_.consensus, std::move(state),
                                                         host->NowUs());
-  // Distinct across restarts: the real monotonic clock, never the skewed one.
-  host->next_request_id_ = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
-                                                     std::chrono::steady_clock::now().time_since_epoch())
-                                                     .count())
-                           << 16;
-  asio::post(host->strand_, [self = host] { self->ScheduleTick(); });
+  // Distinct across restarts (in production the real monotonic clock,
+  // never the skewed one).
+  host->next_request_id_ = host->executor_->RestartStampUs() << 16;
+  host->executor_->Post([self = host] { self->ScheduleTick(); });
   return host;
 }
 
-GroupHost::GroupHost(asio::io_context& io, storage::NodeStore* store, MessageSender* sender,
-                     GroupHostOptions options)
-    : io_(io),
-      strand_(asio::make_strand(io)),
-      tick_timer_(strand_),
+GroupHost::GroupHost(std::unique_ptr<GroupExecutor> executor, storage::NodeStore* store,
+                     MessageSender* sender, GroupHostOptions options)
+    : executor_(std::move(executor)),
       store_(store),
       sender_(sender),
       options_(std::move(options)),
@@ -75,18 +76,15 @@ GroupHost::GroupHost(asio::io_context& io, storage::NodeStore* store, MessageSen
 
 GroupHost::~GroupHost() { *alive_ = false; }
 
-// The monotonic clock, with the process's injected skew (admin.faults
-// clock_skew_ppm); the tick timer itself keeps real time.
-uint64_t GroupHost::NowUs() const { return fault_clock::MonotonicNowUs(); }
+// The executor's clock (in production the monotonic clock with the
+// process's injected skew, admin.faults clock_skew_ppm; the tick timer
+// itself keeps real time).
+uint64_t GroupHost::NowUs() const { return executor_->NowUs(); }
 
 void GroupHost::ScheduleTick() {
   if (stopped_) return;
-  tick_timer_.expires_at(NextAlignedTick(
-      std::chrono::steady_clock::now(),
-      std::chrono::microseconds(options_.consensus.tick_interval_us)));
-  tick_timer_.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
-    if (!ec) self->OnTick();
-  });
+  executor_->ArmTick(options_.consensus.tick_interval_us,
+                     [self = shared_from_this()] { self->OnTick(); });
 }
 
 void GroupHost::OnTick() {
@@ -104,6 +102,7 @@ void GroupHost::Pump() {
     for (pb::Message& m : ready.messages) sender_->Send(std::move(m));
     Persist(ready);
     if (!ready.committed.empty()) ApplyCommitted(ready.committed);
+    if (stopped_) break;  // an apply failed: nothing more on this replica
     if (!ready.snapshot_requests.empty()) AnswerSnapshotRequests(ready.snapshot_requests);
     if (ready.snapshot_to_install) StartInstall(std::move(*ready.snapshot_to_install));
   }
@@ -113,7 +112,7 @@ void GroupHost::Pump() {
 void GroupHost::SchedulePump() {
   if (pump_scheduled_) return;
   pump_scheduled_ = true;
-  asio::post(strand_, [self = shared_from_this()] {
+  executor_->Post([self = shared_from_this()] {
     self->pump_scheduled_ = false;
     if (!self->stopped_) self->Pump();
   });
@@ -132,7 +131,7 @@ void GroupHost::Persist(consensus::Ready& ready) {
   Status submitted = store_->SubmitLogWrite(std::move(write), [weak, after, seq](const Status& s) {
     auto self = weak.lock();
     if (!self) return;
-    asio::post(self->strand_, [self, after, seq, s] {
+    self->executor_->Post([self, after, seq, s] {
       if (self->stopped_) return;
       if (self->installing_) {
         // Queued before the install, so durable before it; reported after
@@ -183,12 +182,12 @@ void GroupHost::ApplyCommitted(const std::vector<pb::Entry>& entries) {
     // Nothing to apply, nobody waiting: a log replica never leads, so it
     // proposed nothing.
     const Status skipped = state_.SkipTo(entries.back().slot());
-    TESSERA_CHECK(skipped.ok());  // as for Apply: a replica that cannot must not go on
+    if (!skipped.ok()) return StopOnApplyError(skipped);
     MaybeCompact();
     return;
   }
   auto results = state_.Apply(entries);
-  TESSERA_CHECK(results.ok());  // a replica that cannot apply must not go on
+  if (!results.ok()) return StopOnApplyError(results.status());
   if (options_.on_applied) options_.on_applied(entries);
   std::map<Slot, const SlotResult*> by_slot;
   for (const SlotResult& r : *results) by_slot[r.slot] = &r;
@@ -203,6 +202,20 @@ void GroupHost::ApplyCommitted(const std::vector<pb::Entry>& entries) {
     it = writes_by_slot_.erase(it);
   }
   MaybeCompact();
+}
+
+// The batch was not applied (all or nothing: the durable state is as
+// before it). A replica that cannot apply must not go on: the group stops
+// here, as after a failed log write, and the process's next start recovers
+// it. A disk error is an operating condition (one group stops, not the
+// process); any other error is a bug.
+void GroupHost::StopOnApplyError(const Status& status) {
+  TESSERA_CHECK(status.code() == StatusCode::kIOError ||
+                status.code() == StatusCode::kUnavailable);
+  spdlog::error("node.apply_failed group={} reason=\"{}\"", group_id(), status.ToString());
+  FailAll(Status::IOError("apply failed: " + status.ToString()));
+  stopped_ = true;
+  snapshot_sender_.AbortAll();
 }
 
 // Streams the state to each replica in chunks (snapshot_sender.h); the
@@ -235,7 +248,7 @@ void GroupHost::StartInstall(pb::InstallSnapshot snapshot) {
     if (!self) return;
     Status installed = self->options_.log_only ? self->InstallLogBase(*shared)
                                                : self->snapshot_receiver_.Install(*shared);
-    asio::post(self->strand_, [self, shared, installed] { self->FinishInstall(*shared, installed); });
+    self->executor_->Post([self, shared, installed] { self->FinishInstall(*shared, installed); });
   });
   if (!queued.ok()) {
     // Nothing changed: refused like a snapshot that does not match, so the
@@ -316,7 +329,7 @@ void GroupHost::MaybeCompact() {
         }
         auto self = weak.lock();
         if (!self) return;
-        asio::post(self->strand_, [self] { self->compaction_in_flight_ = false; });
+        self->executor_->Post([self] { self->compaction_in_flight_ = false; });
       });
   if (!queued.ok()) return;  // not covered yet, or the writer is full: next time
   compaction_in_flight_ = *queued;
@@ -365,7 +378,7 @@ void GroupHost::FailAll(const Status& status) {
 }
 
 void GroupHost::Deliver(pb::Message message) {
-  asio::post(strand_, [self = shared_from_this(), m = std::move(message)]() mutable {
+  executor_->Post([self = shared_from_this(), m = std::move(message)]() mutable {
     if (self->stopped_) return;
     if (m.to() != self->options_.consensus.self || m.group_id() != self->group_id()) return;
     if (m.snapshot_transfer().has_chunk()) return self->StageChunk(std::move(m));
@@ -388,7 +401,7 @@ void GroupHost::StageChunk(pb::Message chunk) {
     auto self = weak.lock();
     if (!self) return;
     pb::Message ack = self->snapshot_receiver_.StageChunk(chunk);
-    asio::post(self->strand_, [self, ack = std::move(ack)]() mutable {
+    self->executor_->Post([self, ack = std::move(ack)]() mutable {
       if (!self->stopped_) self->sender_->Send(std::move(ack));
     });
   });
@@ -405,7 +418,7 @@ void GroupHost::Write(pb::KvBatch batch, WriteCallback done) {
 }
 
 void GroupHost::Write(pb::KvCommand command, WriteCallback done) {
-  asio::post(strand_, [self = shared_from_this(), c = std::move(command), done = std::move(done)] {
+  executor_->Post([self = shared_from_this(), c = std::move(command), done = std::move(done)] {
     if (self->stopped_) return done(StoppedStatus());
     if (self->writes_by_slot_.size() >= limits::kUncommittedSlotsMax) {
       return done(Status::Throttled("too many writes in flight"));
@@ -428,7 +441,7 @@ void GroupHost::WhenReadable(std::function<void(Status)> serve, uint64_t timeout
 }
 
 void GroupHost::ReadState(pb::Consistency consistency, StateReader read) {
-  asio::post(strand_, [self = shared_from_this(), consistency, read = std::move(read)]() mutable {
+  executor_->Post([self = shared_from_this(), consistency, read = std::move(read)]() mutable {
     if (self->stopped_) return read(StoppedStatus());
     if (self->options_.log_only) {
       return read(Status::NotLeader(self->replica_->leader_hint(), "a log replica holds no state"));
@@ -461,7 +474,7 @@ void GroupHost::Scan(pb::KvScanRequest request, ScanCallback done) {
 }
 
 void GroupHost::GetStatus(StatusCallback done) {
-  asio::post(strand_, [self = shared_from_this(), done = std::move(done)] {
+  executor_->Post([self = shared_from_this(), done = std::move(done)] {
     GroupStatus s;
     const consensus::Replica& r = *self->replica_;
     s.role = r.role();
@@ -487,7 +500,7 @@ void GroupHost::GetStatus(StatusCallback done) {
 
 void GroupHost::ChangeMembership(MembershipStep step, consensus::ReplicaId replica,
                                  MembershipCallback done) {
-  asio::post(strand_, [self = shared_from_this(), step, replica, done = std::move(done)]() mutable {
+  executor_->Post([self = shared_from_this(), step, replica, done = std::move(done)]() mutable {
     if (self->stopped_) return done(StoppedStatus());
     consensus::Replica& r = *self->replica_;
     if (r.role() != consensus::Role::kLeader) {
@@ -510,7 +523,7 @@ void GroupHost::ChangeMembership(MembershipStep step, consensus::ReplicaId repli
 
 void GroupHost::TransferLeadership(consensus::ReplicaId to,
                                    std::function<void(Result<bool>)> done) {
-  asio::post(strand_, [self = shared_from_this(), to, done = std::move(done)]() mutable {
+  executor_->Post([self = shared_from_this(), to, done = std::move(done)]() mutable {
     if (self->stopped_) return done(StoppedStatus());
     consensus::Replica& r = *self->replica_;
     if (r.role() != consensus::Role::kLeader) {
@@ -527,7 +540,7 @@ void GroupHost::TransferLeadership(consensus::ReplicaId to,
 }
 
 void GroupHost::StateDigest(JobThread& scanner, DigestCallback done) {
-  asio::post(strand_, [self = shared_from_this(), &scanner, done = std::move(done)]() mutable {
+  executor_->Post([self = shared_from_this(), &scanner, done = std::move(done)]() mutable {
     if (self->stopped_) return done(StoppedStatus());
     if (self->options_.log_only) return done(Status::Unavailable("a log replica holds no state"));
     if (self->installing_) return done(Status::Unavailable("replica is installing a snapshot"));
@@ -554,11 +567,11 @@ void GroupHost::StateDigest(JobThread& scanner, DigestCallback done) {
 bool GroupHost::StopForRemoval() {
   std::promise<bool> decided;
   std::future<bool> stopped = decided.get_future();
-  asio::post(strand_, [self = shared_from_this(), &decided] {
+  executor_->Post([self = shared_from_this(), &decided] {
     if (self->installing_) return decided.set_value(false);
     if (!self->stopped_) {
       self->stopped_ = true;
-      self->tick_timer_.cancel();
+      self->executor_->CancelTick();
       self->FailAll(Status::Aborted("group removed"));
     }
     decided.set_value(true);
@@ -570,10 +583,10 @@ bool GroupHost::StopForRemoval() {
 
 void GroupHost::Stop() {
   snapshot_sender_.AbortAll();  // synchronous: see the header
-  asio::post(strand_, [self = shared_from_this()] {
+  executor_->Post([self = shared_from_this()] {
     if (self->stopped_) return;
     self->stopped_ = true;
-    self->tick_timer_.cancel();
+    self->executor_->CancelTick();
     self->FailAll(StoppedStatus());
   });
 }

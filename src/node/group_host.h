@@ -1,5 +1,7 @@
 // GroupHost: drives one consensus::Replica with real I/O, as ready.h
-// prescribes: ticks from the monotonic clock, log writes through the node's
+// prescribes: ticks and time from its GroupExecutor (group_executor.h: an
+// Asio strand and the monotonic clock in production, a virtual clock in
+// tests and simulation), log writes through the node's
 // group-commit writer, messages to the node's transport, committed entries
 // applied to the PartitionStateMachine, snapshots streamed in chunks from
 // and staged/installed into the NodeStore (snapshot_sender.h,
@@ -18,13 +20,11 @@
 // this replica's applied state.
 //
 // Thread safety: every public method may be called from any thread; all
-// Replica calls run on the group's strand. Callbacks run on the strand and
-// must not block.
+// Replica calls run on the group's strand (the executor's serial context).
+// Callbacks run on the strand and must not block.
 #pragma once
 
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/strand.hpp>
 #include <deque>
 #include <functional>
 #include <map>
@@ -36,6 +36,7 @@
 #include "consensus/membership_step.h"
 #include "consensus/replica.h"
 #include "knobs/knobs.h"
+#include "node/group_executor.h"
 #include "node/group_host_types.h"
 #include "node/partition_state_machine.h"
 #include "node/snapshot_receiver.h"
@@ -84,8 +85,8 @@ struct GroupStatus {
   bool holds_lease = false;
   pb::Membership membership;        // the latest in this replica's log
   bool membership_pending = false;  // a membership entry above the chosen prefix
-  // The group stopped on this replica for good (a failed log write or
-  // snapshot install: fail-stop until the process restarts); it answers
+  // The group stopped on this replica for good (a failed log write, apply
+  // or snapshot install: fail-stop until the process restarts); it answers
   // every request NotLeader without a hint and reports itself a follower.
   bool stopped = false;
   bool log_only = false;  // a log replica (GroupHostOptions::log_only)
@@ -104,8 +105,13 @@ class GroupHost : public std::enable_shared_from_this<GroupHost> {
   using StateReader = std::function<void(Result<const PartitionStateMachine*>)>;
 
   // Recovers the group from `store` (or bootstraps it) and starts ticking.
-  // `store` and `sender` must outlive the host.
+  // `store` and `sender` must outlive the host. Runs on a strand of `io`
+  // (AsioGroupExecutor).
   static Result<std::shared_ptr<GroupHost>> Start(boost::asio::io_context& io,
+                                                  storage::NodeStore* store, MessageSender* sender,
+                                                  GroupHostOptions options);
+  // The same on `executor`, which the host owns from then on.
+  static Result<std::shared_ptr<GroupHost>> Start(std::unique_ptr<GroupExecutor> executor,
                                                   storage::NodeStore* store, MessageSender* sender,
                                                   GroupHostOptions options);
   ~GroupHost();
@@ -179,8 +185,8 @@ class GroupHost : public std::enable_shared_from_this<GroupHost> {
     uint64_t deadline_us;
   };
 
-  GroupHost(boost::asio::io_context& io, storage::NodeStore* store, MessageSender* sender,
-            GroupHostOptions options);
+  GroupHost(std::unique_ptr<GroupExecutor> executor, storage::NodeStore* store,
+            MessageSender* sender, GroupHostOptions options);
   uint64_t NowUs() const;
   void ScheduleTick();
   void OnTick();
@@ -201,6 +207,7 @@ class GroupHost : public std::enable_shared_from_this<GroupHost> {
   };
   void OnPersistDone(const PersistDone& done);
   void ApplyCommitted(const std::vector<pb::Entry>& entries);
+  void StopOnApplyError(const Status& status);
   void AnswerSnapshotRequests(const std::vector<consensus::ReplicaId>& to);
   void OnSnapshotAck(const pb::Message& message);
   void StageChunk(pb::Message chunk);
@@ -215,9 +222,8 @@ class GroupHost : public std::enable_shared_from_this<GroupHost> {
   void WhenReadable(std::function<void(Status)> serve, uint64_t timeout_ms);
   void FailAll(const Status& status);
 
-  boost::asio::io_context& io_;
-  boost::asio::strand<boost::asio::io_context::executor_type> strand_;
-  boost::asio::steady_timer tick_timer_;
+  // Declared first: destroyed last, after every member a task may touch.
+  const std::unique_ptr<GroupExecutor> executor_;
   storage::NodeStore* store_;
   MessageSender* sender_;
   const GroupHostOptions options_;

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "node/group_host.h"
+#include "node/virtual_time_loop.h"
 #include "storage/node_store.h"
 
 namespace tessera::node::testing {
@@ -37,6 +38,23 @@ inline consensus::Options FastOptions(consensus::ReplicaId self, uint64_t group_
   o.election_timeout_max_us = 500'000;
   o.check_quorum_timeout_us = 250'000;
   return o;
+}
+
+// Runs `loop` until `done` holds or `virtual_budget_us` of virtual time
+// passed: queued tasks first, then a short real wait for the stores'
+// completions, and only when nothing arrived the next tick. False when the
+// budget ran out.
+template <typename Pred>
+bool RunVirtualUntil(VirtualTimeLoop& loop, Pred done, uint64_t virtual_budget_us) {
+  const uint64_t deadline = loop.now_us() + virtual_budget_us;
+  for (;;) {
+    loop.RunReady();
+    if (done()) return true;
+    if (loop.WaitForTask(std::chrono::milliseconds(2))) continue;
+    const std::optional<uint64_t> tick = loop.NextTickUs();
+    if (!tick || *tick > deadline) return false;
+    loop.AdvanceTo(*tick);
+  }
 }
 
 // Routes messages to the host registered under `to`. A "down" replica

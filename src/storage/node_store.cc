@@ -83,10 +83,16 @@ std::vector<rocksdb::ColumnFamilyDescriptor> MakeDescriptors(const NodeStoreOpti
 
 Result<std::unique_ptr<NodeStore>> NodeStore::Open(const NodeStoreOptions& options) {
   if (options.path.empty()) return Status::InvalidArgument("NodeStoreOptions.path is empty");
-  auto file_system =
-      std::make_shared<WalFileSystem>(rocksdb::FileSystem::Default(), options.path, options.wal_zero_fill);
-  file_system->Start();
-  std::unique_ptr<rocksdb::Env> env = rocksdb::NewCompositeEnv(file_system);
+  std::shared_ptr<WalFileSystem> file_system;
+  std::unique_ptr<rocksdb::Env> env;
+  if (options.file_system) {
+    env = rocksdb::NewCompositeEnv(options.file_system);
+  } else {
+    file_system = std::make_shared<WalFileSystem>(rocksdb::FileSystem::Default(), options.path,
+                                                  options.wal_zero_fill);
+    file_system->Start();
+    env = rocksdb::NewCompositeEnv(file_system);
+  }
   rocksdb::DBOptions db_options = MakeDbOptions();
   db_options.env = env.get();
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
@@ -128,10 +134,12 @@ NodeStore::~NodeStore() {
     TESSERA_CHECK(s.ok());
   }
   db_.reset();
-  file_system_->Stop();
+  if (file_system_) file_system_->Stop();
 }
 
-WalZeroFillStats NodeStore::wal_zero_fill_stats() const { return file_system_->zero_fill_stats(); }
+WalZeroFillStats NodeStore::wal_zero_fill_stats() const {
+  return file_system_ ? file_system_->zero_fill_stats() : WalZeroFillStats{};
+}
 
 Status NodeStore::InitFormat() {
   std::string stored;

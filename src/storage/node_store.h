@@ -23,6 +23,7 @@
 #pragma once
 
 #include <rocksdb/db.h>
+#include <rocksdb/file_system.h>
 
 #include <atomic>
 #include <functional>
@@ -76,6 +77,10 @@ struct NodeStoreOptions {
   // returns Aborted after writing the marker and this many copy batches, as
   // if the process died there; reopening the store finishes the install.
   std::optional<size_t> fault_install_stop_after_batches;
+  // The file system the database lives on; null: the local disk, with the
+  // WAL's zero fill (wal_file_system.h). Tests and the simulator pass a
+  // CrashFileSystem (crash_file_system.h); there is then no zero fill.
+  std::shared_ptr<rocksdb::FileSystem> file_system;
   // Fault injection (off by default): InstallStagedSnapshot and the install
   // finished at open sleep this long right after the marker is durable, so
   // that a test can kill the process in the middle of an install.
@@ -243,7 +248,8 @@ class NodeStore {
                                                              const pb::Membership& membership) const;
 
   // The file system and environment the database runs on: declared before
-  // db_, so they outlive it.
+  // db_, so they outlive it. file_system_ is null on a file system of the
+  // options (no zero fill).
   std::shared_ptr<WalFileSystem> file_system_;
   std::unique_ptr<rocksdb::Env> env_;
   std::unique_ptr<rocksdb::DB> db_;
