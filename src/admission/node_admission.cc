@@ -94,7 +94,10 @@ Admission NodeAdmission::Admit(uint64_t group_id, CapacityKind kind, double unit
       return a;
     }
   }
-  if (node) TESSERA_CHECK(node->TryTake(now, units));
+  if (node) {
+    const bool taken = node->TryTake(now, units);  // Has() held a moment ago
+    TESSERA_CHECK(taken);
+  }
   return a;
 }
 

@@ -11,7 +11,10 @@
 //     learns the hint). NotLeader without a hint: the cache entry is
 //     invalidated and the next replica is tried after a backoff. StaleEpoch,
 //     NotFound (the node does not host the group): invalidated, retried.
-//  4. Gets and scans are retried on every transient failure (Throttled,
+//  4. ThroughputExceeded (the table's capacity, docs/admission.md) is an
+//     answer: returned to the caller at once, never retried here nor sent
+//     to another replica (a refused write was not applied).
+//     Gets and scans are retried on every transient failure (Throttled,
 //     Aborted, Unavailable, Timeout). Writes are retried only when the
 //     failure proves the write did not take effect (WriteMayHaveBeenApplied
 //     is false): the channel never sent the request, or the node answered
