@@ -70,9 +70,12 @@ enum class KvCode : uint8_t {
   kAborted = 11,
   kUnauthenticated = 12,   // no (or no finished) handshake
   kPermissionDenied = 13,  // unknown access key or bad proof
+  // The table's provisioned capacity is used up (docs/admission.md): the
+  // request was not applied; back off and retry it.
+  kThroughputExceeded = 14,
 };
 
-// "OK", "NotFound", ... "PermissionDenied".
+// "OK", "NotFound", ... "PermissionDenied", "ThroughputExceeded".
 const char* KvCodeName(KvCode code);
 
 class [[nodiscard]] KvStatus {

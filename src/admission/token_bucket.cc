@@ -32,6 +32,12 @@ bool TokenBucket::TryTake(Clock::time_point now, double tokens) {
   return true;
 }
 
+void TokenBucket::Return(Clock::time_point now, double tokens) {
+  TESSERA_CHECK(std::isfinite(tokens) && tokens >= 0);
+  Refill(now);
+  tokens_ = std::min(burst_, tokens_ + tokens);
+}
+
 void TokenBucket::SetRate(double rate_per_s, Clock::time_point now) {
   TESSERA_CHECK(std::isfinite(rate_per_s) && rate_per_s >= 0);
   Refill(now);

@@ -38,6 +38,10 @@ class TokenBucket {
   // Whether `tokens` are there at `now` (takes nothing).
   bool Has(Clock::time_point now, double tokens = 1) const { return Available(now) >= tokens; }
 
+  // Refills to `now`, then gives back `tokens` (>= 0) taken earlier for a
+  // request that was not served after all; capped by burst.
+  void Return(Clock::time_point now, double tokens);
+
   // Refills to `now` at the old rate, then refills at `rate_per_s` from
   // now on (>= 0, finite). The tokens on hand stay (capped by burst).
   void SetRate(double rate_per_s, Clock::time_point now);

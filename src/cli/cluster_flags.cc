@@ -113,6 +113,32 @@ CLI::App* AddClusterCommands(CLI::App& app, ClusterCommandArgs& args) {
   return cluster;
 }
 
+// `kv table create|describe|update` (kv_table_command.h).
+template <class Common>
+void AddKvTableCommands(CLI::App& kv, KvCommandArgs& args, Common common) {
+  KvTableArgs& t = args.table_cmd;
+  CLI::App* table = kv.add_subcommand("table", "create, describe or update a table (partitions, capacity)");
+  table->require_subcommand(1);
+  CLI::App* create = table->add_subcommand("create", "create a table (unset capacity: not throttled)");
+  create->add_option("--partitions", t.partitions, "even ranges of the byte key space (default 1)");
+  CLI::App* describe = table->add_subcommand("describe", "print a table's id, partitions and capacity");
+  CLI::App* update = table->add_subcommand("update", "change a table's capacity (within about a second)");
+  for (CLI::App* sub : {create, describe, update}) {
+    common(sub);
+    sub->add_option("name", t.table, "the table")->required();
+    if (sub != describe) {
+      sub->add_option("--rcu", t.rcu, "provisioned read units per second (1..1000000)");
+      sub->add_option("--wcu", t.wcu, "provisioned write units per second (1..1000000)");
+      sub->add_flag("--on-demand", t.on_demand, "on-demand capacity");
+    }
+    const std::string name = sub->get_name();
+    sub->callback([&args, name] {
+      args.action = "table";
+      args.table_cmd.action = name;
+    });
+  }
+}
+
 CLI::App* AddKvCommands(CLI::App& app, KvCommandArgs& args) {
   args.dir = DefaultClusterDir();
   CLI::App* kv = app.add_subcommand("kv", "the key-value API of a running cluster (via its router)");
@@ -160,6 +186,7 @@ CLI::App* AddKvCommands(CLI::App& app, KvCommandArgs& args) {
     const std::string name = sub->get_name();
     sub->callback([&args, name] { args.action = name; });
   }
+  AddKvTableCommands(*kv, args, common);
   return kv;
 }
 

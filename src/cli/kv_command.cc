@@ -26,6 +26,10 @@ int64_t NowUnix() {
 }
 
 int Failed(std::ostream& err, const KvStatus& status) {
+  if (status.code() == KvCode::kThroughputExceeded) {
+    err << "tessera kv: throughput exceeded (" << status.message() << ")\n";
+    return 4;
+  }
   err << "tessera kv: " << status.ToString() << "\n";
   return 3;
 }
@@ -61,6 +65,12 @@ int Scan(KvClient& client, const KvCommandArgs& a, std::ostream& out, std::ostre
 
 int RunKvCommand(const KvCommandArgs& a, std::ostream& out, std::ostream& err) {
   spdlog::set_level(spdlog::level::err);
+  if (a.action == "table") {
+    KvTableArgs table = a.table_cmd;
+    table.layout_path = a.layout_path;
+    table.dir = a.dir;
+    return RunKvTableCommand(table, out, err);
+  }
   if (a.action == "token") {
     std::optional<router::KvGrant> narrowed;
     if (!a.token_tables.empty() || a.token_read_only) {

@@ -13,10 +13,12 @@
 #include <string>
 #include <vector>
 
+#include "cli/kv_table_command.h"
+
 namespace tessera::cli {
 
 struct KvCommandArgs {
-  std::string action;  // token | revoke | put | get | del | scan
+  std::string action;  // token | revoke | put | get | del | scan | table
   std::string layout_path;  // --layout; empty: not given (cli/cluster_record.h)
   std::string dir;
   std::string table;
@@ -32,13 +34,16 @@ struct KvCommandArgs {
   std::vector<std::string> token_tables;    // token: only these tables (default: the credential's)
   bool token_read_only = false;             // token: reads only
   std::string revoked_token;                // revoke: the token
+  KvTableArgs table_cmd;  // table create|describe|update (its dir/layout: the ones above)
 };
 
 // The text `kv get` prints for `value`: the value, and a newline when
 // `terminal` and not `raw` and the value does not already end with one.
 std::string KvGetOutput(const std::string& value, bool raw, bool terminal);
 
-// Exit codes: 0 done, 1 get of an absent key, 2 usage, 3 failed (message on err).
+// Exit codes: 0 done, 1 get of an absent key, 2 usage, 3 failed, 4 throughput
+// exceeded (the table's capacity; "throughput exceeded" on err); the
+// message on err.
 int RunKvCommand(const KvCommandArgs& args, std::ostream& out, std::ostream& err);
 
 }  // namespace tessera::cli

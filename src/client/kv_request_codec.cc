@@ -92,7 +92,7 @@ KvStatus FillOp(const KvRequest& r, pb::KvApiRequest* out) {
 }  // namespace
 
 KvCode CodeFromWire(uint32_t code) {
-  if (code > static_cast<uint32_t>(KvCode::kPermissionDenied)) return KvCode::kAborted;
+  if (code > static_cast<uint32_t>(KvCode::kThroughputExceeded)) return KvCode::kAborted;
   return static_cast<KvCode>(code);
 }
 

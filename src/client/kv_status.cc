@@ -19,6 +19,7 @@ const char* KvCodeName(KvCode code) {
     case KvCode::kAborted: return "Aborted";
     case KvCode::kUnauthenticated: return "Unauthenticated";
     case KvCode::kPermissionDenied: return "PermissionDenied";
+    case KvCode::kThroughputExceeded: return "ThroughputExceeded";
   }
   return "Unknown";
 }

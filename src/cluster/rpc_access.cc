@@ -65,6 +65,7 @@ std::shared_ptr<const rpc::AccessPolicy> MetaAccessPolicy() {
     }
     p->Allow("meta.create_user", {kMeta, kCli});
     p->Allow("meta.create_table", {kMeta, kCli});
+    p->Allow("meta.update_table_capacity", {kMeta, kCli});
     p->Allow("admin.status", {kNode, kMeta, kRouter, kAutoadmin, kCli});
     p->Allow("admin.faults", {kCli});
     return std::shared_ptr<const rpc::AccessPolicy>(std::move(p));

@@ -329,6 +329,9 @@ inline constexpr size_t kMetaTableNameBytesMax = 128;
 inline constexpr size_t kMetaSplitPointBytesMax = 1024;
 // Partitions one table may be created with.
 inline constexpr size_t kMetaPartitionsPerTableMax = 1024;
+// A provisioned table's read or write capacity, units per second
+// (docs/admission.md): 1..this.
+inline constexpr uint64_t kTableCapacityUnitsMax = 1'000'000;
 // meta.create_table requests queued on one replica before it answers
 // Throttled (they run one at a time).
 inline constexpr size_t kMetaAdminQueueMax = 64;

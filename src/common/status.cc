@@ -17,6 +17,7 @@ std::string_view StatusCodeName(StatusCode code) {
     case StatusCode::kUnavailable: return "Unavailable";
     case StatusCode::kAborted: return "Aborted";
     case StatusCode::kPermissionDenied: return "PermissionDenied";
+    case StatusCode::kThroughputExceeded: return "ThroughputExceeded";
   }
   return "Unknown";
 }

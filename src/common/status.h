@@ -25,10 +25,15 @@ enum class StatusCode : uint8_t {
   kUnavailable,    // no quorum / not ready
   kAborted,
   kPermissionDenied,  // the caller's role or grant does not allow this
+  // The table's capacity (its partition's share or the node's budget) is
+  // used up: answered, not applied; the client backs off and retries
+  // (docs/admission.md). Not a sign the node is unwell: nothing retries it
+  // on another replica.
+  kThroughputExceeded,
 };
 
 // The number of StatusCode values (the last one plus one).
-inline constexpr size_t kStatusCodeCount = static_cast<size_t>(StatusCode::kPermissionDenied) + 1;
+inline constexpr size_t kStatusCodeCount = static_cast<size_t>(StatusCode::kThroughputExceeded) + 1;
 
 // What a failed remote call's transport knows about whether its request
 // reached the peer. Set by the rpc layer where the fact is known
@@ -72,6 +77,9 @@ class [[nodiscard]] Status {
   static Status Aborted(std::string m) { return {StatusCode::kAborted, std::move(m)}; }
   static Status PermissionDenied(std::string m) {
     return {StatusCode::kPermissionDenied, std::move(m)};
+  }
+  static Status ThroughputExceeded(std::string m) {
+    return {StatusCode::kThroughputExceeded, std::move(m)};
   }
 
   bool ok() const { return code_ == StatusCode::kOk; }

@@ -20,6 +20,7 @@ inline bool CertainlyNoEffect(KvCode code) {
     case KvCode::kNotFound:
     case KvCode::kUnauthenticated:
     case KvCode::kPermissionDenied:
+    case KvCode::kThroughputExceeded:
     case KvCode::kConflict:
       return true;
     default:

@@ -19,7 +19,7 @@ namespace tessera::knobs {
 // The process (or command) that reads the knob.
 enum class KnobProcess { kNode, kMeta, kRouter, kAutoadmin, kCluster };
 
-enum class KnobUnit { kMs, kS, kBytes, kMib, kCount, kSlots, kThreads, kPerS, kRequests, kPercent, kBool, kText };
+enum class KnobUnit { kMs, kS, kBytes, kMib, kCount, kSlots, kThreads, kPerS, kUnitsPerS, kRequests, kPercent, kFraction, kBool, kText };
 
 // How the value is typed (the type of Knob<T>, and of its layout field).
 enum class KnobKind { kUnsigned, kDouble, kBool, kText };

@@ -23,6 +23,8 @@ std::string_view KnobUnitName(KnobUnit unit) {
     case KnobUnit::kSlots: return "slots";
     case KnobUnit::kThreads: return "threads";
     case KnobUnit::kPerS: return "requests/s";
+    case KnobUnit::kUnitsPerS: return "units/s";
+    case KnobUnit::kFraction: return "";
     case KnobUnit::kRequests: return "requests";
     case KnobUnit::kPercent: return "%";
     case KnobUnit::kBool: return "";

@@ -75,6 +75,36 @@ inline constexpr Knob<uint64_t> kNodeSnapshotInstallBatchBytes{
     "", "", "NodeStoreOptions.snapshot_install_batch_bytes",
     "key+value bytes per WriteBatch while a staged snapshot is installed"};
 
+// Capacity admission of KV requests on a storage node (docs/admission.md).
+inline constexpr Knob<double> kNodeAdmissionNodeRcuPerS{
+    "node.admission_node_rcu_per_s", P::kNode, U::kUnitsPerS, 200'000, 0, 1e12,
+    "node_settings.admission_node_rcu_per_s", "", "NodeAdmissionOptions.node_rcu_per_s",
+    "read units a node admits per second over all its partitions; 0: unlimited"};
+inline constexpr Knob<double> kNodeAdmissionNodeWcuPerS{
+    "node.admission_node_wcu_per_s", P::kNode, U::kUnitsPerS, 100'000, 0, 1e12,
+    "node_settings.admission_node_wcu_per_s", "", "NodeAdmissionOptions.node_wcu_per_s",
+    "write units a node admits per second over all its partitions; 0: unlimited"};
+inline constexpr Knob<double> kNodeAdmissionPartitionRcuMax{
+    "node.admission_partition_rcu_max", P::kNode, U::kUnitsPerS, 3'000, 1, 1e9,
+    "node_settings.admission_partition_rcu_max", "", "NodeAdmissionOptions.partition_rcu_max",
+    "cap on one partition's share of its table's read capacity"};
+inline constexpr Knob<double> kNodeAdmissionPartitionWcuMax{
+    "node.admission_partition_wcu_max", P::kNode, U::kUnitsPerS, 1'000, 1, 1e9,
+    "node_settings.admission_partition_wcu_max", "", "NodeAdmissionOptions.partition_wcu_max",
+    "cap on one partition's share of its table's write capacity"};
+inline constexpr Knob<double> kNodeAdmissionBurstWindowS{
+    "node.admission_burst_window_s", P::kNode, U::kS, 300, 0, 86'400,
+    "node_settings.admission_burst_window_s", "", "NodeAdmissionOptions.burst_window_s",
+    "seconds of unused capacity a partition keeps as burst credit"};
+inline constexpr Knob<double> kNodeAdmissionNodeSpareFraction{
+    "node.admission_node_spare_fraction", P::kNode, U::kFraction, 0.2, 0, 1,
+    "node_settings.admission_node_spare_fraction", "", "NodeAdmissionOptions.node_spare_fraction",
+    "burst credit is spent only while the node bucket keeps this share of its cap"};
+inline constexpr Knob<uint32_t> kNodeAdmissionCapacityRefreshMs{
+    "node.admission_capacity_refresh_ms", P::kNode, U::kMs, 1'000, 10, 600'000,
+    "node_settings.admission_capacity_refresh_ms", "", "NodeAdmissionOptions.capacity_refresh_ms",
+    "how often a node polls meta for its tables' capacities"};
+
 // --- metadata replica (MetaSettings; `tessera meta`) -----------------------
 inline constexpr Knob<uint32_t> kMetaS3UserBucketsMax{
     "meta.s3_user_buckets_max", P::kMeta, U::kCount, 100, 1, limits::kS3RegistryBucketsMax,
@@ -206,6 +236,13 @@ inline constexpr std::array kAllKnobs = {
     Describe(kNodeFaultSnapshotInstallDelayMs),
     Describe(kNodeIoThreads),
     Describe(kNodeSnapshotInstallBatchBytes),
+    Describe(kNodeAdmissionNodeRcuPerS),
+    Describe(kNodeAdmissionNodeWcuPerS),
+    Describe(kNodeAdmissionPartitionRcuMax),
+    Describe(kNodeAdmissionPartitionWcuMax),
+    Describe(kNodeAdmissionBurstWindowS),
+    Describe(kNodeAdmissionNodeSpareFraction),
+    Describe(kNodeAdmissionCapacityRefreshMs),
     Describe(kMetaS3UserBucketsMax),
     Describe(kRouterS3Region),
     Describe(kRouterS3BaseDomain),

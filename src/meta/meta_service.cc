@@ -16,6 +16,7 @@
 #include "meta/meta_group_calls.h"
 #include "meta/meta_keys.h"
 #include "meta/registry_keys.h"
+#include "meta/table_capacity.h"
 #include "node/partition_state_machine.h"
 
 namespace tessera::meta {
@@ -181,7 +182,7 @@ Status MetaService::RegisterHandlers() {
       }));
   for (const char* method : {"meta.autoadmin_lease", "meta.update_partition",
                              "meta.update_blob_slots", "meta.set_drain", "meta.drains",
-                             "meta.add_node"}) {
+                             "meta.add_node", "meta.update_table_capacity"}) {
     TESSERA_RETURN_IF_ERROR(server_->RegisterHandler(
         method, [this](const rpc::PeerInfo& peer, const pb::Envelope& request,
                        rpc::Responder responder) {
@@ -415,6 +416,9 @@ void MetaService::RunPartitionAdmin(const rpc::PeerInfo& peer, const pb::Envelop
   } else if (m == "meta.add_node") {
     answer = Answer<pb::AddNodeRequest>(
         request, [&](const pb::AddNodeRequest& r) { return admin.AddNode(r); });
+  } else if (m == "meta.update_table_capacity") {
+    answer = Answer<pb::UpdateTableCapacityRequest>(
+        request, [&](const pb::UpdateTableCapacityRequest& r) { return UpdateTableCapacity(*host_, r); });
   }
   if (answer.ok()) return responder.Reply(std::move(answer).value());
   const Status& s = answer.status();
@@ -471,12 +475,13 @@ void MetaService::RunCreateTable(const rpc::PeerInfo& peer, const std::string& p
 Result<pb::CreateTableResponse> MetaService::CreateTable(const pb::CreateTableRequest& request) {
   const std::string& name = request.name();
   TESSERA_RETURN_IF_ERROR(ValidateTableName(name));
+  TESSERA_RETURN_IF_ERROR(ValidateTableCapacity(request.capacity()));
   auto points = SplitPointsOf(request);
   if (!points.ok()) return points.status();
   for (int attempt = 0; attempt < limits::kMetaCreateAttemptsMax; ++attempt) {
     auto existing = ReadStrong(TableKey(name));
     if (!existing.ok()) return existing.status();
-    if (existing->has_value()) return AnswerExisting(name, *points);
+    if (existing->has_value()) return AnswerExisting(name, *points, request.capacity());
     auto group_counter = ReadStrong(std::string(kNextGroupIdKey));
     if (!group_counter.ok()) return group_counter.status();
     auto table_counter = ReadStrong(std::string(kNextTableIdKey));
@@ -488,6 +493,9 @@ Result<pb::CreateTableResponse> MetaService::CreateTable(const pb::CreateTableRe
 
     auto built = BuildTable(name, *points, *next_table, *next_group);
     if (!built.ok()) return built.status();
+    if (request.capacity().mode() != pb::TableCapacity::CAPACITY_UNSET) {
+      *built->mutable_table()->mutable_capacity() = request.capacity();
+    }
     pb::KvBatch batch;
     pb::KvCondition* absent = batch.add_conditions();  // condition 0: see below
     absent->set_key(TableKey(name));
@@ -515,12 +523,19 @@ Result<pb::CreateTableResponse> MetaService::CreateTable(const pb::CreateTableRe
 }
 
 Result<pb::CreateTableResponse> MetaService::AnswerExisting(
-    const std::string& name, const std::vector<std::string>& split_points) {
+    const std::string& name, const std::vector<std::string>& split_points,
+    const pb::TableCapacity& capacity) {
   auto table = memds_.Table(name);
   if (!table) return Status::Unavailable("table '" + name + "' not yet in the MemDS; retry");
   const auto& stored = table->first.split_points();
   if (!std::equal(stored.begin(), stored.end(), split_points.begin(), split_points.end())) {
     return Status::Conflict("table '" + name + "' exists with other split points");
+  }
+  if (capacity.mode() != pb::TableCapacity::CAPACITY_UNSET &&
+      !SameCapacity(capacity, table->first.capacity())) {
+    return Status::Conflict("table '" + name + "' exists with capacity " +
+                            CapacityText(table->first.capacity()) +
+                            " (change it with `tessera kv table update`)");
   }
   TESSERA_RETURN_IF_ERROR(EnsureGroups(table->second));
   pb::CreateTableResponse response;

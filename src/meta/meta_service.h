@@ -10,6 +10,8 @@
 //   meta.create_table  on the leader; a follower forwards a client's request
 //                      to the leader it knows (a forwarded request that
 //                      meets a non-leader answers NotLeader with the hint)
+//   meta.update_table_capacity  a table's capacity (table_capacity.h), on
+//                      the leader like create_table
 //   admin.status       NodeStatus with the meta group's status
 //   meta.*bucket*, meta.*user*  the S3 bucket registry and users:
 //                      RegistryService (registry_service.h), its MemDS
@@ -21,7 +23,8 @@
 // (docs/formats/meta-keys.md, rule 4), then admin.create_group on every
 // chosen node, retried with bounded backoff until each acknowledges.
 // Creating an existing table with the same split points answers its
-// descriptors (and re-ensures its groups); other split points: Conflict.
+// descriptors (and re-ensures its groups); other split points, or another
+// capacity than one the request sets: Conflict.
 //
 // Thread safety: Start, Shutdown and the destructor from one thread that
 // does not run the io_context, while it runs. Everything else is internal.
@@ -121,7 +124,8 @@ class MetaService {
                       rpc::Responder responder);
   Result<pb::CreateTableResponse> CreateTable(const pb::CreateTableRequest& request);
   Result<pb::CreateTableResponse> AnswerExisting(const std::string& name,
-                                                 const std::vector<std::string>& split_points);
+                                                 const std::vector<std::string>& split_points,
+                                                 const pb::TableCapacity& capacity);
   Result<pb::CreateTableResponse> BuildTable(const std::string& name,
                                              const std::vector<std::string>& split_points,
                                              uint64_t table_id, uint64_t first_group_id);

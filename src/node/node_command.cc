@@ -33,6 +33,21 @@ namespace {
 
 namespace asio = boost::asio;
 
+// node_settings' admission_* fields over NodeAdmissionOptions' defaults;
+// InvalidArgument naming the one out of range.
+Status AdmissionOptions(const pb::NodeSettings& s, admission::NodeAdmissionOptions& out) {
+  if (s.has_admission_node_rcu_per_s()) out.node_rcu_per_s = s.admission_node_rcu_per_s();
+  if (s.has_admission_node_wcu_per_s()) out.node_wcu_per_s = s.admission_node_wcu_per_s();
+  if (s.has_admission_partition_rcu_max()) out.partition_rcu_max = s.admission_partition_rcu_max();
+  if (s.has_admission_partition_wcu_max()) out.partition_wcu_max = s.admission_partition_wcu_max();
+  if (s.has_admission_burst_window_s()) out.burst_window_s = s.admission_burst_window_s();
+  if (s.has_admission_node_spare_fraction()) out.node_spare_fraction = s.admission_node_spare_fraction();
+  if (s.has_admission_capacity_refresh_ms()) out.capacity_refresh_ms = s.admission_capacity_refresh_ms();
+  const std::string error = admission::NodeAdmissionOptionsError(out);
+  if (!error.empty()) return Status::InvalidArgument("node_settings: admission: " + error);
+  return Status::Ok();
+}
+
 Result<NodeServerOptions> MakeOptions(const NodeCommandArgs& args) {
   auto layout = cluster::LoadLayout(args.layout_path);
   if (!layout.ok()) return layout.status();
@@ -86,6 +101,7 @@ Result<NodeServerOptions> MakeOptions(const NodeCommandArgs& args) {
   if (settings.has_compaction_keep_slots()) groups.compaction_keep_slots = settings.compaction_keep_slots();
   options.fault_snapshot_install_delay_ms = settings.fault_snapshot_install_delay_ms();
   options.io_threads = settings.io_threads();
+  TESSERA_RETURN_IF_ERROR(AdmissionOptions(settings, options.admission));
   if (groups.compaction_keep_slots >= groups.compaction_trigger_slots) {
     return Status::InvalidArgument("node_settings: compaction_keep_slots must be below compaction_trigger_slots");
   }

@@ -17,7 +17,9 @@
 #include "blob/blob_service.h"
 #include "blob/slot_map_refresher.h"
 #include "node/disk_health.h"
+#include "admission/capacity_units.h"
 #include "node/fault_rules.h"
+#include "node/kv_admission.h"
 #include "node/membership_rpcs.h"
 #include "node/peer_prober.h"
 #include "node/rpc_handler_util.h"
@@ -63,6 +65,34 @@ pb::GroupStatusProto ToProto(uint64_t group_id, const GroupStatus& s) {
   return p;
 }
 
+admission::ReadConsistency ReadConsistencyOf(pb::Consistency c) {
+  return c == pb::CONSISTENCY_EVENTUAL ? admission::ReadConsistency::kEventual
+                                       : admission::ReadConsistency::kStrong;
+}
+
+// A write's cost (admission/capacity_units.h): a batch by its items and
+// conditions; an S3 command (the `_s3` table) as one write unit.
+double WriteUnitsOf(const pb::KvWriteRequest& write) {
+  if (write.has_s3()) return admission::WriteUnits(0);
+  std::vector<uint64_t> sizes;
+  sizes.reserve(write.batch().writes_size());
+  for (const pb::KvWrite& w : write.batch().writes()) {
+    sizes.push_back(w.key().size() + (w.delete_() ? 0 : w.value().size()));
+  }
+  return admission::BatchWriteUnits(sizes, static_cast<uint64_t>(write.batch().conditions_size()));
+}
+
+// Refusals of a write that prove it was never proposed: its units go back.
+bool NotProposed(StatusCode code) {
+  return code == StatusCode::kNotLeader || code == StatusCode::kThrottled ||
+         code == StatusCode::kStaleEpoch || code == StatusCode::kNotFound;
+}
+
+Status ThroughputExceeded(uint64_t group_id, const char* kind) {
+  return Status::ThroughputExceeded(std::string(kind) + " capacity of partition " +
+                                    std::to_string(group_id) + " exceeded; back off and retry");
+}
+
 }  // namespace
 
 class NodeServer::Impl {
@@ -100,6 +130,7 @@ class NodeServer::Impl {
   std::unique_ptr<BlobGc> blob_gc_;
   std::unique_ptr<BlobMaintenance> blob_maintenance_;
   std::unique_ptr<PeerProber> peer_prober_;
+  KvAdmission admission_{options_.node_id, options_.admission, metrics_};
   std::unique_ptr<rpc::RpcServer> rpc_;
   std::unique_ptr<http::HttpServer> http_;
   // admin.state_digest's scans: one at a time, a few waiting.
@@ -310,8 +341,9 @@ Status NodeServer::Impl::StartBlobMaintenance() {
       blob::SlotMapRefresher::kIntervalMsDefault);
   blob_gc_ = std::make_unique<BlobGc>(*replication_, *blob_client_, metrics_, options_.gc);
   blob_maintenance_ = std::make_unique<BlobMaintenance>(options_.node_id, *replication_, blob_->store(),
-                                                        *blob_client_, *pool_, std::move(meta_ids),
+                                                        *blob_client_, *pool_, meta_ids,
                                                         metrics_, options_.sweep);
+  admission_.Start(pool_, meta_ids);
   slot_map_refresher_->Start();
   blob_gc_->Start();
   blob_maintenance_->Start();
@@ -338,8 +370,21 @@ void NodeServer::Impl::OnGet(const pb::Envelope& request, rpc::Responder respond
   if (!ParsePayload(request, responder, &get)) return;
   auto host = FindOrFail(get.group_id(), responder);
   if (!host) return;
-  host->Read(get.key(), get.consistency(), [responder](Result<std::optional<pb::KvRecord>> r) {
-    if (!r.ok()) return responder.Fail(r.status());
+  const uint64_t group_id = get.group_id();
+  const admission::ReadConsistency consistency = ReadConsistencyOf(get.consistency());
+  const admission::Admission admitted = admission_.Admit(
+      group_id, admission::CapacityKind::kRead, admission::ReadUnits(0, consistency));
+  if (!admitted.admitted) return responder.Fail(ThroughputExceeded(group_id, "read"));
+  host->Read(get.key(), get.consistency(), [this, responder, group_id, consistency, admitted,
+                                            key_bytes = get.key().size()](
+                                               Result<std::optional<pb::KvRecord>> r) {
+    if (!r.ok()) {
+      admission_.Return(group_id, admission::CapacityKind::kRead, admitted);
+      return responder.Fail(r.status());
+    }
+    const uint64_t bytes = r->has_value() ? key_bytes + (*r)->value().size() : 0;
+    admission_.Charge(group_id, admission::CapacityKind::kRead, admitted,
+                      admission::ReadUnits(bytes, consistency) - admitted.units);
     pb::KvGetResponse response;
     if (r->has_value()) {
       response.set_found(true);
@@ -358,8 +403,20 @@ void NodeServer::Impl::OnScan(const pb::Envelope& request, rpc::Responder respon
   }
   auto host = FindOrFail(scan.group_id(), responder);
   if (!host) return;
-  host->Scan(std::move(scan), [responder](Result<pb::KvScanResponse> r) {
-    if (!r.ok()) return responder.Fail(r.status());
+  const uint64_t group_id = scan.group_id();
+  const admission::ReadConsistency consistency = ReadConsistencyOf(scan.consistency());
+  const admission::Admission admitted = admission_.Admit(
+      group_id, admission::CapacityKind::kRead, admission::ReadUnits(0, consistency));
+  if (!admitted.admitted) return responder.Fail(ThroughputExceeded(group_id, "read"));
+  host->Scan(std::move(scan), [this, responder, group_id, consistency, admitted](Result<pb::KvScanResponse> r) {
+    if (!r.ok()) {
+      admission_.Return(group_id, admission::CapacityKind::kRead, admitted);
+      return responder.Fail(r.status());
+    }
+    uint64_t bytes = 0;
+    for (const pb::KvItem& item : r->items()) bytes += item.key().size() + item.value().size();
+    admission_.Charge(group_id, admission::CapacityKind::kRead, admitted,
+                      admission::ReadUnits(bytes, consistency) - admitted.units);
     responder.Reply(r->SerializeAsString());
   });
 }
@@ -369,13 +426,20 @@ void NodeServer::Impl::OnWrite(const pb::Envelope& request, rpc::Responder respo
   if (!ParsePayload(request, responder, &write)) return;
   auto host = FindOrFail(write.group_id(), responder);
   if (!host) return;
+  const uint64_t group_id = write.group_id();
+  const admission::Admission admitted =
+      admission_.Admit(group_id, admission::CapacityKind::kWrite, WriteUnitsOf(write));
+  if (!admitted.admitted) return responder.Fail(ThroughputExceeded(group_id, "write"));
   pb::KvCommand command;
   if (write.has_s3()) {
     *command.mutable_s3() = std::move(*write.mutable_s3());
   } else {
     *command.mutable_batch() = std::move(*write.mutable_batch());
   }
-  host->Write(std::move(command), [responder](Result<pb::KvApplyResult> r) {
+  host->Write(std::move(command), [this, responder, group_id, admitted](Result<pb::KvApplyResult> r) {
+    if (!r.ok() && NotProposed(r.status().code())) {
+      admission_.Return(group_id, admission::CapacityKind::kWrite, admitted);
+    }
     if (!r.ok()) return responder.Fail(r.status());
     pb::KvWriteResponse response;
     *response.mutable_result() = *r;
@@ -584,6 +648,7 @@ void NodeServer::Impl::Stop() {
   serving_ = false;
   // The maintenance threads wait on rpc and group callbacks: first.
   if (slot_map_refresher_) slot_map_refresher_->Stop();
+  admission_.Stop();
   if (blob_gc_) blob_gc_->Stop();
   if (blob_maintenance_) blob_maintenance_->Stop();
   if (peer_prober_) peer_prober_->Stop();

@@ -8,7 +8,10 @@
 //                       (unknown groups: counted, dropped)
 //   kv.get/scan/write   to the group's GroupHost; errors as the envelope
 //                       status (NotFound for a group not hosted here,
-//                       NotLeader with the leader's node id as hint, ...)
+//                       NotLeader with the leader's node id as hint, ...).
+//                       First charged against the table's capacity
+//                       (KvAdmission, docs/admission.md): ThroughputExceeded
+//                       when refused; units given back when not served.
 //   admin.create_group  ReplicationHost::CreateGroup (idempotent)
 //   admin.status        NodeStatus with every group's status
 //   admin.state_digest  text, one line per hosted group: "group=G applied=A
@@ -51,6 +54,7 @@
 #include <string>
 #include <vector>
 
+#include "admission/node_admission.h"
 #include "common/metrics.h"
 #include "common/result.h"
 #include "knobs/knobs.h"
@@ -104,6 +108,9 @@ struct NodeServerOptions {
   GroupHostOptions group_defaults;  // timings for every group
   // How often group gauges and storage counters are refreshed.
   uint32_t stats_interval_ms = 1000;
+  // Capacity admission of KV requests (node/kv_admission.h); its table
+  // capacities come from meta_peers (none: nothing is charged).
+  admission::NodeAdmissionOptions admission;
 };
 
 class NodeServer {

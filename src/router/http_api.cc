@@ -20,7 +20,8 @@ http::Response Error(unsigned http_status, std::string_view message, std::string
 
 http::Response ErrorFor(const Status& status) {
   http::Response r = Error(HttpStatusFor(status), status.message(), StatusCodeName(status.code()));
-  if (status.code() == StatusCode::kThrottled || status.code() == StatusCode::kUnavailable) {
+  if (status.code() == StatusCode::kThrottled || status.code() == StatusCode::kUnavailable ||
+      status.code() == StatusCode::kThroughputExceeded) {
     r.headers.emplace_back("Retry-After", "1");
   }
   return r;
@@ -128,6 +129,7 @@ unsigned HttpStatusFor(const Status& status) {
     case StatusCode::kCorruption:
     case StatusCode::kIOError: return 500;
     case StatusCode::kPermissionDenied: return 403;
+    case StatusCode::kThroughputExceeded: return 429;
   }
   return 500;
 }

@@ -197,6 +197,10 @@ class KvRouter::Operation : public std::enable_shared_from_this<Operation> {
       case StatusCode::kThrottled:
       case StatusCode::kAborted:
         return RetryAfterBackoff(status, Pace::kLoad);
+      case StatusCode::kThroughputExceeded:
+        // The leader's verdict on the table's capacity, not a failure: the
+        // client backs off (contract 4); another replica would not admit it.
+        return Complete(status);
       case StatusCode::kUnavailable:
       case StatusCode::kTimeout:
         NextReplica();

@@ -20,7 +20,10 @@
 //     the next replica is tried after a (leader-search) backoff; without a
 //     hint the cache entry is also invalidated. StaleEpoch, NotFound (the
 //     node does not host the group): invalidated, retried.
-//  4. Gets and scans are retried on every transient failure (Throttled,
+//  4. ThroughputExceeded (the table's capacity, docs/admission.md) is an
+//     answer: returned to the caller at once, never retried here nor sent
+//     to another replica (a refused write was not applied).
+//     Gets and scans are retried on every transient failure (Throttled,
 //     Aborted, Unavailable, Timeout). Writes are retried only when the
 //     failure proves the write did not take effect (WriteMayHaveBeenApplied
 //     is false): the channel never sent the request, or the node answered

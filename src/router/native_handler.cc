@@ -40,8 +40,11 @@ pb::KvApiResponse ErrorResponse(uint64_t request_id, const Status& status) {
   r.set_request_id(request_id);
   // The native wire numbers StatusCodes as they are up to kAborted; its own
   // codes follow (native_handler.h).
-  r.set_code(status.code() == StatusCode::kPermissionDenied ? kWirePermissionDenied
-                                                            : static_cast<uint32_t>(status.code()));
+  switch (status.code()) {
+    case StatusCode::kPermissionDenied: r.set_code(kWirePermissionDenied); break;
+    case StatusCode::kThroughputExceeded: r.set_code(kWireThroughputExceeded); break;
+    default: r.set_code(static_cast<uint32_t>(status.code()));
+  }
   r.set_message(status.message());
   return r;
 }

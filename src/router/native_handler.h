@@ -29,9 +29,10 @@
 
 namespace tessera::router {
 
-// Wire codes beyond tessera::StatusCode's (= tessera::KvCode 12 and 13).
+// Wire codes beyond tessera::StatusCode's 0..11 (= tessera::KvCode 12..14).
 inline constexpr uint32_t kWireUnauthenticated = 12;
 inline constexpr uint32_t kWirePermissionDenied = 13;
+inline constexpr uint32_t kWireThroughputExceeded = 14;
 
 class NativeKvHandler {
  public:

@@ -423,6 +423,28 @@ TEST_P(RouterRoutingTest, RetriesThrottledWithBackoff) {
   EXPECT_EQ(Counter("tessera_router_retries_total", "op=\"get\""), 2u);
 }
 
+// ThroughputExceeded is the table's verdict: answered to the client at once
+// (429, its code named), neither retried nor sent to another replica, and
+// the write is not applied.
+TEST_P(RouterRoutingTest, ThroughputExceededIsAnsweredNotRetried) {
+  {
+    std::lock_guard lock(cluster_.mu);
+    cluster_.fail_next = Status::ThroughputExceeded("write capacity of partition 1 exceeded");
+    cluster_.calls_per_node.clear();
+  }
+  const HttpReply put = Do("PUT", "/kv/kv/k1", "v");
+  EXPECT_EQ(put.status, 429u) << put.body;
+  EXPECT_NE(put.body.find("\"code\":\"ThroughputExceeded\""), std::string::npos) << put.body;
+  EXPECT_EQ(Counter("tessera_router_retries_total", "op=\"put\""), 0u);
+  {
+    std::lock_guard lock(cluster_.mu);
+    int calls = 0;
+    for (const auto& [node, n] : cluster_.calls_per_node) calls += n;
+    EXPECT_EQ(calls, 1) << "sent once, to one replica";
+  }
+  EXPECT_EQ(Do("GET", "/kv/kv/k1").status, 404u) << "not applied";
+}
+
 // A node's own Unavailable answer leaves a write's outcome unknown, even
 // when worded like the channel's "never sent" refusal: the router decides
 // from the typed send outcome, not from the text. A read is simply retried.

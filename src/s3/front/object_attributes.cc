@@ -162,19 +162,9 @@ void GetObjectAttributes(CallPtr call) {
                            AnswerAttributes(call, request, v);
                          });
     }
-    call->front.index().ReadObject(
-        call->bucket_info.bucket_id(), call->key, /*version_id=*/"", /*with_data=*/false,
-        [call, request](Result<std::optional<pb::ObjectVersion>> found) {
-          if (!found.ok()) return call->Fail(found.status());
-          if (!found->has_value()) return call->Fail(S3Error(S3ErrorCode::kNoSuchKey));
-          const pb::ObjectVersion& latest = **found;
-          if (latest.delete_marker()) {
-            return call->Fail(S3Error(S3ErrorCode::kNoSuchKey),
-                              {{"x-amz-delete-marker", "true"},
-                               {"x-amz-version-id", latest.version_id()}});
-          }
-          AnswerAttributes(call, request, latest);
-        });
+    WithLatestLiveVersion(call, /*with_data=*/false, [call, request](const pb::ObjectVersion& latest) {
+      AnswerAttributes(call, request, latest);
+    });
   });
 }
 

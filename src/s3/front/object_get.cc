@@ -347,21 +347,27 @@ void GetObject(CallPtr call) {
   if (call->HasParam("versionId")) return GetObjectVersion(call);
   WithOwnedBucket(call, [call] {
     // One node read: the latest version and (GET, not HEAD) its inline bytes.
-    call->front.index().ReadObject(
-        call->bucket_info.bucket_id(), call->key, /*version_id=*/"",
-        /*with_data=*/!call->is_head(), [call](Result<std::optional<pb::ObjectVersion>> found) {
-          if (!found.ok()) return call->Fail(found.status());
-          if (!found->has_value()) return call->Fail(S3Error(S3ErrorCode::kNoSuchKey));
-          const pb::ObjectVersion& latest = **found;
-          if (latest.delete_marker()) {
-            // S3 says which delete marker hides the key.
-            return call->Fail(S3Error(S3ErrorCode::kNoSuchKey),
-                              {{"x-amz-delete-marker", "true"},
-                               {"x-amz-version-id", latest.version_id()}});
-          }
-          ServeObject(call, latest);
-        });
+    WithLatestLiveVersion(call, /*with_data=*/!call->is_head(),
+                          [call](const pb::ObjectVersion& latest) { ServeObject(call, latest); });
   });
+}
+
+void WithLatestLiveVersion(CallPtr call, bool with_data,
+                           std::function<void(const pb::ObjectVersion&)> found) {
+  call->front.index().ReadObject(
+      call->bucket_info.bucket_id(), call->key, /*version_id=*/"", with_data,
+      [call, found = std::move(found)](Result<std::optional<pb::ObjectVersion>> read) {
+        if (!read.ok()) return call->Fail(read.status());
+        if (!read->has_value()) return call->Fail(S3Error(S3ErrorCode::kNoSuchKey));
+        const pb::ObjectVersion& latest = **read;
+        if (latest.delete_marker()) {
+          // S3 says which delete marker hides the key.
+          return call->Fail(S3Error(S3ErrorCode::kNoSuchKey),
+                            {{"x-amz-delete-marker", "true"},
+                             {"x-amz-version-id", latest.version_id()}});
+        }
+        found(latest);
+      });
 }
 
 void DeleteObject(CallPtr call) {

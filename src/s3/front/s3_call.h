@@ -136,6 +136,13 @@ void ServeObject(CallPtr call, const pb::ObjectVersion& v);
 void WithVersion(CallPtr call, uint64_t bucket_id, const std::string& key,
                  const std::string& version_id, bool with_data,
                  std::function<void(pb::ObjectVersion)> found);
+// Reads the latest version of the call's key (with its inline bytes when
+// `with_data`) and calls `found` with it; answers the call itself when
+// there is none: NoSuchKey, with x-amz-delete-marker and the marker's
+// version id when a delete marker is the latest (as S3 answers), or the
+// read's error.
+void WithLatestLiveVersion(CallPtr call, bool with_data,
+                           std::function<void(const pb::ObjectVersion&)> found);
 // The version a sub-resource request (?acl, ?tagging) addresses: the one
 // named by versionId, else the latest; answers the call itself when there is
 // none. A delete marker has no sub-resources: named by id, or as the

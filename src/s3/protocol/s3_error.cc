@@ -215,7 +215,8 @@ S3Error PreconditionFailedError(std::string condition) {
 
 S3Error FromStatus(const Status& status) {
   switch (status.code()) {
-    case StatusCode::kThrottled: return S3Error(S3ErrorCode::kSlowDown);
+    case StatusCode::kThrottled:
+    case StatusCode::kThroughputExceeded: return S3Error(S3ErrorCode::kSlowDown);
     case StatusCode::kUnavailable:
     case StatusCode::kTimeout:
     case StatusCode::kNotLeader:

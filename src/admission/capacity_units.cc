@@ -1,0 +1,54 @@
+#include "admission/capacity_units.h"
+
+namespace tessera::admission {
+namespace {
+
+// Started `unit_bytes` blocks in `bytes`, at least one.
+uint64_t BlocksOf(uint64_t bytes, uint64_t unit_bytes) {
+  const uint64_t blocks = bytes / unit_bytes + (bytes % unit_bytes != 0 ? 1 : 0);
+  return blocks == 0 ? 1 : blocks;
+}
+
+// Strong reads of an object's metadata record (one item, under 4 KiB).
+constexpr double kRecordRead = 1;
+// Writes of one metadata record (an object, part or bucket record, under 1 KiB).
+constexpr double kRecordWrite = 1;
+
+}  // namespace
+
+double ReadUnits(uint64_t bytes, ReadConsistency consistency) {
+  const double units = static_cast<double>(BlocksOf(bytes, kReadUnitBytes));
+  return consistency == ReadConsistency::kStrong ? units : units / 2;
+}
+
+double WriteUnits(uint64_t bytes) { return static_cast<double>(BlocksOf(bytes, kWriteUnitBytes)); }
+
+double BatchWriteUnits(std::span<const uint64_t> write_bytes, uint64_t conditions) {
+  double units = static_cast<double>(conditions);
+  for (uint64_t bytes : write_bytes) units += WriteUnits(bytes);
+  return units < 1 ? 1 : units;
+}
+
+S3Charge S3OperationUnits(S3Operation operation, uint64_t bytes, uint64_t records) {
+  const double data_read = bytes == 0 ? 0 : ReadUnits(bytes, ReadConsistency::kStrong);
+  const double data_write = bytes == 0 ? 0 : WriteUnits(bytes);
+  switch (operation) {
+    case S3Operation::kHeadObject:
+    case S3Operation::kHeadBucket: return {kRecordRead, 0};
+    case S3Operation::kGetObject: return {kRecordRead + data_read, 0};
+    case S3Operation::kPutObject: return {0, kRecordWrite + data_write};
+    case S3Operation::kDeleteObject: return {0, kRecordWrite};
+    case S3Operation::kCopyObject: return {kRecordRead + data_read, kRecordWrite + data_write};
+    case S3Operation::kListObjects: return {ReadUnits(bytes, ReadConsistency::kStrong), 0};
+    case S3Operation::kCreateMultipartUpload: return {0, kRecordWrite};
+    case S3Operation::kUploadPart: return {0, kRecordWrite + data_write};
+    case S3Operation::kCompleteMultipartUpload:
+      return {kRecordRead * static_cast<double>(records), kRecordWrite * static_cast<double>(records + 1)};
+    case S3Operation::kAbortMultipartUpload: return {0, kRecordWrite * static_cast<double>(records + 1)};
+    case S3Operation::kCreateBucket:
+    case S3Operation::kDeleteBucket: return {kRecordRead, kRecordWrite};
+  }
+  return {};
+}
+
+}  // namespace tessera::admission

@@ -1,0 +1,123 @@
+// NodeAdmission: a storage node's admission policy for KV requests, in
+// capacity units (capacity_units.h): one read and one write PartitionBudget
+// per partition it knows a capacity for, and a node-wide read and write
+// bucket that protects the node whatever the tables ask.
+//
+// Contract:
+//  1. A partition of a provisioned table gets its share of the table's
+//     capacity: rcu / partitions and wcu / partitions, each capped by
+//     partition_rcu_max / partition_wcu_max. A request is admitted when its
+//     partition's budget (steady, or burst credit while the node has spare
+//     capacity, see 3) and the node-wide bucket both hold its units.
+//  2. A partition of an on-demand table has no budget of its own yet (the
+//     global admission controller will give it one): only the node-wide
+//     bucket admits it. A partition of a table with no capacity set, or one
+//     not (yet) learned, is not charged at all: today's behaviour.
+//  3. Burst credit is spent only while the node-wide bucket would still
+//     hold node_spare_fraction of its cap after the request (the node has
+//     spare capacity); an unlimited node (rate 0) always has.
+//  4. A refusal takes nothing from any budget.
+//  5. Return gives a request's units back where they were taken from (a
+//     request the node did not serve after all: NotLeader, NotFound).
+//
+// Pure: time comes in; no clock, no lock, no metrics (the caller counts
+// what each call answers).
+//
+// Thread safety: none; the owner serialises calls.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "admission/partition_budget.h"
+#include "knobs/knobs.h"
+
+namespace tessera::admission {
+
+// Defaults of the node's admission knobs, in one place (the knob registry
+// takes them over).
+struct NodeAdmissionOptions {
+  // Caps on one partition's share, per second (DynamoDB's 3000 / 1000).
+  double partition_rcu_max = knobs::kNodeAdmissionPartitionRcuMax.default_value;
+  double partition_wcu_max = knobs::kNodeAdmissionPartitionWcuMax.default_value;
+  // The node-wide buckets, units per second; 0: unlimited. Far above what
+  // a node serves today, so that they protect without biting normal use.
+  double node_rcu_per_s = knobs::kNodeAdmissionNodeRcuPerS.default_value;
+  double node_wcu_per_s = knobs::kNodeAdmissionNodeWcuPerS.default_value;
+  // Seconds of unused capacity a partition keeps as burst credit.
+  double burst_window_s = knobs::kNodeAdmissionBurstWindowS.default_value;
+  // Burst credit is spent only while the node-wide bucket keeps at least
+  // this fraction of its cap (0..1).
+  double node_spare_fraction = knobs::kNodeAdmissionNodeSpareFraction.default_value;
+  // How often a node polls the metadata replicas for table capacities.
+  uint32_t capacity_refresh_ms = knobs::kNodeAdmissionCapacityRefreshMs.default_value;
+};
+
+// InvalidArgument-style check: the text of what is wrong, empty when fine.
+std::string NodeAdmissionOptionsError(const NodeAdmissionOptions& options);
+
+enum class CapacityMode : uint8_t { kUnset, kProvisioned, kOnDemand };
+enum class CapacityKind : uint8_t { kRead, kWrite };
+
+// What a partition is given: its table's mode and the table's capacity
+// divided among `partitions` partitions.
+struct PartitionCapacity {
+  std::string table;
+  CapacityMode mode = CapacityMode::kUnset;
+  double table_rcu = 0;
+  double table_wcu = 0;
+  uint32_t partitions = 1;
+};
+
+// One admission decision; Return takes it back.
+struct Admission {
+  bool admitted = true;
+  bool charged = false;  // false: unset mode or unknown partition
+  double units = 0;
+  BudgetSource source = BudgetSource::kSteady;  // the partition's (provisioned only)
+};
+
+class NodeAdmission {
+ public:
+  NodeAdmission(NodeAdmissionOptions options, Clock::time_point now);
+
+  // Sets (or changes, from `now` on) what `group_id` is given. Budgets of
+  // a partition whose share is unchanged keep their tokens and credit.
+  void SetPartition(uint64_t group_id, const PartitionCapacity& capacity, Clock::time_point now);
+  // Forgets every partition not in `group_ids`.
+  void RetainOnly(const std::set<uint64_t>& group_ids);
+
+  Admission Admit(uint64_t group_id, CapacityKind kind, double units, Clock::time_point now);
+  // Charges `units` more to an admitted request (a read's size known once
+  // served), taking only what is there.
+  void ChargeMore(uint64_t group_id, CapacityKind kind, double units, Clock::time_point now);
+  void Return(uint64_t group_id, CapacityKind kind, const Admission& admission, Clock::time_point now);
+
+  // The table of a known partition (metric labels); nullopt when unknown.
+  std::optional<std::string> TableOf(uint64_t group_id) const;
+  // The per-second rate a partition's budget refills at; nullopt when it
+  // has none (unset, on-demand, unknown).
+  std::optional<double> PartitionRate(uint64_t group_id, CapacityKind kind) const;
+  const NodeAdmissionOptions& options() const { return options_; }
+
+ private:
+  struct Partition {
+    PartitionCapacity capacity;
+    std::optional<PartitionBudget> read;   // provisioned only
+    std::optional<PartitionBudget> write;
+  };
+  std::optional<TokenBucket>& NodeBucket(CapacityKind kind) {
+    return kind == CapacityKind::kRead ? node_read_ : node_write_;
+  }
+  bool NodeHasSpare(CapacityKind kind, double units, Clock::time_point now);
+
+  NodeAdmissionOptions options_;
+  std::optional<TokenBucket> node_read_;   // nullopt: unlimited
+  std::optional<TokenBucket> node_write_;
+  std::map<uint64_t, Partition> partitions_;
+};
+
+}  // namespace tessera::admission
