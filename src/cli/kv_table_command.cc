@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <ostream>
+#include <thread>
 
 #include "cli/cluster_session.h"
 #include "common/limits.h"
@@ -27,17 +28,29 @@ Status UnitsArg(const char* flag, int64_t units) {
                                  " units per second, not " + std::to_string(units));
 }
 
+// The table as one metadata replica's MemDS holds it. A replica applies a
+// create a moment after the leader answered it, so a table missing from
+// the answers is asked for again for kCreatedTableLag before NotFound (a
+// table created just before is found; a capacity just updated may still
+// show its previous value for that moment).
 Result<pb::TableDescriptor> Describe(cluster::ClusterClient& client, const std::string& name,
                                      uint32_t* partitions) {
-  auto raw = client.CallAny(ProcessRole::kMeta, "meta.tables", pb::TablesRequest().SerializeAsString(),
-                            kDescribeTimeout);
-  if (!raw.ok()) return raw.status();
-  pb::TablesResponse tables;
-  if (!tables.ParseFromString(*raw)) return Status::Corruption("unparsable meta.tables answer");
-  *partitions = 0;
-  for (const pb::PartitionDescriptor& p : tables.partitions()) *partitions += p.table() == name;
-  for (const pb::TableDescriptor& t : tables.tables()) {
-    if (t.name() == name) return t;
+  constexpr milliseconds kCreatedTableLag{2'000};
+  constexpr milliseconds kAskAgainAfter{100};
+  const auto give_up = std::chrono::steady_clock::now() + kCreatedTableLag;
+  for (;;) {
+    auto raw = client.CallAny(ProcessRole::kMeta, "meta.tables",
+                              pb::TablesRequest().SerializeAsString(), kDescribeTimeout);
+    if (!raw.ok()) return raw.status();
+    pb::TablesResponse tables;
+    if (!tables.ParseFromString(*raw)) return Status::Corruption("unparsable meta.tables answer");
+    *partitions = 0;
+    for (const pb::PartitionDescriptor& p : tables.partitions()) *partitions += p.table() == name;
+    for (const pb::TableDescriptor& t : tables.tables()) {
+      if (t.name() == name) return t;
+    }
+    if (std::chrono::steady_clock::now() >= give_up) break;
+    std::this_thread::sleep_for(kAskAgainAfter);
   }
   return Status::NotFound("no table '" + name + "'");
 }

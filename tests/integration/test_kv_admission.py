@@ -232,8 +232,13 @@ class KvAdmissionTest(unittest.TestCase):
         self.assertIn("capacity provisioned rcu=400 wcu=1", out)
         self.wait_described("capacity provisioned rcu=400 wcu=1")
 
+        # Until every node has polled the new capacity (one refresh
+        # interval) a put may still pass: probe with keys of their own, so
+        # that the key checked below is written only once it is refused.
+        probes = iter(range(1_000_000))
+
         def refused_now():
-            return c.put("small-capacity")[0] == 429
+            return c.put(f"probe-{next(probes)}")[0] == 429
         deadline = time.monotonic() + 10
         while not refused_now() and time.monotonic() < deadline:
             time.sleep(0.2)
