@@ -34,12 +34,7 @@ class CrashingGroupTest : public ::testing::Test {
     }
   }
   void TearDown() override {
-    for (auto& [id, h] : hosts_) h->Stop();
-    loop_.RunReady();
-    sender_.Clear();
-    hosts_.clear();
-    loop_.RunReady();
-    stores_.clear();
+    testing::StopVirtualTimeGroup(loop_, sender_, hosts_, stores_);
   }
 
   void Start(consensus::ReplicaId id) {
@@ -146,8 +141,8 @@ class CrashingGroupTest : public ::testing::Test {
   JobThread scanner_{"digest", 8};
   testing::LoopbackSender sender_;
   std::map<consensus::ReplicaId, std::shared_ptr<storage::CrashFileSystem>> disks_;
-  std::map<consensus::ReplicaId, std::unique_ptr<storage::NodeStore>> stores_;
-  std::map<consensus::ReplicaId, std::shared_ptr<GroupHost>> hosts_;
+  testing::VirtualStores stores_;
+  testing::VirtualHosts hosts_;
 };
 
 // Writes are in flight (proposed, some of their group commits queued or

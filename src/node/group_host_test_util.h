@@ -181,4 +181,21 @@ class ThreeReplicaGroupTest : public ::testing::Test {
   std::map<consensus::ReplicaId, std::shared_ptr<GroupHost>> hosts_;
 };
 
+// Replicas of one group on a VirtualTimeLoop, by replica id.
+using VirtualHosts = std::map<consensus::ReplicaId, std::shared_ptr<GroupHost>>;
+using VirtualStores = std::map<consensus::ReplicaId, std::unique_ptr<storage::NodeStore>>;
+
+// Shuts such a group down in the order the hosts need: stop every host,
+// run what the stops queued, forget the senders' routes, drop the hosts,
+// run what their destruction queued, and only then close their stores.
+inline void StopVirtualTimeGroup(VirtualTimeLoop& loop, LoopbackSender& sender, VirtualHosts& hosts,
+                                 VirtualStores& stores) {
+  for (auto& [id, h] : hosts) h->Stop();
+  loop.RunReady();
+  sender.Clear();
+  hosts.clear();
+  loop.RunReady();
+  stores.clear();
+}
+
 }  // namespace tessera::node::testing

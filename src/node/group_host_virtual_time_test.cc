@@ -96,12 +96,7 @@ class VirtualTimeGroupTest : public ::testing::Test {
     }
   }
   void TearDown() override {
-    for (auto& [id, h] : hosts_) h->Stop();
-    loop_.RunReady();
-    sender_.Clear();
-    hosts_.clear();
-    loop_.RunReady();
-    stores_.clear();
+    testing::StopVirtualTimeGroup(loop_, sender_, hosts_, stores_);
     std::filesystem::remove_all(dir_);
   }
 
@@ -126,8 +121,8 @@ class VirtualTimeGroupTest : public ::testing::Test {
   VirtualTimeLoop loop_;
   std::string dir_;
   testing::LoopbackSender sender_;
-  std::map<consensus::ReplicaId, std::unique_ptr<storage::NodeStore>> stores_;
-  std::map<consensus::ReplicaId, std::shared_ptr<GroupHost>> hosts_;
+  testing::VirtualStores stores_;
+  testing::VirtualHosts hosts_;
 };
 
 // No election while virtual time stands still, however long the real wait;
