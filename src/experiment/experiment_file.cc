@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "cluster/layout.h"
+#include "knobs/knobs.h"
 #include "cluster/process_table.h"
 #include "common/fault_clock.h"
 #include "experiment/experiment_limits.h"
@@ -129,6 +130,11 @@ Status ValidateS3Workload(const pb::S3ObjectWorkload& w, const std::string& fiel
     return st;
   }
   if (Status st = CheckRange(field + ".multipart_percent", w.multipart_percent(), 0, 100);
+      !st.ok()) {
+    return st;
+  }
+  if (Status st = CheckRange(field + ".multipart_parts", w.multipart_parts(), 0,
+                             kS3MultipartPartsMax);
       !st.ok()) {
     return st;
   }
@@ -361,6 +367,28 @@ Status ValidateWorkloadsAndCheckers(const pb::Experiment& spec) {
   return Status::Ok();
 }
 
+// Every part of an upload but the last is at least min_bytes / parts bytes
+// (S3Client::MultipartPut); the cluster refuses smaller ones.
+Status ValidateMultipartParts(const pb::Experiment& spec, const pb::ClusterLayout& layout) {
+  const uint64_t set = layout.router_settings().s3_min_part_bytes();
+  const uint64_t min_part = set != 0 ? set : knobs::kRouterS3MinPartBytes.default_value;
+  for (int i = 0; i < spec.workloads_size(); ++i) {
+    if (!spec.workloads(i).has_s3_objects()) continue;
+    const pb::S3ObjectWorkload& w = spec.workloads(i).s3_objects();
+    if (w.multipart_parts() <= 1 || w.multipart_percent() == 0) continue;
+    const uint32_t min_bytes = w.min_bytes() == 0 ? kS3MinBytesDefault : w.min_bytes();
+    if (min_bytes / w.multipart_parts() < min_part) {
+      return Status::InvalidArgument(
+          "workloads[" + std::to_string(i) + "].s3_objects.multipart_parts: " +
+          std::to_string(w.multipart_parts()) + " parts of a " + std::to_string(min_bytes) +
+          "-byte body are smaller than the cluster's s3_min_part_bytes (" +
+          std::to_string(min_part) + "); set router_settings { s3_min_part_bytes } in the "
+          "experiment to at most min_bytes / multipart_parts");
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<uint32_t> EffectiveDuration(const pb::Experiment& spec, uint32_t duration_override_s) {
@@ -380,6 +408,7 @@ Status ValidateExperiment(const pb::Experiment& spec, const pb::ClusterLayout& l
   if (Status st = CheckRange("recovery_s", spec.recovery_s(), 0, kRecoverySMax); !st.ok()) return st;
   if (Status st = ValidateWorkloadsAndCheckers(spec); !st.ok()) return st;
   if (Status st = ValidateNetnsNetwork(spec.netns()); !st.ok()) return st;
+  if (Status st = ValidateMultipartParts(spec, layout); !st.ok()) return st;
   return ValidateNemesis(spec.nemesis(), layout, *duration);
 }
 
@@ -406,6 +435,11 @@ Result<LoadedExperiment> LoadExperiment(const std::string& path) {
                                    "': " + parsed.status().ToString());
   }
   loaded.layout = std::move(parsed).value();
+  loaded.layout.mutable_router_settings()->MergeFrom(loaded.spec.router_settings());
+  loaded.layout.mutable_node_settings()->MergeFrom(loaded.spec.node_settings());
+  if (Status st = cluster::ValidateLayout(loaded.layout); !st.ok()) {
+    return Status::InvalidArgument(path + ": router_settings/node_settings: " + st.message());
+  }
   if (Status st = ValidateExperiment(loaded.spec, loaded.layout); !st.ok()) {
     return Status::InvalidArgument(path + ": " + st.message());
   }

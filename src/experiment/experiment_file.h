@@ -18,6 +18,8 @@ struct LoadedExperiment {
   pb::Experiment spec;
   std::string path;         // the experiment file as given
   std::string layout_path;  // spec.layout resolved against the file's directory
+  // The layout the experiment runs: the file's, with the experiment's
+  // router_settings and node_settings merged over it.
   pb::ClusterLayout layout;
 };
 

@@ -225,6 +225,38 @@ checkers { availability {} }
             std::string::npos);
 }
 
+// Several parts per upload need parts the cluster accepts; the experiment's
+// settings reach the layout it runs and are held to the knobs' bounds.
+TEST_F(ExperimentFileTest, MultipartPartsAndSettingsAreChecked) {
+  const std::string head = R"(name: "ok" layout: "layout.textproto" duration_s: 30
+checkers { s3 {} }
+)";
+  const std::string parts =
+      "workloads { s3_objects { clients: 2 rate_per_s: 10 keys: 4 multipart_percent: 50 "
+      "multipart_parts: 3 min_bytes: 3072 max_bytes: 40000 } }\n";
+  EXPECT_NE(ErrorOf(head + parts).find("workloads[0].s3_objects.multipart_parts: 3 parts of a "
+                                       "3072-byte body are smaller than the cluster's "
+                                       "s3_min_part_bytes (5242880)"),
+            std::string::npos);
+  auto loaded = LoadExperiment(
+      Write(head + parts + "router_settings { s3_min_part_bytes: 1024 } "
+                           "node_settings { gc_interval_ms: 700 }"));
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  EXPECT_EQ(loaded->layout.router_settings().s3_min_part_bytes(), 1024u);
+  EXPECT_EQ(loaded->layout.node_settings().gc_interval_ms(), 700u);
+  EXPECT_NE(ErrorOf(head + parts + "router_settings { s3_min_part_bytes: 1025 }")
+                .find("multipart_parts"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(head + parts + "router_settings { s3_min_part_bytes: 1024 } "
+                                   "node_settings { gc_interval_ms: 4000000 }")
+                .find("router_settings/node_settings:"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(head + "workloads { s3_objects { clients: 2 rate_per_s: 10 keys: 4 "
+                           "multipart_parts: 17 } }")
+                .find("s3_objects.multipart_parts = 17: must be in 0..16"),
+            std::string::npos);
+}
+
 // The --netns network block: loads when in range, names the field otherwise.
 TEST_F(ExperimentFileTest, NetnsBlockIsChecked) {
   const std::string base = std::string(kHead) + kWorkload;

@@ -25,6 +25,8 @@ inline constexpr uint32_t kS3PrefixesMax = 8;
 inline constexpr uint32_t kS3MinBytesDefault = 128;
 inline constexpr uint32_t kS3MaxBytesDefault = 64 * 1024;
 inline constexpr uint32_t kS3BodyBytesMax = 8 << 20;
+// Parts of one multipart upload (sent one after the other).
+inline constexpr uint32_t kS3MultipartPartsMax = 16;
 // Operations one run records (all workloads): a workload stops issuing
 // operations once the history is full, so memory and the checker's work
 // stay bounded.

@@ -515,6 +515,12 @@ int RunExperiment(const RunOptions& o, std::ostream& out, std::ostream& err) {
       return kExitBadInput;
     }
   }
+  const pb::Experiment& spec = run.experiment.spec;
+  if (!o.attach_dir.empty() && (spec.has_router_settings() || spec.has_node_settings())) {
+    err << "tessera experiment run: router_settings/node_settings set a fresh cluster's "
+           "settings: not with --attach\n";
+    return kExitBadInput;
+  }
   auto dir = MakeResultDir(o, run.experiment.spec.name());
   if (!dir.ok()) {
     err << "tessera experiment run: " << dir.status().message() << "\n";

@@ -100,15 +100,19 @@ std::string CompleteTarget(std::string_view bucket, std::string_view key,
   return ObjectTarget(bucket, key) + "?uploadId=" + s3::auth::UriEncode(upload_id);
 }
 
-std::string CompleteBody(std::string_view etag) {
-  std::string quoted(etag);
-  size_t at = 0;
-  while ((at = quoted.find('"', at)) != std::string::npos) {
-    quoted.replace(at, 1, "&quot;");
-    at += 6;
+std::string CompleteBody(const std::vector<std::string>& etags) {
+  std::string body = "<CompleteMultipartUpload>";
+  for (size_t i = 0; i < etags.size(); ++i) {
+    std::string quoted = etags[i];
+    size_t at = 0;
+    while ((at = quoted.find('"', at)) != std::string::npos) {
+      quoted.replace(at, 1, "&quot;");
+      at += 6;
+    }
+    body += "<Part><PartNumber>" + std::to_string(i + 1) + "</PartNumber><ETag>" + quoted +
+            "</ETag></Part>";
   }
-  return "<CompleteMultipartUpload><Part><PartNumber>1</PartNumber><ETag>" + quoted +
-         "</ETag></Part></CompleteMultipartUpload>";
+  return body + "</CompleteMultipartUpload>";
 }
 
 std::optional<std::string> XmlElement(std::string_view xml, std::string_view tag) {

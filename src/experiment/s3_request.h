@@ -55,9 +55,9 @@ std::string PartTarget(std::string_view bucket, std::string_view key, std::strin
                        uint32_t part_number);
 std::string CompleteTarget(std::string_view bucket, std::string_view key,
                            std::string_view upload_id);
-// The CompleteMultipartUpload body of one part with `etag` (as the part's
-// answer gave it, quotes included).
-std::string CompleteBody(std::string_view etag);
+// The CompleteMultipartUpload body of parts 1..N with `etags` in part
+// order (as each part's answer gave it, quotes included).
+std::string CompleteBody(const std::vector<std::string>& etags);
 
 // The text of the first <tag> element of `xml` (entities decoded), or
 // nullopt: an upload's <UploadId>, an answer's <Error><Code>.

@@ -55,9 +55,13 @@ TEST(S3Request, MultipartTargetsSignAndParse) {
   EXPECT_EQ(part, "/b/p/k01?partNumber=1&uploadId=u%2F1%2B2");
   EXPECT_TRUE(Verify("PUT", part, SignS3Request(kEndpoint, "PUT", part, {}, kNow)).ok());
   EXPECT_EQ(CompleteTarget("b", "p/k01", "u1"), "/b/p/k01?uploadId=u1");
-  EXPECT_EQ(CompleteBody("\"abc\""),
+  EXPECT_EQ(CompleteBody({"\"abc\""}),
             "<CompleteMultipartUpload><Part><PartNumber>1</PartNumber><ETag>&quot;abc&quot;"
             "</ETag></Part></CompleteMultipartUpload>");
+  EXPECT_EQ(CompleteBody({"\"a\"", "\"b\""}),
+            "<CompleteMultipartUpload><Part><PartNumber>1</PartNumber><ETag>&quot;a&quot;"
+            "</ETag></Part><Part><PartNumber>2</PartNumber><ETag>&quot;b&quot;</ETag></Part>"
+            "</CompleteMultipartUpload>");
   EXPECT_EQ(XmlElement("<InitiateMultipartUploadResult><UploadId>u&amp;1</UploadId>", "UploadId"),
             "u&1");
   EXPECT_FALSE(XmlElement("<Error><Code>SlowDown</Code></Error>", "UploadId"));

@@ -5,6 +5,8 @@
 #include <ctime>
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "experiment/experiment_limits.h"
 #include "experiment/s3_object_body.h"
@@ -106,10 +108,11 @@ class S3Client {
     Put(op, key, clock);
   }
 
-  // Create, one part, complete. Until the complete the object is
-  // untouched, so a create or part that did not succeed is kFail whatever
-  // happened to it; the complete's outcome is as a PUT's (contract 2; a
-  // 200 carrying an <Error> is unknown).
+  // Create, the parts one after the other (multipart_parts, each
+  // body/parts bytes and the last the rest), complete. Until the complete
+  // the object is untouched, so a create or part that did not succeed is
+  // kFail whatever happened to it; the complete's outcome is as a PUT's
+  // (contract 2; a 200 carrying an <Error> is unknown).
   void MultipartPut(OpRecord& op, const std::string& key, const RunClock& clock) {
     op.kind = OpKind::kS3MultipartPut;
     op.key = key;
@@ -127,14 +130,24 @@ class S3Client {
       op.complete_us = clock.NowUs();
       return;
     }
-    auto part = connection_.Send("PUT", PartTarget(config_.bucket, key, *upload_id, 1), {}, body);
-    if (!part.ok() || part->status != 200 || part->Header("ETag").empty()) {
-      op.error = "part: " + (part.ok() ? Describe(*part) : part.status().ToString());
-      op.complete_us = clock.NowUs();
-      return;
+    const uint32_t parts = std::max<uint32_t>(1, config_.spec.multipart_parts());
+    const size_t part_bytes = body.size() / parts;
+    std::vector<std::string> etags;
+    for (uint32_t n = 1; n <= parts; ++n) {
+      const size_t offset = (n - 1) * part_bytes;
+      const size_t length = n < parts ? part_bytes : body.size() - offset;
+      auto part = connection_.Send("PUT", PartTarget(config_.bucket, key, *upload_id, n), {},
+                                   body.substr(offset, length));
+      if (!part.ok() || part->status != 200 || part->Header("ETag").empty()) {
+        op.error = "part " + std::to_string(n) + ": " +
+                   (part.ok() ? Describe(*part) : part.status().ToString());
+        op.complete_us = clock.NowUs();
+        return;
+      }
+      etags.push_back(part->Header("ETag"));
     }
     auto done = connection_.Send("POST", CompleteTarget(config_.bucket, key, *upload_id), {},
-                                 CompleteBody(part->Header("ETag")));
+                                 CompleteBody(etags));
     op.complete_us = clock.NowUs();
     SetWriteOutcome(op, done);
     if (op.outcome == OpOutcome::kOk && XmlElement(done->body, "Code")) {

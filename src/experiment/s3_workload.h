@@ -4,7 +4,8 @@
 // overwrites), GETs, HEADs, DELETEs and ListObjectsV2 of a prefix on
 // `keys` hot keys under each of `prefixes` prefixes of one bucket, at
 // `rate_per_s` operations per second over all clients; `multipart_percent`
-// of the PUTs are multipart uploads of one part, `copy_percent` copies.
+// of the PUTs are multipart uploads of `multipart_parts` parts,
+// `copy_percent` copies.
 //
 // Contract:
 //  1. Every PUT writes a write id unique in the run ("w<workload>-c<client>-

@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "common/check.h"
+#include "router/kv_router.h"
 #include "tessera/cluster_rpc.pb.h"
 
 namespace tessera::router {
@@ -121,10 +122,11 @@ void RegistryClient::TryNext(std::shared_ptr<Call> call) {
         call->method, call->payload, std::chrono::milliseconds(timeout_ms),
         [this, call](Result<std::string> response) {
           const StatusCode code = response.status().code();
-          // A write whose outcome is unknown (Timeout) must not be repeated
-          // blindly elsewhere: the caller decides.
+          // A write that may have been applied (sent and unanswered, or an
+          // answer that cannot tell) must not be repeated blindly
+          // elsewhere: the caller decides. Typed send outcome, never text.
           const bool settled = response.ok() || Authoritative(code) ||
-                             (call->write && code == StatusCode::kTimeout);
+                               (call->write && WriteMayHaveBeenApplied(response.status()));
           if (settled) return call->done(std::move(response));
           call->last = response.status();
           TryNext(call);

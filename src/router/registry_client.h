@@ -8,9 +8,11 @@
 //           failure, Throttled, Timeout, Unavailable (a replica behind the
 //           requested min_version answers Unavailable).
 //   writes  (CreateBucket, DeleteBucket, SetVersioning): any replica
-//           forwards to the leader; fail over on a refused send, NotLeader,
-//           Throttled, Unavailable. A Timeout is returned as is (the
-//           outcome is unknown; every write is safe to repeat).
+//           forwards to the leader; fail over only when the write provably
+//           was not applied (WriteMayHaveBeenApplied, kv_router.h: never
+//           sent, or refused, e.g. NotLeader or Throttled). A write that
+//           may have been applied (sent and unanswered, or answered
+//           Unavailable or Timeout) is returned as is: the caller decides.
 // Authoritative answers (NotFound, Conflict, InvalidArgument) end a request.
 //
 // Read-your-writes: the client remembers the highest map version its own

@@ -49,7 +49,7 @@ TEST(VersionedCache, FullCacheStartsOver) {
 
 class RegistryClientFakeTest : public rpc::testing::RpcTest {
  protected:
-  enum class WriteMode { kAnswer, kNotLeader, kSilent };
+  enum class WriteMode { kNotLeader, kSilent, kOutcomeUnknown };
 
   void SetUp() override {
     // 101: every read Unavailable (behind); writes per mode_. 102: answers.
@@ -105,6 +105,8 @@ class RegistryClientFakeTest : public rpc::testing::RpcTest {
       std::lock_guard lock(mu_);
       ++bad_writes_;
       if (mode_ == WriteMode::kNotLeader) return r.Fail(Status::NotLeader(0));
+      // A leader whose proposal timed out: it cannot tell whether it applied.
+      if (mode_ == WriteMode::kOutcomeUnknown) return r.Fail(Status::Unavailable("proposal"));
       held_.push_back(r);  // kSilent: never answered
     };
   }
@@ -187,6 +189,31 @@ TEST_F(RegistryClientFakeTest, ReadsFailOverWritesOnlyWhenSafe) {
   std::lock_guard lock(mu_);
   EXPECT_EQ(min_versions_.front(), 0u);
   EXPECT_EQ(min_versions_.back(), 500u);
+}
+
+// A write goes to another replica only when it provably was not applied:
+// never sent, or refused; an answer that cannot tell is the caller's.
+TEST_F(RegistryClientFakeTest, WritesGoElsewhereOnlyWhenProvablyNotApplied) {
+  {
+    std::lock_guard lock(mu_);
+    mode_ = WriteMode::kOutcomeUnknown;
+  }
+  auto unknown = Create("alpha");  // starts at 101
+  EXPECT_EQ(unknown.status().code(), StatusCode::kUnavailable);
+  {
+    std::lock_guard lock(mu_);
+    EXPECT_EQ(bad_writes_, 1);
+    EXPECT_EQ(good_writes_, 0);
+  }
+  ASSERT_TRUE(Create("beta").ok());  // starts at 102
+  // 101 is gone: the write never leaves this process, so 102 gets it.
+  bad_->Stop();
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  auto resent = Create("gamma");  // starts at 101
+  ASSERT_TRUE(resent.ok()) << resent.status().ToString();
+  std::lock_guard lock(mu_);
+  EXPECT_EQ(bad_writes_, 1);
+  EXPECT_EQ(good_writes_, 2);
 }
 
 // New-key visibility: 101 and 103 are lagging followers (they know no key
