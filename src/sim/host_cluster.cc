@@ -49,7 +49,7 @@ Status HostCluster::Start() {
   return Status::Ok();
 }
 
-Status HostCluster::Restart(ReplicaId id) {
+Status HostCluster::Restart(ReplicaId id, const RestartFaults& faults) {
   Replica& replica = replicas_.at(id);
   TESSERA_CHECK(replica.host == nullptr && "restart of a replica that is up");
   storage::NodeStoreOptions so;
@@ -59,6 +59,8 @@ Status HostCluster::Restart(ReplicaId id) {
   so.state_write_buffer_bytes = 4 << 20;
   so.block_cache_bytes = 8 << 20;
   so.stepped_workers = true;
+  so.snapshot_install_batch_bytes = options_.snapshot_install_batch_bytes;
+  so.fault_install_stop_after_batches = faults.die_in_install_after_batches;
   auto store = storage::NodeStore::Open(so);
   if (!store.ok()) return store.status();
   node::GroupHostOptions o;
@@ -68,6 +70,9 @@ Status HostCluster::Restart(ReplicaId id) {
   o.consensus.random_seed = DeriveSeed(options_.seed, kStreamReplica + (uint64_t{id} << 8));
   for (ReplicaId v = 1; v <= options_.replicas; ++v) o.bootstrap_membership.add_voters(v);
   o.write_timeout_ms = options_.write_timeout_ms;
+  o.compaction_trigger_slots = options_.compaction_trigger_slots;
+  o.compaction_keep_slots = options_.compaction_keep_slots;
+  o.snapshot.chunk_bytes = options_.snapshot_chunk_bytes;
   auto host = node::GroupHost::Start(loop_.NewExecutor(), store->get(), &transport_, o);
   if (!host.ok()) return host.status();
   replica.store = std::move(store).value();
@@ -168,6 +173,18 @@ bool HostCluster::CaughtUp() {
     if (status && status->applied < chosen) return false;
   }
   return true;
+}
+
+bool HostCluster::InstallPending(ReplicaId id) {
+  Result<bool> pending = replicas_.at(id).store->InstallPending(options_.group_id);
+  TESSERA_CHECK(pending.ok());
+  return *pending;
+}
+
+consensus::Slot HostCluster::LogStart(ReplicaId id) {
+  auto status = StatusOf(id);
+  TESSERA_CHECK(status.has_value());
+  return status->log_start;
 }
 
 Result<std::string> HostCluster::Digest(ReplicaId id) {

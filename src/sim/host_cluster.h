@@ -50,6 +50,21 @@ struct HostClusterOptions {
   // snapshot jobs) run: disk_delay_min_us plus up to disk_delay_jitter_us.
   TimeUs disk_delay_min_us = 500;
   TimeUs disk_delay_jitter_us = 2'000;
+  // Log compaction and snapshot transfer of every replica (GroupHostOptions,
+  // SnapshotTransferOptions, NodeStoreOptions); small values make lagging
+  // replicas catch up by snapshot within a short run.
+  uint64_t compaction_trigger_slots = knobs::kNodeCompactionTriggerSlots.default_value;
+  uint64_t compaction_keep_slots = knobs::kNodeCompactionKeepSlots.default_value;
+  size_t snapshot_chunk_bytes = knobs::kNodeSnapshotChunkBytes.default_value;
+  size_t snapshot_install_batch_bytes = knobs::kNodeSnapshotInstallBatchBytes.default_value;
+};
+
+// Faults of one incarnation of a replica.
+struct RestartFaults {
+  // The process dies in the middle of its next snapshot install: after the
+  // durable install marker and this many copy batches the install stops
+  // (the group fail-stops on it); the next start finishes the install.
+  std::optional<size_t> die_in_install_after_batches;
 };
 
 class HostCluster {
@@ -84,7 +99,7 @@ class HostCluster {
   // the seed (none when `torn` is false). Returns the unsynced bytes lost.
   uint64_t Crash(ReplicaId id, bool torn = true);
   // Starts replica `id` again from its disk.
-  Status Restart(ReplicaId id);
+  Status Restart(ReplicaId id, const RestartFaults& faults = {});
   bool up(ReplicaId id) const { return replicas_.at(id).host != nullptr; }
   // The disk of `id` returns errors on every write and sync (or heals).
   void SetDiskFailing(ReplicaId id, bool failing);
@@ -98,6 +113,12 @@ class HostCluster {
   ReplicaId Leader();
   // Every up replica applied everything the leader chose.
   bool CaughtUp();
+  // The store of `id` (up) has a snapshot install marker: an install began
+  // and did not finish.
+  bool InstallPending(ReplicaId id);
+  // The first slot of the log of `id` (up): above 1 once it compacted or
+  // installed a snapshot.
+  consensus::Slot LogStart(ReplicaId id);
   // The state digest of `id` (GroupHost::StateDigest), as text.
   Result<std::string> Digest(ReplicaId id);
   std::optional<std::string> ValueAt(ReplicaId id, const std::string& key);

@@ -196,5 +196,44 @@ TEST(HostClusterTest, FailingDiskStopsTheReplicaAndTheOthersGoOn) {
   EXPECT_EQ(*restarted, *led);
 }
 
+// A follower that missed more than the leader keeps of its log catches up by
+// a streamed snapshot; its process dies in the middle of the install (after
+// the durable marker and one copy batch); restarted, its store finishes the
+// install and the replica ends with the leader's digest.
+TEST(HostClusterTest, CrashInTheMiddleOfASnapshotInstallResumesAtRestart) {
+  HostClusterOptions options = OptionsFor(31);
+  options.network = NetworkParams{};
+  options.compaction_trigger_slots = 20;
+  options.compaction_keep_slots = 2;
+  options.snapshot_chunk_bytes = 1 << 10;
+  options.snapshot_install_batch_bytes = 512;
+  HostCluster cluster(options);
+  ASSERT_TRUE(cluster.Start().ok());
+  ASSERT_TRUE(Put(cluster, "first", "1"));
+  const ReplicaId leader = cluster.Leader();
+  const ReplicaId follower = leader == 3 ? 2 : 3;
+  cluster.Crash(follower, /*torn=*/false);
+  const std::string value(100, 'v');
+  for (int i = 0; i < 40; ++i) ASSERT_TRUE(Put(cluster, "key" + std::to_string(i), value)) << i;
+  ASSERT_GT(cluster.LogStart(leader), 2u) << "the leader compacted past the follower";
+
+  RestartFaults faults;
+  faults.die_in_install_after_batches = 1;
+  ASSERT_TRUE(cluster.Restart(follower, faults).ok());
+  ASSERT_TRUE(cluster.RunUntil([&] { return cluster.StatusOf(follower)->stopped; }, 10'000'000))
+      << "the install stopped half-way";
+  EXPECT_TRUE(cluster.InstallPending(follower));
+  cluster.Crash(follower);
+  ASSERT_TRUE(cluster.Restart(follower).ok());
+  EXPECT_FALSE(cluster.InstallPending(follower)) << "finished when the store opened";
+  ASSERT_TRUE(Put(cluster, "last", "1"));
+  ASSERT_TRUE(cluster.RunUntil([&] { return cluster.CaughtUp(); }, 20'000'000));
+  EXPECT_EQ(cluster.ValueAt(follower, "key39"), value);
+  Result<std::string> installed = cluster.Digest(follower);
+  Result<std::string> led = cluster.Digest(leader);
+  ASSERT_TRUE(installed.ok() && led.ok());
+  EXPECT_EQ(*installed, *led);
+}
+
 }  // namespace
 }  // namespace tessera::sim
