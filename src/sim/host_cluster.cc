@@ -104,6 +104,20 @@ uint64_t HostCluster::Crash(ReplicaId id, bool torn) {
   return lost;
 }
 
+void HostCluster::Isolate(ReplicaId id, bool isolated) {
+  for (ReplicaId other = 1; other <= options_.replicas; ++other) {
+    if (other == id) continue;
+    if (isolated) {
+      network_.Block(id, other);
+      network_.Block(other, id);
+    } else {
+      network_.Unblock(id, other);
+      network_.Unblock(other, id);
+    }
+  }
+  Trace("link " + std::to_string(id) + (isolated ? " isolated" : " healed"));
+}
+
 void HostCluster::SetDiskFailing(ReplicaId id, bool failing) {
   replicas_.at(id).disk->SetFailWrites(failing);
   Trace("disk " + std::to_string(id) + (failing ? " failing" : " healed"));

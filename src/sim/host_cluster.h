@@ -101,6 +101,8 @@ class HostCluster {
   // Starts replica `id` again from its disk.
   Status Restart(ReplicaId id, const RestartFaults& faults = {});
   bool up(ReplicaId id) const { return replicas_.at(id).host != nullptr; }
+  // Cuts (or heals) every link to and from `id`.
+  void Isolate(ReplicaId id, bool isolated);
   // The disk of `id` returns errors on every write and sync (or heals).
   void SetDiskFailing(ReplicaId id, bool failing);
 
