@@ -251,11 +251,6 @@ HostSeedResult RunHostSeed(const HostSeedConfig& config) {
   return run.Run();
 }
 
-std::string HostSeedReplayCommand(uint64_t seed) {
-  return "TESSERA_HOST_SEED=" + std::to_string(seed) +
-         " sim_node_test --gtest_filter=HostSeedTest.ReplayOneSeed";
-}
-
 std::string CheckAcknowledgedWrites(
     const std::map<std::string, std::string>& acked,
     const std::map<uint32_t, std::map<std::string, std::optional<std::string>>>& held) {

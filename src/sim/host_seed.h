@@ -46,9 +46,6 @@ struct HostSeedResult {
 };
 
 HostSeedResult RunHostSeed(const HostSeedConfig& config);
-// The one line that replays `seed` with its trace:
-// "TESSERA_HOST_SEED=<seed> sim_node_test --gtest_filter=HostSeedTest.ReplayOneSeed".
-std::string HostSeedReplayCommand(uint64_t seed);
 
 // The durability checker, on the values each replica holds for the
 // acknowledged keys: empty when every replica holds every acknowledged

@@ -4,10 +4,11 @@
 // catch a known violation.
 #include "sim/host_seed.h"
 
+#include "sim/host_sim_command.h"
+
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <iostream>
+#include <sstream>
 #include <string>
 
 namespace tessera::sim {
@@ -20,7 +21,7 @@ TEST(HostSeedTest, SeedsPassTheirCheckersAndReplayExactly) {
     config.seed = seed;
     const HostSeedResult result = RunHostSeed(config);
     ASSERT_TRUE(result.ok) << "seed " << seed << ": " << result.violation
-                           << "\nreplay: " << HostSeedReplayCommand(seed);
+                           << "\nreplay: " << HostReplayCommand(seed);
     total.writes_acked += result.stats.writes_acked;
     total.crashes += result.stats.crashes;
     total.partitions += result.stats.partitions;
@@ -44,18 +45,26 @@ TEST(HostSeedTest, SeedsPassTheirCheckersAndReplayExactly) {
   EXPECT_EQ(first.stats.virtual_time_us, again.stats.virtual_time_us);
 }
 
-// The replay of one seed, with its trace on stdout: the command a failing
-// seed prints (HostSeedReplayCommand). Skipped unless TESSERA_HOST_SEED is
-// set.
-TEST(HostSeedTest, ReplayOneSeed) {
-  const char* seed = std::getenv("TESSERA_HOST_SEED");
-  if (seed == nullptr) GTEST_SKIP() << "TESSERA_HOST_SEED not set";
-  HostSeedConfig config;
-  config.seed = std::stoull(seed);
-  config.trace = &std::cout;
-  const HostSeedResult result = RunHostSeed(config);
-  EXPECT_TRUE(result.ok) << result.violation;
-  std::cout << "trace hash " << std::hex << result.trace_hash << std::dec << '\n';
+// The command: deterministic output, a failing seed's replay line, and
+// arguments this host does not support refused with exit 2.
+TEST(HostSeedTest, CommandSummarizesAndRefusesWhatItCannotRun) {
+  SimCommandArgs args;
+  args.host = "production";
+  args.seed_start = 11;
+  args.seeds = 2;
+  std::ostringstream first;
+  std::ostringstream again;
+  EXPECT_EQ(RunHostSimCommand(args, first), 0) << first.str();
+  EXPECT_EQ(RunHostSimCommand(args, again), 0);
+  EXPECT_EQ(first.str(), again.str());
+  EXPECT_NE(first.str().find("seeds 11..12: 2 passed, 0 failed"), std::string::npos)
+      << first.str();
+  EXPECT_EQ(HostReplayCommand(12),
+            "tessera sim --host production --seed-start 12 --seeds 1 --trace");
+  std::ostringstream refused;
+  args.replicas = 5;
+  EXPECT_EQ(RunHostSimCommand(args, refused), 2);
+  EXPECT_NE(refused.str().find("--replicas 3"), std::string::npos);
 }
 
 TEST(HostSeedTest, CheckersCatchKnownViolations) {
