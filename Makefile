@@ -42,14 +42,17 @@ install: deps
 	@cmake --build $(BUILD) -j $(JOBS) --target tessera
 	@DESTDIR="$(DESTDIR)" cmake --install $(BUILD) --prefix "$(PREFIX)" --strip
 
-# make soak [SEEDS=100000] [DURATION=seconds] [REPLICAS=3] [SEED_START=1000000]
+# make soak [SEEDS=100000] [DURATION=seconds] [REPLICAS=3] [SEED_START=1000000] [HOST=core]
 # Runs SEEDS seeds, or as many as fit in DURATION seconds when it is given.
+# HOST=production runs them on the production host (GroupHost,
+# PartitionStateMachine, NodeStore; 3 replicas) instead of the core's.
 SEEDS      ?= 100000
 DURATION   ?= 0
 SEED_START ?= 1000000
 REPLICAS   ?= 3
+HOST       ?= core
 soak: build
-	@$(BUILD)/src/cli/tessera sim --replicas $(REPLICAS) --seed-start $(SEED_START) \
+	@$(BUILD)/src/cli/tessera sim --host $(HOST) --replicas $(REPLICAS) --seed-start $(SEED_START) \
 		--seeds $(if $(filter-out 0,$(DURATION)),1000000000,$(SEEDS)) --duration $(DURATION)
 
 # make experiments [SOAK=N] [SEED=S]: the failure-injection catalogue

@@ -18,6 +18,7 @@
 #include "cli/s3_command.h"
 #include "experiment/experiment_command.h"
 #include "experiment/experiment_limits.h"
+#include "sim/host_sim_command.h"
 #include "sim/sim_command.h"
 
 
@@ -40,6 +41,10 @@ int main(int argc, char** argv) {
                     "every seed loses voters for good; the autoadmin's planner replaces them");
   sim_cmd->add_option("--bug", sim.bug,
                       "inject a host-side bug to show the checkers catch it ('list' names them)");
+  sim_cmd->add_option("--host", sim.host,
+                      "core: the consensus core under the simulator's host; production: the "
+                      "production GroupHost, state machine and NodeStore")
+      ->check(CLI::IsMember({"core", "production"}));
 
   tessera::cli::ClusterCommandArgs cluster;
   CLI::App* cluster_cmd = tessera::cli::AddClusterCommands(app, cluster);
@@ -138,7 +143,10 @@ int main(int argc, char** argv) {
     return rc != 0 && experiment_cmd->parsed() ? 2 : rc;
   }
 
-  if (*sim_cmd) return tessera::sim::RunSimCommand(sim, std::cout);
+  if (*sim_cmd) {
+    return sim.host == "production" ? tessera::sim::RunHostSimCommand(sim, std::cout)
+                                    : tessera::sim::RunSimCommand(sim, std::cout);
+  }
   if (*config_cmd) return tessera::cli::RunConfigCommand(config, std::cout);
   if (*node_cmd) return tessera::node::RunNodeCommand(node);
   if (*meta_cmd) return tessera::meta::RunMetaCommand(meta);

@@ -7,8 +7,10 @@
 
 namespace tessera {
 
-JobThread::JobThread(std::string thread_name, size_t queue_max)
-    : queue_max_(queue_max), thread_(StartNamedThread(std::move(thread_name), [this] { Loop(); })) {
+JobThread::JobThread(std::string thread_name, size_t queue_max, Mode mode)
+    : queue_max_(queue_max),
+      thread_(mode == Mode::kThread ? StartNamedThread(std::move(thread_name), [this] { Loop(); })
+                                    : std::thread()) {
   TESSERA_CHECK(queue_max > 0);
 }
 
@@ -36,6 +38,24 @@ void JobThread::Stop() {
   if (thread_.joinable()) thread_.join();
   // `dropped` is destroyed here, outside the lock: a job's captures may
   // release objects whose destructors submit again (refused: stopping).
+}
+
+size_t JobThread::RunWaiting() {
+  TESSERA_CHECK(!thread_.joinable() && "RunWaiting on a job thread with a thread");
+  size_t ran = 0;
+  while (std::function<void()> job = TakeWaiting()) {
+    job();
+    ++ran;
+  }
+  return ran;
+}
+
+std::function<void()> JobThread::TakeWaiting() {
+  std::lock_guard lock(mu_);
+  if (stopping_ || queue_.empty()) return nullptr;
+  std::function<void()> job = std::move(queue_.front());
+  queue_.pop_front();
+  return job;
 }
 
 size_t JobThread::waiting() const {

@@ -12,6 +12,9 @@
 //     in progress finish, drops the waiting ones and joins the thread.
 //  4. The thread carries `thread_name` (common/thread_name.h) before it
 //     runs the first job.
+//  5. Stepped (Mode::kStepped, the simulator's seam: docs/decisions.md D86):
+//     there is no thread; accepted jobs wait until the owner calls
+//     RunWaiting, which runs them on the caller's thread, in order.
 //
 // Thread safety: Submit and waiting() from any thread, also from a job;
 // Stop from the owner, never from a job.
@@ -31,18 +34,25 @@ namespace tessera {
 
 class JobThread {
  public:
-  JobThread(std::string thread_name, size_t queue_max);
+  enum class Mode { kThread, kStepped };
+  JobThread(std::string thread_name, size_t queue_max, Mode mode = Mode::kThread);
   ~JobThread();
   JobThread(const JobThread&) = delete;
   JobThread& operator=(const JobThread&) = delete;
 
   Status Submit(std::function<void()> job);
   void Stop();
+  // Stepped only (contract 5): runs the waiting jobs, also those they
+  // submit, until none waits or Stop began; returns how many ran. Not from
+  // a job.
+  size_t RunWaiting();
   // Jobs accepted and not started yet.
   size_t waiting() const;
 
  private:
   void Loop();
+  // The next waiting job, or null when none waits or stopping.
+  std::function<void()> TakeWaiting();
 
   const size_t queue_max_;
   mutable std::mutex mu_;

@@ -1,7 +1,8 @@
 // Goal: JobThread runs jobs one at a time in acceptance order off the
 // caller's thread, refuses beyond its bound and after Stop, and Stop lets
 // the running job finish while dropping the waiting ones unrun. Its thread
-// carries the name it was given.
+// carries the name it was given. A stepped one runs them on its owner's
+// thread only when asked.
 #include "common/job_thread.h"
 
 #include <gtest/gtest.h>
@@ -99,6 +100,37 @@ TEST(JobThread, AJobMaySubmitAnother) {
                   })
                   .ok());
   EXPECT_EQ(second.get_future().get(), 2);
+}
+
+}  // namespace
+}  // namespace tessera
+
+namespace tessera {
+namespace {
+
+// Stepped: nothing runs until the owner asks; then the waiting jobs and
+// those they submit run in order on the owner's thread; Stop drops the rest.
+TEST(JobThread, SteppedRunsJobsOnlyWhenTheOwnerAsks) {
+  JobThread jobs("stepped", 4, JobThread::Mode::kStepped);
+  std::vector<int> order;
+  ASSERT_TRUE(jobs.Submit([&] {
+                    order.push_back(1);
+                    EXPECT_TRUE(jobs.Submit([&] { order.push_back(3); }).ok());
+                  })
+                  .ok());
+  ASSERT_TRUE(jobs.Submit([&] { order.push_back(2); }).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_TRUE(order.empty());
+  EXPECT_EQ(jobs.waiting(), 2u);
+  const std::thread::id owner = std::this_thread::get_id();
+  ASSERT_TRUE(jobs.Submit([&] { EXPECT_EQ(std::this_thread::get_id(), owner); }).ok());
+  EXPECT_EQ(jobs.RunWaiting(), 4u);
+  EXPECT_EQ(order, (std::vector<int>{1, 2, 3}));
+  EXPECT_EQ(jobs.RunWaiting(), 0u);
+  ASSERT_TRUE(jobs.Submit([&] { order.push_back(4); }).ok());
+  jobs.Stop();
+  EXPECT_EQ(jobs.RunWaiting(), 0u);
+  EXPECT_EQ(order.size(), 3u);
 }
 
 }  // namespace

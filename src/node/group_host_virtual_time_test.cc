@@ -49,6 +49,27 @@ TEST(VirtualTimeLoop, TicksRunInOrderOnlyWhenTimeReachesThem) {
   EXPECT_EQ(loop.now_us(), 1'010'000u);
 }
 
+// One-shot timers run with the ticks in (instant, arming order) order, an
+// instant already past counts as now, and NextTickUs sees them.
+TEST(VirtualTimeLoop, TimersRunWithTheTicksInInstantOrder) {
+  VirtualTimeLoop loop(2'000'000);
+  auto executor = loop.NewExecutor();
+  std::vector<std::string> ran;
+  loop.PostAt(2'000'700, [&] { ran.push_back("t700@" + std::to_string(loop.now_us())); });
+  executor->ArmTick(1'000, [&] { ran.push_back("tick@" + std::to_string(loop.now_us())); });
+  loop.PostAt(2'001'000, [&] { ran.push_back("t1000"); });
+  EXPECT_EQ(loop.NextTickUs(), 2'000'700u);
+  loop.AdvanceTo(2'000'600);
+  EXPECT_TRUE(ran.empty());
+  loop.AdvanceTo(2'005'000);
+  EXPECT_EQ(ran, (std::vector<std::string>{"t700@2000700", "tick@2001000", "t1000"}));
+  loop.PostAt(1, [&] { ran.push_back("past"); });
+  EXPECT_EQ(loop.NextTickUs(), 2'005'000u);
+  loop.AdvanceTo(2'005'000);
+  EXPECT_EQ(ran.back(), "past");
+  EXPECT_FALSE(loop.NextTickUs().has_value());
+}
+
 // Posted tasks run FIFO, never inline, those they post included, and a
 // task posted from another thread waits for the owner.
 TEST(VirtualTimeLoop, PostedTasksRunInOrderWhenTheOwnerRunsThem) {

@@ -1,5 +1,7 @@
 #include "node/virtual_time_loop.h"
 
+#include <algorithm>
+
 #include "common/check.h"
 
 namespace tessera::node {
@@ -63,6 +65,11 @@ VirtualTimeLoop::TickKey VirtualTimeLoop::Arm(uint64_t interval_us, GroupExecuto
   const TickKey key{(now_us_ / interval_us + 1) * interval_us, next_arm_seq_++};
   ticks_.emplace(key, std::move(task));
   return key;
+}
+
+void VirtualTimeLoop::PostAt(uint64_t at_us, GroupExecutor::Task task) {
+  std::lock_guard lock(mu_);
+  ticks_.emplace(TickKey{std::max(at_us, now_us_), next_arm_seq_++}, std::move(task));
 }
 
 // The dropped task is destroyed without the lock: it may hold the last

@@ -6,9 +6,9 @@
 // threads (a store's commit callbacks) wait in the queue until the owner
 // runs them.
 //
-// Invariants: now_us() only grows; a tick task runs only once time reached
-// its instant, and ticks run in (instant, arming order) order; every
-// executor has at most one armed tick.
+// Invariants: now_us() only grows; a tick or timer task runs only once time
+// reached its instant, and ticks and timers run in (instant, arming order)
+// order; every executor has at most one armed tick.
 //
 // Thread safety: Post and NowUs of its executors from any thread; every
 // other method (and ArmTick/CancelTick, called from tasks) on the owner's
@@ -47,10 +47,15 @@ class VirtualTimeLoop {
   // Waits (real time, at most `timeout`) until a task is queued; true when
   // one is.
   bool WaitForTask(std::chrono::milliseconds timeout);
+  // A one-shot timer: `task` runs once time reaches `at_us` (an instant
+  // already past counts as now), ordered with the ticks by (instant, arming
+  // order); it cannot be cancelled. The simulated network delivers with it
+  // (sim/sim_transport.h). Any thread.
+  void PostAt(uint64_t at_us, GroupExecutor::Task task);
   // Moves time to `until_us` (never backwards), stopping at every armed
-  // tick on the way to run it and then RunReady.
+  // tick or timer on the way to run it and then RunReady.
   void AdvanceTo(uint64_t until_us);
-  // The instant of the earliest armed tick, if any.
+  // The instant of the earliest armed tick or timer, if any.
   std::optional<uint64_t> NextTickUs() const;
 
  private:
@@ -66,7 +71,7 @@ class VirtualTimeLoop {
   uint64_t now_us_;
   uint64_t next_arm_seq_ = 0;
   std::deque<GroupExecutor::Task> queue_;
-  std::map<TickKey, GroupExecutor::Task> ticks_;
+  std::map<TickKey, GroupExecutor::Task> ticks_;  // armed ticks and timers
 };
 
 }  // namespace tessera::node

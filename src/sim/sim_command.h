@@ -2,6 +2,7 @@
 // reports every failing seed with the one-line command that replays it.
 //
 //   tessera sim --replicas R --seed-start S --seeds N [--trace] [--bug NAME]
+//   tessera sim --host production --seed-start S --seeds N [--trace]
 //
 // Output (deterministic; no wall-clock figures): one line per failing seed,
 // a summary line, and on any failure the replay command of the first one.
@@ -25,6 +26,10 @@ struct SimCommandArgs {
   double duration_s = 0;
   // Every seed loses voters for good (SimConfig::replica_loss_every_seed).
   bool replica_loss = false;
+  // "core": the consensus core under the simulator's own host (sim_host.cc);
+  // "production": the production GroupHost, PartitionStateMachine and
+  // NodeStore (host_seed.h; RunHostSimCommand in host_sim_command.h).
+  std::string host = "core";
 };
 
 // Returns 0 when every seed passed, 1 when one violated an invariant, 2 on

@@ -50,6 +50,9 @@ class BatchAppender : public rocksdb::WriteBatch::Handler {
   rocksdb::WriteBatch* out_;
 };
 
+// The stepped writer whose RunQueued runs on this thread, if any.
+thread_local const GroupCommitWriter* stepping_writer = nullptr;
+
 }  // namespace
 
 GroupCommitWriter::GroupCommitWriter(rocksdb::DB* db,
@@ -59,6 +62,7 @@ GroupCommitWriter::GroupCommitWriter(rocksdb::DB* db,
   TESSERA_CHECK(db_ != nullptr);
   TESSERA_CHECK(options_.queue_max > 0);
   TESSERA_CHECK(options_.batch_bytes_max > 0);
+  if (options_.stepped) return;
   thread_ = StartNamedThread("log-writer", [this] { Run(); });
   writer_id_ = thread_.get_id();
 }
@@ -72,9 +76,37 @@ void GroupCommitWriter::Shutdown() {
     stopping_ = true;
   }
   queued_.notify_one();
-  std::call_once(joined_, [this] { thread_.join(); });
+  if (options_.stepped) {
+    RunQueued();
+  } else {
+    std::call_once(joined_, [this] { thread_.join(); });
+  }
   std::lock_guard<std::mutex> lock(mu_);
   TESSERA_CHECK(queue_.empty());
+}
+
+size_t GroupCommitWriter::RunQueued() {
+  TESSERA_CHECK(options_.stepped && "RunQueued on a writer with a thread");
+  TESSERA_CHECK(!OnWriterThread() && "RunQueued from a commit callback");
+  stepping_writer = this;
+  size_t commits = 0;
+  for (;;) {
+    std::vector<Request> group;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      group = TakeQueuedLocked();
+    }
+    if (group.empty()) break;
+    Commit(group);
+    ++commits;
+  }
+  stepping_writer = nullptr;
+  return commits;
+}
+
+size_t GroupCommitWriter::queued() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return queue_.size();
 }
 
 Status GroupCommitWriter::Submit(rocksdb::WriteBatch batch, CommitCallback done) {
@@ -108,7 +140,10 @@ GroupCommitStats GroupCommitWriter::stats() const {
   return stats;
 }
 
-bool GroupCommitWriter::OnWriterThread() const { return std::this_thread::get_id() == writer_id_; }
+bool GroupCommitWriter::OnWriterThread() const {
+  if (options_.stepped) return stepping_writer == this;
+  return std::this_thread::get_id() == writer_id_;
+}
 
 void GroupCommitWriter::Run() {
   for (;;) {
@@ -121,6 +156,10 @@ void GroupCommitWriter::Run() {
 std::vector<GroupCommitWriter::Request> GroupCommitWriter::TakeGroup() {
   std::unique_lock<std::mutex> lock(mu_);
   queued_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+  return TakeQueuedLocked();
+}
+
+std::vector<GroupCommitWriter::Request> GroupCommitWriter::TakeQueuedLocked() {
   std::vector<Request> group;
   size_t bytes = 0;
   while (!queue_.empty()) {

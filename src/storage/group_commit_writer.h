@@ -21,6 +21,11 @@
 //     short and must not wait for another write (they may Submit).
 //  4. Shutdown (also run by the destructor) stops accepting requests, writes
 //     everything still queued, fires its callbacks and joins the thread.
+//  5. Stepped (GroupCommitOptions::stepped, the simulator's seam: D86):
+//     there is no thread; queued requests stay queued (not durable, no
+//     callback) until the owner calls RunQueued, which group-commits them
+//     as the thread would and fires their callbacks on the caller's thread,
+//     which counts as the writer thread meanwhile (OnWriterThread).
 //
 // Thread safety: Submit, stats and OnWriterThread may be called from any
 // thread concurrently, also during Shutdown; nothing after destruction.
@@ -67,6 +72,9 @@ struct GroupCommitOptions {
   // Fault-injection knobs (see StorageFaults); null: no faults. Shared so
   // that the process can flip them while the writer runs.
   std::shared_ptr<StorageFaults> faults;
+  // No writer thread: the owner runs RunQueued (contract 5). Simulation
+  // only; production always runs the thread.
+  bool stepped = false;
 };
 
 // Monotonic counters since construction. batches_synced < writes_submitted
@@ -97,6 +105,12 @@ class GroupCommitWriter {
 
   // Idempotent; see contract 4. Must not be called from a callback.
   void Shutdown();
+  // Stepped writers only (contract 5): group-commits everything queued,
+  // also what the callbacks submit, on the calling thread; returns the
+  // number of group commits. Must not be called from a callback.
+  size_t RunQueued();
+  // Requests accepted and not yet taken into a group commit.
+  size_t queued() const;
 
   GroupCommitStats stats() const;
   // The group commits (failed ones included) that ended at or after
@@ -118,6 +132,8 @@ class GroupCommitWriter {
   // Blocks until requests are queued or shutdown; empty only when stopping
   // and drained.
   std::vector<Request> TakeGroup();
+  // The next group commit's requests, taken from the queue; mu_ held.
+  std::vector<Request> TakeQueuedLocked();
   void Commit(std::vector<Request>& group);
   rocksdb::Status WriteSynced(std::vector<Request>& group, uint64_t* bytes);
 
@@ -125,7 +141,7 @@ class GroupCommitWriter {
   const std::vector<rocksdb::ColumnFamilyHandle*> column_families_;
   const GroupCommitOptions options_;
 
-  std::mutex mu_;  // guards queue_, queued_bytes_ and stopping_
+  mutable std::mutex mu_;  // guards queue_, queued_bytes_ and stopping_
   std::condition_variable queued_;
   std::deque<Request> queue_;
   size_t queued_bytes_ = 0;

@@ -117,8 +117,12 @@ NodeStore::NodeStore(std::shared_ptr<WalFileSystem> file_system, std::unique_ptr
       obsolete_version_flush_(options.obsolete_version_flush) {
   TESSERA_CHECK(handles_.size() == 4);
   cfs_ = ColumnFamilies{db_.get(), handles_[1], handles_[2], handles_[3]};
-  writer_ = std::make_unique<GroupCommitWriter>(db_.get(), handles_, options.group_commit);
-  snapshot_jobs_ = std::make_unique<JobThread>("snapshot", limits::kSnapshotJobsQueuedMax);
+  GroupCommitOptions group_commit = options.group_commit;
+  group_commit.stepped = options.stepped_workers;
+  writer_ = std::make_unique<GroupCommitWriter>(db_.get(), handles_, group_commit);
+  snapshot_jobs_ = std::make_unique<JobThread>(
+      "snapshot", limits::kSnapshotJobsQueuedMax,
+      options.stepped_workers ? JobThread::Mode::kStepped : JobThread::Mode::kThread);
 }
 
 NodeStore::~NodeStore() {
@@ -172,7 +176,23 @@ Status NodeStore::SubmitAndWait(rocksdb::WriteBatch batch) {
   std::future<Status> durable = done->get_future();
   TESSERA_RETURN_IF_ERROR(
       writer_->Submit(std::move(batch), [done](const Status& s) { done->set_value(s); }));
+  if (options_.stepped_workers) writer_->RunQueued();  // with the writes queued before it
   return durable.get();
+}
+
+bool NodeStore::RunWorkers() {
+  TESSERA_CHECK(options_.stepped_workers && "RunWorkers on a store with worker threads");
+  bool ran = false;
+  for (;;) {
+    const size_t commits = writer_->RunQueued();
+    const size_t jobs = snapshot_jobs_->RunWaiting();
+    if (commits == 0 && jobs == 0) return ran;
+    ran = true;
+  }
+}
+
+bool NodeStore::WorkQueued() const {
+  return writer_->queued() > 0 || snapshot_jobs_->waiting() > 0;
 }
 
 Status NodeStore::SubmitLogWrite(LogWrite write, CommitCallback done) {

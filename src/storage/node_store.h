@@ -85,6 +85,12 @@ struct NodeStoreOptions {
   // finished at open sleep this long right after the marker is durable, so
   // that a test can kill the process in the middle of an install.
   uint32_t fault_install_delay_ms = 0;
+  // The simulator's seam (docs/decisions.md D86): no writer or snapshot
+  // thread. Log writes, compactions and snapshot jobs wait, not durable and
+  // without callbacks, until the owner calls RunWorkers; calls that block
+  // until durable (WriteLog, CompactLog, InstallStagedSnapshot...) do the
+  // writer's work on the calling thread. Production never sets it.
+  bool stepped_workers = false;
 };
 
 // What NodeStore::Open did about streamed snapshots left by the last run.
@@ -208,6 +214,13 @@ class NodeStore {
   // InstallStagedSnapshot: Open finishes every marked install).
   Result<bool> InstallPending(GroupId group) const;
   const SnapshotRecoveryStats& snapshot_recovery_stats() const { return snapshot_recovery_; }
+  // Stepped stores only (NodeStoreOptions::stepped_workers): group-commits
+  // the queued log writes (their callbacks fire on the calling thread),
+  // then runs the waiting snapshot jobs, until neither has anything
+  // queued; returns whether anything ran. Not from a callback or a job.
+  bool RunWorkers();
+  // Log writes or snapshot jobs wait for RunWorkers (or for the threads).
+  bool WorkQueued() const;
 
   GroupCommitStats group_commit_stats() const { return writer_->stats(); }
   // Synced log writes of the last `window_us` (GroupCommitWriter::SyncLatencySince).

@@ -1,0 +1,236 @@
+#include "sim/host_cluster.h"
+
+#include <future>
+#include <utility>
+
+#include "common/check.h"
+
+namespace tessera::sim {
+namespace {
+
+// Random streams of a seed, apart from the consensus-only simulator's.
+enum HostClusterStream : uint64_t {
+  kStreamTransport = 101,
+  kStreamDisk,
+  kStreamCrash,
+  kStreamReplica,  // + replica id << 8
+};
+
+}  // namespace
+
+HostCluster::HostCluster(HostClusterOptions options)
+    : options_(std::move(options)),
+      network_(options_.replicas),
+      transport_(&loop_, &network_, DeriveSeed(options_.seed, kStreamTransport)),
+      disk_prng_(DeriveSeed(options_.seed, kStreamDisk)),
+      crash_prng_(DeriveSeed(options_.seed, kStreamCrash)) {
+  network_.set_params(options_.network);
+  for (ReplicaId id = 1; id <= options_.replicas; ++id) {
+    replicas_[id].disk = std::make_shared<storage::CrashFileSystem>();
+  }
+}
+
+// Hosts first (their callbacks hold only weak references), then what their
+// stops queued, then the stores; the loop's undelivered timers go with it.
+HostCluster::~HostCluster() {
+  for (auto& [id, replica] : replicas_) {
+    if (replica.host) replica.host->Stop();
+  }
+  loop_.RunReady();
+  transport_.Clear();
+  for (auto& [id, replica] : replicas_) replica.host.reset();
+  loop_.RunReady();
+  for (auto& [id, replica] : replicas_) replica.store.reset();
+  scanner_.Stop();
+}
+
+Status HostCluster::Start() {
+  for (ReplicaId id = 1; id <= options_.replicas; ++id) TESSERA_RETURN_IF_ERROR(Restart(id));
+  return Status::Ok();
+}
+
+Status HostCluster::Restart(ReplicaId id, const RestartFaults& faults) {
+  Replica& replica = replicas_.at(id);
+  TESSERA_CHECK(replica.host == nullptr && "restart of a replica that is up");
+  storage::NodeStoreOptions so;
+  so.path = "/sim/n" + std::to_string(id);
+  so.file_system = replica.disk;
+  so.write_buffer_bytes = 4 << 20;
+  so.state_write_buffer_bytes = 4 << 20;
+  so.block_cache_bytes = 8 << 20;
+  so.stepped_workers = true;
+  so.snapshot_install_batch_bytes = options_.snapshot_install_batch_bytes;
+  so.fault_install_stop_after_batches = faults.die_in_install_after_batches;
+  auto store = storage::NodeStore::Open(so);
+  if (!store.ok()) return store.status();
+  node::GroupHostOptions o;
+  o.consensus = options_.consensus;
+  o.consensus.self = id;
+  o.consensus.group_id = options_.group_id;
+  o.consensus.random_seed = DeriveSeed(options_.seed, kStreamReplica + (uint64_t{id} << 8));
+  for (ReplicaId v = 1; v <= options_.replicas; ++v) o.bootstrap_membership.add_voters(v);
+  o.write_timeout_ms = options_.write_timeout_ms;
+  o.compaction_trigger_slots = options_.compaction_trigger_slots;
+  o.compaction_keep_slots = options_.compaction_keep_slots;
+  o.snapshot.chunk_bytes = options_.snapshot_chunk_bytes;
+  auto host = node::GroupHost::Start(loop_.NewExecutor(), store->get(), &transport_, o);
+  if (!host.ok()) return host.status();
+  replica.store = std::move(store).value();
+  replica.host = *host;
+  ++replica.incarnation;
+  replica.disk_step_posted = false;
+  transport_.Attach(id, [this, id, host = *host](pb::Message m) {
+    Trace("deliver " + std::to_string(m.from()) + ">" + std::to_string(id) + " body=" +
+          std::to_string(m.body_case()) + " ballot=" + std::to_string(m.ballot().round()));
+    host->Deliver(std::move(m));
+  });
+  Trace("start " + std::to_string(id) + " incarnation=" + std::to_string(replica.incarnation));
+  return Status::Ok();
+}
+
+uint64_t HostCluster::Crash(ReplicaId id, bool torn) {
+  Replica& replica = replicas_.at(id);
+  TESSERA_CHECK(replica.host != nullptr && "crash of a replica that is down");
+  transport_.Detach(id);
+  const uint64_t lost = replica.disk->Crash([this, torn](const std::string&, uint64_t unsynced) {
+    return torn ? crash_prng_.Below(unsynced + 1) : 0;
+  });
+  replica.host->Stop();
+  loop_.RunReady();
+  replica.host.reset();
+  loop_.RunReady();
+  replica.store.reset();  // its shutdown writes nothing on the crashed disk
+  Trace("crash " + std::to_string(id) + " unsynced_lost=" + std::to_string(lost));
+  return lost;
+}
+
+void HostCluster::Isolate(ReplicaId id, bool isolated) {
+  for (ReplicaId other = 1; other <= options_.replicas; ++other) {
+    if (other == id) continue;
+    if (isolated) {
+      network_.Block(id, other);
+      network_.Block(other, id);
+    } else {
+      network_.Unblock(id, other);
+      network_.Unblock(other, id);
+    }
+  }
+  Trace("link " + std::to_string(id) + (isolated ? " isolated" : " healed"));
+}
+
+void HostCluster::SetDiskFailing(ReplicaId id, bool failing) {
+  replicas_.at(id).disk->SetFailWrites(failing);
+  Trace("disk " + std::to_string(id) + (failing ? " failing" : " healed"));
+}
+
+void HostCluster::Settle() {
+  for (;;) {
+    loop_.RunReady();
+    for (auto& [id, replica] : replicas_) {
+      if (replica.store && !replica.disk_step_posted && replica.store->WorkQueued()) {
+        PostDiskStep(id, replica);
+      }
+    }
+    if (loop_.RunReady() == 0) return;
+  }
+}
+
+// The store's queued group commits and snapshot jobs run after a disk
+// latency drawn from the seed; their callbacks post to the host.
+void HostCluster::PostDiskStep(ReplicaId id, Replica& replica) {
+  replica.disk_step_posted = true;
+  const TimeUs delay_us =
+      options_.disk_delay_min_us + disk_prng_.Below(options_.disk_delay_jitter_us + 1);
+  loop_.PostAt(loop_.now_us() + delay_us, [this, id, incarnation = replica.incarnation] {
+    Replica& r = replicas_.at(id);
+    if (r.incarnation != incarnation || !r.store) return;
+    r.disk_step_posted = false;
+    r.store->RunWorkers();
+  });
+}
+
+void HostCluster::Write(ReplicaId id, pb::KvBatch batch,
+                        std::shared_ptr<std::optional<Result<pb::KvApplyResult>>> result) {
+  const std::string what = "write@" + std::to_string(id) + " " +
+                           (batch.writes_size() > 0 ? batch.writes(0).key() : std::string());
+  Trace(what);
+  replicas_.at(id).host->Write(std::move(batch),
+                               [this, what, result](Result<pb::KvApplyResult> r) {
+                                 Trace(what + " -> " + r.status().ToString());
+                                 *result = std::move(r);
+                               });
+}
+
+std::optional<node::GroupStatus> HostCluster::StatusOf(ReplicaId id) {
+  const Replica& replica = replicas_.at(id);
+  if (!replica.host) return std::nullopt;
+  std::optional<node::GroupStatus> status;
+  replica.host->GetStatus([&status](node::GroupStatus s) { status = s; });
+  Settle();
+  return status;
+}
+
+ReplicaId HostCluster::Leader() {
+  for (ReplicaId id = 1; id <= options_.replicas; ++id) {
+    auto status = StatusOf(id);
+    if (status && status->holds_lease && !status->stopped) return id;
+  }
+  return 0;
+}
+
+bool HostCluster::CaughtUp() {
+  const ReplicaId leader = Leader();
+  if (leader == 0) return false;
+  const consensus::Slot chosen = StatusOf(leader)->chosen;
+  for (ReplicaId id = 1; id <= options_.replicas; ++id) {
+    auto status = StatusOf(id);
+    if (status && status->applied < chosen) return false;
+  }
+  return true;
+}
+
+bool HostCluster::InstallPending(ReplicaId id) {
+  Result<bool> pending = replicas_.at(id).store->InstallPending(options_.group_id);
+  TESSERA_CHECK(pending.ok());
+  return *pending;
+}
+
+consensus::Slot HostCluster::LogStart(ReplicaId id) {
+  auto status = StatusOf(id);
+  TESSERA_CHECK(status.has_value());
+  return status->log_start;
+}
+
+Result<std::string> HostCluster::Digest(ReplicaId id) {
+  const Replica& replica = replicas_.at(id);
+  if (!replica.host) return Status::Unavailable("replica " + std::to_string(id) + " is down");
+  std::promise<Result<pb::SnapshotManifest>> digest;
+  replica.host->StateDigest(scanner_,
+                            [&digest](Result<pb::SnapshotManifest> d) { digest.set_value(d); });
+  Settle();
+  Result<pb::SnapshotManifest> got = digest.get_future().get();
+  // The scan job pins a store snapshot until it is destroyed, after its
+  // callback: the next job runs only once it is gone.
+  std::promise<void> scanned;
+  TESSERA_RETURN_IF_ERROR(scanner_.Submit([&scanned] { scanned.set_value(); }));
+  scanned.get_future().get();
+  if (!got.ok()) return got.status();
+  return got->ShortDebugString();
+}
+
+std::optional<std::string> HostCluster::ValueAt(ReplicaId id, const std::string& key) {
+  const Replica& replica = replicas_.at(id);
+  if (!replica.host) return std::nullopt;
+  std::optional<Result<std::optional<pb::KvRecord>>> read;
+  replica.host->Read(key, pb::CONSISTENCY_EVENTUAL,
+                     [&read](Result<std::optional<pb::KvRecord>> r) { read = std::move(r); });
+  Settle();
+  if (!read || !read->ok() || !read->value()) return std::nullopt;
+  return (*read)->value().value();
+}
+
+void HostCluster::Trace(std::string event) {
+  trace_.push_back(std::to_string(loop_.now_us()) + " " + std::move(event));
+}
+
+}  // namespace tessera::sim

@@ -1,0 +1,158 @@
+// HostCluster: the replicas of one replication group as `tessera node` runs
+// them (GroupHost, PartitionStateMachine, NodeStore on RocksDB), with only
+// time, disk and network simulated (docs/decisions.md D86): one
+// VirtualTimeLoop for every replica's executor, a CrashFileSystem and a
+// stepped NodeStore per replica (its group commits and snapshot jobs run
+// at virtual instants drawn from the seed), and the SimTransport between
+// them. The simulator's runs of the production host are built on it.
+//
+// Determinism: everything runs on the owner's thread, in an order fixed
+// by the seed and the owner's calls; every random draw (message fates, disk
+// latencies, torn tails) comes from Prng streams of the seed. The same
+// seed and the same calls give the same trace (trace()) and the same
+// state digests.
+//
+// Invariants: a replica is either up (store and host) or down (neither);
+// a disk step posted for an incarnation that has since crashed does
+// nothing.
+//
+// Thread safety: none; one owner thread.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/job_thread.h"
+#include "node/group_host.h"
+#include "node/virtual_time_loop.h"
+#include "sim/prng.h"
+#include "sim/sim_network.h"
+#include "sim/sim_transport.h"
+#include "storage/crash_file_system.h"
+#include "storage/node_store.h"
+
+namespace tessera::sim {
+
+struct HostClusterOptions {
+  uint64_t seed = 1;
+  uint32_t replicas = 3;
+  uint64_t group_id = 1;
+  // Timings of every replica (self, group_id and random_seed are set per
+  // replica from the above).
+  consensus::Options consensus;
+  uint64_t write_timeout_ms = 1'000;
+  NetworkParams network;
+  // Virtual time from a store getting work until its group commit (and its
+  // snapshot jobs) run: disk_delay_min_us plus up to disk_delay_jitter_us.
+  TimeUs disk_delay_min_us = 500;
+  TimeUs disk_delay_jitter_us = 2'000;
+  // Log compaction and snapshot transfer of every replica (GroupHostOptions,
+  // SnapshotTransferOptions, NodeStoreOptions); small values make lagging
+  // replicas catch up by snapshot within a short run.
+  uint64_t compaction_trigger_slots = knobs::kNodeCompactionTriggerSlots.default_value;
+  uint64_t compaction_keep_slots = knobs::kNodeCompactionKeepSlots.default_value;
+  size_t snapshot_chunk_bytes = knobs::kNodeSnapshotChunkBytes.default_value;
+  size_t snapshot_install_batch_bytes = knobs::kNodeSnapshotInstallBatchBytes.default_value;
+};
+
+// Faults of one incarnation of a replica.
+struct RestartFaults {
+  // The process dies in the middle of its next snapshot install: after the
+  // durable install marker and this many copy batches the install stops
+  // (the group fail-stops on it); the next start finishes the install.
+  std::optional<size_t> die_in_install_after_batches;
+};
+
+class HostCluster {
+ public:
+  explicit HostCluster(HostClusterOptions options);
+  ~HostCluster();
+  HostCluster(const HostCluster&) = delete;
+  HostCluster& operator=(const HostCluster&) = delete;
+
+  // Starts every replica on an empty disk. The store's or host's errors.
+  Status Start();
+  // Runs posted tasks, disk steps, deliveries and ticks in virtual-time
+  // order until `done()` holds (true) or `budget_us` of virtual time passed
+  // (false). `done` is asked between steps.
+  template <typename Pred>
+  bool RunUntil(Pred done, TimeUs budget_us) {
+    const TimeUs deadline_us = loop_.now_us() + budget_us;
+    for (;;) {
+      Settle();
+      if (done()) return true;
+      const std::optional<uint64_t> next = loop_.NextTickUs();
+      if (!next || *next > deadline_us) return false;
+      loop_.AdvanceTo(*next);
+    }
+  }
+  void RunFor(TimeUs duration_us) {
+    RunUntil([] { return false; }, duration_us);
+  }
+
+  // The process of replica `id` dies: its messages stop, its disk keeps the
+  // synced bytes plus a torn prefix of each file's unsynced tail drawn from
+  // the seed (none when `torn` is false). Returns the unsynced bytes lost.
+  uint64_t Crash(ReplicaId id, bool torn = true);
+  // Starts replica `id` again from its disk.
+  Status Restart(ReplicaId id, const RestartFaults& faults = {});
+  bool up(ReplicaId id) const { return replicas_.at(id).host != nullptr; }
+  // Cuts (or heals) every link to and from `id`.
+  void Isolate(ReplicaId id, bool isolated);
+  // The disk of `id` returns errors on every write and sync (or heals).
+  void SetDiskFailing(ReplicaId id, bool failing);
+
+  // Proposes `batch` at replica `id` (up); the outcome lands in `*result`
+  // and in the trace.
+  void Write(ReplicaId id, pb::KvBatch batch,
+             std::shared_ptr<std::optional<Result<pb::KvApplyResult>>> result);
+  std::optional<node::GroupStatus> StatusOf(ReplicaId id);
+  // An up, not stopped replica holding the lease, or 0.
+  ReplicaId Leader();
+  // Every up replica applied everything the leader chose.
+  bool CaughtUp();
+  // The store of `id` (up) has a snapshot install marker: an install began
+  // and did not finish.
+  bool InstallPending(ReplicaId id);
+  // The first slot of the log of `id` (up): above 1 once it compacted or
+  // installed a snapshot.
+  consensus::Slot LogStart(ReplicaId id);
+  // The state digest of `id` (GroupHost::StateDigest), as text.
+  Result<std::string> Digest(ReplicaId id);
+  std::optional<std::string> ValueAt(ReplicaId id, const std::string& key);
+
+  SimNetwork& network() { return network_; }
+  node::VirtualTimeLoop& loop() { return loop_; }
+  const std::vector<std::string>& trace() const { return trace_; }
+  SimTransportStats transport_stats() const { return transport_.stats(); }
+
+ private:
+  struct Replica {
+    std::shared_ptr<storage::CrashFileSystem> disk;
+    std::unique_ptr<storage::NodeStore> store;
+    std::shared_ptr<node::GroupHost> host;
+    uint64_t incarnation = 0;
+    bool disk_step_posted = false;
+  };
+  // Runs the queued tasks, and posts a disk step for every store that got
+  // work, until nothing is queued.
+  void Settle();
+  void PostDiskStep(ReplicaId id, Replica& replica);
+  void Trace(std::string event);
+
+  const HostClusterOptions options_;
+  node::VirtualTimeLoop loop_;
+  SimNetwork network_;
+  SimTransport transport_;
+  Prng disk_prng_;
+  Prng crash_prng_;
+  JobThread scanner_{"sim-digest", 4};
+  std::map<ReplicaId, Replica> replicas_;
+  std::vector<std::string> trace_;
+};
+
+}  // namespace tessera::sim

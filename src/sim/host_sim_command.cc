@@ -1,0 +1,78 @@
+#include "sim/host_sim_command.h"
+
+#include <chrono>
+#include <optional>
+
+#include <spdlog/spdlog.h>
+
+#include "sim/host_seed.h"
+
+namespace tessera::sim {
+
+std::string HostReplayCommand(uint64_t seed) {
+  return "tessera sim --host production --seed-start " + std::to_string(seed) +
+         " --seeds 1 --trace";
+}
+
+int RunHostSimCommand(const SimCommandArgs& args, std::ostream& out) {
+  if (args.replicas != 3) {
+    out << "sim: --host production runs groups of 3 replicas (--replicas 3)\n";
+    return 2;
+  }
+  if (args.bug != "none" || args.replica_loss) {
+    out << "sim: --bug and --replica-loss need --host core\n";
+    return 2;
+  }
+  // The hosts' log lines carry wall-clock stamps and would make the output
+  // differ between runs of the same seeds; the trace says what happened.
+  const spdlog::level::level_enum log_level = spdlog::get_level();
+  spdlog::set_level(spdlog::level::off);
+  HostSeedStats totals;
+  uint64_t passed = 0;
+  uint64_t failed = 0;
+  std::optional<uint64_t> first_failure;
+  const auto started = std::chrono::steady_clock::now();
+  auto out_of_time = [&] {
+    return args.duration_s > 0 &&
+           std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() >=
+               args.duration_s;
+  };
+  for (uint64_t i = 0; i < args.seeds && !out_of_time(); ++i) {
+    HostSeedConfig config;
+    config.seed = args.seed_start + i;
+    config.trace = args.trace ? &out : nullptr;
+    const HostSeedResult result = RunHostSeed(config);
+    (result.ok ? passed : failed) += 1;
+    totals.writes_acked += result.stats.writes_acked;
+    totals.crashes += result.stats.crashes;
+    totals.partitions += result.stats.partitions;
+    totals.disk_faults += result.stats.disk_faults;
+    totals.install_faults += result.stats.install_faults;
+    totals.messages_sent += result.stats.messages_sent;
+    totals.virtual_time_us += result.stats.virtual_time_us;
+    if (!result.ok) {
+      out << "FAIL seed " << config.seed << " (production host): " << result.violation << '\n';
+      if (!first_failure) first_failure = config.seed;
+    } else if (args.trace) {
+      out << "ok seed " << config.seed << ": " << result.stats.writes_acked
+          << " writes acknowledged, trace hash " << std::hex << result.trace_hash << std::dec
+          << '\n';
+    }
+  }
+  spdlog::set_level(log_level);
+  const uint64_t ran = passed + failed;
+  out << "sim: production host, 3 replicas, seeds " << args.seed_start << ".."
+      << args.seed_start + ran - (ran > 0 ? 1 : 0) << ": " << passed << " passed, " << failed
+      << " failed; " << totals.writes_acked << " writes acknowledged, " << totals.crashes
+      << " crashes, " << totals.partitions << " partitions, " << totals.disk_faults
+      << " failing disks, " << totals.install_faults << " install faults, "
+      << totals.messages_sent << " messages, " << totals.virtual_time_us / 1'000'000
+      << " s simulated\n";
+  if (first_failure) {
+    out << "replay: " << HostReplayCommand(*first_failure) << '\n';
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace tessera::sim

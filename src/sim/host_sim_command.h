@@ -1,0 +1,25 @@
+// `tessera sim --host production`: runs seeds S..S+N-1 of the simulator on
+// the production host (host_seed.h: GroupHost, PartitionStateMachine and
+// NodeStore with only time, disk and network simulated) and reports every
+// failing seed, a summary line and, on any failure, the one-line command
+// that replays the first one with its trace. Output is deterministic (no
+// wall-clock figures; the hosts' log lines are off while it runs).
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+
+#include "sim/sim_command.h"
+
+namespace tessera::sim {
+
+// Returns 0 when every seed passed, 1 when one failed a checker, 2 on
+// arguments this host does not support (3 replicas only; no --bug, no
+// --replica-loss), explained on `out`.
+int RunHostSimCommand(const SimCommandArgs& args, std::ostream& out);
+
+// "tessera sim --host production --seed-start 1234 --seeds 1 --trace"
+std::string HostReplayCommand(uint64_t seed);
+
+}  // namespace tessera::sim
