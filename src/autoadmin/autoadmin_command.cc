@@ -43,6 +43,7 @@ AutoadminOptions OptionsFor(const pb::ClusterLayout& layout, const cluster::Proc
   if (s.has_balance_leaders()) o.planner.balance_leaders = s.balance_leaders();
   if (s.has_log_replicas()) o.planner.log_replicas = s.log_replicas();
   if (s.has_peer_timeout_percent()) o.gray.peer_timeouts.timeout_percent = s.peer_timeout_percent();
+  if (s.has_split_bytes()) o.planner.split_bytes = s.split_bytes();
   return o;
 }
 

@@ -72,6 +72,13 @@ struct GroupView {
   // (ReplicaReport::stopped): a voter there is replaced like a dead node's
   // and is never a leadership target.
   std::set<uint32_t> stopped_voters;
+  // Key+value bytes of the partition's state as its leader reports them
+  // (split_planner.h); 0 when unknown.
+  uint64_t state_bytes = 0;
+  // A split of this group is ordered and not yet finished (meta's map
+  // still names the parent's whole range, or a child is not created on
+  // every replica): nothing else is planned for it.
+  bool splitting = false;
 };
 
 struct ClusterView {

@@ -84,6 +84,9 @@ struct PlannerOptions {
   // (add a log-only learner, promote it, remove the lost voter), then the
   // log replica is replaced by a full one like any voter that must leave.
   bool log_replicas = knobs::kAutoadminLogReplicas.default_value;
+  // A partition whose leader reports more state bytes than this splits
+  // (split_planner.h).
+  uint64_t split_bytes = knobs::kAutoadminSplitBytes.default_value;
 };
 
 enum class ActionKind {

@@ -18,6 +18,7 @@ std::string_view StatusCodeName(StatusCode code) {
     case StatusCode::kAborted: return "Aborted";
     case StatusCode::kPermissionDenied: return "PermissionDenied";
     case StatusCode::kThroughputExceeded: return "ThroughputExceeded";
+    case StatusCode::kWrongPartition: return "WrongPartition";
   }
   return "Unknown";
 }

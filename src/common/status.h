@@ -30,10 +30,15 @@ enum class StatusCode : uint8_t {
   // (docs/admission.md). Not a sign the node is unwell: nothing retries it
   // on another replica.
   kThroughputExceeded,
+  // The key (or an object's prefix) lies outside the range of the group
+  // asked: the partition split (docs/partition-splits.md) and the caller's
+  // route is stale. Answered before anything was proposed or read, so the
+  // router re-resolves the key and resends; a client never sees it.
+  kWrongPartition,
 };
 
 // The number of StatusCode values (the last one plus one).
-inline constexpr size_t kStatusCodeCount = static_cast<size_t>(StatusCode::kThroughputExceeded) + 1;
+inline constexpr size_t kStatusCodeCount = static_cast<size_t>(StatusCode::kWrongPartition) + 1;
 
 // What a failed remote call's transport knows about whether its request
 // reached the peer. Set by the rpc layer where the fact is known
@@ -81,6 +86,7 @@ class [[nodiscard]] Status {
   static Status ThroughputExceeded(std::string m) {
     return {StatusCode::kThroughputExceeded, std::move(m)};
   }
+  static Status WrongPartition(std::string m) { return {StatusCode::kWrongPartition, std::move(m)}; }
 
   bool ok() const { return code_ == StatusCode::kOk; }
   StatusCode code() const { return code_; }

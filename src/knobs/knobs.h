@@ -213,6 +213,10 @@ inline constexpr Knob<uint32_t> kAutoadminPeerTimeoutPercent{
     "autoadmin.peer_timeout_percent", P::kAutoadmin, U::kPercent, 50, 0, 100,
     "autoadmin_settings.peer_timeout_percent", "", "PeerTimeoutOptions.timeout_percent",
     "degraded while most callers (2+) see this share of their pings time out; 0: off"};
+inline constexpr Knob<uint64_t> kAutoadminSplitBytes{
+    "autoadmin.split_bytes", P::kAutoadmin, U::kBytes, uint64_t{512} << 20, 4 << 10, uint64_t{1} << 40,
+    "autoadmin_settings.split_bytes", "", "PlannerOptions.split_bytes",
+    "a partition whose leader stores more key+value bytes than this splits in two halves"};
 
 // --- cluster commands (`tessera cluster`) -----------------------------------
 inline constexpr Knob<uint32_t> kClusterPartitions{
@@ -268,6 +272,7 @@ inline constexpr std::array kAllKnobs = {
     Describe(kAutoadminLagForMs),
     Describe(kAutoadminLogReplicas),
     Describe(kAutoadminPeerTimeoutPercent),
+    Describe(kAutoadminSplitBytes),
     Describe(kClusterPartitions),
     Describe(kClusterDrainTimeoutS),
 };

@@ -12,6 +12,12 @@ std::string TableKey(std::string_view table) {
   return key;
 }
 
+std::string SplitIntentKey(uint64_t parent_group_id) {
+  std::string key(kSplitIntentPrefix);
+  AppendBigEndian64(&key, parent_group_id);
+  return key;
+}
+
 std::string PartitionKey(std::string_view table, std::string_view start_key) {
   std::string key(kPartitionPrefix);
   key.append(table);

@@ -32,6 +32,11 @@ inline constexpr std::string_view kNodeDrainsKey = "a/drains";
 // Blob slots moved off their layout replicas (pb::BlobSlotAssignments;
 // partition_admin.h), served from MemDs.
 inline constexpr std::string_view kBlobSlotsKey = "a/blob_slots";
+// A partition split reserved and not yet committed or abandoned
+// (pb::SplitPartitionResponse; partition_admin.h): "s/" + 8-byte
+// big-endian parent group id.
+inline constexpr std::string_view kSplitIntentPrefix = "s/";
+std::string SplitIntentKey(uint64_t parent_group_id);
 
 std::string TableKey(std::string_view table);
 std::string PartitionKey(std::string_view table, std::string_view start_key);

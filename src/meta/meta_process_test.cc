@@ -10,12 +10,15 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <csignal>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <map>
 #include <mutex>
 #include <set>
 #include <sstream>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "cluster/cluster_pki.h"
 #include "common/limits.h"
@@ -385,6 +388,122 @@ TEST_F(BlobSlotsTest, MovesAreFencedVersionedAndServedByEveryReplica) {
         10s))
         << "meta " << id << " does not serve version 2";
   }
+}
+
+}  // namespace
+}  // namespace tessera::meta
+
+namespace tessera::meta {
+namespace {
+
+// Partition splits in meta's map: reserve allocates the child's id and
+// records the intent, commit replaces the parent by both halves in one
+// step, both idempotent and fenced; every replica then serves the halves.
+class PartitionSplitTest : public BlobSlotsTest {
+ protected:
+  Result<pb::SplitPartitionResponse> Split(const pb::SplitPartitionRequest& r) {
+    return AsAutoadmin<pb::SplitPartitionResponse>("meta.split_partition", r.SerializeAsString());
+  }
+  // Whether meta replica `id` soon answers group `group` for `key`.
+  bool Serves(uint32_t id, const std::string& key, uint64_t group) {
+    return WaitFor(
+        [&] {
+          auto found = Lookup(id, "grow", key);
+          return found.ok() && found->partition().group_id() == group;
+        },
+        10s);
+  }
+};
+
+TEST_F(PartitionSplitTest, ReserveCommitIdempotentFencedAndServed) {
+  pb::AutoadminLeaseRequest lease_request;
+  lease_request.set_holder(autoadmin_id_);
+  lease_request.set_duration_ms(10'000);
+  auto lease = AsAutoadmin<pb::AutoadminLeaseResponse>("meta.autoadmin_lease",
+                                                       lease_request.SerializeAsString());
+  ASSERT_TRUE(lease.ok()) << lease.status().ToString();
+  const uint64_t epoch = lease->lease().epoch();
+  pb::CreateTableRequest create;
+  create.set_name("grow");
+  create.set_partitions(2);
+  auto created = CreateTable(create, kMetas);
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  const pb::PartitionDescriptor parent = created->partitions(0);  // ["", "\x80")
+
+  pb::SplitPartitionRequest reserve;
+  reserve.set_autoadmin_epoch(epoch);
+  reserve.set_table("grow");
+  reserve.set_parent_group_id(parent.group_id());
+  reserve.set_parent_epoch(parent.epoch());
+  reserve.set_parent_start_key(parent.start_key());
+  reserve.set_split_key("\x40");
+  // Refused: a key outside the range, a stale parent epoch, a stale lease.
+  for (auto [mutate, code] :
+       std::vector<std::pair<std::function<void(pb::SplitPartitionRequest&)>, StatusCode>>{
+           {[](auto& r) { r.set_split_key("\x90"); }, StatusCode::kInvalidArgument},
+           {[](auto& r) { r.set_split_key(""); }, StatusCode::kInvalidArgument},
+           {[](auto& r) { r.set_parent_epoch(r.parent_epoch() + 1); }, StatusCode::kConflict},
+           {[](auto& r) { r.set_autoadmin_epoch(r.autoadmin_epoch() + 1); }, StatusCode::kStaleEpoch},
+           {[](auto& r) { r.set_parent_group_id(r.parent_group_id() + 1); }, StatusCode::kNotFound},
+       }) {
+    pb::SplitPartitionRequest bad = reserve;
+    mutate(bad);
+    EXPECT_EQ(Split(bad).status().code(), code) << bad.ShortDebugString();
+  }
+  auto reserved = Split(reserve);
+  ASSERT_TRUE(reserved.ok()) << reserved.status().ToString();
+  const uint64_t child_id = reserved->child().group_id();
+  EXPECT_NE(child_id, parent.group_id());
+  EXPECT_NE(child_id, created->partitions(1).group_id());
+  EXPECT_EQ(reserved->child().start_key(), "\x40");
+  EXPECT_EQ(reserved->child().end_key(), parent.end_key());
+  EXPECT_EQ(reserved->child().epoch(), parent.epoch() + 1);
+  auto again = Split(reserve);  // idempotent: the same child
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->child().group_id(), child_id);
+  pb::SplitPartitionRequest other = reserve;
+  other.set_split_key("\x20");
+  EXPECT_EQ(Split(other).status().code(), StatusCode::kConflict);  // one split at a time
+  // Until the commit, lookups still name the parent.
+  EXPECT_TRUE(Serves(kMetas[0], "\x50", parent.group_id()));
+
+  pb::SplitPartitionRequest commit = reserve;
+  commit.set_child_group_id(child_id);
+  auto done = Split(commit);
+  ASSERT_TRUE(done.ok()) << done.status().ToString();
+  EXPECT_EQ(done->parent().end_key(), "\x40");
+  EXPECT_EQ(done->parent().epoch(), parent.epoch() + 1);
+  EXPECT_EQ(done->child().group_id(), child_id);
+  EXPECT_EQ(done->child().replicas_size(), parent.replicas_size());
+  auto done_again = Split(commit);  // a retried commit answers the same
+  ASSERT_TRUE(done_again.ok()) << done_again.status().ToString();
+  EXPECT_EQ(done_again->SerializeAsString(), done->SerializeAsString());
+  for (uint32_t id : kMetas) {
+    EXPECT_TRUE(WaitFor(
+        [&] {
+          auto low = Lookup(id, "grow", "\x3f");
+          auto high = Lookup(id, "grow", "\x40");
+          auto last = Lookup(id, "grow", "\x7f");
+          return low.ok() && high.ok() && last.ok() &&
+                 low->partition().group_id() == parent.group_id() &&
+                 low->partition().epoch() == parent.epoch() + 1 &&
+                 high->partition().group_id() == child_id && last->partition().group_id() == child_id;
+        },
+        10s))
+        << "meta " << id << " does not serve both halves";
+  }
+  // A reserve then abandon leaves the map as it was.
+  pb::SplitPartitionRequest second = reserve;
+  second.set_parent_epoch(parent.epoch() + 1);
+  second.set_split_key("\x10");
+  auto second_reserved = Split(second);
+  ASSERT_TRUE(second_reserved.ok()) << second_reserved.status().ToString();
+  second.set_abandon(true);
+  ASSERT_TRUE(Split(second).ok());
+  second.set_abandon(false);
+  second.set_child_group_id(second_reserved->child().group_id());
+  EXPECT_EQ(Split(second).status().code(), StatusCode::kNotFound);
+  EXPECT_TRUE(Serves(kMetas[0], "\x10", parent.group_id()));
 }
 
 }  // namespace

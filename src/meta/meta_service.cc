@@ -180,7 +180,7 @@ Status MetaService::RegisterHandlers() {
       [this](const rpc::PeerInfo& peer, const pb::Envelope& request, rpc::Responder responder) {
         HandleCreateTable(peer, request, responder);
       }));
-  for (const char* method : {"meta.autoadmin_lease", "meta.update_partition",
+  for (const char* method : {"meta.autoadmin_lease", "meta.update_partition", "meta.split_partition",
                              "meta.update_blob_slots", "meta.set_drain", "meta.drains",
                              "meta.add_node", "meta.update_table_capacity"}) {
     TESSERA_RETURN_IF_ERROR(server_->RegisterHandler(
@@ -405,6 +405,9 @@ void MetaService::RunPartitionAdmin(const rpc::PeerInfo& peer, const pb::Envelop
   } else if (m == "meta.update_partition") {
     answer = Answer<pb::UpdatePartitionRequest>(
         request, [&](const pb::UpdatePartitionRequest& r) { return admin.UpdatePartition(r); });
+  } else if (m == "meta.split_partition") {
+    answer = Answer<pb::SplitPartitionRequest>(
+        request, [&](const pb::SplitPartitionRequest& r) { return admin.SplitPartition(r); });
   } else if (m == "meta.update_blob_slots") {
     answer = Answer<pb::UpdateBlobSlotsRequest>(
         request, [&](const pb::UpdateBlobSlotsRequest& r) { return admin.UpdateBlobSlots(r); });

@@ -8,6 +8,9 @@
 //                           meta group's log orders every grant and renewal
 //   meta.update_partition   replace one descriptor (UpdatePartition), fenced
 //                           by the lease epoch
+//   meta.split_partition    reserve, commit or abandon a partition split
+//                           (SplitPartition, partition_split.cc), fenced by
+//                           the lease epoch
 //   meta.update_blob_slots  move blob slots to other replicas
 //                           (UpdateBlobSlots), fenced by the lease epoch
 //   meta.set_drain          add a storage node to (or remove it from) the
@@ -70,6 +73,16 @@ class PartitionAdmin {
   // is not the lease's.
   Result<pb::UpdatePartitionResponse> UpdatePartition(const pb::UpdatePartitionRequest& request);
 
+  // See cluster_rpc.proto, SplitPartitionRequest. NotFound when the parent
+  // group does not start at parent_start_key (or, on commit, when no such
+  // split was reserved and none is done); InvalidArgument for a split key
+  // not strictly inside the parent's range, or inside one object's records
+  // for `_s3` (node/split_key.h); Conflict when the parent's epoch is not
+  // parent_epoch (reserve) or changed since the reserve (commit), when
+  // another split of the parent is reserved, or when a record moved
+  // meanwhile; StaleEpoch as UpdatePartition.
+  Result<pb::SplitPartitionResponse> SplitPartition(const pb::SplitPartitionRequest& request);
+
   // See cluster_rpc.proto, UpdateBlobSlotsRequest: the stored assignments
   // after the change (version + 1). InvalidArgument for no slot, a slot >=
   // limits::kBlobSlots or named twice, or replicas that are not 1..3
@@ -94,6 +107,23 @@ class PartitionAdmin {
 
  private:
   Result<std::optional<std::pair<pb::AutoadminLease, uint64_t>>> ReadLease();
+  // The records a split step reads (strongly): the parent's descriptor and
+  // the intent, with their versions.
+  struct SplitRecords {
+    std::string parent_key;
+    std::string intent_key;
+    std::optional<pb::KvRecord> parent_record;
+    std::optional<pb::KvRecord> intent_record;
+    pb::PartitionDescriptor parent;
+    pb::SplitPartitionResponse intent;
+  };
+  Result<SplitRecords> ReadSplitRecords(const pb::SplitPartitionRequest& request);
+  Result<pb::SplitPartitionResponse> ReserveSplit(const pb::SplitPartitionRequest& request,
+                                                  const SplitRecords& records);
+  Result<pb::SplitPartitionResponse> CommitSplit(const pb::SplitPartitionRequest& request,
+                                                 const SplitRecords& records);
+  Result<pb::SplitPartitionResponse> AbandonSplit(const pb::SplitPartitionRequest& request,
+                                                  const SplitRecords& records);
   // The lease record's version when `autoadmin_epoch` is the lease's epoch;
   // StaleEpoch (logged, naming `what`) otherwise.
   Result<uint64_t> CheckEpoch(uint64_t autoadmin_epoch, const std::string& what);

@@ -207,6 +207,7 @@ class NodeProcessTest : public ::testing::Test {
     pb::PartitionDescriptor* d = request.mutable_partition();
     d->set_table("t");
     d->set_group_id(kGroup);
+    d->set_end_key("x");  // every key the tests write sorts below
     for (uint32_t n = 1; n <= 3; ++n) {
       pb::ReplicaPlacement* r = d->add_replicas();
       r->set_node_id(n);
@@ -313,6 +314,19 @@ TEST_F(NodeProcessTest, ReplicatesFailsOverCatchesUpAndStaysUpUnderBadInput) {
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.status().code(), StatusCode::kNotLeader);
   EXPECT_EQ(refused.status().leader_hint(), leader);
+  // Keys outside the group's range ["", "x") are refused before anything
+  // is proposed or read, as a typed WrongPartition.
+  EXPECT_EQ(Put(leader, "y", "out").status().code(), StatusCode::kWrongPartition);
+  EXPECT_EQ(Get(leader, "x", pb::CONSISTENCY_STRONG).status().code(), StatusCode::kWrongPartition);
+  EXPECT_EQ(Get(follower, "zz", pb::CONSISTENCY_EVENTUAL).status().code(), StatusCode::kWrongPartition);
+  pb::KvScanRequest wide;
+  wide.set_group_id(kGroup);
+  wide.set_start_key("k");
+  wide.set_limit(10);  // to the end of the key space: past the range's end
+  EXPECT_EQ(Call(leader, "kv.scan", wide.SerializeAsString()).status().code(),
+            StatusCode::kWrongPartition);
+  wide.set_end_key("x");
+  EXPECT_TRUE(Call(leader, "kv.scan", wide.SerializeAsString()).ok());
   // A group this node does not host.
   pb::KvGetRequest missing;
   missing.set_group_id(99);

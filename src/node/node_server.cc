@@ -21,6 +21,7 @@
 #include "node/fault_rules.h"
 #include "node/kv_admission.h"
 #include "node/membership_rpcs.h"
+#include "node/partition_range.h"
 #include "node/peer_prober.h"
 #include "node/rpc_handler_util.h"
 #include "node/s3_blob_refs.h"
@@ -91,6 +92,12 @@ bool NotProposed(StatusCode code) {
 Status ThroughputExceeded(uint64_t group_id, const char* kind) {
   return Status::ThroughputExceeded(std::string(kind) + " capacity of partition " +
                                     std::to_string(group_id) + " exceeded; back off and retry");
+}
+
+// A request whose key left the group's range (partition_range.h).
+Status WrongPartition(uint64_t group_id) {
+  return Status::WrongPartition("key is outside the range of group " + std::to_string(group_id) +
+                                " (the partition split); resolve the key again");
 }
 
 }  // namespace
@@ -371,6 +378,10 @@ void NodeServer::Impl::OnGet(const pb::Envelope& request, rpc::Responder respond
   auto host = FindOrFail(get.group_id(), responder);
   if (!host) return;
   const uint64_t group_id = get.group_id();
+  if (!replication_->DescriptorAllows(
+          group_id, [&get](const pb::PartitionDescriptor& d) { return KeyInRange(d, get.key()); })) {
+    return responder.Fail(WrongPartition(group_id));
+  }
   const admission::ReadConsistency consistency = ReadConsistencyOf(get.consistency());
   const admission::Admission admitted = admission_.Admit(
       group_id, admission::CapacityKind::kRead, admission::ReadUnits(0, consistency));
@@ -404,6 +415,10 @@ void NodeServer::Impl::OnScan(const pb::Envelope& request, rpc::Responder respon
   auto host = FindOrFail(scan.group_id(), responder);
   if (!host) return;
   const uint64_t group_id = scan.group_id();
+  if (!replication_->DescriptorAllows(
+          group_id, [&scan](const pb::PartitionDescriptor& d) { return ScanInRange(d, scan); })) {
+    return responder.Fail(WrongPartition(group_id));
+  }
   const admission::ReadConsistency consistency = ReadConsistencyOf(scan.consistency());
   const admission::Admission admitted = admission_.Admit(
       group_id, admission::CapacityKind::kRead, admission::ReadUnits(0, consistency));
@@ -427,6 +442,10 @@ void NodeServer::Impl::OnWrite(const pb::Envelope& request, rpc::Responder respo
   auto host = FindOrFail(write.group_id(), responder);
   if (!host) return;
   const uint64_t group_id = write.group_id();
+  if (!replication_->DescriptorAllows(
+          group_id, [&write](const pb::PartitionDescriptor& d) { return WriteInRange(d, write); })) {
+    return responder.Fail(WrongPartition(group_id));
+  }
   const admission::Admission admitted =
       admission_.Admit(group_id, admission::CapacityKind::kWrite, WriteUnitsOf(write));
   if (!admitted.admitted) return responder.Fail(ThroughputExceeded(group_id, "write"));

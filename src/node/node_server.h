@@ -12,6 +12,9 @@
 //                       First charged against the table's capacity
 //                       (KvAdmission, docs/admission.md): ThroughputExceeded
 //                       when refused; units given back when not served.
+//                       A key outside the group's range (its stored
+//                       descriptor; partition_range.h) is refused first
+//                       with WrongPartition, nothing proposed or read.
 //   admin.create_group  ReplicationHost::CreateGroup (idempotent)
 //   admin.status        NodeStatus with every group's status
 //   admin.state_digest  text, one line per hosted group: "group=G applied=A

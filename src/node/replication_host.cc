@@ -219,6 +219,13 @@ std::shared_ptr<GroupHost> ReplicationHost::Find(uint64_t group_id) const {
   return it == groups_.end() ? nullptr : it->second.host;
 }
 
+bool ReplicationHost::DescriptorAllows(
+    uint64_t group_id, const std::function<bool(const pb::PartitionDescriptor&)>& check) const {
+  std::lock_guard lock(mu_);
+  const auto it = groups_.find(group_id);
+  return it == groups_.end() || check(it->second.descriptor);
+}
+
 std::vector<HostedGroup> ReplicationHost::Groups() const {
   std::lock_guard lock(mu_);
   std::vector<HostedGroup> out;

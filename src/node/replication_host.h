@@ -103,6 +103,11 @@ class ReplicationHost {
   Result<bool> DropGroup(uint64_t group_id);
   // The group's host, or null when not hosted.
   std::shared_ptr<GroupHost> Find(uint64_t group_id) const;
+  // Whether `check` accepts the group's stored descriptor (its range:
+  // partition_range.h); true when the group is not hosted. `check` runs
+  // under mu_ and must be quick.
+  bool DescriptorAllows(uint64_t group_id,
+                        const std::function<bool(const pb::PartitionDescriptor&)>& check) const;
   // Every hosted group, by group id.
   std::vector<HostedGroup> Groups() const;
   // See contract 4.

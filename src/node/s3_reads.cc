@@ -1,6 +1,7 @@
 #include "node/s3_reads.h"
 
 #include "common/limits.h"
+#include "node/partition_range.h"
 #include "node/rpc_handler_util.h"
 #include "s3/model/listing.h"
 #include "s3/model/object_read.h"
@@ -75,6 +76,11 @@ void OnList(ReplicationHost* replication, const pb::Envelope& request, rpc::Resp
   }
   auto host = FindGroupOrFail(*replication, list.group_id(), responder);
   if (!host) return;
+  if (!replication->DescriptorAllows(
+          list.group_id(), [&list](const pb::PartitionDescriptor& d) { return S3ListInRange(d, list); })) {
+    return responder.Fail(Status::WrongPartition("s3.list ends past the range of group " +
+                                                 std::to_string(list.group_id())));
+  }
   const auto consistency = static_cast<pb::Consistency>(list.consistency());
   host->ReadState(consistency, [list = std::move(list), responder](
                                    Result<const PartitionStateMachine*> state) {
@@ -111,6 +117,12 @@ void ReadS3Object(ReplicationHost& replication, const pb::S3GetRequest& request,
   if (!host) {
     return done(Status::NotFound("group " + std::to_string(request.group_id()) +
                                  " not hosted here"));
+  }
+  if (!replication.DescriptorAllows(request.group_id(), [&request](const pb::PartitionDescriptor& d) {
+        return S3GetInRange(d, request);
+      })) {
+    return done(Status::WrongPartition("object is outside the range of group " +
+                                       std::to_string(request.group_id())));
   }
   const auto consistency = static_cast<pb::Consistency>(request.consistency());
   host->ReadState(consistency, [request, done = std::move(done)](

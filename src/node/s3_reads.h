@@ -7,6 +7,8 @@
 //   "s3.get"    S3GetRequest   -> S3GetResponse    one version of an object
 //                                                   and, when asked, its
 //                                                   inline bytes (ReadS3Object)
+// s3.get and s3.list answer WrongPartition for an object, or a listing's
+// end, outside the group's range (partition_range.h).
 // All read under the group's lease when strong (the request's consistency
 // field; usage is always strong) and fail like kv.get: NotFound for a group
 // not hosted here, NotLeader with a hint, InvalidArgument for a bad request.

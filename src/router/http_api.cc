@@ -19,8 +19,12 @@ http::Response Error(unsigned http_status, std::string_view message, std::string
 }
 
 http::Response ErrorFor(const Status& status) {
-  http::Response r = Error(HttpStatusFor(status), status.message(), StatusCodeName(status.code()));
-  if (status.code() == StatusCode::kThrottled || status.code() == StatusCode::kUnavailable ||
+  // WrongPartition is the router's to handle (kv_router.h); should one
+  // still get here, the client sees what it means: retry later.
+  const StatusCode shown =
+      status.code() == StatusCode::kWrongPartition ? StatusCode::kUnavailable : status.code();
+  http::Response r = Error(HttpStatusFor(status), status.message(), StatusCodeName(shown));
+  if (status.code() == StatusCode::kThrottled || shown == StatusCode::kUnavailable ||
       status.code() == StatusCode::kThroughputExceeded) {
     r.headers.emplace_back("Retry-After", "1");
   }
@@ -130,6 +134,7 @@ unsigned HttpStatusFor(const Status& status) {
     case StatusCode::kIOError: return 500;
     case StatusCode::kPermissionDenied: return 403;
     case StatusCode::kThroughputExceeded: return 429;
+    case StatusCode::kWrongPartition: return 503;
   }
   return 500;
 }

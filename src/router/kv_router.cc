@@ -189,6 +189,20 @@ class KvRouter::Operation : public std::enable_shared_from_this<Operation> {
         cache.Invalidate(table_, key_, partition_.group_id());
         NextReplica();
         return RetryAfterBackoff(status, Pace::kLeaderSearch);
+      case StatusCode::kWrongPartition:
+        // The group no longer owns the key (it split) and proposed or read
+        // nothing: re-resolve and resend, at once the first time; again
+        // after a backoff while meta's map does not yet show the split.
+        cache.Invalidate(table_, key_, partition_.group_id());
+        redirect_to_ = 0;
+        skip_cached_hint_ = false;
+        if (!wrong_partition_seen_) {
+          wrong_partition_seen_ = true;
+          metrics_.retries->Increment();
+          last_ = status;
+          return Attempt();
+        }
+        return RetryAfterBackoff(status, Pace::kLeaderSearch);
       case StatusCode::kStaleEpoch:
       case StatusCode::kNotFound:
         cache.Invalidate(table_, key_, partition_.group_id());
@@ -274,6 +288,9 @@ class KvRouter::Operation : public std::enable_shared_from_this<Operation> {
   Status GiveUp() const {
     if (route_failed_) return last_;
     if (last_.code() == StatusCode::kThrottled) return last_;
+    if (last_.code() == StatusCode::kWrongPartition) {
+      return Status::Unavailable("partition map of table " + table_ + " is changing (split); retry");
+    }
     if (IsNoLeaderSign(last_.code())) {
       return Status::Unavailable("partition has no leader / no quorum (table " + table_ +
                                  ", group " + std::to_string(partition_.group_id()) +
@@ -304,6 +321,7 @@ class KvRouter::Operation : public std::enable_shared_from_this<Operation> {
   bool skip_cached_hint_ = false;  // the cached hint failed us once
   size_t replica_cursor_ = 0;
   bool route_failed_ = false;      // the last failure was the lookup's
+  bool wrong_partition_seen_ = false;  // the one immediate resend is spent
   bool completed_ = false;
   Status last_;
   pb::PartitionDescriptor partition_;

@@ -20,6 +20,12 @@
 //     the next replica is tried after a (leader-search) backoff; without a
 //     hint the cache entry is also invalidated. StaleEpoch, NotFound (the
 //     node does not host the group): invalidated, retried.
+//  3a. WrongPartition (the group split and no longer owns the key; the
+//     node proposed and read nothing): the route is invalidated and the
+//     operation resent at once, the first time with no backoff; later ones
+//     (meta's map does not show the split yet) after a leader-search
+//     backoff. It never reaches the caller: running out of attempts on it
+//     gives Unavailable.
 //  4. ThroughputExceeded (the table's capacity, docs/admission.md) is an
 //     answer: returned to the caller at once, never retried here nor sent
 //     to another replica (a refused write was not applied).
@@ -27,7 +33,8 @@
 //     Aborted, Unavailable, Timeout). Writes are retried only when the
 //     failure proves the write did not take effect (WriteMayHaveBeenApplied
 //     is false): the channel never sent the request, or the node answered
-//     NotLeader, StaleEpoch, NotFound, Throttled or Aborted. A write whose
+//     NotLeader, StaleEpoch, NotFound, WrongPartition, Throttled or
+//     Aborted. A write whose
 //     outcome is unknown (a timeout, a connection lost or a channel closed
 //     after sending, a node answering Unavailable or Timeout) fails with
 //     Timeout ("write outcome unknown"). The decision reads the status's

@@ -43,6 +43,9 @@ pb::KvApiResponse ErrorResponse(uint64_t request_id, const Status& status) {
   switch (status.code()) {
     case StatusCode::kPermissionDenied: r.set_code(kWirePermissionDenied); break;
     case StatusCode::kThroughputExceeded: r.set_code(kWireThroughputExceeded); break;
+    // The router re-resolves and resends a WrongPartition answer; should
+    // one still get here, the client sees what it means: retry later.
+    case StatusCode::kWrongPartition: r.set_code(static_cast<uint32_t>(StatusCode::kUnavailable)); break;
     default: r.set_code(static_cast<uint32_t>(status.code()));
   }
   r.set_message(status.message());

@@ -61,14 +61,46 @@ struct FakeCluster {
   std::set<uint32_t> paused;             // nodes that take calls and never answer
   std::vector<rpc::Responder> unanswered;  // the calls paused nodes took
   int lookups = 0;
+  // SplitGroup2: group 2 split at this key into group 3; meta's map shows
+  // it only once meta_knows_split.
+  std::string split_key;
+  bool meta_knows_split = false;
+  int wrong_partition_answers = 0;
 
-  static uint64_t GroupOf(const std::string& key) { return key < "m" ? 1 : 2; }
+  // The group meta names for `key`.
+  uint64_t GroupOf(const std::string& key) const {
+    if (key < "m") return 1;
+    return !split_key.empty() && meta_knows_split && key >= split_key ? 3 : 2;
+  }
+  // A group's range [first, second) (empty second: unbounded), as the
+  // nodes hold it or as meta's map shows it.
+  std::pair<std::string, std::string> RangeOf(uint64_t group, bool as_meta) const {
+    const bool split = !split_key.empty() && (!as_meta || meta_knows_split);
+    if (group == 1) return {"", "m"};
+    if (group == 2) return {"m", split ? split_key : ""};
+    return {split_key, ""};
+  }
+  bool InRange(uint64_t group, const std::string& key) const {
+    const auto [start, end] = RangeOf(group, false);
+    return key >= start && (end.empty() || key < end);
+  }
+  // Moves group 2's keys >= `key` into a new group 3 (same leader).
+  void SplitGroup2(const std::string& key) {
+    split_key = key;
+    Group& child = groups[3];
+    child.leader = groups[2].leader;
+    child.meta_hint = groups[2].meta_hint;
+    auto from = groups[2].data.lower_bound(key);
+    child.data.insert(from, groups[2].data.end());
+    groups[2].data.erase(from, groups[2].data.end());
+  }
 
   pb::PartitionDescriptor Descriptor(uint64_t group) {
     pb::PartitionDescriptor p;
     p.set_table("kv");
-    p.set_start_key(group == 1 ? "" : "m");
-    p.set_end_key(group == 1 ? "m" : "");
+    const auto [start, end] = RangeOf(group, true);
+    p.set_start_key(start);
+    p.set_end_key(end);
     p.set_group_id(group);
     p.set_epoch(1);
     p.set_leader_hint(groups[group].meta_hint);
@@ -105,6 +137,19 @@ Status ServeNode(FakeCluster& c, uint32_t self, const pb::Envelope& request, std
   if (group_it == c.groups.end()) return Status::NotFound("no such group");
   FakeCluster::Group& g = group_it->second;
   if (g.leader != self) return Status::NotLeader(g.leader);
+  // The node's range check (node/partition_range.h).
+  bool in_range = true;
+  if (request.method() == "kv.get") in_range = c.InRange(group_id, get.key());
+  if (request.method() == "kv.scan") {
+    const std::string end = c.RangeOf(group_id, false).second;
+    in_range = c.InRange(group_id, scan.start_key()) &&
+               (end.empty() || (!scan.end_key().empty() && scan.end_key() <= end));
+  }
+  for (const pb::KvWrite& w : write.batch().writes()) in_range = in_range && c.InRange(group_id, w.key());
+  if (!in_range) {
+    ++c.wrong_partition_answers;
+    return Status::WrongPartition("fake node: key outside group " + std::to_string(group_id));
+  }
   if (request.method() == "kv.get") {
     pb::KvGetResponse response;
     if (auto it = g.data.find(get.key()); it != g.data.end()) {
@@ -193,7 +238,7 @@ class RouterRoutingTest : public ::testing::TestWithParam<Transport> {
           if (lookup.table() != "kv") return Status::NotFound("no table " + lookup.table());
           std::lock_guard lock(cluster_.mu);
           ++cluster_.lookups;
-          return cluster_.Descriptor(FakeCluster::GroupOf(lookup.key()));
+          return cluster_.Descriptor(cluster_.GroupOf(lookup.key()));
         }), {"meta.lookup_batch"});
     processes.push_back(Entry(kMetaId, cluster::ProcessRole::kMeta, meta->port()));
     servers_.push_back(std::move(meta));
@@ -619,6 +664,55 @@ TEST_P(RouterRoutingTest, MemdsRequestsPerOperationAreTheSameColdOrWarm) {
     ASSERT_LT(Clock::now(), deadline);
     std::this_thread::sleep_for(5ms);
   }
+}
+
+// A partition split while the router holds its old route: the old group
+// answers WrongPartition, the router re-resolves and resends, and the
+// client sees every operation succeed and a scan return each key once.
+TEST_P(RouterRoutingTest, ASplitIsFollowedWithoutClientErrors) {
+  const std::vector<std::string> keys = {"a", "n", "p", "t", "u", "z"};
+  for (const std::string& k : keys) ASSERT_EQ(Do("PUT", "/kv/kv/" + k, "v-" + k).status, 200u);
+  ASSERT_EQ(Do("GET", "/kv/kv?limit=100").status, 200u);  // routes cached: group 2 is [m, "")
+  {
+    std::lock_guard lock(cluster_.mu);
+    cluster_.SplitGroup2("t");
+    cluster_.meta_knows_split = true;
+  }
+  HttpReply u = Do("GET", "/kv/kv/u");
+  EXPECT_EQ(u.status, 200u) << u.body;
+  EXPECT_NE(u.body.find("v-u"), std::string::npos) << u.body;
+  HttpReply put = Do("PUT", "/kv/kv/w", "v-w");
+  EXPECT_EQ(put.status, 200u) << put.body;
+  HttpReply all = Do("GET", "/kv/kv?limit=100");
+  ASSERT_EQ(all.status, 200u) << all.body;
+  std::vector<std::string> seen;
+  for (size_t pos = 0; (pos = all.body.find("{\"key\":\"", pos)) != std::string::npos;) {
+    pos += 8;
+    seen.push_back(all.body.substr(pos, all.body.find('"', pos) - pos));
+  }
+  EXPECT_EQ(seen, (std::vector<std::string>{"a", "n", "p", "t", "u", "w", "z"}));
+  std::lock_guard lock(cluster_.mu);
+  EXPECT_GT(cluster_.wrong_partition_answers, 0);
+  EXPECT_EQ(cluster_.groups[2].data.count("w"), 0u);
+  EXPECT_EQ(cluster_.groups[3].data.count("w"), 1u);
+}
+
+// While meta's map does not show the split yet, the router keeps asking
+// and the client gets a retryable 503 "Unavailable", never the node's
+// WrongPartition.
+TEST_P(RouterRoutingTest, WrongPartitionNeverReachesTheClient) {
+  ASSERT_EQ(Do("PUT", "/kv/kv/u", "v-u").status, 200u);
+  {
+    std::lock_guard lock(cluster_.mu);
+    cluster_.SplitGroup2("t");  // meta_knows_split stays false
+  }
+  HttpReply get = Do("GET", "/kv/kv/u");
+  EXPECT_EQ(get.status, 503u) << get.body;
+  EXPECT_NE(get.body.find("\"Unavailable\""), std::string::npos) << get.body;
+  EXPECT_EQ(get.body.find("WrongPartition"), std::string::npos) << get.body;
+  std::lock_guard lock(cluster_.mu);
+  EXPECT_GT(cluster_.wrong_partition_answers, 1);
+  EXPECT_EQ(cluster_.groups[3].data.count("u"), 1u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Transports, RouterRoutingTest,

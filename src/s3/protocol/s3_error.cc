@@ -221,6 +221,7 @@ S3Error FromStatus(const Status& status) {
     case StatusCode::kTimeout:
     case StatusCode::kNotLeader:
     case StatusCode::kStaleEpoch:
+    case StatusCode::kWrongPartition:
     case StatusCode::kAborted: return S3Error(S3ErrorCode::kServiceUnavailable);
     case StatusCode::kInvalidArgument: return S3Error(S3ErrorCode::kInvalidArgument, status.message());
     default: return S3Error(S3ErrorCode::kInternalError);

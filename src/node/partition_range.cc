@@ -1,0 +1,80 @@
+#include "node/partition_range.h"
+
+#include "s3/model/s3_keys.h"
+
+namespace tessera::node {
+namespace {
+
+// The object an S3 op is about: its prefix `B K`; nullopt for ops on no
+// object (GcDoneOp edits the partition's internal records).
+template <typename Op>
+std::string PrefixOf(const Op& op) {
+  return s3::model::ObjectPrefix(op.bucket_id(), op.key());
+}
+
+std::optional<std::string> ObjectPrefixOf(const pb::S3Op& op) {
+  switch (op.op_case()) {
+    case pb::S3Op::kPutObject: return PrefixOf(op.put_object());
+    case pb::S3Op::kDeleteObject: return PrefixOf(op.delete_object());
+    case pb::S3Op::kCreateUpload: return PrefixOf(op.create_upload());
+    case pb::S3Op::kUploadPart: return PrefixOf(op.upload_part());
+    case pb::S3Op::kCompleteUpload: return PrefixOf(op.complete_upload());
+    case pb::S3Op::kAbortUpload: return PrefixOf(op.abort_upload());
+    case pb::S3Op::kSetTags: return PrefixOf(op.set_tags());
+    case pb::S3Op::kGcDone:
+    case pb::S3Op::OP_NOT_SET: return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+bool S3OpInRange(const pb::PartitionDescriptor& partition, const pb::S3Op& op) {
+  const std::optional<std::string> prefix = ObjectPrefixOf(op);
+  return !prefix || KeyInRange(partition, *prefix);
+}
+
+bool BatchInRange(const pb::PartitionDescriptor& partition, const pb::KvBatch& batch) {
+  for (const pb::KvCondition& c : batch.conditions()) {
+    if (!KeyInRange(partition, c.key())) return false;
+  }
+  for (const pb::KvWrite& w : batch.writes()) {
+    if (!KeyInRange(partition, w.key())) return false;
+  }
+  return true;
+}
+
+// An exclusive end bound (empty: to the end of the key space) that does
+// not reach past the range.
+bool EndInRange(const pb::PartitionDescriptor& partition, const std::string& end_key) {
+  if (partition.end_key().empty()) return true;
+  return !end_key.empty() && end_key <= partition.end_key();
+}
+
+}  // namespace
+
+bool KeyInRange(const pb::PartitionDescriptor& partition, std::string_view key) {
+  if (key < partition.start_key()) return false;
+  return partition.end_key().empty() || key < partition.end_key();
+}
+
+bool ScanInRange(const pb::PartitionDescriptor& partition, const pb::KvScanRequest& scan) {
+  return KeyInRange(partition, scan.start_key()) && EndInRange(partition, scan.end_key());
+}
+
+bool CommandInRange(const pb::PartitionDescriptor& partition, const pb::KvCommand& command) {
+  return command.has_s3() ? S3OpInRange(partition, command.s3())
+                          : BatchInRange(partition, command.batch());
+}
+
+bool WriteInRange(const pb::PartitionDescriptor& partition, const pb::KvWriteRequest& write) {
+  return write.has_s3() ? S3OpInRange(partition, write.s3()) : BatchInRange(partition, write.batch());
+}
+
+bool S3GetInRange(const pb::PartitionDescriptor& partition, const pb::S3GetRequest& get) {
+  return KeyInRange(partition, s3::model::ObjectPrefix(get.bucket_id(), get.key()));
+}
+
+bool S3ListInRange(const pb::PartitionDescriptor& partition, const pb::S3ListRequest& list) {
+  return EndInRange(partition, list.end_key());
+}
+
+}  // namespace tessera::node
