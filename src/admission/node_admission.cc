@@ -31,13 +31,17 @@ std::string NodeAdmissionOptionsError(const NodeAdmissionOptions& o) {
   if (o.capacity_refresh_ms < 10 || o.capacity_refresh_ms > 600'000) {
     return "capacity_refresh_ms must be 10..600000";
   }
+  if (!std::isfinite(o.adaptive_gain) || o.adaptive_gain < 0.01 || o.adaptive_gain > 1) {
+    return "adaptive_gain must be 0.01..1";
+  }
   return "";
 }
 
 NodeAdmission::NodeAdmission(NodeAdmissionOptions options, Clock::time_point now)
     : options_(options),
       node_read_(NodeBucketOf(options.node_rcu_per_s, now)),
-      node_write_(NodeBucketOf(options.node_wcu_per_s, now)) {
+      node_write_(NodeBucketOf(options.node_wcu_per_s, now)),
+      last_adapt_(now) {
   TESSERA_CHECK(NodeAdmissionOptionsError(options_).empty());
 }
 
@@ -52,15 +56,17 @@ void NodeAdmission::SetPartition(uint64_t group_id, const PartitionCapacity& cap
   }
   const double rcu = ShareOf(capacity.table_rcu, capacity.partitions, options_.partition_rcu_max);
   const double wcu = ShareOf(capacity.table_wcu, capacity.partitions, options_.partition_wcu_max);
-  const auto set = [&](std::optional<PartitionBudget>& budget, double rate) {
+  // An adapted rate stays while the static share is unchanged.
+  const auto set = [&](std::optional<PartitionBudget>& budget, double& base, double rate) {
     if (!budget) {
       budget.emplace(rate, options_.burst_window_s, now);
-    } else if (budget->rate_per_s() != rate || budget->burst_window_s() != options_.burst_window_s) {
+    } else if (base != rate || budget->burst_window_s() != options_.burst_window_s) {
       budget->SetRate(rate, options_.burst_window_s, now);
     }
+    base = rate;
   };
-  set(p.read, rcu);
-  set(p.write, wcu);
+  set(p.read, p.read_base, rcu);
+  set(p.write, p.write_base, wcu);
 }
 
 void NodeAdmission::RetainOnly(const std::set<uint64_t>& group_ids) {
@@ -88,6 +94,7 @@ Admission NodeAdmission::Admit(uint64_t group_id, CapacityKind kind, double unit
   Partition& p = it->second;
   std::optional<PartitionBudget>& budget = kind == CapacityKind::kRead ? p.read : p.write;
   if (budget) {
+    (kind == CapacityKind::kRead ? p.read_asked : p.write_asked) += units;
     a.source = budget->TryTake(now, units, NodeHasSpare(kind, units, now));
     if (a.source == BudgetSource::kRefused) {
       a.admitted = false;
@@ -140,6 +147,54 @@ std::optional<double> NodeAdmission::PartitionRate(uint64_t group_id, CapacityKi
       kind == CapacityKind::kRead ? it->second.read : it->second.write;
   if (!budget) return std::nullopt;
   return budget->rate_per_s();
+}
+
+std::set<std::string> NodeAdmission::ProvisionedTables() const {
+  std::set<std::string> tables;
+  for (const auto& [id, p] : partitions_) {
+    if (p.capacity.mode == CapacityMode::kProvisioned) tables.insert(p.capacity.table);
+  }
+  return tables;
+}
+
+void NodeAdmission::AdaptOne(Partition& p, CapacityKind kind, double table_use, double elapsed_s,
+                             Clock::time_point now) {
+  const bool read = kind == CapacityKind::kRead;
+  std::optional<PartitionBudget>& budget = read ? p.read : p.write;
+  double& asked = read ? p.read_asked : p.write_asked;
+  const double base = read ? p.read_base : p.write_base;
+  const double table_capacity = read ? p.capacity.table_rcu : p.capacity.table_wcu;
+  const double cap = std::min(read ? options_.partition_rcu_max : options_.partition_wcu_max,
+                              table_capacity);
+  const double demand = asked / elapsed_s;
+  asked = 0;
+  if (!budget) return;
+  const double left_by_others = table_capacity - std::max(0.0, table_use - demand);
+  const double target = std::max(base, std::min({1.25 * demand, left_by_others, cap}));
+  const double rate = budget->rate_per_s();
+  const double next = std::max(base, rate + options_.adaptive_gain * (target - rate));
+  if (std::fabs(next - rate) >= 1e-6) budget->SetRate(next, options_.burst_window_s, now);
+}
+
+void NodeAdmission::Adapt(const std::map<std::string, TableUse>& use, Clock::time_point now) {
+  const double elapsed_s = std::chrono::duration<double>(now - last_adapt_).count();
+  if (elapsed_s <= 0) return;
+  last_adapt_ = now;
+  for (auto& [id, p] : partitions_) {
+    if (p.capacity.mode != CapacityMode::kProvisioned) continue;
+    auto it = use.find(p.capacity.table);
+    if (!options_.adaptive || it == use.end()) {
+      // Static shares: back to the base.
+      p.read_asked = p.write_asked = 0;
+      if (p.read && p.read->rate_per_s() != p.read_base) p.read->SetRate(p.read_base, options_.burst_window_s, now);
+      if (p.write && p.write->rate_per_s() != p.write_base) {
+        p.write->SetRate(p.write_base, options_.burst_window_s, now);
+      }
+      continue;
+    }
+    AdaptOne(p, CapacityKind::kRead, it->second.read_units_per_s, elapsed_s, now);
+    AdaptOne(p, CapacityKind::kWrite, it->second.write_units_per_s, elapsed_s, now);
+  }
 }
 
 }  // namespace tessera::admission

@@ -19,6 +19,16 @@
 //  4. A refusal takes nothing from any budget.
 //  5. Return gives a request's units back where they were taken from (a
 //     request the node did not serve after all: NotLeader, NotFound).
+//  6. Adaptive capacity: Adapt, given a table's consumption over all
+//     routers (from GAC), moves each of its provisioned partitions' rates a
+//     gain's share towards a target: what the partition is asked for (its
+//     admitted and refused units per second since the last Adapt) with a
+//     quarter more, but no more than what the rest of the table leaves
+//     (capacity - (consumption - the partition's demand)), nor the
+//     partition cap, and never below the static share. So a hot partition
+//     takes the capacity the table does not use (skew alone does not
+//     throttle) and gives it back as its load falls or the rest of the
+//     table grows. A table without consumption gets its static shares back.
 //
 // Pure: time comes in; no clock, no lock, no metrics (the caller counts
 // what each call answers).
@@ -54,6 +64,10 @@ struct NodeAdmissionOptions {
   double node_spare_fraction = knobs::kNodeAdmissionNodeSpareFraction.default_value;
   // How often a node polls the metadata replicas for table capacities.
   uint32_t capacity_refresh_ms = knobs::kNodeAdmissionCapacityRefreshMs.default_value;
+  // Adaptive capacity (contract 6): on, and the share of the gap to its
+  // target a partition's rate closes per Adapt (0 < gain <= 1).
+  bool adaptive = knobs::kNodeAdmissionAdaptive.default_value;
+  double adaptive_gain = knobs::kNodeAdmissionAdaptiveGain.default_value;
 };
 
 // InvalidArgument-style check: the text of what is wrong, empty when fine.
@@ -90,6 +104,16 @@ class NodeAdmission {
   // Forgets every partition not in `group_ids`.
   void RetainOnly(const std::set<uint64_t>& group_ids);
 
+  // A table's consumption over all routers, units per second.
+  struct TableUse {
+    double read_units_per_s = 0;
+    double write_units_per_s = 0;
+  };
+  // Contract 6 (no-op with adaptive off); `use` by table name.
+  void Adapt(const std::map<std::string, TableUse>& use, Clock::time_point now);
+  // The provisioned tables this node charges (those Adapt wants).
+  std::set<std::string> ProvisionedTables() const;
+
   Admission Admit(uint64_t group_id, CapacityKind kind, double units, Clock::time_point now);
   // Charges `units` more to an admitted request (a read's size known once
   // served), taking only what is there.
@@ -108,7 +132,11 @@ class NodeAdmission {
     PartitionCapacity capacity;
     std::optional<PartitionBudget> read;   // provisioned only
     std::optional<PartitionBudget> write;
+    double read_base = 0, write_base = 0;  // the static shares
+    double read_asked = 0, write_asked = 0;  // admitted + refused units since the last Adapt
   };
+  void AdaptOne(Partition& p, CapacityKind kind, double table_use, double elapsed_s,
+                Clock::time_point now);
   std::optional<TokenBucket>& NodeBucket(CapacityKind kind) {
     return kind == CapacityKind::kRead ? node_read_ : node_write_;
   }
@@ -118,6 +146,7 @@ class NodeAdmission {
   std::optional<TokenBucket> node_read_;   // nullopt: unlimited
   std::optional<TokenBucket> node_write_;
   std::map<uint64_t, Partition> partitions_;
+  Clock::time_point last_adapt_;
 };
 
 }  // namespace tessera::admission

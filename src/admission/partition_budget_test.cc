@@ -176,5 +176,51 @@ TEST(NodeAdmission, OptionsOutOfRangeAreNamed) {
   EXPECT_NE(NodeAdmissionOptionsError(o), "");
 }
 
+// Adaptive capacity: a table of 1,000 WCU over two partitions (500 each);
+// the hot one is asked for 800/s while the table uses 900/s.
+TEST(NodeAdmissionAdaptive, AHotPartitionTakesWhatTheTableLeavesThenGivesItBack) {
+  NodeAdmissionOptions o;
+  o.burst_window_s = 0;
+  NodeAdmission a(o, kT0);
+  a.SetPartition(1, PartitionCapacity{"t", CapacityMode::kProvisioned, 1000, 1000, 2}, kT0);
+  a.SetPartition(2, PartitionCapacity{"t", CapacityMode::kProvisioned, 1000, 1000, 2}, kT0);
+  Clock::time_point now = kT0;
+  for (int second = 1; second <= 8; ++second) {
+    for (int i = 0; i < 800; ++i) (void)a.Admit(1, CapacityKind::kWrite, 1, now);
+    now += seconds(1);
+    a.Adapt({{"t", {0, 900}}}, now);
+  }
+  const double hot = *a.PartitionRate(1, CapacityKind::kWrite);
+  EXPECT_GT(hot, 800);   // what it is asked for, with room
+  EXPECT_LE(hot, 900);   // never more than the others leave (1,000 - 100)
+  EXPECT_DOUBLE_EQ(*a.PartitionRate(2, CapacityKind::kWrite), 500);  // never below the base
+  // Static again once the table's consumption is unknown.
+  a.Adapt({}, now + seconds(1));
+  EXPECT_DOUBLE_EQ(*a.PartitionRate(1, CapacityKind::kWrite), 500);
+}
+
+TEST(NodeAdmissionAdaptive, ATableAtItsCapacityKeepsStaticShares) {
+  NodeAdmissionOptions o;
+  NodeAdmission a(o, kT0);
+  a.SetPartition(1, PartitionCapacity{"t", CapacityMode::kProvisioned, 1000, 1000, 2}, kT0);
+  Clock::time_point now = kT0;
+  for (int second = 1; second <= 5; ++second) {
+    for (int i = 0; i < 800; ++i) (void)a.Admit(1, CapacityKind::kWrite, 1, now);
+    now += seconds(1);
+    a.Adapt({{"t", {0, 1300}}}, now);  // the others use 500 + the hot partition's 800
+  }
+  EXPECT_DOUBLE_EQ(*a.PartitionRate(1, CapacityKind::kWrite), 500);
+}
+
+TEST(NodeAdmissionAdaptive, OffKeepsStaticShares) {
+  NodeAdmissionOptions o;
+  o.adaptive = false;
+  NodeAdmission a(o, kT0);
+  a.SetPartition(1, PartitionCapacity{"t", CapacityMode::kProvisioned, 1000, 1000, 2}, kT0);
+  for (int i = 0; i < 800; ++i) (void)a.Admit(1, CapacityKind::kWrite, 1, kT0);
+  a.Adapt({{"t", {0, 100}}}, kT0 + seconds(1));
+  EXPECT_DOUBLE_EQ(*a.PartitionRate(1, CapacityKind::kWrite), 500);
+}
+
 }  // namespace
 }  // namespace tessera::admission

@@ -44,7 +44,8 @@ cluster::LaunchSpec SpecFor(const ClusterSession& s, const ProcessEntry& e) {
 std::vector<ProcessEntry> LaunchOrder(const cluster::ProcessTable& table) {
   std::vector<ProcessEntry> order;
   for (ProcessRole role :
-       {ProcessRole::kMeta, ProcessRole::kNode, ProcessRole::kRouter, ProcessRole::kAutoadmin}) {
+       {ProcessRole::kMeta, ProcessRole::kNode, ProcessRole::kGac, ProcessRole::kRouter,
+        ProcessRole::kAutoadmin}) {
     for (const ProcessEntry& e : table.OfRole(role)) order.push_back(e);
   }
   return order;

@@ -8,6 +8,7 @@
 
 #include "cli/cluster_command.h"
 #include "autoadmin/autoadmin_command.h"
+#include "gac/gac_command.h"
 #include "meta/meta_command.h"
 #include "cli/config_command.h"
 #include "cli/knob_flag.h"
@@ -134,6 +135,14 @@ int main(int argc, char** argv) {
       "status", "print every instance's state: the active one, unhealthy nodes, recent actions");
   autoadmin_status_cmd->fallthrough();  // --layout after `status`
 
+  tessera::gac::GacCommandArgs gac;
+  gac.dir = tessera::cli::DefaultClusterDir();
+  CLI::App* gac_cmd = app.add_subcommand(
+      "gac", "run one global admission control instance of a cluster layout (tables' shares per router)");
+  gac_cmd->add_option("--layout", gac.layout_path, "cluster layout (protobuf text format)")->required();
+  gac_cmd->add_option("--name", gac.name, "this instance's name in the layout")->required();
+  gac_cmd->add_option("--dir", gac.dir, "cluster directory: pki, secret, logs/NAME.log");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -161,6 +170,7 @@ int main(int argc, char** argv) {
     }
     return tessera::autoadmin::RunAutoadminCommand(autoadmin);
   }
+  if (*gac_cmd) return tessera::gac::RunGacCommand(gac);
   if (*cluster_cmd) return tessera::cli::RunClusterCommand(cluster, std::cout, std::cerr);
   if (*kv_cmd) {
     kv.out_is_terminal = ::isatty(STDOUT_FILENO) == 1;

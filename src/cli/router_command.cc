@@ -108,6 +108,7 @@ int RunRouterCommand(const RouterCommandArgs& args) {
   if (self->kv_tls_port != 0) options.native_tls_port = static_cast<uint16_t>(self->kv_tls_port);
   options.tls_files = http::TlsFiles{cluster::HttpsCertPath(args.dir), cluster::HttpsKeyPath(args.dir)};
   options.revoked_tokens_path = args.dir + "/revoked_tokens";
+  options.gac = gac::GacOptionsOf(layout->gac_settings());
 
   // Destroyed in reverse: io threads joined, io_context, then these two.
   s3::front::S3ServiceOptions s3_options;

@@ -81,6 +81,10 @@ Status ValidateLayout(const pb::ClusterLayout& layout) {
   for (const auto& a : layout.autoadmin()) {
     TESSERA_RETURN_IF_ERROR(check.Process("autoadmin", a.name(), a.az(), a.host(), {a.http_port()}));
   }
+  for (const auto& g : layout.gac()) {
+    TESSERA_RETURN_IF_ERROR(
+        check.Process("gac", g.name(), g.az(), g.host(), {g.peer_port(), g.http_port()}));
+  }
   for (const std::string& az : azs) {
     if (check.Count("node", az) == 0) return Status::InvalidArgument(az + " has no storage node");
     if (check.Count("meta", az) != 1) {
@@ -114,7 +118,9 @@ std::string DescribeLayout(const pb::ClusterLayout& layout) {
   out << "cluster '" << layout.name() << "': " << layout.azs_size() << " AZs, "
       << layout.nodes_size() << " storage nodes, " << layout.meta_size()
       << " metadata replicas, " << layout.routers_size() << " router(s), "
-      << layout.autoadmin_size() << " autoadmin instance(s)\n";
+      << layout.autoadmin_size() << " autoadmin instance(s)";
+  if (layout.gac_size() > 0) out << ", " << layout.gac_size() << " GAC instance(s)";
+  out << "\n";
   for (const auto& n : layout.nodes()) {
     out << "  node    " << n.name() << "  " << n.az() << "  peer " << n.host() << ":"
         << n.peer_port() << "  http " << n.host() << ":" << n.http_port() << "\n";
@@ -135,6 +141,10 @@ std::string DescribeLayout(const pb::ClusterLayout& layout) {
   for (const auto& a : layout.autoadmin()) {
     out << "  autoadmin " << a.name() << "  " << a.az() << "  http " << a.host() << ":"
         << a.http_port() << "\n";
+  }
+  for (const auto& g : layout.gac()) {
+    out << "  gac     " << g.name() << "  " << g.az() << "  peer " << g.host() << ":"
+        << g.peer_port() << "  http " << g.host() << ":" << g.http_port() << "\n";
   }
   return out.str();
 }

@@ -11,6 +11,7 @@ const char* ProcessRoleName(ProcessRole role) {
     case ProcessRole::kMeta: return "meta";
     case ProcessRole::kRouter: return "router";
     case ProcessRole::kAutoadmin: return "autoadmin";
+    case ProcessRole::kGac: return "gac";
   }
   return "?";
 }
@@ -36,6 +37,11 @@ ProcessTable::ProcessTable(const pb::ClusterLayout& layout) {
   for (const auto& a : layout.autoadmin()) {
     entries_.push_back({id++, ProcessRole::kAutoadmin, a.name(), a.az(), a.host(), 0, a.http_port(),
                         0, 0, 0, 0});
+  }
+  id = kFirstGacId;
+  for (const auto& g : layout.gac()) {
+    entries_.push_back({id++, ProcessRole::kGac, g.name(), g.az(), g.host(), g.peer_port(),
+                        g.http_port(), 0, 0, 0, 0});
   }
 }
 

@@ -1,6 +1,6 @@
 // ProcessTable: every process of a cluster layout with its stable process id
 // (storage nodes 1.., metadata replicas 101.., routers 201.., autoadmin
-// instances 301..), role, AZ and
+// instances 301.., global admission control instances 401..), role, AZ and
 // endpoints. Process ids double as replica ids in replication groups and as
 // peer ids on the internal RPC transport.
 //
@@ -16,13 +16,14 @@
 
 namespace tessera::cluster {
 
-enum class ProcessRole { kNode, kMeta, kRouter, kAutoadmin };
-// "node", "meta", "router", "autoadmin"
+enum class ProcessRole { kNode, kMeta, kRouter, kAutoadmin, kGac };
+// "node", "meta", "router", "autoadmin", "gac"
 const char* ProcessRoleName(ProcessRole role);
 
 // Whether processes of `role` serve the internal RPC on their peer port
 // (storage nodes and metadata replicas; routers serve clients there, and
-// autoadmin instances only call).
+// autoadmin instances only call). GAC instances serve gac.report on
+// their peer port but are no replication peers: not counted here.
 inline bool ServesRpc(ProcessRole role) {
   return role == ProcessRole::kNode || role == ProcessRole::kMeta;
 }
@@ -31,6 +32,7 @@ inline constexpr uint32_t kFirstNodeId = 1;
 inline constexpr uint32_t kFirstMetaId = 101;
 inline constexpr uint32_t kFirstRouterId = 201;
 inline constexpr uint32_t kFirstAutoadminId = 301;
+inline constexpr uint32_t kFirstGacId = 401;
 
 struct ProcessEntry {
   uint32_t id = 0;
@@ -38,7 +40,7 @@ struct ProcessEntry {
   std::string name;
   std::string az;
   std::string host;
-  uint32_t peer_port = 0;  // internal RPC (nodes, meta); native KV API (routers)
+  uint32_t peer_port = 0;  // internal RPC (nodes, meta, gac); native KV API (routers)
   uint32_t http_port = 0;  // metrics, health (all); HTTP KV API (routers)
   uint32_t s3_port = 0;    // routers only
   uint32_t s3_tls_port = 0;

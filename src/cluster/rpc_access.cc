@@ -7,6 +7,7 @@ constexpr std::string_view kNode = "node";
 constexpr std::string_view kMeta = "meta";
 constexpr std::string_view kRouter = "router";
 constexpr std::string_view kAutoadmin = "autoadmin";
+constexpr std::string_view kGac = "gac";
 constexpr std::string_view kCli = kCliRole;
 
 }  // namespace
@@ -42,9 +43,11 @@ std::shared_ptr<const rpc::AccessPolicy> MetaAccessPolicy() {
   static const auto policy = [] {
     auto p = std::make_shared<rpc::AccessPolicy>();
     p->Allow("consensus.batch", {kMeta});
-    for (std::string_view m : {"meta.lookup", "meta.lookup_batch", "meta.tables", "meta.blob_slots"}) {
+    for (std::string_view m : {"meta.lookup", "meta.lookup_batch", "meta.blob_slots"}) {
       p->Allow(m, {kNode, kMeta, kRouter, kAutoadmin, kCli});
     }
+    // The GAC reads the tables' capacities.
+    p->Allow("meta.tables", {kNode, kMeta, kRouter, kAutoadmin, kGac, kCli});
     // The autoadmin's lease and partition updates (followers forward them to
     // the leader as role meta).
     for (std::string_view m : {"meta.autoadmin_lease", "meta.update_partition", "meta.split_partition",
@@ -69,6 +72,15 @@ std::shared_ptr<const rpc::AccessPolicy> MetaAccessPolicy() {
     p->Allow("meta.update_table_capacity", {kMeta, kCli});
     p->Allow("admin.status", {kNode, kMeta, kRouter, kAutoadmin, kCli});
     p->Allow("admin.faults", {kCli});
+    return std::shared_ptr<const rpc::AccessPolicy>(std::move(p));
+  }();
+  return policy;
+}
+
+std::shared_ptr<const rpc::AccessPolicy> GacAccessPolicy() {
+  static const auto policy = [] {
+    auto p = std::make_shared<rpc::AccessPolicy>();
+    p->Allow("gac.report", {kRouter, kNode, kCli});
     return std::shared_ptr<const rpc::AccessPolicy>(std::move(p));
   }();
   return policy;

@@ -5,6 +5,7 @@
 //   node     storage node               (ProcessRoleName(kNode))
 //   meta     metadata replica           (ProcessRoleName(kMeta))
 //   router   S3 / KV front end          (ProcessRoleName(kRouter))
+//   gac      global admission control   (ProcessRoleName(kGac))
 //   cli      `tessera` commands run by an operator (kCliRole)
 //
 // The operator's role may call everything. A router may read and write
@@ -29,5 +30,8 @@ inline constexpr std::string_view kCliRole = "cli";
 std::shared_ptr<const rpc::AccessPolicy> NodeAccessPolicy();
 // The policy of a metadata replica's RPC server.
 std::shared_ptr<const rpc::AccessPolicy> MetaAccessPolicy();
+// The policy of a global admission control instance's RPC server: routers
+// report and get their shares; nodes and the operator may ask too.
+std::shared_ptr<const rpc::AccessPolicy> GacAccessPolicy();
 
 }  // namespace tessera::cluster

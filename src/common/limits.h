@@ -332,6 +332,10 @@ inline constexpr size_t kMetaPartitionsPerTableMax = 1024;
 // A provisioned table's read or write capacity, units per second
 // (docs/admission.md): 1..this.
 inline constexpr uint64_t kTableCapacityUnitsMax = 1'000'000;
+// Global admission control (src/gac/): tables one router report may carry
+// (and a router tracks), and routers one GAC instance keeps per table.
+inline constexpr size_t kGacTablesPerReportMax = 4096;
+inline constexpr size_t kGacRoutersPerTableMax = 1024;
 // meta.create_table requests queued on one replica before it answers
 // Throttled (they run one at a time).
 inline constexpr size_t kMetaAdminQueueMax = 64;

@@ -121,6 +121,10 @@ Result<pb::ClusterLayout> WithFreePorts(pb::ClusterLayout layout) {
   for (auto& a : *layout.mutable_autoadmin()) {
     swap(a.http_port(), [&](uint32_t p) { a.set_http_port(p); });
   }
+  for (auto& g : *layout.mutable_gac()) {
+    swap(g.peer_port(), [&](uint32_t p) { g.set_peer_port(p); });
+    swap(g.http_port(), [&](uint32_t p) { g.set_http_port(p); });
+  }
   if (!failed.ok()) return failed;
   return layout;
 }

@@ -63,6 +63,7 @@ std::vector<std::pair<std::string, std::string>> Hosts(const pb::ClusterLayout& 
   for (const auto& p : l.meta()) hosts.emplace_back(p.az(), p.host());
   for (const auto& p : l.routers()) hosts.emplace_back(p.az(), p.host());
   for (const auto& p : l.autoadmin()) hosts.emplace_back(p.az(), p.host());
+  for (const auto& p : l.gac()) hosts.emplace_back(p.az(), p.host());
   return hosts;
 }
 
@@ -163,6 +164,7 @@ pb::ClusterLayout MapHosts(pb::ClusterLayout layout, const NetnsPlan& plan) {
   for (auto& p : *layout.mutable_meta()) map(p.az(), p.mutable_host());
   for (auto& p : *layout.mutable_routers()) map(p.az(), p.mutable_host());
   for (auto& p : *layout.mutable_autoadmin()) map(p.az(), p.mutable_host());
+  for (auto& p : *layout.mutable_gac()) map(p.az(), p.mutable_host());
   return layout;
 }
 

@@ -17,7 +17,7 @@
 namespace tessera::knobs {
 
 // The process (or command) that reads the knob.
-enum class KnobProcess { kNode, kMeta, kRouter, kAutoadmin, kCluster };
+enum class KnobProcess { kNode, kMeta, kRouter, kAutoadmin, kGac, kCluster };
 
 enum class KnobUnit { kMs, kS, kBytes, kMib, kCount, kSlots, kThreads, kPerS, kUnitsPerS, kRequests, kPercent, kFraction, kBool, kText };
 

@@ -10,7 +10,8 @@ namespace tessera::knobs {
 namespace {
 
 constexpr KnobProcess kProcessOrder[] = {KnobProcess::kNode, KnobProcess::kMeta, KnobProcess::kRouter,
-                                         KnobProcess::kAutoadmin, KnobProcess::kCluster};
+                                         KnobProcess::kAutoadmin, KnobProcess::kGac,
+                                         KnobProcess::kCluster};
 
 std::string FormatBytes(uint64_t bytes) {
   struct Scale {

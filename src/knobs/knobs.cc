@@ -8,6 +8,7 @@ std::string_view KnobProcessName(KnobProcess process) {
     case KnobProcess::kMeta: return "meta";
     case KnobProcess::kRouter: return "router";
     case KnobProcess::kAutoadmin: return "autoadmin";
+    case KnobProcess::kGac: return "gac";
     case KnobProcess::kCluster: return "cluster";
   }
   return "?";

@@ -104,6 +104,14 @@ inline constexpr Knob<uint32_t> kNodeAdmissionCapacityRefreshMs{
     "node.admission_capacity_refresh_ms", P::kNode, U::kMs, 1'000, 10, 600'000,
     "node_settings.admission_capacity_refresh_ms", "", "NodeAdmissionOptions.capacity_refresh_ms",
     "how often a node polls meta for its tables' capacities"};
+inline constexpr Knob<bool> kNodeAdmissionAdaptive{
+    "node.admission_adaptive", P::kNode, U::kBool, true, false, true,
+    "node_settings.admission_adaptive", "", "NodeAdmissionOptions.adaptive",
+    "raise a hot partition's share while its table is under capacity (needs GAC); false: static"};
+inline constexpr Knob<double> kNodeAdmissionAdaptiveGain{
+    "node.admission_adaptive_gain", P::kNode, U::kFraction, 0.5, 0.01, 1,
+    "node_settings.admission_adaptive_gain", "", "NodeAdmissionOptions.adaptive_gain",
+    "share of the gap to its target a partition's rate closes per capacity refresh"};
 
 // --- metadata replica (MetaSettings; `tessera meta`) -----------------------
 inline constexpr Knob<uint32_t> kMetaS3UserBucketsMax{
@@ -218,6 +226,28 @@ inline constexpr Knob<uint64_t> kAutoadminSplitBytes{
     "autoadmin_settings.split_bytes", "", "PlannerOptions.split_bytes",
     "a partition whose leader stores more key+value bytes than this splits in two halves"};
 
+// --- global admission control (GacSettings; `tessera gac` and the routers) ---
+inline constexpr Knob<uint32_t> kGacIntervalMs{
+    "gac.interval_ms", P::kGac, U::kMs, 1'000, 50, 60'000,
+    "gac_settings.interval_ms", "", "GacOptions.interval_ms",
+    "how often a router reports its tables' use to their GAC and gets its next share"};
+inline constexpr Knob<uint32_t> kGacHoldMs{
+    "gac.hold_ms", P::kGac, U::kMs, 10'000, 0, 3'600'000,
+    "gac_settings.hold_ms", "", "GacOptions.hold_ms",
+    "a router cut off from its GAC keeps its last share this long, then capacity / routers"};
+inline constexpr Knob<double> kGacOnDemandInitialRcu{
+    "gac.on_demand_initial_rcu", P::kGac, U::kUnitsPerS, 2'000, 1, 1e9,
+    "gac_settings.on_demand_initial_rcu", "", "GacOptions.on_demand_initial_rcu",
+    "the read peak an on-demand table starts with (it may use twice its peak at once)"};
+inline constexpr Knob<double> kGacOnDemandInitialWcu{
+    "gac.on_demand_initial_wcu", P::kGac, U::kUnitsPerS, 1'000, 1, 1e9,
+    "gac_settings.on_demand_initial_wcu", "", "GacOptions.on_demand_initial_wcu",
+    "the write peak an on-demand table starts with (it may use twice its peak at once)"};
+inline constexpr Knob<bool> kGacEnabled{
+    "gac.enabled", P::kGac, U::kBool, true, false, true,
+    "gac_settings.enabled", "", "GacOptions.enabled",
+    "routers charge tables against GAC shares; false: only the nodes' budgets admit"};
+
 // --- cluster commands (`tessera cluster`) -----------------------------------
 inline constexpr Knob<uint32_t> kClusterPartitions{
     "cluster.partitions", P::kCluster, U::kCount, 6, 1, 256,
@@ -247,6 +277,8 @@ inline constexpr std::array kAllKnobs = {
     Describe(kNodeAdmissionBurstWindowS),
     Describe(kNodeAdmissionNodeSpareFraction),
     Describe(kNodeAdmissionCapacityRefreshMs),
+    Describe(kNodeAdmissionAdaptive),
+    Describe(kNodeAdmissionAdaptiveGain),
     Describe(kMetaS3UserBucketsMax),
     Describe(kRouterS3Region),
     Describe(kRouterS3BaseDomain),
@@ -273,6 +305,11 @@ inline constexpr std::array kAllKnobs = {
     Describe(kAutoadminLogReplicas),
     Describe(kAutoadminPeerTimeoutPercent),
     Describe(kAutoadminSplitBytes),
+    Describe(kGacIntervalMs),
+    Describe(kGacHoldMs),
+    Describe(kGacOnDemandInitialRcu),
+    Describe(kGacOnDemandInitialWcu),
+    Describe(kGacEnabled),
     Describe(kClusterPartitions),
     Describe(kClusterDrainTimeoutS),
 };

@@ -6,6 +6,9 @@
 #include <future>
 #include <set>
 
+#include "gac/gac_options.h"
+#include "tessera/gac.pb.h"
+
 namespace tessera::node {
 namespace {
 
@@ -35,42 +38,74 @@ KvAdmission::KvAdmission(uint32_t node_id, admission::NodeAdmissionOptions optio
                                         "meta.tables polls for table capacities that failed")),
       policy_(options, Clock::now()) {}
 
-void KvAdmission::Start(std::shared_ptr<rpc::ChannelPool> pool, std::vector<uint32_t> meta_ids) {
+void KvAdmission::Start(std::shared_ptr<rpc::ChannelPool> pool, std::vector<uint32_t> meta_ids,
+                        std::vector<uint32_t> gac_ids) {
   if (meta_ids.empty()) return;
   pool_ = std::move(pool);
   meta_ids_ = std::move(meta_ids);
+  gac_ids_ = std::move(gac_ids);
   poller_.Start("kv-admission", policy_.options().capacity_refresh_ms, [this] { PollOnce(); });
+}
+
+Result<std::string> KvAdmission::CallAndWait(uint32_t peer, std::string_view method,
+                                             std::string payload) {
+  auto channel = pool_->Get(peer);
+  if (!channel.ok()) return channel.status();
+  auto promise = std::make_shared<std::promise<Result<std::string>>>();
+  auto answer = promise->get_future();
+  TESSERA_RETURN_IF_ERROR((*channel)->Call(method, std::move(payload), kPollTimeout,
+                                           [promise](Result<std::string> r) {
+                                             promise->set_value(std::move(r));
+                                           }));
+  // The promise outlives a late answer (shared); this thread waits bounded.
+  if (answer.wait_for(kPollTimeout + std::chrono::seconds(1)) != std::future_status::ready) {
+    return Status::Timeout(std::string(method) + " unanswered");
+  }
+  return answer.get();
 }
 
 void KvAdmission::PollOnce() {
   const uint32_t meta = meta_ids_[next_meta_++ % meta_ids_.size()];
-  auto channel = pool_->Get(meta);
-  if (!channel.ok()) {
-    poll_failures_.Increment();
-    return;
-  }
-  auto promise = std::make_shared<std::promise<Result<std::string>>>();
-  auto answer = promise->get_future();
-  const Status accepted = (*channel)->Call("meta.tables", pb::TablesRequest().SerializeAsString(),
-                                           kPollTimeout, [promise](Result<std::string> r) {
-                                             promise->set_value(std::move(r));
-                                           });
-  if (!accepted.ok()) {
-    poll_failures_.Increment();
-    return;
-  }
-  // The promise outlives a late answer (shared); this thread waits bounded.
-  if (answer.wait_for(kPollTimeout + std::chrono::seconds(1)) != std::future_status::ready) {
-    poll_failures_.Increment();
-    return;
-  }
-  Result<std::string> raw = answer.get();
+  Result<std::string> raw = CallAndWait(meta, "meta.tables", pb::TablesRequest().SerializeAsString());
   pb::TablesResponse tables;
   if (!raw.ok() || !tables.ParseFromString(*raw)) {
     poll_failures_.Increment();
     return;
   }
   ApplyTables(tables);
+  AdaptFromGac();
+}
+
+void KvAdmission::AdaptFromGac() {
+  std::set<std::string> tables;
+  {
+    std::lock_guard lock(mu_);
+    if (!policy_.options().adaptive) return;
+    tables = policy_.ProvisionedTables();
+  }
+  std::map<std::string, admission::NodeAdmission::TableUse> use;
+  for (size_t i = 0; i < gac_ids_.size() && !tables.empty(); ++i) {
+    pb::GacReportRequest request;
+    request.set_router_id(node_id_);
+    request.set_observer(true);
+    for (const std::string& t : tables) {
+      if (gac::GacOwnerIndex(t, gac_ids_.size()) == i) request.add_tables()->set_table(t);
+    }
+    if (request.tables_size() == 0) continue;
+    Result<std::string> raw = CallAndWait(gac_ids_[i], "gac.report", request.SerializeAsString());
+    pb::GacReportResponse response;
+    if (!raw.ok() || !response.ParseFromString(*raw)) continue;  // static shares meanwhile
+    for (const pb::GacTableGrant& g : response.grants()) {
+      use[g.table()] = {g.table_read_units_per_s(), g.table_write_units_per_s()};
+    }
+  }
+  std::lock_guard lock(mu_);
+  const Clock::time_point now = Clock::now();
+  policy_.Adapt(use, now);
+  for (auto& [key, series] : series_) {
+    const auto rate = policy_.PartitionRate(key.first, key.second);
+    if (rate && series.rate != nullptr) series.rate->Set(*rate);
+  }
 }
 
 void KvAdmission::ApplyTables(const pb::TablesResponse& tables) {
@@ -111,6 +146,9 @@ KvAdmission::Series& KvAdmission::SeriesOf(uint64_t group_id, CapacityKind kind)
                                    "Capacity units charged (whole units)", labels);
     s.burst_units = &metrics_.GetCounter("tessera_admission_burst_units_total",
                                          "Capacity units taken from burst credit (whole units)", labels);
+    s.rate = &metrics_.GetGauge("tessera_admission_partition_rate_units_per_s",
+                                "The rate a partition's budget refills at (adapted)", labels);
+    if (auto rate = policy_.PartitionRate(group_id, kind)) s.rate->Set(*rate);
   }
   return s;
 }

@@ -13,11 +13,17 @@
 //     took nothing. Charge, Return: as NodeAdmission's ChargeMore, Return.
 //  3. Without metadata replicas (in-process tests) nothing is polled and
 //     nothing is charged.
+//  4. Adaptive capacity: after each poll, the node asks the GAC instance
+//     owning each provisioned table it charges for the table's consumption
+//     (gac.report as an observer) and adapts its partitions' rates
+//     (NodeAdmission contract 6); a table whose instance does not answer
+//     gets its static shares back. Without GAC instances: static shares.
 //
 // Metrics (labels table, partition = group id, kind = read|write):
 // tessera_admission_admitted_total, tessera_admission_throttled_total,
 // tessera_admission_units_total (whole units charged),
-// tessera_admission_burst_units_total (whole units of burst credit spent).
+// tessera_admission_burst_units_total (whole units of burst credit spent),
+// tessera_admission_partition_rate_units_per_s (gauge: the rate in force).
 //
 // Thread safety: every method from any thread (one mutex guards the policy
 // and the metric handles).
@@ -45,8 +51,10 @@ class KvAdmission {
   KvAdmission(const KvAdmission&) = delete;
   KvAdmission& operator=(const KvAdmission&) = delete;
 
-  // Starts polling `meta_ids` through `pool` (contract 1); none: no polling.
-  void Start(std::shared_ptr<rpc::ChannelPool> pool, std::vector<uint32_t> meta_ids);
+  // Starts polling `meta_ids` through `pool` (contract 1); none: no
+  // polling. `gac_ids`: the GAC instances in layout order (contract 4).
+  void Start(std::shared_ptr<rpc::ChannelPool> pool, std::vector<uint32_t> meta_ids,
+             std::vector<uint32_t> gac_ids = {});
   // Ends polling and lets go of the channel pool (before its owner drops it).
   void Stop() {
     poller_.Stop();
@@ -68,10 +76,14 @@ class KvAdmission {
     metrics::Counter* throttled = nullptr;
     metrics::Counter* units = nullptr;
     metrics::Counter* burst_units = nullptr;
+    metrics::Gauge* rate = nullptr;
     double units_fraction = 0;  // charged, not yet counted as a whole unit
     double burst_fraction = 0;
   };
   void PollOnce();
+  void AdaptFromGac();  // contract 4, poller thread
+  // One rpc call, waited for (bounded) on the poller thread.
+  Result<std::string> CallAndWait(uint32_t peer, std::string_view method, std::string payload);
   Series& SeriesOf(uint64_t group_id, admission::CapacityKind kind);  // under mu_
   static void Count(metrics::Counter& counter, double& fraction, double units);
 
@@ -80,6 +92,7 @@ class KvAdmission {
   metrics::Counter& poll_failures_;
   std::shared_ptr<rpc::ChannelPool> pool_;
   std::vector<uint32_t> meta_ids_;
+  std::vector<uint32_t> gac_ids_;
   size_t next_meta_ = 0;  // poller thread only
   PeriodicWorker poller_;
 

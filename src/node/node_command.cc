@@ -43,6 +43,8 @@ Status AdmissionOptions(const pb::NodeSettings& s, admission::NodeAdmissionOptio
   if (s.has_admission_burst_window_s()) out.burst_window_s = s.admission_burst_window_s();
   if (s.has_admission_node_spare_fraction()) out.node_spare_fraction = s.admission_node_spare_fraction();
   if (s.has_admission_capacity_refresh_ms()) out.capacity_refresh_ms = s.admission_capacity_refresh_ms();
+  if (s.has_admission_adaptive()) out.adaptive = s.admission_adaptive();
+  if (s.has_admission_adaptive_gain()) out.adaptive_gain = s.admission_adaptive_gain();
   const std::string error = admission::NodeAdmissionOptionsError(out);
   if (!error.empty()) return Status::InvalidArgument("node_settings: admission: " + error);
   return Status::Ok();
@@ -81,6 +83,9 @@ Result<NodeServerOptions> MakeOptions(const NodeCommandArgs& args) {
   for (const cluster::ProcessEntry& meta : table.OfRole(cluster::ProcessRole::kMeta)) {
     options.meta_peers.push_back(
         PeerAddress{meta.id, meta.host, static_cast<uint16_t>(meta.peer_port), meta.az});
+  }
+  for (const cluster::ProcessEntry& gac : table.OfRole(cluster::ProcessRole::kGac)) {
+    options.gac_peers.push_back(PeerAddress{gac.id, gac.host, static_cast<uint16_t>(gac.peer_port), gac.az});
   }
   const pb::NodeSettings& settings = layout->node_settings();
   const auto pick = [](const std::optional<uint32_t>& flag, bool in_layout, uint32_t layout_value,

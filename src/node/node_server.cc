@@ -350,7 +350,12 @@ Status NodeServer::Impl::StartBlobMaintenance() {
   blob_maintenance_ = std::make_unique<BlobMaintenance>(options_.node_id, *replication_, blob_->store(),
                                                         *blob_client_, *pool_, meta_ids,
                                                         metrics_, options_.sweep);
-  admission_.Start(pool_, meta_ids);
+  std::vector<uint32_t> gac_ids;
+  for (const PeerAddress& gac : options_.gac_peers) {
+    TESSERA_RETURN_IF_ERROR(pool_->SetPeerAddress(gac.id, gac.host, gac.port));
+    gac_ids.push_back(gac.id);
+  }
+  admission_.Start(pool_, meta_ids, std::move(gac_ids));
   slot_map_refresher_->Start();
   blob_gc_->Start();
   blob_maintenance_->Start();

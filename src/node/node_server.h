@@ -106,6 +106,9 @@ struct NodeServerOptions {
   // The metadata replicas (the blob sweeper reads the `_s3` partition map).
   // Empty: no GC, no sweeper (in-process tests).
   std::vector<PeerAddress> meta_peers;
+  // The GAC instances (the tables' consumption for adaptive capacity);
+  // empty: partitions keep their static shares.
+  std::vector<PeerAddress> gac_peers;
   BlobGcOptions gc;
   BlobSweepOptions sweep;
   GroupHostOptions group_defaults;  // timings for every group

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "admission/capacity_units.h"
 #include "common/check.h"
 #include "common/limits.h"
 #include "common/splitmix64.h"
@@ -33,6 +34,26 @@ bool IsNoLeaderSign(StatusCode code) {
   return code == StatusCode::kNotLeader || code == StatusCode::kUnavailable ||
          code == StatusCode::kTimeout || code == StatusCode::kStaleEpoch ||
          code == StatusCode::kNotFound || code == StatusCode::kAborted;
+}
+
+// A write's cost, as the node charges it (admission/capacity_units.h).
+double BatchUnits(const pb::KvBatch& batch) {
+  std::vector<uint64_t> sizes;
+  sizes.reserve(batch.writes_size());
+  for (const pb::KvWrite& w : batch.writes()) {
+    sizes.push_back(w.key().size() + (w.delete_() ? 0 : w.value().size()));
+  }
+  return admission::BatchWriteUnits(sizes, static_cast<uint64_t>(batch.conditions_size()));
+}
+
+admission::ReadConsistency ConsistencyOf(pb::Consistency c) {
+  return c == pb::CONSISTENCY_EVENTUAL ? admission::ReadConsistency::kEventual
+                                       : admission::ReadConsistency::kStrong;
+}
+
+Status ShareSpent(const std::string& table, const char* kind) {
+  return Status::ThroughputExceeded("table " + table + ": " + kind +
+                                    " capacity exceeded (this router's share)");
 }
 
 }  // namespace
@@ -465,6 +486,11 @@ void KvRouter::Get(const std::string& table, const std::string& key, pb::Consist
                    Callback<pb::KvGetResponse> done) {
   OpMetrics& m = MetricsFor("get");
   const Clock::time_point start = Clock::now();
+  const double min_units = admission::ReadUnits(0, ConsistencyOf(consistency));
+  if (gac_ != nullptr && !gac_->Admit(table, admission::CapacityKind::kRead, min_units).admitted) {
+    m.Record(start, StatusCode::kThroughputExceeded);
+    return done(ShareSpent(table, "read"));
+  }
   auto build = [key, consistency](const pb::PartitionDescriptor& p) {
     pb::KvGetRequest request;
     request.set_group_id(p.group_id());
@@ -472,14 +498,19 @@ void KvRouter::Get(const std::string& table, const std::string& key, pb::Consist
     request.set_consistency(consistency);
     return request.SerializeAsString();
   };
-  auto finish = [&m, start, done = std::move(done)](Result<std::string> reply,
-                                                     const pb::PartitionDescriptor&) {
+  auto finish = [this, &m, start, table, key_bytes = key.size(), consistency, min_units,
+                 done = std::move(done)](Result<std::string> reply, const pb::PartitionDescriptor&) {
     pb::KvGetResponse response;
     if (reply.ok() && !response.ParseFromString(*reply)) {
       reply = Status::Corruption("unparsable kv.get response");
     }
     m.Record(start, reply.status().code());
     if (!reply.ok()) return done(reply.status());
+    if (gac_ != nullptr && response.found()) {
+      const uint64_t bytes = key_bytes + response.value().size();
+      gac_->ChargeMore(table, admission::CapacityKind::kRead,
+                       admission::ReadUnits(bytes, ConsistencyOf(consistency)) - min_units);
+    }
     done(std::move(response));
   };
   std::make_shared<Operation>(*this, m, "kv.get", table, key, true,
@@ -492,6 +523,11 @@ void KvRouter::Write(const std::string& table, const std::string& key, pb::KvBat
                      const char* op_name, Callback<pb::KvApplyResult> done) {
   OpMetrics& m = MetricsFor(op_name);
   const Clock::time_point start = Clock::now();
+  if (gac_ != nullptr &&
+      !gac_->Admit(table, admission::CapacityKind::kWrite, BatchUnits(batch)).admitted) {
+    m.Record(start, StatusCode::kThroughputExceeded);
+    return done(ShareSpent(table, "write"));
+  }
   auto build = [batch = std::move(batch)](const pb::PartitionDescriptor& p) {
     pb::KvWriteRequest request;
     request.set_group_id(p.group_id());
@@ -538,6 +574,21 @@ void KvRouter::Scan(const std::string& table, const std::string& start_key,
                                         std::to_string(limits::kRouterScanItemsMax)));
   }
   if (!end_key.empty() && end_key <= start_key) return done(ScanPage{});
+  if (gac_ != nullptr) {
+    const double min_units = admission::ReadUnits(0, ConsistencyOf(consistency));
+    if (!gac_->Admit(table, admission::CapacityKind::kRead, min_units).admitted) {
+      return done(ShareSpent(table, "read"));
+    }
+    done = [this, table, consistency, min_units, done = std::move(done)](Result<ScanPage> page) {
+      if (page.ok()) {
+        uint64_t bytes = 0;
+        for (const pb::KvItem& item : page->items) bytes += item.key().size() + item.value().size();
+        gac_->ChargeMore(table, admission::CapacityKind::kRead,
+                         admission::ReadUnits(bytes, ConsistencyOf(consistency)) - min_units);
+      }
+      done(std::move(page));
+    };
+  }
   std::make_shared<ScanWalk>(*this, table, start_key, end_key, limit, consistency, std::move(done))
       ->Step();
 }

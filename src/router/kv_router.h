@@ -27,7 +27,7 @@
 //     backoff. It never reaches the caller: running out of attempts on it
 //     gives Unavailable.
 //  4. ThroughputExceeded (the table's capacity, docs/admission.md) is an
-//     answer: returned to the caller at once, never retried here nor sent
+//     answer (from a node, or from this router's GAC share, set_gac): returned to the caller at once, never retried here nor sent
 //     to another replica (a refused write was not applied).
 //     Gets and scans are retried on every transient failure (Throttled,
 //     Aborted, Unavailable, Timeout). Writes are retried only when the
@@ -72,6 +72,7 @@
 
 #include "common/metrics.h"
 #include "common/result.h"
+#include "gac/gac_client.h"
 #include "router/route_resolver.h"
 #include "router/unresponsive_nodes.h"
 #include "rpc/channel_pool.h"
@@ -150,6 +151,12 @@ class KvRouter {
   void Scan(const std::string& table, const std::string& start_key, const std::string& end_key,
             uint32_t limit, pb::Consistency consistency, Callback<ScanPage> done);
 
+  // Global admission control (docs/admission.md): Get, Write and Scan are
+  // charged to the table's share on this router first, and refused with
+  // ThroughputExceeded when it is spent; null (the default): not charged
+  // here. Set before the first operation; `gac` outlives the router.
+  void set_gac(gac::GacClient* gac) { gac_ = gac; }
+
  private:
   class Operation;
   class ScanWalk;
@@ -167,6 +174,7 @@ class KvRouter {
   UnresponsiveNodes unresponsive_;
   std::vector<std::unique_ptr<OpMetrics>> op_metrics_;  // fixed after construction
   std::atomic<uint64_t> jitter_state_;
+  gac::GacClient* gac_ = nullptr;
 };
 
 }  // namespace tessera::router

@@ -1,5 +1,7 @@
 #include "router/router_service.h"
 
+#include <algorithm>
+
 #include <spdlog/spdlog.h>
 
 #include "common/check.h"
@@ -44,6 +46,7 @@ Status RouterService::Start() {
   resolver_ = std::make_unique<RouteResolver>(cache_, *memds_, context_.metrics,
                                               options_.async_lookups_max);
   kv_ = std::make_unique<KvRouter>(context_.io, *pool_, *resolver_, context_.metrics, options_.kv);
+  TESSERA_RETURN_IF_ERROR(StartGac());
   api_ = std::make_unique<KvHttpApi>(
       *kv_, credentials_, context_.metrics, KvHttpApi::NowUnix(),
       options_.revoked_tokens_path.empty() ? nullptr
@@ -95,7 +98,29 @@ uint16_t RouterService::http_port() const { return http_ ? http_->port() : 0; }
 
 uint16_t RouterService::native_port() const { return native_ ? native_->port() : 0; }
 
+Status RouterService::StartGac() {
+  if (std::string error = gac::GacOptionsError(options_.gac); !error.empty()) {
+    return Status::InvalidArgument("gac options: " + error);
+  }
+  std::vector<uint32_t> gac_ids;
+  uint32_t routers = 0;
+  for (const cluster::ProcessEntry& p : options_.processes) {
+    if (p.role == cluster::ProcessRole::kRouter) ++routers;
+    if (p.role != cluster::ProcessRole::kGac) continue;
+    TESSERA_RETURN_IF_ERROR(pool_->SetPeerAddress(p.id, p.host, static_cast<uint16_t>(p.peer_port)));
+    peers_.push_back(p.id);
+    gac_ids.push_back(p.id);
+  }
+  gac_ = std::make_unique<gac::GacClient>(options_.gac, options_.self.id, std::max(1u, routers),
+                                          std::move(gac_ids), *pool_, context_.metrics);
+  if (!gac_->active()) return Status::Ok();
+  kv_->set_gac(gac_.get());
+  gac_->Start();
+  return Status::Ok();
+}
+
 void RouterService::Stop() {
+  if (gac_) gac_->Stop();
   if (http_) http_->Stop();
   if (http_tls_) http_tls_->Stop();
   if (native_) native_->Stop();

@@ -56,6 +56,10 @@ struct RouterServiceOptions {
   std::chrono::microseconds memds_refresh_linger{2'000};
   size_t async_lookups_max = 256;                  // <= limits::kRouterAsyncLookupsMax
   unsigned io_threads = 0;  // threads running the io_context (HttpServerOptions); 0: unknown
+  // Global admission control (gac/gac_client.h): with GAC instances among
+  // `processes` and gac.enabled, KV requests are charged to this router's
+  // share of their table's capacity.
+  gac::GacOptions gac;
 };
 
 class RouterService {
@@ -87,6 +91,8 @@ class RouterService {
   KvHttpApi& api() { return *api_; }
 
  private:
+  Status StartGac();  // after kv_ exists
+
   rpc::RpcContext context_;
   const CredentialStore credentials_;
   const RouterServiceOptions options_;
@@ -94,6 +100,7 @@ class RouterService {
   std::unique_ptr<rpc::ChannelPool> pool_;
   std::unique_ptr<MemdsClient> memds_;
   std::unique_ptr<RouteResolver> resolver_;
+  std::unique_ptr<gac::GacClient> gac_;  // before kv_: the router holds a pointer
   std::unique_ptr<KvRouter> kv_;
   std::unique_ptr<KvHttpApi> api_;
   std::unique_ptr<http::HttpServer> http_;
