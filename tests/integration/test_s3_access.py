@@ -2,8 +2,9 @@
 every request's access decision follows the owner-only rule, through real
 clients: the owner sees its canonical id and display name in every Owner
 element, a second user and anonymous requests are denied every bucket and
-object operation on the owner's bucket, and bad identities are refused by
-`tessera s3 user create`.
+object operation on the owner's bucket, a request expecting another bucket
+owner (x-amz-expected-bucket-owner, x-amz-source-expected-bucket-owner) is
+denied, and bad identities are refused by `tessera s3 user create`.
 
 Standard library + boto3 (s3_harness). Binary: $TESSERA_BIN."""
 
@@ -143,7 +144,8 @@ class OwnerOnlyTest(h.ClusterTestCase):
         carol = client("carol")
         self.assertEqual(carol.get_object(Bucket=BUCKET, Key="k")["Body"].read(), b"carol's bytes")
         keys = [o["Key"] for o in carol.list_objects_v2(Bucket=BUCKET).get("Contents", [])]
-        self.assertEqual(keys, ["k"])
+        self.assertIn("k", keys)
+        self.assertNotIn("dave", keys)
 
     def test_anonymous_is_denied(self):
         raw = h.S3Raw(self.c)
@@ -154,6 +156,44 @@ class OwnerOnlyTest(h.ClusterTestCase):
                 r = raw.request(method, path, sign=False)
                 self.assertEqual(r.status, 403, r)
         self.assertEqual(raw.request("GET", "/no-such-bucket-anon", sign=False).status, 404)
+
+
+
+class ExpectedBucketOwnerTest(h.ClusterTestCase):
+    def test_expected_bucket_owner_is_checked_on_every_call(self):
+        from botocore.exceptions import ClientError
+        s3 = client("carol")
+        mine, other = canonical_id("carol"), canonical_id("dave")
+        s3.get_object(Bucket=BUCKET, Key="k", ExpectedBucketOwner=mine)
+        s3.list_objects_v2(Bucket=BUCKET, ExpectedBucketOwner=mine)
+        s3.put_object(Bucket=BUCKET, Key="expected", Body=b"x", ExpectedBucketOwner=mine)
+        s3.copy_object(Bucket=BUCKET, Key="copied", CopySource={"Bucket": BUCKET, "Key": "k"},
+                       ExpectedBucketOwner=mine, ExpectedSourceBucketOwner=mine)
+        calls = {
+            "GetObject": lambda e: s3.get_object(Bucket=BUCKET, Key="k", ExpectedBucketOwner=e),
+            "ListObjectsV2": lambda e: s3.list_objects_v2(Bucket=BUCKET, ExpectedBucketOwner=e),
+            "PutObject": lambda e: s3.put_object(Bucket=BUCKET, Key="nope", Body=b"x",
+                                                 ExpectedBucketOwner=e),
+            "GetBucketAcl": lambda e: s3.get_bucket_acl(Bucket=BUCKET, ExpectedBucketOwner=e),
+            "DeleteObject": lambda e: s3.delete_object(Bucket=BUCKET, Key="k",
+                                                       ExpectedBucketOwner=e),
+            "CopySource": lambda e: s3.copy_object(
+                Bucket=BUCKET, Key="nope", CopySource={"Bucket": BUCKET, "Key": "k"},
+                ExpectedSourceBucketOwner=e),
+        }
+        for name, call in calls.items():
+            for wrong in (other, "123456789012"):
+                with self.subTest(op=name, expected=wrong):
+                    with self.assertRaises(ClientError) as caught:
+                        call(wrong)
+                    self.assertEqual(caught.exception.response["Error"]["Code"], "AccessDenied")
+        with self.assertRaises(ClientError) as caught:
+            s3.head_object(Bucket=BUCKET, Key="k", ExpectedBucketOwner=other)
+        self.assertEqual(caught.exception.response["ResponseMetadata"]["HTTPStatusCode"], 403)
+        self.assertEqual(s3.get_object(Bucket=BUCKET, Key="k")["Body"].read(), b"carol's bytes")
+        keys = {o["Key"] for o in s3.list_objects_v2(Bucket=BUCKET)["Contents"]}
+        self.assertTrue({"copied", "expected", "k"} <= keys, keys)
+        self.assertNotIn("nope", keys)
 
 
 if __name__ == "__main__":

@@ -3,6 +3,8 @@
 #include <array>
 #include <utility>
 
+#include "s3/protocol/names.h"
+
 namespace tessera::s3::authz {
 namespace {
 
@@ -48,8 +50,71 @@ constexpr std::array<std::pair<Action, std::string_view>, 37> kActionNames{{
 }};
 static_assert(kActionNames.back().first == Action::kAbortMultipartUpload);
 
-bool IsServiceAction(Action action) {
-  return action == Action::kListAllMyBuckets || action == Action::kCreateBucket;
+using P = Permission;
+constexpr ActionRule Service() { return ActionRule{Scope::kService, std::nullopt}; }
+constexpr ActionRule Bucket(std::optional<P> p = std::nullopt) { return ActionRule{Scope::kBucket, p}; }
+constexpr ActionRule Object(std::optional<P> p = std::nullopt) { return ActionRule{Scope::kObject, p}; }
+
+// Indexed by Action, like kActionNames.
+constexpr std::array<ActionRule, 37> kRules{{
+    Service(),                // kListAllMyBuckets
+    Service(),                // kCreateBucket
+    Bucket(),                 // kDeleteBucket
+    Bucket(P::kRead),         // kListBucket
+    Bucket(P::kRead),         // kListBucketVersions
+    Bucket(P::kRead),         // kListBucketMultipartUploads
+    Bucket(),                 // kGetBucketLocation
+    Bucket(P::kReadAcp),      // kGetBucketAcl
+    Bucket(P::kWriteAcp),     // kPutBucketAcl
+    Bucket(),                 // kGetBucketVersioning
+    Bucket(),                 // kPutBucketVersioning
+    Bucket(),                 // kGetBucketPolicy
+    Bucket(),                 // kGetBucketCors
+    Bucket(),                 // kGetBucketTagging
+    Bucket(),                 // kGetLifecycleConfiguration
+    Bucket(),                 // kGetBucketLogging
+    Bucket(),                 // kGetBucketRequestPayment
+    Bucket(),                 // kGetBucketConfiguration
+    Object(P::kRead),         // kGetObject
+    Object(P::kRead),         // kGetObjectVersion
+    Object(P::kRead),         // kGetObjectAttributes
+    Object(P::kRead),         // kGetObjectVersionAttributes
+    Bucket(P::kWrite),        // kPutObject
+    Bucket(P::kWrite),        // kDeleteObject
+    Bucket(P::kWrite),        // kDeleteObjectVersion
+    Object(P::kReadAcp),      // kGetObjectAcl
+    Object(P::kReadAcp),      // kGetObjectVersionAcl
+    Object(P::kWriteAcp),     // kPutObjectAcl
+    Object(P::kWriteAcp),     // kPutObjectVersionAcl
+    Object(),                 // kGetObjectTagging
+    Object(),                 // kGetObjectVersionTagging
+    Object(),                 // kPutObjectTagging
+    Object(),                 // kPutObjectVersionTagging
+    Object(),                 // kDeleteObjectTagging
+    Object(),                 // kDeleteObjectVersionTagging
+    Bucket(P::kWrite),        // kListMultipartUploadParts
+    Bucket(P::kWrite),        // kAbortMultipartUpload
+}};
+static_assert(kRules.size() == kActionNames.size());
+
+// Rules 2-4 of the header for one resource (a bucket or an object).
+Decision OnResource(const Request& r, const ActionRule& rule, const std::string& owner,
+                    const std::optional<std::vector<Grant>>& acl, Reason owner_reason,
+                    Reason acl_reason, Reason denied) {
+  const Principal& p = r.principal;
+  const bool is_owner = !p.anonymous && !owner.empty() && p.user == owner;
+  const Reason deny = p.anonymous ? Reason::kAnonymous : denied;
+  if (!rule.permission) return is_owner ? Decision{true, owner_reason} : Decision{false, deny};
+  const Permission needed = *rule.permission;
+  if (is_owner && (needed == Permission::kReadAcp || needed == Permission::kWriteAcp)) {
+    return Decision{true, owner_reason};
+  }
+  // No stored ACL: the private one, which grants the owner alone.
+  if (!acl) return is_owner ? Decision{true, owner_reason} : Decision{false, deny};
+  if (Grants(*acl, p.canonical_id, p.anonymous, needed)) {
+    return Decision{true, is_owner ? owner_reason : acl_reason};
+  }
+  return Decision{false, deny};
 }
 
 // Bytes outside printable ASCII, spaces and backslashes as \xNN: an object
@@ -101,17 +166,38 @@ std::string_view ReasonName(Reason reason) {
     case Reason::kAuthenticated: return "authenticated";
     case Reason::kBucketOwner: return "bucket-owner";
     case Reason::kNotBucketOwner: return "not-bucket-owner";
+    case Reason::kObjectOwner: return "object-owner";
+    case Reason::kNotObjectOwner: return "not-object-owner";
+    case Reason::kBucketAcl: return "bucket-acl";
+    case Reason::kObjectAcl: return "object-acl";
+    case Reason::kExpectedBucketOwner: return "expected-bucket-owner";
   }
   return "unknown";
 }
 
+ActionRule RuleOf(Action action) {
+  const auto index = static_cast<size_t>(action);
+  return index < kRules.size() ? kRules[index] : Bucket();
+}
+
 Decision Authorize(const Request& request) {
-  if (request.principal.anonymous) return Decision{false, Reason::kAnonymous};
-  if (IsServiceAction(request.action)) return Decision{true, Reason::kAuthenticated};
-  if (!request.bucket_owner.empty() && request.principal.user == request.bucket_owner) {
-    return Decision{true, Reason::kBucketOwner};
+  const ActionRule rule = RuleOf(request.action);
+  if (rule.scope == Scope::kService) {
+    if (request.principal.anonymous) return Decision{false, Reason::kAnonymous};
+    return Decision{true, Reason::kAuthenticated};
   }
-  return Decision{false, Reason::kNotBucketOwner};
+  if (request.expected_bucket_owner &&
+      *request.expected_bucket_owner != CanonicalUserId(request.bucket_owner)) {
+    return Decision{false, Reason::kExpectedBucketOwner};
+  }
+  if (rule.scope == Scope::kBucket) {
+    return OnResource(request, rule, request.bucket_owner, request.bucket_acl,
+                      Reason::kBucketOwner, Reason::kBucketAcl, Reason::kNotBucketOwner);
+  }
+  const std::string& owner =
+      request.object_owner.empty() ? request.bucket_owner : request.object_owner;
+  return OnResource(request, rule, owner, request.object_acl, Reason::kObjectOwner,
+                    Reason::kObjectAcl, Reason::kNotObjectOwner);
 }
 
 std::string DecisionLogLine(const Request& request, const Decision& decision) {

@@ -3,15 +3,31 @@
 // D-ACL-1): the front gathers the facts (who asks, which action, the
 // bucket's owner) and Authorize decides; nothing else compares users.
 //
-// The rule today is S3's for a bucket with the private ACL, no policy and
-// ObjectWriter ownership of objects written only by the owner:
-//   1. An anonymous principal is denied everything.
-//   2. ListAllMyBuckets and CreateBucket: allowed to every authenticated
-//      user (the listing shows only the caller's own buckets).
-//   3. Every other action: allowed to the bucket's owner, denied to others.
-// ACLs, bucket policies, the public access block and ownership controls
-// join Request as further facts; the order in which they are consulted
-// is documented where they are added.
+// The rule is S3's for buckets and objects without a bucket policy
+// (AWS's "Mapping of ACL permissions and access policy permissions"):
+//   1. ListAllMyBuckets and CreateBucket: any authenticated user's; never
+//      an anonymous principal's.
+//   2. Actions no ACL can grant (versioning, bucket deletion and
+//      configuration; object tagging): the resource owner's alone (the
+//      bucket's owner for bucket actions, the object's owner for object
+//      actions).
+//   3. ACL actions: granted when the resource's ACL gives the permission
+//      the action needs (or FULL_CONTROL) to the principal, directly by
+//      canonical id or through AllUsers (anyone, anonymous included) or
+//      AuthenticatedUsers (any signed request). Bucket READ: the listings;
+//      bucket WRITE: writing and deleting objects (PutObject, multipart,
+//      DeleteObject); bucket READ_ACP / WRITE_ACP: Get/PutBucketAcl;
+//      object READ: GetObject(Version), GetObjectAttributes; object
+//      READ_ACP / WRITE_ACP: Get/PutObject(Version)Acl. A resource without
+//      a stored ACL has the private one (its owner's FULL_CONTROL).
+//   4. A resource's owner may always read and write its ACL (READ_ACP,
+//      WRITE_ACP), whatever the ACL says, as in S3.
+//   0. Before all of these: a request expecting another bucket owner
+//      (Request::expected_bucket_owner) is denied.
+// Owners are compared by user name (Tessera user names are unique and
+// map one-to-one to canonical ids); grants name canonical ids.
+// Bucket policies, the public access block and ownership controls join
+// Request as further facts when they exist.
 //
 // Pure functions; thread safety: stateless, safe from any thread.
 #pragma once
@@ -20,6 +36,9 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include "s3/authz/acl.h"
 
 namespace tessera::s3::authz {
 
@@ -88,14 +107,42 @@ struct Request {
   // caller resolved the bucket first: a missing bucket is NoSuchBucket,
   // answered before any decision, as S3 does).
   std::string bucket_owner;
+  // The bucket's ACL; nullopt: the private one (the owner's FULL_CONTROL).
+  std::optional<std::vector<Grant>> bucket_acl;
+  // Object actions: the object's owner (user name) and its ACL (nullopt:
+  // private). The object is the version the request addresses. An empty
+  // owner is the bucket's owner (a decision made before the version is
+  // read).
+  std::string object_owner;
+  std::optional<std::vector<Grant>> object_acl;
+  // x-amz-expected-bucket-owner (x-amz-source-expected-bucket-owner for a
+  // copy's source): the canonical id the caller expects to own the bucket
+  // (Tessera has no 12-digit account ids; the canonical id stands in).
+  // Anything else than the owner's id denies every bucket and object
+  // action, before any other rule, as S3 answers a mismatch (403).
+  std::optional<std::string> expected_bucket_owner;
 };
+
+// Which resource an action is checked against, and how.
+enum class Scope : uint8_t { kService, kBucket, kObject };
+struct ActionRule {
+  Scope scope = Scope::kBucket;
+  // The ACL permission that grants it; nullopt: no ACL can (owner only).
+  std::optional<Permission> permission;
+};
+ActionRule RuleOf(Action action);
 
 // Stable tokens (logged; tests compare them).
 enum class Reason : uint8_t {
   kAnonymous,       // denied: no credentials and nothing grants anonymous access
   kAuthenticated,   // allowed: a service-level action any user may take
-  kBucketOwner,     // allowed: the bucket's owner
+  kBucketOwner,     // allowed: the bucket's owner (owner-only action, or its ACL rights)
   kNotBucketOwner,  // denied: another user's bucket and nothing grants access
+  kObjectOwner,     // allowed: the object's owner (owner-only action, or its ACL rights)
+  kNotObjectOwner,  // denied: another user's object and nothing grants access
+  kBucketAcl,       // allowed: the bucket's ACL grants the permission
+  kObjectAcl,       // allowed: the object's ACL grants the permission
+  kExpectedBucketOwner,  // denied: x-amz-expected-bucket-owner names another owner
 };
 std::string_view ReasonName(Reason reason);
 

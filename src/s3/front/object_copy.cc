@@ -98,7 +98,8 @@ void ResolveSource(CallPtr call, SourceCallback next) {
         const authz::Action action = source.target.version_id.empty()
                                          ? authz::Action::kGetObject
                                          : authz::Action::kGetObjectVersion;
-        if (!Authorized(*call, action, source.target.bucket, source.target.key, bucket->owner())) {
+        if (!Authorized(*call, action, source.target.bucket, source.target.key, bucket->owner(),
+                        "x-amz-source-expected-bucket-owner")) {
           return;
         }
         source.bucket = std::move(bucket).value();

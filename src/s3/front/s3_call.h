@@ -198,16 +198,21 @@ void AddWrittenVersionHeader(const pb::BucketDescriptor& bucket, const std::stri
 // stores the descriptor in call->bucket_info and runs `next`; answers
 // NoSuchBucket / AccessDenied itself.
 void WithAuthorizedBucket(CallPtr call, authz::Action action, std::function<void()> next);
-// The access decision for `action` on `bucket` / `key` owned by
-// `bucket_owner` (empty for service-level actions), logged at debug level
-// (event s3.authz). True when allowed; false after answering AccessDenied.
 // `latest` for a request on the latest version, `version` when it names
 // one (versionId): s3:GetObject vs s3:GetObjectVersion and the like.
 inline authz::Action ByVersion(const S3Call& call, authz::Action latest, authz::Action version) {
   return call.HasParam("versionId") ? version : latest;
 }
+// The access decision for `action` on `bucket` / `key` owned by
+// `bucket_owner` (empty for service-level actions), logged at debug level
+// (event s3.authz). `expected_owner_header`: the request header naming
+// the owner the caller expects (x-amz-expected-bucket-owner, or
+// x-amz-source-expected-bucket-owner for a copy's source); none for
+// service-level actions. True when allowed; false after answering
+// AccessDenied.
 bool Authorized(S3Call& call, authz::Action action, const std::string& bucket,
-                const std::string& key, const std::string& bucket_owner);
+                const std::string& key, const std::string& bucket_owner,
+                std::string_view expected_owner_header = {});
 // The Owner element of a bucket, object, version or upload owned by the
 // Tessera user `user`: its canonical id, and its DisplayName (the caller's
 // own as registered; another user's name, decision D-ACL-1).

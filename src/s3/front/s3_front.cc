@@ -123,7 +123,10 @@ void AuthorizeAnonymous(CallPtr call) {
       return call->Fail(S3Error(S3ErrorCode::kNoSuchBucket));
     }
     if (!bucket.ok()) return call->Fail(bucket.status());
-    if (!Authorized(*call, action, call->bucket, call->key, bucket->owner())) return;
+    if (!Authorized(*call, action, call->bucket, call->key, bucket->owner(),
+                    "x-amz-expected-bucket-owner")) {
+      return;
+    }
     TESSERA_CHECK(false);  // nothing grants anonymous access yet
   });
 }
@@ -409,20 +412,29 @@ void WithAuthorizedBucket(CallPtr call, authz::Action action, std::function<void
           }
           return call->Fail(bucket.status());
         }
-        if (!Authorized(*call, action, call->bucket, call->key, bucket->owner())) return;
+        if (!Authorized(*call, action, call->bucket, call->key, bucket->owner(),
+                        "x-amz-expected-bucket-owner")) {
+          return;
+        }
         call->bucket_info = std::move(bucket).value();
         next();
       });
 }
 
 bool Authorized(S3Call& call, authz::Action action, const std::string& bucket,
-                const std::string& key, const std::string& bucket_owner) {
+                const std::string& key, const std::string& bucket_owner,
+                std::string_view expected_owner_header) {
   authz::Request request;
   request.principal = call.principal;
   request.action = action;
   request.bucket = bucket;
   request.key = key;
   request.bucket_owner = bucket_owner;
+  if (!expected_owner_header.empty()) {
+    if (auto expected = call.Header(expected_owner_header)) {
+      request.expected_bucket_owner = std::string(*expected);
+    }
+  }
   const authz::Decision decision = authz::Authorize(request);
   if (spdlog::should_log(spdlog::level::debug)) {
     spdlog::debug("{} request_id={}", authz::DecisionLogLine(request, decision), call.request_id);
