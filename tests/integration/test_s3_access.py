@@ -1,14 +1,16 @@
 """Goal: users carry S3 identities (canonical id, display name, email) and
 every request's access decision follows the owner-only rule, through real
-clients: the owner sees its canonical id and display name in every Owner
-element, a second user and anonymous requests are denied every bucket and
-object operation on the owner's bucket, a request expecting another bucket
-owner (x-amz-expected-bucket-owner, x-amz-source-expected-bucket-owner) is
-denied, and bad identities are refused by `tessera s3 user create`.
+clients (boto3 and the aws CLI): the owner sees its canonical id and
+display name in every Owner element, a second user and anonymous requests
+are denied every bucket and object operation on the owner's bucket, a
+request expecting another bucket owner (x-amz-expected-bucket-owner,
+x-amz-source-expected-bucket-owner) is denied, and bad identities are
+refused by `tessera s3 user create`.
 
-Standard library + boto3 (s3_harness). Binary: $TESSERA_BIN."""
+Standard library + boto3 and the aws CLI (s3_harness). Binary: $TESSERA_BIN."""
 
 import hashlib
+import json
 import sys
 import unittest
 
@@ -194,6 +196,31 @@ class ExpectedBucketOwnerTest(h.ClusterTestCase):
         keys = {o["Key"] for o in s3.list_objects_v2(Bucket=BUCKET)["Contents"]}
         self.assertTrue({"copied", "expected", "k"} <= keys, keys)
         self.assertNotIn("nope", keys)
+
+
+class AwsCliTest(h.ClusterTestCase):
+    def test_aws_cli_sees_the_owner_and_is_denied_as_another_user(self):
+        def env(name):
+            u = USERS[name]
+            return self.c.client_env(access_key=u["access_key"].strip(),
+                                     secret_key=u["secret_key"].strip())
+        _, out, _ = self.c.aws("s3api", "get-bucket-acl", "--bucket", BUCKET, env=env("carol"))
+        acl = json.loads(out)
+        self.assertEqual(acl["Owner"]["ID"], canonical_id("carol"))
+        self.assertEqual(acl["Owner"]["DisplayName"], "Carol C")
+        rc, _, err = self.c.aws("s3api", "get-bucket-acl", "--bucket", BUCKET, env=env("dave"),
+                                check=False)
+        self.assertNotEqual(rc, 0)
+        self.assertIn("AccessDenied", err)
+        rc, _, err = self.c.aws("s3", "cp", "s3://" + BUCKET + "/k", "-", env=env("dave"),
+                                check=False)
+        self.assertNotEqual(rc, 0)
+        self.assertIn("403", err)
+        rc, _, err = self.c.aws("s3api", "list-objects-v2", "--bucket", BUCKET,
+                                "--expected-bucket-owner", canonical_id("dave"), env=env("carol"),
+                                check=False)
+        self.assertNotEqual(rc, 0)
+        self.assertIn("AccessDenied", err)
 
 
 if __name__ == "__main__":
