@@ -205,6 +205,9 @@ CLI::App* AddS3Commands(CLI::App& app, S3CommandArgs& args) {
   create->add_option("name", args.name, "user name ([A-Za-z0-9+=,.@_-], at most 64)")->required();
   create->add_option("--access-key", args.access_key, "use this access key (with --secret-key)");
   create->add_option("--secret-key", args.secret_key, "use this secret key (with --access-key)");
+  create->add_option("--display-name", args.display_name,
+                     "the DisplayName S3 shows for the user (default: the name)");
+  create->add_option("--email", args.email, "the email grants by email address resolve to");
   create->callback([&args] { args.action = "user-create"; });
   CLI::App* list = user->add_subcommand("list", "users and their access keys (no secrets)");
   common(list);

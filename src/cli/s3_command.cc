@@ -20,6 +20,7 @@
 #include "cluster/cluster_pki.h"
 #include "knobs/knobs.h"
 #include "router/token.h"
+#include "s3/protocol/names.h"
 #include "tessera/s3.pb.h"
 #include "tessera/s3_registry.pb.h"
 
@@ -54,10 +55,14 @@ Status UserCreate(ClusterSession& s, const S3CommandArgs& a, std::ostream& out) 
   request.set_name(a.name);
   request.set_access_key(a.access_key);
   request.set_secret_key(a.secret_key);
+  request.set_display_name(a.display_name);
+  request.set_email(a.email);
   auto r = CallMeta<pb::CreateUserResponse>(s, "meta.create_user", request);
   if (!r.ok()) return r.status();
   out << "user " << r->name() << (r->created() ? "" : " (already existed with these keys)")
-      << "\naccess_key " << r->access_key() << "\nsecret_key " << r->secret_key() << "\n";
+      << "\naccess_key " << r->access_key() << "\nsecret_key " << r->secret_key()
+      << "\ncanonical_id " << r->canonical_id() << "\ndisplay_name " << r->display_name() << "\n";
+  if (!r->email().empty()) out << "email " << r->email() << "\n";
   return Status::Ok();
 }
 
@@ -91,6 +96,9 @@ Status UserList(ClusterSession& s, std::ostream& out) {
   for (const pb::UserRecord& u : r->users()) {
     out << u.name();
     for (int i = 0; i < u.access_keys_size(); ++i) out << (i == 0 ? " " : ",") << u.access_keys(i);
+    out << " id=" << (u.canonical_id().empty() ? s3::CanonicalUserId(u.name()) : u.canonical_id())
+        << " display_name=" << (u.display_name().empty() ? u.name() : u.display_name());
+    if (!u.email().empty()) out << " email=" << u.email();
     out << "\n";
   }
   return Status::Ok();

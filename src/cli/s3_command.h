@@ -23,6 +23,8 @@ struct S3CommandArgs {
   std::string name;        // user-create: the user; bucket-create, usage: the bucket
   std::string access_key;  // user-create: optional, with secret_key
   std::string secret_key;
+  std::string display_name;  // user-create: optional ("" = the name)
+  std::string email;         // user-create: optional
   std::string owner;       // buckets: only this owner's ("" = all); bucket-create: its owner
   uint64_t bucket_id = 0;  // bucket-create: 0 = placed by the metadata service
   std::string region;      // bucket-create
@@ -33,7 +35,9 @@ struct S3CommandArgs {
 };
 
 // Exit codes: 0 done, 2 usage, 3 failed (message on err). user create
-// prints "user NAME\naccess_key AK\nsecret_key SK\n"; bucket create prints
+// prints "user NAME\naccess_key AK\nsecret_key SK\ncanonical_id ID\n
+// display_name DN\n" and "email E\n" when it has one; user list prints
+// "NAME KEY1,KEY2 id=ID display_name=DN [email=E]" per user; bucket create prints
 // the bucket's line as `buckets` does (with " (already owned by you)" when
 // the owner already had it: exit 0; another owner's name, a used id, or
 // the owner's bucket with another id than --id: 3);

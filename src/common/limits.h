@@ -376,6 +376,9 @@ inline constexpr size_t kS3UserNameBytesMax = 64;
 inline constexpr size_t kS3UserAccessKeyBytesMax = 64;
 inline constexpr size_t kS3UserSecretKeyBytesMax = 256;
 inline constexpr size_t kS3RegistryRegionBytesMax = 64;
+// Bytes of a user's display name and email address (RFC 5321's path limit).
+inline constexpr size_t kS3UserDisplayNameBytesMax = 128;
+inline constexpr size_t kS3UserEmailBytesMax = 254;
 // Registry mutations (create/delete bucket, versioning, create user) queued
 // on one meta replica before it answers Throttled (one runs at a time), and
 // conditional batches retried when a concurrent mutation won.
@@ -390,8 +393,12 @@ inline constexpr size_t kS3RegistryAsyncLookupsMax = 1024;
 
 static_assert(kS3RegistryBucketsMax * 256 <= kRpcFrameBytesMax,
               "a listing of every bucket (descriptors of at most ~256 bytes) fits one frame");
-// A stored bucket (two keys) takes under 384 bytes, a user with a key under 768.
-static_assert(kS3RegistryBucketsMax * 384 + kS3UsersMax * 768 <= kSnapshotBytesMax / 2,
+// A stored bucket (two keys) takes under 384 bytes, a user with a key
+// (display name, email and canonical id included) under 1280.
+static_assert(kS3UserNameBytesMax * 3 + kS3UserAccessKeyBytesMax * 2 + kS3UserSecretKeyBytesMax +
+                  kS3UserDisplayNameBytesMax + kS3UserEmailBytesMax + 64 + 128 <= 1280,
+              "a user's records fit the 1280 bytes the snapshot bound assumes");
+static_assert(kS3RegistryBucketsMax * 384 + kS3UsersMax * 1280 <= kSnapshotBytesMax / 2,
               "the registry leaves half the meta snapshot to the partition map");
 static_assert(kS3UserNameBytesMax + kS3UserAccessKeyBytesMax + 8 <= kStateKeyBytesMax);
 // New-key visibility in the router's RegistryClient (registry_client.h):

@@ -1,5 +1,7 @@
 #include "meta/registry_keys.h"
 
+#include <cctype>
+
 #include "common/check.h"
 #include "common/limits.h"
 
@@ -104,6 +106,44 @@ Status ValidateUserName(std::string_view name) {
     }
   }
   return Status::Ok();
+}
+
+Status ValidateDisplayName(std::string_view display_name) {
+  if (display_name.size() > limits::kS3UserDisplayNameBytesMax) {
+    return Status::InvalidArgument("display name must be at most " +
+                                   std::to_string(limits::kS3UserDisplayNameBytesMax) + " bytes");
+  }
+  for (char c : display_name) {
+    if (c < 0x20 || c > 0x7e) {
+      return Status::InvalidArgument("display name may hold only printable ASCII characters");
+    }
+  }
+  return Status::Ok();
+}
+
+Status ValidateEmail(std::string_view email) {
+  if (email.empty()) return Status::Ok();
+  if (email.size() > limits::kS3UserEmailBytesMax) {
+    return Status::InvalidArgument("email must be at most " +
+                                   std::to_string(limits::kS3UserEmailBytesMax) + " bytes");
+  }
+  for (char c : email) {
+    if (c <= 0x20 || c > 0x7e) {
+      return Status::InvalidArgument("email may hold only printable ASCII characters, no spaces");
+    }
+  }
+  const size_t at = email.find('@');
+  if (at == std::string_view::npos || at == 0 || at + 1 == email.size() ||
+      email.find('@', at + 1) != std::string_view::npos) {
+    return Status::InvalidArgument("email must be LOCAL@DOMAIN with exactly one '@'");
+  }
+  return Status::Ok();
+}
+
+std::string NormalizeEmail(std::string_view email) {
+  std::string out(email);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
 }
 
 Status ValidateAccessKey(std::string_view access_key) {

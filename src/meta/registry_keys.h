@@ -53,6 +53,14 @@ Status ValidateUserName(std::string_view name);
 // kS3UserSecretKeyBytesMax printable ASCII bytes without spaces.
 Status ValidateAccessKey(std::string_view access_key);
 Status ValidateSecretKey(std::string_view secret_key);
+// Display names: 0..kS3UserDisplayNameBytesMax bytes of printable ASCII
+// (no control characters; they appear in XML and CLI output). Emails:
+// 0..kS3UserEmailBytesMax bytes of printable ASCII without spaces, exactly
+// one '@' with something on both sides; compared case-insensitively
+// (stored lowercased by create_user, see NormalizeEmail).
+Status ValidateDisplayName(std::string_view display_name);
+Status ValidateEmail(std::string_view email);
+std::string NormalizeEmail(std::string_view email);
 // Regions: 0..kS3RegistryRegionBytesMax bytes of [a-z0-9-].
 Status ValidateRegion(std::string_view region);
 

@@ -4,6 +4,7 @@
 
 #include "common/check.h"
 #include "meta/registry_keys.h"
+#include "s3/protocol/names.h"
 
 namespace tessera::meta {
 namespace {
@@ -102,9 +103,24 @@ pb::GetUserByKeyResponse RegistryMemds::GetUserByKey(const std::string& access_k
     r.set_name(it->second.user());
     r.set_secret_key(it->second.secret_key());
     r.set_created_ms(it->second.created_ms());
+    auto user = state_.users.find(it->second.user());
+    const pb::UserRecord* record = user == state_.users.end() ? nullptr : &user->second;
+    r.set_canonical_id(record && !record->canonical_id().empty() ? record->canonical_id()
+                                                                  : s3::CanonicalUserId(r.name()));
+    r.set_display_name(record && !record->display_name().empty() ? record->display_name()
+                                                                  : r.name());
+    if (record) r.set_email(record->email());
   }
   r.set_map_version(version_);
   return r;
+}
+
+std::optional<std::string> RegistryMemds::UserWithEmail(const std::string& email) const {
+  std::shared_lock lock(mu_);
+  for (const auto& [name, u] : state_.users) {
+    if (!u.email().empty() && u.email() == email) return name;
+  }
+  return std::nullopt;
 }
 
 pb::ListUsersResponse RegistryMemds::ListUsers() const {

@@ -54,6 +54,9 @@ class RegistryMemds {
   // Buckets whose owner is `owner`.
   size_t buckets_owned_by(const std::string& owner) const;
   size_t user_count() const;
+  // The user whose (normalized) email is `email`; nullopt: none. A scan of
+  // the users (at most kS3UsersMax), for create_user's uniqueness check.
+  std::optional<std::string> UserWithEmail(const std::string& email) const;
   uint64_t version() const;
 
  private:

@@ -14,6 +14,7 @@
 #include "meta/bucket_placement.h"
 #include "meta/meta_group_calls.h"
 #include "meta/registry_keys.h"
+#include "s3/protocol/names.h"
 
 namespace tessera::meta {
 namespace {
@@ -403,6 +404,7 @@ Result<std::string> RegistryService::SetVersioning(const std::string& payload) {
 }
 
 Result<std::string> RegistryService::AnswerExistingUser(const pb::CreateUserRequest& request,
+                                                        const pb::UserRecord& user,
                                                         uint64_t user_version) {
   const std::string exists = "user '" + request.name() + "' exists";
   if (request.access_key().empty()) return Status::Conflict(exists);
@@ -414,12 +416,23 @@ Result<std::string> RegistryService::AnswerExistingUser(const pb::CreateUserRequ
   if (record->user() != request.name() || record->secret_key() != request.secret_key()) {
     return Status::Conflict(exists + " with other keys");
   }
+  // The identity asked for must be the stored one (a repeated command is
+  // answered; a changed one is refused, never silently ignored).
+  const std::string display_name =
+      user.display_name().empty() ? user.name() : user.display_name();
+  if ((!request.display_name().empty() && request.display_name() != display_name) ||
+      (!request.email().empty() && NormalizeEmail(request.email()) != user.email())) {
+    return Status::Conflict(exists + " with another display name or email");
+  }
   pb::CreateUserResponse response;
   response.set_name(request.name());
   response.set_access_key(record->access_key());
   response.set_secret_key(record->secret_key());
   response.set_created_ms(record->created_ms());
   response.set_map_version(std::max(user_version, (*key)->version()));
+  response.set_canonical_id(s3::CanonicalUserId(user.name()));
+  response.set_display_name(display_name);
+  response.set_email(user.email());
   return response.SerializeAsString();
 }
 
@@ -432,9 +445,22 @@ Result<std::string> RegistryService::CreateUser(const std::string& payload) {
     TESSERA_RETURN_IF_ERROR(ValidateAccessKey(request.access_key()));
     TESSERA_RETURN_IF_ERROR(ValidateSecretKey(request.secret_key()));
   }
+  TESSERA_RETURN_IF_ERROR(ValidateDisplayName(request.display_name()));
+  TESSERA_RETURN_IF_ERROR(ValidateEmail(request.email()));
   return ReadModifyWrite(UserKey(request.name()), "create_user '" + request.name() + "'",
                          [&](const std::optional<pb::KvRecord>& user) -> RmwPlan {
-    if (user.has_value()) return RmwPlan::Answer(AnswerExistingUser(request, user->version()));
+    if (user.has_value()) {
+      auto existing = ParseRecord<pb::UserRecord>(*user, "UserRecord");
+      if (!existing.ok()) return RmwPlan::Answer(existing.status());
+      return RmwPlan::Answer(AnswerExistingUser(request, *existing, user->version()));
+    }
+    const std::string email = NormalizeEmail(request.email());
+    if (!email.empty()) {
+      if (std::optional<std::string> holder = registry_.UserWithEmail(email)) {
+        return RmwPlan::Answer(
+            Status::Conflict("email " + email + " belongs to user '" + *holder + "'"));
+      }
+    }
     if (registry_.user_count() >= limits::kS3UsersMax) {
       return RmwPlan::Answer(Status::Unavailable("the registry holds its maximum number of users"));
     }
@@ -444,6 +470,9 @@ Result<std::string> RegistryService::CreateUser(const std::string& payload) {
     record.set_name(request.name());
     record.set_created_ms(key->created_ms());
     record.add_access_keys(key->access_key());
+    record.set_canonical_id(s3::CanonicalUserId(request.name()));
+    record.set_display_name(request.display_name());
+    record.set_email(email);
     RmwPlan plan;
     AddCondition(plan.batch, UserKey(request.name()), std::nullopt);          // 0
     AddCondition(plan.batch, AccessKeyKey(key->access_key()), std::nullopt);  // 1
@@ -456,10 +485,13 @@ Result<std::string> RegistryService::CreateUser(const std::string& payload) {
       }
       return std::nullopt;  // the user appeared, or a generated key collided: read again
     };
-    plan.on_applied = [made = std::move(key).value(),
-                       name = request.name()](const pb::KvApplyResult& applied) -> Result<std::string> {
+    plan.on_applied = [made = std::move(key).value(), name = request.name(),
+                       record](const pb::KvApplyResult& applied) -> Result<std::string> {
       pb::CreateUserResponse response;
       response.set_name(name);
+      response.set_canonical_id(record.canonical_id());
+      response.set_display_name(record.display_name().empty() ? name : record.display_name());
+      response.set_email(record.email());
       response.set_access_key(made.access_key());
       response.set_secret_key(made.secret_key());
       response.set_created_ms(made.created_ms());

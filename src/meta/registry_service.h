@@ -80,9 +80,9 @@ class RegistryService {
   Result<std::string> SetVersioning(const std::string& payload);
   Result<std::string> CreateUser(const std::string& payload);
   // create_user of an existing user: itself when the request names exactly
-  // its key pair, Conflict otherwise.
+  // its key pair (and no other display name or email), Conflict otherwise.
   Result<std::string> AnswerExistingUser(const pb::CreateUserRequest& request,
-                                         uint64_t user_version);
+                                         const pb::UserRecord& user, uint64_t user_version);
   Result<uint64_t> ChooseBucketId();
 
   // What one round of a read-modify-write does with the record it read.

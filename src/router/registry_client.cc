@@ -375,6 +375,16 @@ void RegistryClient::SetVersioning(const std::string& name, const std::string& o
 
 // --- access keys ---------------------------------------------------------------
 
+UserSecret UserSecretOf(const pb::GetUserByKeyResponse& answer) {
+  UserSecret out;
+  out.user = answer.name();
+  out.secret_key = answer.secret_key();
+  out.canonical_id = answer.canonical_id();
+  out.display_name = answer.display_name().empty() ? answer.name() : answer.display_name();
+  out.email = answer.email();
+  return out;
+}
+
 void RegistryClient::LookupKey(const std::string& key,
                                std::function<void(Result<pb::GetUserByKeyResponse>)> done,
                                uint32_t leader, uint64_t min_version) {
@@ -387,7 +397,7 @@ void RegistryClient::LookupKey(const std::string& key,
     if (!answer.ok()) {
       key_counters_.errors.Increment();
     } else if (answer->found()) {
-      keys_.Put(key, UserSecret{answer->name(), answer->secret_key()}, answer->map_version());
+      keys_.Put(key, UserSecretOf(*answer), answer->map_version());
       absent_keys_.Drop(key);
     } else {
       keys_.Drop(key, answer->map_version());
@@ -414,8 +424,7 @@ void RegistryClient::ConfirmKeyAbsent(const std::string& key, SecretCallback don
           if (!answer.ok()) return done(absent());
           if (answer->found()) {
             key_counters_.leader_found.Increment();
-            return done(UserSecret{std::move(*answer->mutable_name()),
-                                   std::move(*answer->mutable_secret_key())});
+            return done(UserSecretOf(*answer));
           }
           if (options_.negative_ttl_ms > 0) {
             const auto now = Now();
@@ -450,8 +459,7 @@ void RegistryClient::SecretOf(const std::string& access_key, SecretCallback done
             [this, access_key, done = std::move(done)](Result<pb::GetUserByKeyResponse> answer) {
               if (!answer.ok()) return done(answer.status());
               if (!answer->found()) return ConfirmKeyAbsent(access_key, done);
-              done(UserSecret{std::move(*answer->mutable_name()),
-                              std::move(*answer->mutable_secret_key())});
+              done(UserSecretOf(*answer));
             });
 }
 

@@ -85,11 +85,17 @@
 
 namespace tessera::router {
 
-// What SecretOf answers: the user owning the access key, and its secret.
+// What SecretOf answers: the user owning the access key, its secret, and
+// the user's S3 identity (s3_registry.proto UserRecord).
 struct UserSecret {
   std::string user;
   std::string secret_key;
+  std::string canonical_id;  // 64 hex digits
+  std::string display_name;  // never empty (the name when none was given)
+  std::string email;         // empty: none
 };
+// The UserSecret of a found meta.get_user_by_key answer.
+UserSecret UserSecretOf(const pb::GetUserByKeyResponse& answer);
 
 // What CreateBucket answers. already_owned_by_you: the bucket existed with
 // this owner and nothing changed (S3 BucketAlreadyOwnedByYou). A bucket of

@@ -37,7 +37,7 @@ S3Status CheckPrivateAcl(const S3Call& call, std::string_view body) {
   }
   auto grants = ParseAccessControlPolicy(body);
   if (!grants.ok()) return grants.error();
-  if (!GrantsOwnerOnly(*grants, call.user)) {
+  if (!GrantsOwnerOnly(*grants, call.principal.canonical_id)) {
     return S3Error(S3ErrorCode::kNotImplemented, std::string(kOnlyPrivate));
   }
   return S3Status::Ok();
@@ -46,7 +46,10 @@ S3Status CheckPrivateAcl(const S3Call& call, std::string_view body) {
 }  // namespace
 
 void PutAcl(CallPtr call) {
-  WithOwnedBucket(call, [call] {
+  const authz::Action action =
+      call->key.empty() ? authz::Action::kPutBucketAcl
+                        : ByVersion(*call, authz::Action::kPutObjectAcl, authz::Action::kPutObjectVersionAcl);
+  WithAuthorizedBucket(call, action, [call] {
     ReadSmallBody(call, limits::kS3XmlBodyBytesMax, [call](S3Result<std::string> body) {
       if (!body.ok()) return call->Fail(body.error());
       if (S3Status acl = CheckPrivateAcl(*call, *body); !acl.ok()) return call->Fail(acl.error());

@@ -140,7 +140,7 @@ void DeleteObjects(CallPtr call) {
     return call->Fail(S3Error(S3ErrorCode::kInvalidRequest,
                               "Missing required header for this request: Content-MD5"));
   }
-  WithOwnedBucket(call, [call] {
+  WithAuthorizedBucket(call, authz::Action::kDeleteObject, [call] {
     ReadSmallBody(call, limits::kS3XmlBodyBytesMax, [call](S3Result<std::string> body) {
       if (!body.ok()) return call->Fail(body.error());
       auto request = ParseDelete(*body);

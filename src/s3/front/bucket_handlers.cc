@@ -12,7 +12,6 @@
 namespace tessera::s3::front {
 namespace {
 
-Owner OwnerOf(const std::string& user) { return Owner{user, user}; }
 
 VersioningState VersioningOf(const pb::BucketDescriptor& bucket) {
   switch (bucket.versioning()) {
@@ -74,6 +73,7 @@ S3Error LocationConstraintError(const std::string& asked) {
 }  // namespace
 
 void ListBuckets(CallPtr call) {
+  if (!Authorized(*call, authz::Action::kListAllMyBuckets, "", "", "")) return;
   auto query = ParseListBucketsQuery(call->query, call->front.options().region);
   if (!query.ok()) return call->Fail(query.error());
   call->front.registry().ListBuckets(
@@ -86,12 +86,13 @@ void ListBuckets(CallPtr call) {
           entries.push_back(BucketEntry{b.name(), b.created_ms(), b.region()});
         }
         call->RespondXml(200,
-                         ListAllMyBucketsXml(SelectBuckets(entries, query, OwnerOf(call->user))));
+                         ListAllMyBucketsXml(SelectBuckets(entries, query, OwnerOfUser(*call, call->user))));
       });
 }
 
 void CreateBucket(CallPtr call) {
   if (auto valid = ValidateBucketName(call->bucket); !valid.ok()) return call->Fail(valid.error());
+  if (!Authorized(*call, authz::Action::kCreateBucket, call->bucket, "", "")) return;
   // Read as every small document is: checked against the signed payload
   // hash, Content-MD5 and declared checksums.
   ReadSmallBody(call, limits::kS3XmlBodyBytesMax, [call](S3Result<std::string> body) {
@@ -123,7 +124,7 @@ void CreateBucket(CallPtr call) {
 }
 
 void DeleteBucket(CallPtr call) {
-  WithOwnedBucket(call, [call] {
+  WithAuthorizedBucket(call, authz::Action::kDeleteBucket, [call] {
     // Empty means no version at all: noncurrent versions and delete
     // markers are data too (S3 refuses with BucketNotEmpty). Uploads in
     // progress do not count, as in S3.
@@ -158,7 +159,7 @@ void DeleteBucket(CallPtr call) {
 }
 
 void HeadBucket(CallPtr call) {
-  WithOwnedBucket(call, [call] {
+  WithAuthorizedBucket(call, authz::Action::kListBucket, [call] {
     call->Respond(200,
                   {{"x-amz-bucket-region", call->bucket_info.region()},
                    {"x-amz-access-point-alias", "false"},
@@ -168,12 +169,24 @@ void HeadBucket(CallPtr call) {
 }
 
 void GetBucketSubresource(CallPtr call) {
-  WithOwnedBucket(call, [call] {
+  // Dispatch sends a GET here for a sub-resource parameter; the first
+  // present names the action.
+  authz::Action action = authz::Action::kGetBucketConfiguration;
+  for (const QueryParam& p : call->query) {
+    if (authz::BucketSubresourceAction(p.name) != authz::Action::kGetBucketConfiguration) {
+      action = authz::BucketSubresourceAction(p.name);
+      break;
+    }
+  }
+  WithAuthorizedBucket(call, action, [call] {
     if (call->HasParam("location")) {
       const std::string& region = call->bucket_info.region();
       return call->RespondXml(200, LocationConstraintXml(region == "us-east-1" ? "" : region));
     }
-    if (call->HasParam("acl")) return call->RespondXml(200, AccessControlPolicyXml(OwnerOf(call->user)));
+    if (call->HasParam("acl")) {
+      return call->RespondXml(200,
+                              AccessControlPolicyXml(OwnerOfUser(*call, call->bucket_info.owner())));
+    }
     if (call->HasParam("versioning")) {
       return call->RespondXml(200, VersioningConfigurationXml(VersioningOf(call->bucket_info)));
     }

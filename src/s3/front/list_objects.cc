@@ -64,7 +64,7 @@ std::string StartAfter(const ListParams& p) {
 }
 
 // Takes the entry's strings: the page is not read after Answer.
-ObjectEntry EntryOf(pb::S3ListEntry&& e) {
+ObjectEntry EntryOf(const S3Call& call, pb::S3ListEntry&& e) {
   ObjectEntry out;
   out.key = std::move(*e.mutable_key());
   out.last_modified_ms = e.last_modified_ms();
@@ -73,7 +73,7 @@ ObjectEntry EntryOf(pb::S3ListEntry&& e) {
   if (!e.storage_class().empty()) out.storage_class = std::move(*e.mutable_storage_class());
   out.checksum_algorithm = std::move(*e.mutable_checksum_algorithm());
   out.checksum_type = std::move(*e.mutable_checksum_type());
-  out.owner = Owner{e.owner(), std::move(*e.mutable_owner())};
+  out.owner = OwnerOfUser(call, e.owner());
   return out;
 }
 
@@ -87,7 +87,7 @@ void Answer(CallPtr call, const ListParams& p, ListPage page) {
   for (pb::S3ListItem& item : page.items) {
     if (item.has_entry()) {
       last = item.entry().key();
-      contents.push_back(EntryOf(std::move(*item.mutable_entry())));
+      contents.push_back(EntryOf(*call, std::move(*item.mutable_entry())));
     } else {
       last = item.common_prefix();
       prefixes.push_back(std::move(*item.mutable_common_prefix()));
@@ -129,7 +129,7 @@ void Answer(CallPtr call, const ListParams& p, ListPage page) {
 void ListObjects(CallPtr call) {
   auto params = ParseListParams(*call);
   if (!params.ok()) return call->Fail(params.error());
-  WithOwnedBucket(call, [call, p = std::move(params).value()] {
+  WithAuthorizedBucket(call, authz::Action::kListBucket, [call, p = std::move(params).value()] {
     if (p.max_keys == 0) return Answer(call, p, ListPage{});
     ListQuery query;
     query.bucket_id = call->bucket_info.bucket_id();

@@ -261,7 +261,7 @@ void CreateMultipartUpload(CallPtr call) {
   if (!checksum.ok()) return call->Fail(checksum.error());
   upload.set_checksum_algorithm(checksum->algorithm);
   upload.set_checksum_full_object(checksum->full_object);
-  WithOwnedBucket(call, [call, upload = std::move(upload)]() mutable {
+  WithAuthorizedBucket(call, authz::Action::kPutObject, [call, upload = std::move(upload)]() mutable {
     const int64_t initiated_us = std::chrono::duration_cast<std::chrono::microseconds>(
                                      std::chrono::system_clock::now().time_since_epoch())
                                      .count();
@@ -298,8 +298,8 @@ void CompleteMultipartUpload(CallPtr call) {
       !st.ok()) {
     return call->Fail(st.error());
   }
-  // Ownership first: only the bucket's owner gets its body read and parsed.
-  WithOwnedBucket(call, [call, id = *upload_id] {
+  // Authorization first: only a caller who may write gets its body read and parsed.
+  WithAuthorizedBucket(call, authz::Action::kPutObject, [call, id = *upload_id] {
     ReadSmallBody(call, limits::kS3XmlBodyBytesMax, [call, id](S3Result<std::string> body) {
       if (!body.ok()) return call->Fail(body.error());
       // S3 reads an empty body as a list without parts, and tells a caller
@@ -372,7 +372,7 @@ void CompleteMultipartUpload(CallPtr call) {
 void AbortMultipartUpload(CallPtr call) {
   auto upload_id = UploadIdOf(call);
   if (!upload_id) return;
-  WithOwnedBucket(call, [call, id = *upload_id] {
+  WithAuthorizedBucket(call, authz::Action::kAbortMultipartUpload, [call, id = *upload_id] {
     pb::S3Op op;
     pb::AbortUploadOp* abort = op.mutable_abort_upload();
     abort->set_bucket_id(call->bucket_info.bucket_id());
@@ -394,7 +394,8 @@ void ListParts(CallPtr call) {
   auto marker = ParsePartListArgument(*call, "part-number-marker", 0);
   if (!marker.ok()) return call->Fail(marker.error());
   const uint32_t page = std::clamp<uint32_t>(*max_parts, 1, kPartsPerPageMax);
-  WithOwnedBucket(call, [call, id = *upload_id, max_parts = page, marker = *marker] {
+  WithAuthorizedBucket(call, authz::Action::kListMultipartUploadParts,
+                       [call, id = *upload_id, max_parts = page, marker = *marker] {
     const uint64_t bucket = call->bucket_info.bucket_id();
     call->front.index().ReadUpload(
         bucket, call->key, id, [call, id, max_parts, marker, bucket](
@@ -405,7 +406,7 @@ void ListParts(CallPtr call) {
           result.bucket = call->bucket;
           result.key = call->key;
           result.upload_id = id;
-          result.initiator = result.owner = Owner{call->user, call->user};
+          result.initiator = result.owner = OwnerOfUser(*call, call->user);
           result.part_number_marker = marker;
           result.max_parts = max_parts;
           result.checksum_algorithm = (*upload)->checksum_algorithm();
@@ -462,7 +463,7 @@ void AnswerUploads(CallPtr call, ListMultipartUploadsResult result, ListPage pag
       UploadEntry u;
       u.key = e.key();
       u.upload_id = e.upload_id();
-      u.initiator = u.owner = Owner{e.owner(), e.owner()};
+      u.initiator = u.owner = OwnerOfUser(*call, e.owner());
       if (!e.storage_class().empty()) u.storage_class = e.storage_class();
       u.checksum_algorithm = e.checksum_algorithm();
       u.checksum_type = e.checksum_type();
@@ -499,7 +500,8 @@ void ListMultipartUploads(CallPtr call) {
   auto encoding_url = ParseEncodingType(*call);
   if (!encoding_url.ok()) return call->Fail(encoding_url.error());
   result.encoding_url = *encoding_url;
-  WithOwnedBucket(call, [call, result = std::move(result)]() mutable {
+  WithAuthorizedBucket(call, authz::Action::kListBucketMultipartUploads,
+                       [call, result = std::move(result)]() mutable {
     if (result.max_uploads == 0) return call->RespondXml(200, ListMultipartUploadsXml(result));
     ListQuery query;
     query.bucket_id = call->bucket_info.bucket_id();

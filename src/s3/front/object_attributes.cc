@@ -149,7 +149,8 @@ void AnswerAttributes(CallPtr call, const AttributeRequest& request, const pb::O
 void GetObjectAttributes(CallPtr call) {
   auto request = ParseAttributeRequest(*call);
   if (!request.ok()) return call->Fail(request.error());
-  WithOwnedBucket(call, [call, request = *request] {
+  WithAuthorizedBucket(call, ByVersion(*call, authz::Action::kGetObjectAttributes, authz::Action::kGetObjectVersionAttributes),
+                       [call, request = *request] {
     if (const QueryParam* version = call->Param("versionId")) {
       return WithVersion(call, call->bucket_info.bucket_id(), call->key, version->value,
                          /*with_data=*/false, [call, request](pb::ObjectVersion v) {

@@ -76,7 +76,7 @@ void ReadSourceVersion(CallPtr call, SourceObject source, SourceCallback next) {
               });
 }
 
-// Parses x-amz-copy-source, checks the caller owns the source bucket, reads
+// Parses x-amz-copy-source, checks the caller may read the source, reads
 // the source version and checks the copy-source conditions; answers every
 // failure itself.
 void ResolveSource(CallPtr call, SourceCallback next) {
@@ -94,7 +94,14 @@ void ResolveSource(CallPtr call, SourceCallback next) {
           }
           return call->Fail(bucket.status());
         }
-        if (bucket->owner() != call->user) return call->Fail(S3Error(S3ErrorCode::kAccessDenied));
+        // The source's own decision: s3:GetObject(Version) on the source.
+        const authz::Action action = source.target.version_id.empty()
+                                         ? authz::Action::kGetObject
+                                         : authz::Action::kGetObjectVersion;
+        if (!Authorized(*call, action, source.target.bucket, source.target.key, bucket->owner(),
+                        "x-amz-source-expected-bucket-owner")) {
+          return;
+        }
         source.bucket = std::move(bucket).value();
         ReadSourceVersion(call, std::move(source), std::move(next));
       });
@@ -335,7 +342,7 @@ void CopyPartResolved(CallPtr call, PartTarget part, const std::string& algorith
 void CopyObject(CallPtr call) {
   auto plan = PlanCopy(*call);
   if (!plan.ok()) return call->Fail(plan.error());
-  WithOwnedBucket(call, [call, plan = std::move(plan).value()] {
+  WithAuthorizedBucket(call, authz::Action::kPutObject, [call, plan = std::move(plan).value()] {
     ResolveSource(call, [call, plan](SourceObject source) {
       CopyResolved(call, plan, std::move(source));
     });
@@ -343,7 +350,7 @@ void CopyObject(CallPtr call) {
 }
 
 void UploadPartCopy(CallPtr call, PartTarget part) {
-  WithOwnedBucket(call, [call, part = std::move(part)] {
+  WithAuthorizedBucket(call, authz::Action::kPutObject, [call, part = std::move(part)] {
     // The upload first: NoSuchUpload before any byte moves, and its
     // checksum algorithm, which every part must carry.
     call->front.index().ReadUpload(

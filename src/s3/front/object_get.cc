@@ -345,7 +345,7 @@ void ServeObject(CallPtr call, const pb::ObjectVersion& v) {
 
 void GetObject(CallPtr call) {
   if (call->HasParam("versionId")) return GetObjectVersion(call);
-  WithOwnedBucket(call, [call] {
+  WithAuthorizedBucket(call, authz::Action::kGetObject, [call] {
     // One node read: the latest version and (GET, not HEAD) its inline bytes.
     WithLatestLiveVersion(call, /*with_data=*/!call->is_head(),
                           [call](const pb::ObjectVersion& latest) { ServeObject(call, latest); });
@@ -388,7 +388,8 @@ void DeleteObject(CallPtr call) {
       return call->Fail(VersionIdArgumentError(version->value));
     }
   }
-  WithOwnedBucket(call, [call, conditions] {
+  WithAuthorizedBucket(call, ByVersion(*call, authz::Action::kDeleteObject, authz::Action::kDeleteObjectVersion),
+                       [call, conditions] {
     pb::S3Op op;
     pb::DeleteObjectOp* del = op.mutable_delete_object();
     *del = conditions;
@@ -440,10 +441,14 @@ void WithSubresourceVersion(CallPtr call, std::function<void(const pb::ObjectVer
 }
 
 void GetObjectSubresource(CallPtr call) {
-  WithOwnedBucket(call, [call] {
+  const authz::Action action =
+      call->HasParam("acl")
+          ? ByVersion(*call, authz::Action::kGetObjectAcl, authz::Action::kGetObjectVersionAcl)
+          : ByVersion(*call, authz::Action::kGetObjectTagging, authz::Action::kGetObjectVersionTagging);
+  WithAuthorizedBucket(call, action, [call] {
     WithSubresourceVersion(call, [call](const pb::ObjectVersion& v) {
       if (call->HasParam("acl")) {
-        return call->RespondXml(200, AccessControlPolicyXml(Owner{call->user, call->user}));
+        return call->RespondXml(200, AccessControlPolicyXml(OwnerOfUser(*call, v.owner())));
       }
       std::vector<Tag> tags;
       for (const pb::MetadataPair& t : v.tags()) tags.push_back({t.name(), t.value()});
@@ -456,7 +461,10 @@ void GetObjectSubresource(CallPtr call) {
 
 void SetObjectTagging(CallPtr call) {
   const bool remove = call->head().method == "DELETE";
-  WithOwnedBucket(call, [call, remove] {
+  const authz::Action action =
+      remove ? ByVersion(*call, authz::Action::kDeleteObjectTagging, authz::Action::kDeleteObjectVersionTagging)
+             : ByVersion(*call, authz::Action::kPutObjectTagging, authz::Action::kPutObjectVersionTagging);
+  WithAuthorizedBucket(call, action, [call, remove] {
     ReadSmallBody(call, limits::kS3XmlBodyBytesMax, [call, remove](S3Result<std::string> body) {
       if (!body.ok()) return call->Fail(body.error());
       pb::S3Op op;

@@ -369,11 +369,13 @@ class PutUpload : public std::enable_shared_from_this<PutUpload> {
 }  // namespace
 
 void PutObject(CallPtr call) {
-  WithOwnedBucket(call, [call] { std::make_shared<PutUpload>(call, std::nullopt)->Start(); });
+  WithAuthorizedBucket(call, authz::Action::kPutObject, [call] {
+    std::make_shared<PutUpload>(call, std::nullopt)->Start();
+  });
 }
 
 void UploadPart(CallPtr call, PartTarget part) {
-  WithOwnedBucket(call, [call, part = std::move(part)] {
+  WithAuthorizedBucket(call, authz::Action::kPutObject, [call, part = std::move(part)] {
     std::make_shared<PutUpload>(call, part)->Start();
   });
 }

@@ -14,8 +14,10 @@
 
 #include "http/stream_server.h"
 #include "s3/auth/auth_context.h"
+#include "s3/authz/authorize.h"
 #include "s3/protocol/http_rules.h"
 #include "s3/protocol/s3_error.h"
+#include "s3/protocol/xml_documents.h"
 #include "tessera/s3.pb.h"
 #include "tessera/s3_registry.pb.h"
 
@@ -77,9 +79,12 @@ struct S3Call : std::enable_shared_from_this<S3Call> {
   // S3 reads those as headers, for the signature and for the request. Only
   // names absent from the real headers.
   http::Headers query_headers;
-  // Authenticated caller.
+  // Authenticated caller: its user name and, for authorization, its
+  // principal (anonymous until authenticated) and DisplayName.
   auth::AuthContext auth;
   std::string user;
+  authz::Principal principal;
+  std::string user_display_name;
   // The bucket's descriptor, for handlers that needed it.
   pb::BucketDescriptor bucket_info;
 
@@ -172,7 +177,7 @@ void CopyObject(CallPtr call);
 void UploadPartCopy(CallPtr call, PartTarget part);
 void DeleteObjects(CallPtr call);  // POST ?delete (batch_delete.cc)
 // PUT ?acl on a bucket or an object (acl.cc). The only access rule is that
-// the owner has full control and nobody else any, so the ACL that says
+// the owner has full control and nobody else any (authz::Authorize), so the ACL that says
 // exactly that (x-amz-acl: private, or a body granting FULL_CONTROL to the
 // owner alone) answers 200 and changes nothing; any other ACL answers
 // NotImplemented instead of being ignored.
@@ -188,8 +193,29 @@ bool IsVersionIdSyntax(std::string_view version_id);
 void AddWrittenVersionHeader(const pb::BucketDescriptor& bucket, const std::string& version_id,
                              http::Headers& headers);
 
-// Resolves call->bucket, checks the caller owns it, stores the descriptor
-// in call->bucket_info and runs `next`; answers NoSuchBucket/AccessDenied.
-void WithOwnedBucket(CallPtr call, std::function<void()> next);
+// Resolves call->bucket, asks authz::Authorize whether the caller may take
+// `action` on it (the request's one access decision, see Authorized),
+// stores the descriptor in call->bucket_info and runs `next`; answers
+// NoSuchBucket / AccessDenied itself.
+void WithAuthorizedBucket(CallPtr call, authz::Action action, std::function<void()> next);
+// `latest` for a request on the latest version, `version` when it names
+// one (versionId): s3:GetObject vs s3:GetObjectVersion and the like.
+inline authz::Action ByVersion(const S3Call& call, authz::Action latest, authz::Action version) {
+  return call.HasParam("versionId") ? version : latest;
+}
+// The access decision for `action` on `bucket` / `key` owned by
+// `bucket_owner` (empty for service-level actions), logged at debug level
+// (event s3.authz). `expected_owner_header`: the request header naming
+// the owner the caller expects (x-amz-expected-bucket-owner, or
+// x-amz-source-expected-bucket-owner for a copy's source); none for
+// service-level actions. True when allowed; false after answering
+// AccessDenied.
+bool Authorized(S3Call& call, authz::Action action, const std::string& bucket,
+                const std::string& key, const std::string& bucket_owner,
+                std::string_view expected_owner_header = {});
+// The Owner element of a bucket, object, version or upload owned by the
+// Tessera user `user`: its canonical id, and its DisplayName (the caller's
+// own as registered; another user's name, decision D-ACL-1).
+Owner OwnerOfUser(const S3Call& call, const std::string& user);
 
 }  // namespace tessera::s3::front

@@ -1,6 +1,7 @@
 #include "s3/front/s3_front.h"
 
 #include <openssl/rand.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <charconv>
@@ -91,19 +92,42 @@ void UploadPartRequest(CallPtr call) {
   UploadPart(call, PartTarget{upload->value, n});
 }
 
-// No anonymous access is ever granted; like S3, a request for a bucket
-// that does not exist learns that (NoSuchBucket) before AccessDenied.
-void RefuseAnonymous(CallPtr call) {
-  const bool creates_bucket =
-      call->key.empty() && call->head().method == "PUT" && call->query.empty();
-  if (call->bucket.empty() || creates_bucket) {
-    return call->Fail(S3Error(S3ErrorCode::kAccessDenied));
+// What an anonymous request would do, for its authorization: anonymous
+// requests are not dispatched (nothing grants anonymous access yet), so
+// this is the action of the operation the request names, by its shape.
+authz::Action AnonymousAction(const S3Call& call) {
+  const std::string& method = call.head().method;
+  if (call.bucket.empty()) return authz::Action::kListAllMyBuckets;
+  if (call.key.empty()) {
+    if (method == "PUT" && call.query.empty()) return authz::Action::kCreateBucket;
+    if (method == "PUT") return authz::Action::kPutBucketAcl;
+    if (method == "DELETE") return authz::Action::kDeleteBucket;
+    if (method == "POST") return authz::Action::kDeleteObject;
+    return authz::Action::kListBucket;
   }
-  call->front.registry().GetBucket(call->bucket, [call](Result<pb::BucketDescriptor> bucket) {
+  if (method == "PUT" || method == "POST") return authz::Action::kPutObject;
+  if (method == "DELETE") return authz::Action::kDeleteObject;
+  return authz::Action::kGetObject;
+}
+
+// An anonymous request: like S3, one for a bucket that does not exist
+// learns that (NoSuchBucket) before the access decision.
+void AuthorizeAnonymous(CallPtr call) {
+  const authz::Action action = AnonymousAction(*call);
+  if (call->bucket.empty() || action == authz::Action::kCreateBucket) {
+    if (!Authorized(*call, action, call->bucket, "", "")) return;
+    TESSERA_CHECK(false);  // nothing grants anonymous access yet
+  }
+  call->front.registry().GetBucket(call->bucket, [call, action](Result<pb::BucketDescriptor> bucket) {
     if (!bucket.ok() && bucket.status().code() == StatusCode::kNotFound) {
       return call->Fail(S3Error(S3ErrorCode::kNoSuchBucket));
     }
-    call->Fail(S3Error(S3ErrorCode::kAccessDenied));
+    if (!bucket.ok()) return call->Fail(bucket.status());
+    if (!Authorized(*call, action, call->bucket, call->key, bucket->owner(),
+                    "x-amz-expected-bucket-owner")) {
+      return;
+    }
+    TESSERA_CHECK(false);  // nothing grants anonymous access yet
   });
 }
 
@@ -254,7 +278,7 @@ void S3Front::Handle(std::shared_ptr<http::Exchange> exchange) {
                                   });
   if (first.ok()) {
     TESSERA_CHECK(first->anonymous);
-    return RefuseAnonymous(call);
+    return AuthorizeAnonymous(call);
   }
   if (access_key.empty()) return call->Fail(first.error());  // malformed before any lookup
   registry_.SecretOf(access_key, [call, auth_head, vhost_bucket, config,
@@ -274,6 +298,8 @@ void S3Front::Handle(std::shared_ptr<http::Exchange> exchange) {
     if (!verified.ok()) return call->Fail(verified.error());
     call->auth = std::move(verified).value();
     call->user = secret->user;
+    call->principal = authz::Principal{false, secret->user, secret->canonical_id};
+    call->user_display_name = secret->display_name;
     // --- admission: charged before any partition or blob work.
     if (Status admitted = call->front.admission().Admit(call->user, call->bucket);
         !admitted.ok()) {
@@ -377,19 +403,52 @@ void S3Call::Fail(const S3Error& error, http::Headers headers) {
 
 void S3Call::Fail(const Status& status) { Fail(FromStatus(status)); }
 
-void WithOwnedBucket(CallPtr call, std::function<void()> next) {
+void WithAuthorizedBucket(CallPtr call, authz::Action action, std::function<void()> next) {
   call->front.registry().GetBucket(
-      call->bucket, [call, next = std::move(next)](Result<pb::BucketDescriptor> bucket) {
+      call->bucket, [call, action, next = std::move(next)](Result<pb::BucketDescriptor> bucket) {
         if (!bucket.ok()) {
           if (bucket.status().code() == StatusCode::kNotFound) {
             return call->Fail(S3Error(S3ErrorCode::kNoSuchBucket));
           }
           return call->Fail(bucket.status());
         }
-        if (bucket->owner() != call->user) return call->Fail(S3Error(S3ErrorCode::kAccessDenied));
+        if (!Authorized(*call, action, call->bucket, call->key, bucket->owner(),
+                        "x-amz-expected-bucket-owner")) {
+          return;
+        }
         call->bucket_info = std::move(bucket).value();
         next();
       });
+}
+
+bool Authorized(S3Call& call, authz::Action action, const std::string& bucket,
+                const std::string& key, const std::string& bucket_owner,
+                std::string_view expected_owner_header) {
+  authz::Request request;
+  request.principal = call.principal;
+  request.action = action;
+  request.bucket = bucket;
+  request.key = key;
+  request.bucket_owner = bucket_owner;
+  if (!expected_owner_header.empty()) {
+    if (auto expected = call.Header(expected_owner_header)) {
+      request.expected_bucket_owner = std::string(*expected);
+    }
+  }
+  const authz::Decision decision = authz::Authorize(request);
+  if (spdlog::should_log(spdlog::level::debug)) {
+    spdlog::debug("{} request_id={}", authz::DecisionLogLine(request, decision), call.request_id);
+  }
+  if (decision.allowed) return true;
+  call.Fail(S3Error(S3ErrorCode::kAccessDenied));
+  return false;
+}
+
+Owner OwnerOfUser(const S3Call& call, const std::string& user) {
+  if (user == call.user && !call.principal.canonical_id.empty()) {
+    return Owner{call.principal.canonical_id, call.user_display_name};
+  }
+  return Owner{CanonicalUserId(user), user};
 }
 
 bool IsVersionIdSyntax(std::string_view version_id) {

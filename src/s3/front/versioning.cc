@@ -17,7 +17,7 @@ std::string ParamOr(const S3Call& call, std::string_view name, std::string fallb
   return p ? p->value : fallback;
 }
 
-VersionEntry EntryOf(const pb::S3ListEntry& e) {
+VersionEntry EntryOf(const S3Call& call, const pb::S3ListEntry& e) {
   VersionEntry v;
   v.delete_marker = e.delete_marker();
   v.key = e.key();
@@ -26,7 +26,7 @@ VersionEntry EntryOf(const pb::S3ListEntry& e) {
   v.last_modified_ms = e.last_modified_ms();
   v.etag = QuoteEtag(e.etag());
   v.size = e.size();
-  v.owner = Owner{e.owner(), e.owner()};
+  v.owner = OwnerOfUser(call, e.owner());
   if (!e.storage_class().empty()) v.storage_class = e.storage_class();
   v.checksum_algorithm = e.checksum_algorithm();
   v.checksum_type = e.checksum_type();
@@ -36,7 +36,7 @@ VersionEntry EntryOf(const pb::S3ListEntry& e) {
 }  // namespace
 
 void PutBucketVersioning(CallPtr call) {
-  WithOwnedBucket(call, [call] {
+  WithAuthorizedBucket(call, authz::Action::kPutBucketVersioning, [call] {
     ReadSmallBody(call, limits::kS3XmlBodyBytesMax, [call](S3Result<std::string> body) {
       if (!body.ok()) return call->Fail(body.error());
       auto request = ParseVersioningConfiguration(*body);
@@ -72,7 +72,7 @@ void GetObjectVersion(CallPtr call) {
   if (version_id.empty()) {
     return call->Fail(VersionIdArgumentError(version_id));
   }
-  WithOwnedBucket(call, [call, version_id] {
+  WithAuthorizedBucket(call, authz::Action::kGetObjectVersion, [call, version_id] {
     WithVersion(call, call->bucket_info.bucket_id(), call->key, version_id,
                 /*with_data=*/!call->is_head(), [call](pb::ObjectVersion version) {
                   if (version.delete_marker()) {
@@ -131,7 +131,7 @@ void ListObjectVersions(CallPtr call) {
   if (!encoding_url.ok()) return call->Fail(encoding_url.error());
   result.encoding_url = *encoding_url;
   result.bucket = call->bucket;
-  WithOwnedBucket(call, [call, result = std::move(result)]() mutable {
+  WithAuthorizedBucket(call, authz::Action::kListBucketVersions, [call, result = std::move(result)]() mutable {
     if (result.max_keys == 0) return call->RespondXml(200, ListVersionsXml(result));
     ListQuery query;
     query.bucket_id = call->bucket_info.bucket_id();
@@ -148,7 +148,7 @@ void ListObjectVersions(CallPtr call) {
       if (result.is_truncated) page->items.resize(result.max_keys);
       for (const pb::S3ListItem& item : page->items) {
         if (item.has_entry()) {
-          result.entries.push_back(EntryOf(item.entry()));
+          result.entries.push_back(EntryOf(*call, item.entry()));
         } else {
           result.common_prefixes.push_back(item.common_prefix());
         }

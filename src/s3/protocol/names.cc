@@ -1,5 +1,7 @@
 #include "s3/protocol/names.h"
 
+#include <openssl/sha.h>
+
 #include <array>
 #include <cstdint>
 #include <string>
@@ -126,6 +128,20 @@ S3Status ValidateObjectKey(std::string_view key) {
     return S3Error(S3ErrorCode::kInvalidArgument, "Object key must not contain U+0000.");
   }
   return S3Status::Ok();
+}
+
+std::string CanonicalUserId(std::string_view user_name) {
+  const std::string input = "tessera-s3-user/" + std::string(user_name);
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(input.data()), input.size(), digest);
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(2 * SHA256_DIGEST_LENGTH);
+  for (unsigned char b : digest) {
+    out.push_back(kHex[b >> 4]);
+    out.push_back(kHex[b & 0xf]);
+  }
+  return out;
 }
 
 }  // namespace tessera::s3

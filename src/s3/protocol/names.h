@@ -4,6 +4,7 @@
 // Thread safety: stateless; safe from any thread.
 #pragma once
 
+#include <string>
 #include <string_view>
 
 #include "s3/protocol/s3_result.h"
@@ -28,5 +29,11 @@ S3Status ValidateObjectKey(std::string_view key);
 // True when `text` is well-formed UTF-8 (no overlongs, no surrogates, at
 // most U+10FFFF).
 bool IsValidUtf8(std::string_view text);
+
+// S3's canonical user id of the Tessera user `user_name`: 64 lowercase hex
+// digits, SHA-256 of "tessera-s3-user/" + user_name. A function of the name
+// (decision D-ACL-1), so every router renders an owner's id without a
+// lookup and the metadata service stores the same value.
+std::string CanonicalUserId(std::string_view user_name);
 
 }  // namespace tessera::s3

@@ -145,3 +145,20 @@ TEST(S3Result, ValueErrorAndPropagation) {
 
 }  // namespace
 }  // namespace tessera::s3
+
+namespace tessera::s3 {
+namespace {
+
+TEST(CanonicalUserId, SixtyFourHexDigitsAFunctionOfTheName) {
+  const std::string alice = CanonicalUserId("alice");
+  EXPECT_EQ(alice.size(), 64u);
+  EXPECT_EQ(alice.find_first_not_of("0123456789abcdef"), std::string::npos);
+  EXPECT_EQ(alice, CanonicalUserId("alice"));
+  EXPECT_NE(alice, CanonicalUserId("bob"));
+  EXPECT_NE(alice, CanonicalUserId("Alice"));
+  // Pinned: ids are stored and granted to, so the function may never change.
+  EXPECT_EQ(CanonicalUserId("admin"), "9dc3528bdf24f287983ff9b146673263515cb3ec8e8d2423e98586e6fb12c1bf");
+}
+
+}  // namespace
+}  // namespace tessera::s3

@@ -1,0 +1,160 @@
+// S3 authorization: whether a principal may perform an action on a bucket
+// or an object. The ONE place the S3 front decides access (decision
+// D-ACL-1): the front gathers the facts (who asks, which action, the
+// bucket's owner) and Authorize decides; nothing else compares users.
+//
+// The rule is S3's for buckets and objects without a bucket policy
+// (AWS's "Mapping of ACL permissions and access policy permissions"):
+//   1. ListAllMyBuckets and CreateBucket: any authenticated user's; never
+//      an anonymous principal's.
+//   2. Actions no ACL can grant (versioning, bucket deletion and
+//      configuration; object tagging): the resource owner's alone (the
+//      bucket's owner for bucket actions, the object's owner for object
+//      actions).
+//   3. ACL actions: granted when the resource's ACL gives the permission
+//      the action needs (or FULL_CONTROL) to the principal, directly by
+//      canonical id or through AllUsers (anyone, anonymous included) or
+//      AuthenticatedUsers (any signed request). Bucket READ: the listings;
+//      bucket WRITE: writing and deleting objects (PutObject, multipart,
+//      DeleteObject); bucket READ_ACP / WRITE_ACP: Get/PutBucketAcl;
+//      object READ: GetObject(Version), GetObjectAttributes; object
+//      READ_ACP / WRITE_ACP: Get/PutObject(Version)Acl. A resource without
+//      a stored ACL has the private one (its owner's FULL_CONTROL).
+//   4. A resource's owner may always read and write its ACL (READ_ACP,
+//      WRITE_ACP), whatever the ACL says, as in S3.
+//   0. Before all of these: a request expecting another bucket owner
+//      (Request::expected_bucket_owner) is denied.
+// Owners are compared by user name (Tessera user names are unique and
+// map one-to-one to canonical ids); grants name canonical ids.
+// Bucket policies, the public access block and ownership controls join
+// Request as further facts when they exist.
+//
+// Pure functions; thread safety: stateless, safe from any thread.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "s3/authz/acl.h"
+
+namespace tessera::s3::authz {
+
+// The IAM actions of the operations Tessera serves (names as in AWS's
+// service authorization reference; ActionName gives "s3:<Name>").
+enum class Action : uint8_t {
+  kListAllMyBuckets,
+  kCreateBucket,
+  kDeleteBucket,
+  kListBucket,  // ListObjects(V2), HeadBucket
+  kListBucketVersions,
+  kListBucketMultipartUploads,
+  kGetBucketLocation,
+  kGetBucketAcl,
+  kPutBucketAcl,
+  kGetBucketVersioning,
+  kPutBucketVersioning,
+  kGetBucketPolicy,
+  kGetBucketCors,
+  kGetBucketTagging,
+  kGetLifecycleConfiguration,
+  kGetBucketLogging,
+  kGetBucketRequestPayment,
+  kGetBucketConfiguration,  // any other GET ?<sub-resource> of a bucket
+  kGetObject,               // GET, HEAD, the source of a copy
+  kGetObjectVersion,
+  kGetObjectAttributes,
+  kGetObjectVersionAttributes,
+  kPutObject,  // PUT, copy, multipart create/upload part/complete
+  kDeleteObject,
+  kDeleteObjectVersion,
+  kGetObjectAcl,
+  kGetObjectVersionAcl,
+  kPutObjectAcl,
+  kPutObjectVersionAcl,
+  kGetObjectTagging,
+  kGetObjectVersionTagging,
+  kPutObjectTagging,
+  kPutObjectVersionTagging,
+  kDeleteObjectTagging,
+  kDeleteObjectVersionTagging,
+  kListMultipartUploadParts,
+  kAbortMultipartUpload,
+};
+
+// "s3:GetObject" and so on.
+std::string_view ActionName(Action action);
+// The action of GET /bucket?<sub> for the sub-resources the front answers
+// ("location", "acl", "versioning", "policy", ...); kGetBucketConfiguration
+// for the others.
+Action BucketSubresourceAction(std::string_view sub_resource);
+
+// Who asks. An anonymous principal has no user.
+struct Principal {
+  bool anonymous = true;
+  std::string user;          // the Tessera user name
+  std::string canonical_id;  // S3's canonical user id (s3::CanonicalUserId)
+};
+
+struct Request {
+  Principal principal;
+  Action action = Action::kGetObject;
+  std::string bucket;  // empty: a service-level action
+  std::string key;     // empty: a bucket-level action
+  // The bucket's owner (user name); meaningful when bucket is set (the
+  // caller resolved the bucket first: a missing bucket is NoSuchBucket,
+  // answered before any decision, as S3 does).
+  std::string bucket_owner;
+  // The bucket's ACL; nullopt: the private one (the owner's FULL_CONTROL).
+  std::optional<std::vector<Grant>> bucket_acl;
+  // Object actions: the object's owner (user name) and its ACL (nullopt:
+  // private). The object is the version the request addresses. An empty
+  // owner is the bucket's owner (a decision made before the version is
+  // read).
+  std::string object_owner;
+  std::optional<std::vector<Grant>> object_acl;
+  // x-amz-expected-bucket-owner (x-amz-source-expected-bucket-owner for a
+  // copy's source): the canonical id the caller expects to own the bucket
+  // (Tessera has no 12-digit account ids; the canonical id stands in).
+  // Anything else than the owner's id denies every bucket and object
+  // action, before any other rule, as S3 answers a mismatch (403).
+  std::optional<std::string> expected_bucket_owner;
+};
+
+// Which resource an action is checked against, and how.
+enum class Scope : uint8_t { kService, kBucket, kObject };
+struct ActionRule {
+  Scope scope = Scope::kBucket;
+  // The ACL permission that grants it; nullopt: no ACL can (owner only).
+  std::optional<Permission> permission;
+};
+ActionRule RuleOf(Action action);
+
+// Stable tokens (logged; tests compare them).
+enum class Reason : uint8_t {
+  kAnonymous,       // denied: no credentials and nothing grants anonymous access
+  kAuthenticated,   // allowed: a service-level action any user may take
+  kBucketOwner,     // allowed: the bucket's owner (owner-only action, or its ACL rights)
+  kNotBucketOwner,  // denied: another user's bucket and nothing grants access
+  kObjectOwner,     // allowed: the object's owner (owner-only action, or its ACL rights)
+  kNotObjectOwner,  // denied: another user's object and nothing grants access
+  kBucketAcl,       // allowed: the bucket's ACL grants the permission
+  kObjectAcl,       // allowed: the object's ACL grants the permission
+  kExpectedBucketOwner,  // denied: x-amz-expected-bucket-owner names another owner
+};
+std::string_view ReasonName(Reason reason);
+
+struct Decision {
+  bool allowed = false;
+  Reason reason = Reason::kAnonymous;
+};
+
+Decision Authorize(const Request& request);
+
+// The decision as one key=value log line (event "s3.authz"), for the
+// front's debug log: principal, action, bucket, key, decision, reason.
+std::string DecisionLogLine(const Request& request, const Decision& decision);
+
+}  // namespace tessera::s3::authz
