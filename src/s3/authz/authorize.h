@@ -1,6 +1,6 @@
 // S3 authorization: whether a principal may perform an action on a bucket
 // or an object. The ONE place the S3 front decides access (decision
-// D-ACL-1): the front gathers the facts (who asks, which action, the
+// D93): the front gathers the facts (who asks, which action, the
 // bucket's owner) and Authorize decides; nothing else compares users.
 //
 // The rule is S3's for buckets and objects without a bucket policy

@@ -215,7 +215,7 @@ bool Authorized(S3Call& call, authz::Action action, const std::string& bucket,
                 std::string_view expected_owner_header = {});
 // The Owner element of a bucket, object, version or upload owned by the
 // Tessera user `user`: its canonical id, and its DisplayName (the caller's
-// own as registered; another user's name, decision D-ACL-1).
+// own as registered; another user's name, decision D93).
 Owner OwnerOfUser(const S3Call& call, const std::string& user);
 
 }  // namespace tessera::s3::front

@@ -32,7 +32,7 @@ bool IsValidUtf8(std::string_view text);
 
 // S3's canonical user id of the Tessera user `user_name`: 64 lowercase hex
 // digits, SHA-256 of "tessera-s3-user/" + user_name. A function of the name
-// (decision D-ACL-1), so every router renders an owner's id without a
+// (decision D93), so every router renders an owner's id without a
 // lookup and the metadata service stores the same value.
 std::string CanonicalUserId(std::string_view user_name);
 
