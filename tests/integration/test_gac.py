@@ -27,19 +27,16 @@ Python 3 standard library only; free loopback ports, a fresh temp dir,
 
 import http.client
 import os
-import re
-import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import unittest
 import urllib.request
 
 from free_ports import free_ports
+from kv_harness import TESSERA_BIN, KvCluster, series_sum
 
-TESSERA_BIN = os.environ.get("TESSERA_BIN", "")
 AZS = ("az1", "az2", "az3")
 TABLE = "gt"
 WCU = 1000
@@ -77,19 +74,6 @@ def write_layout(path, extra=""):
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
     return http_ports
-
-
-def series_sum(text, name, labels):
-    """Sum of metric `name` over series whose labels include `labels`."""
-    total = 0.0
-    for line in text.splitlines():
-        m = re.match(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?\s+(\S+)", line)
-        if not m or m.group(1) != name:
-            continue
-        have = dict(re.findall(r'(\w+)="([^"]*)"', m.group(2) or ""))
-        if all(have.get(k) == v for k, v in labels.items()):
-            total += float(m.group(3))
-    return total
 
 
 def owner(table, instances):
@@ -156,33 +140,10 @@ class Load:
                        if t_from <= t < t_to and s == status and (router is None or r == router))
 
 
-class Cluster:
+class Cluster(KvCluster):
     def __init__(self):
-        self.root = tempfile.mkdtemp(prefix="tessera-gac-")
-        self.layout = os.path.join(self.root, "layout.textproto")
-        self.dir = os.path.join(self.root, "cluster")
-        self.http_ports = write_layout(self.layout)
-        self.token = None
-
-    def cli(self, *args, timeout=120, check=True):
-        cmd = [TESSERA_BIN] + list(args[:2]) + ["--layout", self.layout, "--dir", self.dir] + list(args[2:])
-        if args[:2] == ("kv", "table"):
-            cmd = [TESSERA_BIN, "kv", "table", args[2], "--layout", self.layout, "--dir", self.dir] + list(args[3:])
-        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout,
-                           text=True, errors="replace")
-        if check and p.returncode != 0:
-            raise AssertionError(f"{' '.join(cmd)} -> rc {p.returncode}\n{p.stdout}\n{p.stderr}")
-        return p
-
-    def up(self):
-        self.cli("cluster", "up", "--detach", "--partitions", "1", timeout=180)
-        self.token = self.cli("kv", "token").stdout.strip()
-
-    def down(self):
-        try:
-            self.cli("cluster", "down", timeout=120, check=False)
-        finally:
-            shutil.rmtree(self.root, ignore_errors=True)
+        super().__init__("tessera-gac-", write_layout)
+        self.http_ports = self.ports
 
     def router_metric(self, router, name, **labels):
         with urllib.request.urlopen(f"http://127.0.0.1:{self.http_ports[router]}/metrics", timeout=15) as r:
