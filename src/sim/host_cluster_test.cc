@@ -18,6 +18,8 @@
 #include <utility>
 #include <vector>
 
+#include "node/group_host_test_util.h"
+
 namespace tessera::sim {
 namespace {
 
@@ -25,12 +27,8 @@ HostClusterOptions OptionsFor(uint64_t seed) {
   HostClusterOptions o;
   o.seed = seed;
   o.group_id = 21;
-  o.consensus.tick_interval_us = 2'000;
-  o.consensus.heartbeat_interval_us = 20'000;
-  o.consensus.lease_duration_us = 200'000;
-  o.consensus.election_timeout_min_us = 250'000;
-  o.consensus.election_timeout_max_us = 500'000;
-  o.consensus.check_quorum_timeout_us = 250'000;
+  // The node tests' timings; HostCluster sets self, group and seed per replica.
+  o.consensus = node::testing::FastOptions(0, o.group_id, seed);
   o.network.loss_ppm = 20'000;
   o.network.duplicate_ppm = 10'000;
   o.network.delay_min_us = 300;
