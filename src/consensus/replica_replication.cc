@@ -33,6 +33,7 @@ Result<Slot> Replica::Impl::Append(pb::Entry entry) {
   }
   entry.set_slot(log.last_slot() + 1);
   *entry.mutable_ballot() = promised;
+  entry.set_proposer(opt.self);
   WriteEntry(entry);
   matched = entry.slot();
   if (entry.type() == pb::ENTRY_MEMBERSHIP) SyncPeers();

@@ -59,6 +59,33 @@ TEST(ReplicaSmoke, NewLeaderAfterLeaderDiesKeepsCommittedEntries) {
   }
 }
 
+// A proposal is (proposer, request id): request ids are unique only per
+// proposer, so the host needs the proposer to tell its own entry from
+// another replica's entry with an equal id in the same slot.
+TEST(ReplicaSmoke, EntriesKeepTheirProposerWhenANewLeaderReproposesThem) {
+  TestGroup g(3);
+  const ReplicaId first = g.ElectLeader();
+  ASSERT_NE(first, 0u);
+  // The followers accept, but the leader never learns it: not chosen yet.
+  g.SetFilter([&](const pb::Message& m) { return !(m.has_accepted() && m.to() == first); });
+  ASSERT_TRUE(g.r(first).Propose(g.now(), "from-first", 7).ok());
+  g.Advance(5'000);
+  g.node(first).up = false;
+  g.SetFilter(nullptr);
+  g.Advance(1'000'000);
+  const ReplicaId second = g.ElectLeader();
+  ASSERT_NE(second, 0u);
+  ASSERT_NE(second, first);
+  ASSERT_TRUE(g.r(second).Propose(g.now(), "from-second", 7).ok());  // the same id
+  g.Advance(20'000);
+  std::vector<std::pair<std::string, ReplicaId>> seen;
+  for (const auto& e : g.node(second).applied) {
+    if (e.type() == pb::ENTRY_COMMAND) seen.emplace_back(e.command(), e.proposer());
+  }
+  EXPECT_EQ(seen, (std::vector<std::pair<std::string, ReplicaId>>{{"from-first", first},
+                                                                   {"from-second", second}}));
+}
+
 }  // namespace
 }  // namespace tessera::consensus
 

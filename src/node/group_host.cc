@@ -167,8 +167,9 @@ void GroupHost::ApplyCommitted(const std::vector<pb::Entry>& entries) {
     for (const pb::Entry& e : entries) {
       if (e.slot() != membership_change_->slot) continue;
       MembershipCallback done = std::move(membership_change_->done);
-      const bool ours = e.type() == pb::ENTRY_MEMBERSHIP &&
-                        e.request_id() == membership_change_->request_id;
+      const bool ours =
+          e.type() == pb::ENTRY_MEMBERSHIP &&
+          IsOwnProposal(e.proposer(), e.request_id(), membership_change_->request_id);
       membership_change_.reset();
       if (ours) {
         done(MembershipResult{e.membership(), true});
@@ -194,7 +195,8 @@ void GroupHost::ApplyCommitted(const std::vector<pb::Entry>& entries) {
   const Slot last = entries.back().slot();
   for (auto it = writes_by_slot_.begin(); it != writes_by_slot_.end() && it->first <= last;) {
     auto found = by_slot.find(it->first);
-    if (found != by_slot.end() && found->second->request_id == it->second.request_id) {
+    if (found != by_slot.end() && IsOwnProposal(found->second->proposer, found->second->request_id,
+                                                it->second.request_id)) {
       it->second.done(found->second->result);
     } else {
       it->second.done(Status::Aborted("another value took the slot; safe to retry"));

@@ -174,6 +174,15 @@ class GroupHost : public std::enable_shared_from_this<GroupHost> {
   uint64_t group_id() const { return options_.consensus.group_id; }
 
  private:
+  // A committed entry is this host's pending proposal only when both the
+  // proposer and the request id match: request ids are unique per proposer,
+  // not across a group's replicas (a deposed leader's pending slot may hold
+  // another replica's entry with an equal id).
+  bool IsOwnProposal(consensus::ReplicaId proposer, uint64_t entry_request_id,
+                     uint64_t pending_request_id) const {
+    return proposer == options_.consensus.self && entry_request_id == pending_request_id;
+  }
+
   struct PendingWrite {
     uint64_t request_id;
     WriteCallback done;

@@ -208,7 +208,7 @@ Result<std::vector<SlotResult>> PartitionStateMachine::Apply(const std::vector<p
     if (e.type() != pb::ENTRY_COMMAND) continue;
     auto r = ApplyCommand(e, overlay);
     if (!r.ok()) return r.status();
-    results.push_back(SlotResult{e.slot(), e.request_id(), std::move(r).value()});
+    results.push_back(SlotResult{e.slot(), e.request_id(), e.proposer(), std::move(r).value()});
   }
   TESSERA_RETURN_IF_ERROR(store_->Apply(group_, entries.back().slot(), overlay.Mutations()));
   return results;

@@ -31,6 +31,7 @@ using consensus::Slot;
 struct SlotResult {
   Slot slot = 0;
   uint64_t request_id = 0;
+  consensus::ReplicaId proposer = 0;  // with request_id, whose proposal this was
   pb::KvApplyResult result;
 };
 
