@@ -14,19 +14,63 @@ enum HostClusterStream : uint64_t {
   kStreamDisk,
   kStreamCrash,
   kStreamReplica,  // + replica id << 8
+  kStreamClock = 120,
+};
+
+// A replica's executor: the loop's, with NowUs read from the replica's
+// DriftClock (the consensus core, leases and host deadlines then run on
+// it) while tasks, ticks and restart stamps stay the loop's.
+class DriftingExecutor final : public node::GroupExecutor {
+ public:
+  DriftingExecutor(std::unique_ptr<node::GroupExecutor> inner, std::shared_ptr<DriftClock> clock)
+      : inner_(std::move(inner)), clock_(std::move(clock)) {}
+  void Post(Task task) override { inner_->Post(std::move(task)); }
+  void ArmTick(uint64_t interval_us, Task task) override {
+    inner_->ArmTick(interval_us, std::move(task));
+  }
+  void CancelTick() override { inner_->CancelTick(); }
+  uint64_t NowUs() const override { return clock_->Local(inner_->NowUs()); }
+  uint64_t RestartStampUs() const override { return inner_->RestartStampUs(); }
+
+ private:
+  std::unique_ptr<node::GroupExecutor> inner_;
+  std::shared_ptr<DriftClock> clock_;
 };
 
 }  // namespace
+
+TimeUs DriftClock::Local(TimeUs virtual_us) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const int64_t elapsed = static_cast<int64_t>(virtual_us - base_virtual_us_);
+  return base_local_us_ + static_cast<TimeUs>(elapsed + elapsed * rate_ppm_ / 1'000'000);
+}
+
+void DriftClock::SetRate(TimeUs virtual_us, int64_t rate_ppm) {
+  TESSERA_CHECK(rate_ppm > -1'000'000 && "a clock that stops or runs backwards");
+  const TimeUs local_us = Local(virtual_us);
+  std::lock_guard<std::mutex> lock(mu_);
+  base_local_us_ = local_us;
+  base_virtual_us_ = virtual_us;
+  rate_ppm_ = rate_ppm;
+}
+
+int64_t DriftClock::rate_ppm() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return rate_ppm_;
+}
 
 HostCluster::HostCluster(HostClusterOptions options)
     : options_(std::move(options)),
       network_(options_.replicas),
       transport_(&loop_, &network_, DeriveSeed(options_.seed, kStreamTransport)),
       disk_prng_(DeriveSeed(options_.seed, kStreamDisk)),
-      crash_prng_(DeriveSeed(options_.seed, kStreamCrash)) {
+      crash_prng_(DeriveSeed(options_.seed, kStreamCrash)),
+      clock_prng_(DeriveSeed(options_.seed, kStreamClock)) {
   network_.set_params(options_.network);
   for (ReplicaId id = 1; id <= options_.replicas; ++id) {
     replicas_[id].disk = std::make_shared<storage::CrashFileSystem>();
+    replicas_[id].clock = std::make_shared<DriftClock>(
+        options_.clock_offset_max_us == 0 ? 0 : clock_prng_.Below(options_.clock_offset_max_us));
   }
 }
 
@@ -73,7 +117,9 @@ Status HostCluster::Restart(ReplicaId id, const RestartFaults& faults) {
   o.compaction_trigger_slots = options_.compaction_trigger_slots;
   o.compaction_keep_slots = options_.compaction_keep_slots;
   o.snapshot.chunk_bytes = options_.snapshot_chunk_bytes;
-  auto host = node::GroupHost::Start(loop_.NewExecutor(), store->get(), &transport_, o);
+  auto host = node::GroupHost::Start(
+      std::make_unique<DriftingExecutor>(loop_.NewExecutor(), replica.clock), store->get(),
+      &transport_, o);
   if (!host.ok()) return host.status();
   replica.store = std::move(store).value();
   replica.host = *host;
@@ -118,6 +164,11 @@ void HostCluster::Isolate(ReplicaId id, bool isolated) {
   Trace("link " + std::to_string(id) + (isolated ? " isolated" : " healed"));
 }
 
+void HostCluster::SetClockRate(ReplicaId id, int64_t rate_ppm) {
+  replicas_.at(id).clock->SetRate(loop_.now_us(), rate_ppm);
+  Trace("clock " + std::to_string(id) + " rate_ppm=" + std::to_string(rate_ppm));
+}
+
 void HostCluster::SetDiskFailing(ReplicaId id, bool failing) {
   replicas_.at(id).disk->SetFailWrites(failing);
   Trace("disk " + std::to_string(id) + (failing ? " failing" : " healed"));
@@ -151,14 +202,43 @@ void HostCluster::PostDiskStep(ReplicaId id, Replica& replica) {
 
 void HostCluster::Write(ReplicaId id, pb::KvBatch batch,
                         std::shared_ptr<std::optional<Result<pb::KvApplyResult>>> result) {
+  Write(id, std::move(batch),
+        [result](Result<pb::KvApplyResult> r) { *result = std::move(r); });
+}
+
+void HostCluster::Write(ReplicaId id, pb::KvBatch batch,
+                        std::function<void(Result<pb::KvApplyResult>)> done) {
   const std::string what = "write@" + std::to_string(id) + " " +
                            (batch.writes_size() > 0 ? batch.writes(0).key() : std::string());
   Trace(what);
   replicas_.at(id).host->Write(std::move(batch),
-                               [this, what, result](Result<pb::KvApplyResult> r) {
+                               [this, what, done = std::move(done)](Result<pb::KvApplyResult> r) {
                                  Trace(what + " -> " + r.status().ToString());
-                                 *result = std::move(r);
+                                 done(std::move(r));
                                });
+}
+
+void HostCluster::Read(ReplicaId id, const std::string& key, pb::Consistency consistency,
+                       std::function<void(Result<std::optional<pb::KvRecord>>)> done) {
+  const std::string what = std::string(consistency == pb::CONSISTENCY_STRONG ? "read" : "eread") +
+                           "@" + std::to_string(id) + " " + key;
+  Trace(what);
+  replicas_.at(id).host->Read(
+      key, consistency, [this, what, done = std::move(done)](Result<std::optional<pb::KvRecord>> r) {
+        Trace(what + " -> " + (!r.ok() ? r.status().ToString()
+                               : r->has_value() ? "'" + (*r)->value() + "'"
+                                                : std::string("absent")));
+        done(std::move(r));
+      });
+}
+
+std::vector<ReplicaId> HostCluster::LeaseHolders() {
+  std::vector<ReplicaId> holders;
+  for (ReplicaId id = 1; id <= options_.replicas; ++id) {
+    auto status = StatusOf(id);
+    if (status && status->holds_lease && !status->stopped) holders.push_back(id);
+  }
+  return holders;
 }
 
 std::optional<node::GroupStatus> HostCluster::StatusOf(ReplicaId id) {

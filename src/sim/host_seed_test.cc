@@ -1,13 +1,15 @@
 // Goal: seeds of the simulator on the production host pass their checkers
-// (durability, agreement, liveness) under drawn crashes, partitions, disk
-// errors and install faults, replay to the same trace, and the checkers
-// catch a known violation.
+// (durability, agreement, liveness, linearizability, lease safety) under
+// drawn crashes, partitions, disk errors, install faults and clock drift,
+// replay to the same trace, and the checkers catch known violations and
+// injected bugs.
 #include "sim/host_seed.h"
 
 #include "sim/host_sim_command.h"
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <sstream>
 #include <string>
 
@@ -27,8 +29,14 @@ TEST(HostSeedTest, SeedsPassTheirCheckersAndReplayExactly) {
     total.partitions += result.stats.partitions;
     total.disk_faults += result.stats.disk_faults;
     total.install_faults += result.stats.install_faults;
+    total.client_ops += result.stats.client_ops;
+    total.strong_reads += result.stats.strong_reads;
+    total.clock_changes += result.stats.clock_changes;
   }
   EXPECT_GT(total.writes_acked, 8u * 10);
+  EXPECT_GT(total.client_ops, 8u * 20);
+  EXPECT_GT(total.strong_reads, 8u * 5);
+  EXPECT_GT(total.clock_changes, 0u);
   EXPECT_GT(total.crashes, 0u);
   EXPECT_GT(total.partitions, 0u);
   RecordProperty("crashes", std::to_string(total.crashes));
@@ -61,10 +69,37 @@ TEST(HostSeedTest, CommandSummarizesAndRefusesWhatItCannotRun) {
       << first.str();
   EXPECT_EQ(HostReplayCommand(12),
             "tessera sim --host production --seed-start 12 --seeds 1 --trace");
+  EXPECT_EQ(HostReplayCommand(12, "stale-read"),
+            "tessera sim --host production --seed-start 12 --seeds 1 --trace --bug stale-read");
   std::ostringstream refused;
   args.replicas = 5;
   EXPECT_EQ(RunHostSimCommand(args, refused), 2);
   EXPECT_NE(refused.str().find("--replicas 3"), std::string::npos);
+  std::ostringstream core_bug;
+  args.replicas = 3;
+  args.bug = "ack-before-quorum";
+  EXPECT_EQ(RunHostSimCommand(args, core_bug), 2);
+  EXPECT_NE(core_bug.str().find("needs --host core"), std::string::npos) << core_bug.str();
+}
+
+// Each bug the production host can inject is caught by its checker within
+// a few seeds: stale reads by linearizability, clocks outside the drift
+// bound by lease safety.
+TEST(HostSeedTest, InjectedBugsAreCaught) {
+  const std::map<SimBug, std::string> caught_by{
+      {SimBug::kStaleRead, "linearizability: "},
+      {SimBug::kLeaseIgnoreDrift, "lease safety: "}};
+  for (SimBug bug : HostSeedBugs()) {
+    ASSERT_EQ(caught_by.count(bug), 1u) << SimBugName(bug);
+    std::string violation;
+    for (uint64_t seed = 1; seed <= 30 && violation.empty(); ++seed) {
+      HostSeedConfig config;
+      config.seed = seed;
+      config.bug = bug;
+      violation = RunHostSeed(config).violation;
+    }
+    EXPECT_EQ(violation.rfind(caught_by.at(bug), 0), 0u) << SimBugName(bug) << ": " << violation;
+  }
 }
 
 TEST(HostSeedTest, CheckersCatchKnownViolations) {
@@ -77,6 +112,10 @@ TEST(HostSeedTest, CheckersCatchKnownViolations) {
             "durability: replica 2 lost acknowledged key b");
   held[2]["b"] = "3";
   EXPECT_NE(CheckAcknowledgedWrites(acked, held).find("holds '3'"), std::string::npos);
+
+  EXPECT_EQ(CheckLeaseHolders({}, 5), "");
+  EXPECT_EQ(CheckLeaseHolders({2}, 5), "");
+  EXPECT_EQ(CheckLeaseHolders({1, 3}, 5), "lease safety: replicas 1 and 3 hold a lease at 5 us");
 
   EXPECT_EQ(CheckDigestsEqual({{1, "x"}, {2, "x"}, {3, "x"}}), "");
   EXPECT_NE(CheckDigestsEqual({{1, "x"}, {2, "x"}, {3, "y"}}).find("agreement: replica 3"),

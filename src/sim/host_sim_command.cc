@@ -1,7 +1,9 @@
 #include "sim/host_sim_command.h"
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
+#include <vector>
 
 #include <spdlog/spdlog.h>
 
@@ -9,9 +11,11 @@
 
 namespace tessera::sim {
 
-std::string HostReplayCommand(uint64_t seed) {
-  return "tessera sim --host production --seed-start " + std::to_string(seed) +
-         " --seeds 1 --trace";
+std::string HostReplayCommand(uint64_t seed, const std::string& bug) {
+  std::string command = "tessera sim --host production --seed-start " + std::to_string(seed) +
+                        " --seeds 1 --trace";
+  if (!bug.empty() && bug != "none") command += " --bug " + bug;
+  return command;
 }
 
 int RunHostSimCommand(const SimCommandArgs& args, std::ostream& out) {
@@ -19,8 +23,16 @@ int RunHostSimCommand(const SimCommandArgs& args, std::ostream& out) {
     out << "sim: --host production runs groups of 3 replicas (--replicas 3)\n";
     return 2;
   }
-  if (args.bug != "none" || args.replica_loss) {
-    out << "sim: --bug and --replica-loss need --host core\n";
+  if (args.replica_loss) {
+    out << "sim: --replica-loss needs --host core\n";
+    return 2;
+  }
+  const std::vector<SimBug> bugs = HostSeedBugs();
+  const std::optional<SimBug> bug = SimBugFromName(args.bug);
+  if (!bug || (*bug != SimBug::kNone && std::find(bugs.begin(), bugs.end(), *bug) == bugs.end())) {
+    out << "sim: --host production injects --bug";
+    for (SimBug b : bugs) out << ' ' << SimBugName(b);
+    out << " (or none); '" << args.bug << "' needs --host core\n";
     return 2;
   }
   // The hosts' log lines carry wall-clock stamps and would make the output
@@ -41,6 +53,7 @@ int RunHostSimCommand(const SimCommandArgs& args, std::ostream& out) {
     HostSeedConfig config;
     config.seed = args.seed_start + i;
     config.trace = args.trace ? &out : nullptr;
+    config.bug = *bug;
     const HostSeedResult result = RunHostSeed(config);
     (result.ok ? passed : failed) += 1;
     totals.writes_acked += result.stats.writes_acked;
@@ -48,10 +61,16 @@ int RunHostSimCommand(const SimCommandArgs& args, std::ostream& out) {
     totals.partitions += result.stats.partitions;
     totals.disk_faults += result.stats.disk_faults;
     totals.install_faults += result.stats.install_faults;
+    totals.clock_changes += result.stats.clock_changes;
+    totals.client_ops += result.stats.client_ops;
+    totals.strong_reads += result.stats.strong_reads;
     totals.messages_sent += result.stats.messages_sent;
     totals.virtual_time_us += result.stats.virtual_time_us;
     if (!result.ok) {
-      out << "FAIL seed " << config.seed << " (production host): " << result.violation << '\n';
+      // The first line; the trace (--trace) carries the whole explanation.
+      const std::string violation =
+          args.trace ? result.violation : result.violation.substr(0, result.violation.find('\n'));
+      out << "FAIL seed " << config.seed << " (production host): " << violation << '\n';
       if (!first_failure) first_failure = config.seed;
     } else if (args.trace) {
       out << "ok seed " << config.seed << ": " << result.stats.writes_acked
@@ -62,14 +81,18 @@ int RunHostSimCommand(const SimCommandArgs& args, std::ostream& out) {
   spdlog::set_level(log_level);
   const uint64_t ran = passed + failed;
   out << "sim: production host, 3 replicas, seeds " << args.seed_start << ".."
-      << args.seed_start + ran - (ran > 0 ? 1 : 0) << ": " << passed << " passed, " << failed
-      << " failed; " << totals.writes_acked << " writes acknowledged, " << totals.crashes
+      << args.seed_start + ran - (ran > 0 ? 1 : 0);
+  if (*bug != SimBug::kNone) out << ", bug " << args.bug;
+  out << ": " << passed << " passed, " << failed << " failed; " << totals.writes_acked
+      << " writes acknowledged, " << totals.client_ops << " client operations ("
+      << totals.strong_reads << " lease reads), " << totals.crashes
       << " crashes, " << totals.partitions << " partitions, " << totals.disk_faults
       << " failing disks, " << totals.install_faults << " install faults, "
+      << totals.clock_changes << " clock rate changes, "
       << totals.messages_sent << " messages, " << totals.virtual_time_us / 1'000'000
       << " s simulated\n";
   if (first_failure) {
-    out << "replay: " << HostReplayCommand(*first_failure) << '\n';
+    out << "replay: " << HostReplayCommand(*first_failure, args.bug) << '\n';
     return 1;
   }
   return 0;
