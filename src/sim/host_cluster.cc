@@ -61,13 +61,13 @@ int64_t DriftClock::rate_ppm() const {
 
 HostCluster::HostCluster(HostClusterOptions options)
     : options_(std::move(options)),
-      network_(options_.replicas),
+      network_(options_.replicas + options_.spares),
       transport_(&loop_, &network_, DeriveSeed(options_.seed, kStreamTransport)),
       disk_prng_(DeriveSeed(options_.seed, kStreamDisk)),
       crash_prng_(DeriveSeed(options_.seed, kStreamCrash)),
       clock_prng_(DeriveSeed(options_.seed, kStreamClock)) {
   network_.set_params(options_.network);
-  for (ReplicaId id = 1; id <= options_.replicas; ++id) {
+  for (ReplicaId id = 1; id <= options_.replicas + options_.spares; ++id) {
     replicas_[id].disk = std::make_shared<storage::CrashFileSystem>();
     replicas_[id].clock = std::make_shared<DriftClock>(
         options_.clock_offset_max_us == 0 ? 0 : clock_prng_.Below(options_.clock_offset_max_us));
@@ -112,7 +112,11 @@ Status HostCluster::Restart(ReplicaId id, const RestartFaults& faults) {
   o.consensus.self = id;
   o.consensus.group_id = options_.group_id;
   o.consensus.random_seed = DeriveSeed(options_.seed, kStreamReplica + (uint64_t{id} << 8));
-  for (ReplicaId v = 1; v <= options_.replicas; ++v) o.bootstrap_membership.add_voters(v);
+  if (replica.bootstrap) {
+    o.bootstrap_membership = *replica.bootstrap;
+  } else {
+    for (ReplicaId v = 1; v <= options_.replicas; ++v) o.bootstrap_membership.add_voters(v);
+  }
   o.write_timeout_ms = options_.write_timeout_ms;
   o.compaction_trigger_slots = options_.compaction_trigger_slots;
   o.compaction_keep_slots = options_.compaction_keep_slots;
@@ -151,7 +155,7 @@ uint64_t HostCluster::Crash(ReplicaId id, bool torn) {
 }
 
 void HostCluster::Isolate(ReplicaId id, bool isolated) {
-  for (ReplicaId other = 1; other <= options_.replicas; ++other) {
+  for (const auto& [other, unused] : replicas_) {
     if (other == id) continue;
     if (isolated) {
       network_.Block(id, other);
@@ -162,6 +166,27 @@ void HostCluster::Isolate(ReplicaId id, bool isolated) {
     }
   }
   Trace("link " + std::to_string(id) + (isolated ? " isolated" : " healed"));
+}
+
+Status HostCluster::Provision(ReplicaId id, const pb::Membership& bootstrap) {
+  TESSERA_CHECK(id > options_.replicas && "only a spare is provisioned");
+  replicas_.at(id).bootstrap = bootstrap;
+  Trace("provision " + std::to_string(id) + " " + bootstrap.ShortDebugString());
+  return Restart(id);
+}
+
+void HostCluster::ChangeMembership(ReplicaId at, consensus::MembershipStep step, ReplicaId replica,
+                                   node::GroupHost::MembershipCallback done) {
+  const std::string what = "membership@" + std::to_string(at) + " step=" +
+                           std::to_string(static_cast<int>(step)) + " replica=" +
+                           std::to_string(replica);
+  Trace(what);
+  replicas_.at(at).host->ChangeMembership(
+      step, replica,
+      [this, what, done = std::move(done)](Result<node::GroupHost::MembershipResult> r) {
+        Trace(what + " -> " + (r.ok() ? r->membership.ShortDebugString() : r.status().ToString()));
+        done(std::move(r));
+      });
 }
 
 void HostCluster::SetClockRate(ReplicaId id, int64_t rate_ppm) {
@@ -234,7 +259,7 @@ void HostCluster::Read(ReplicaId id, const std::string& key, pb::Consistency con
 
 std::vector<ReplicaId> HostCluster::LeaseHolders() {
   std::vector<ReplicaId> holders;
-  for (ReplicaId id = 1; id <= options_.replicas; ++id) {
+  for (const auto& [id, unused] : replicas_) {
     auto status = StatusOf(id);
     if (status && status->holds_lease && !status->stopped) holders.push_back(id);
   }
@@ -251,7 +276,7 @@ std::optional<node::GroupStatus> HostCluster::StatusOf(ReplicaId id) {
 }
 
 ReplicaId HostCluster::Leader() {
-  for (ReplicaId id = 1; id <= options_.replicas; ++id) {
+  for (const auto& [id, unused] : replicas_) {
     auto status = StatusOf(id);
     if (status && status->holds_lease && !status->stopped) return id;
   }
@@ -262,7 +287,7 @@ bool HostCluster::CaughtUp() {
   const ReplicaId leader = Leader();
   if (leader == 0) return false;
   const consensus::Slot chosen = StatusOf(leader)->chosen;
-  for (ReplicaId id = 1; id <= options_.replicas; ++id) {
+  for (const auto& [id, unused] : replicas_) {
     auto status = StatusOf(id);
     if (status && status->applied < chosen) return false;
   }

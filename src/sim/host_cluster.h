@@ -42,7 +42,10 @@ namespace tessera::sim {
 
 struct HostClusterOptions {
   uint64_t seed = 1;
-  uint32_t replicas = 3;
+  uint32_t replicas = 3;  // the voters at the start: ids 1..replicas
+  // Spares (ids replicas+1..replicas+spares): empty disks that start only
+  // when provisioned (Provision), as a node given a new replica does.
+  uint32_t spares = 0;
   uint64_t group_id = 1;
   // Timings of every replica (self, group_id and random_seed are set per
   // replica from the above).
@@ -133,6 +136,20 @@ class HostCluster {
   // The disk of `id` returns errors on every write and sync (or heals).
   void SetDiskFailing(ReplicaId id, bool failing);
 
+  // Starts spare `id` (down, never provisioned before) on its empty disk
+  // with `bootstrap` as its membership until its log says otherwise (the
+  // membership that names it a learner, as the node's ReplicationHost
+  // does). The store's or host's errors.
+  Status Provision(ReplicaId id, const pb::Membership& bootstrap);
+  bool provisioned(ReplicaId id) const {
+    return id <= options_.replicas || replicas_.at(id).bootstrap.has_value();
+  }
+  // Asks replica `at` (up) to apply `step` for `replica` to the group's
+  // membership (GroupHost::ChangeMembership); the outcome goes to `done`
+  // and the trace.
+  void ChangeMembership(ReplicaId at, consensus::MembershipStep step, ReplicaId replica,
+                        node::GroupHost::MembershipCallback done);
+
   // The clock of `id` runs at (1 + rate_ppm / 1e6) times the virtual rate
   // from now on (clock drift; rate_ppm > -1'000'000). Up or down.
   void SetClockRate(ReplicaId id, int64_t rate_ppm);
@@ -177,6 +194,7 @@ class HostCluster {
   struct Replica {
     std::shared_ptr<storage::CrashFileSystem> disk;
     std::shared_ptr<DriftClock> clock;
+    std::optional<pb::Membership> bootstrap;  // a provisioned spare's
     std::unique_ptr<storage::NodeStore> store;
     std::shared_ptr<node::GroupHost> host;
     uint64_t incarnation = 0;

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "chaos/linearizability.h"
+#include "consensus/membership_step.h"
 #include "sim/host_cluster.h"
 #include "sim/prng.h"
 
@@ -75,6 +76,7 @@ class SeedRun {
  public:
   SeedRun(const HostSeedConfig& config, HostClusterOptions options, Prng& plan)
       : config_(config),
+        spares_(options.spares),
         max_drift_ppm_(options.consensus.max_clock_drift_ppm),
         cluster_(std::move(options)),
         faults_(DeriveSeed(config.seed, kStreamHostFaults)),
@@ -83,7 +85,9 @@ class SeedRun {
         clients_(2 + plan.Below(kClientsMax - 1)),
         keys_(static_cast<uint32_t>(1 + plan.Below(kClientKeysMax))),
         think_max_us_(plan.Range(1'000, 30'000)),
-        clock_drift_(config.bug == SimBug::kLeaseIgnoreDrift || plan.Chance(60)) {}
+        clock_drift_(config.bug == SimBug::kLeaseIgnoreDrift || plan.Chance(60)),
+        loss_round_(spares_ > 0 ? static_cast<uint32_t>(plan.Range(2, config.rounds / 2))
+                                : UINT32_MAX) {}
   // Callbacks still queued in the cluster (run while it shuts down) find
   // the run gone.
   ~SeedRun() { *alive_ = false; }
@@ -97,7 +101,7 @@ class SeedRun {
     }
     for (uint32_t c = 0; c < clients_.size(); ++c) {
       clients_[c].id = c + 1;
-      clients_[c].guess = static_cast<ReplicaId>(client_prng_.Range(1, kSeedReplicas));
+      clients_[c].guess = Pick(client_prng_);
       ScheduleOp(c);
     }
     for (uint32_t round = 0; round < config_.rounds; ++round) Round(round);
@@ -129,12 +133,14 @@ class SeedRun {
       cluster_.Write(leader, Batch(key, ValueOf(key)), pending_.back().second);
     }
     RunChecked(faults_.Range(1'000, 40'000));
+    if (lost_ == 0 && round >= loss_round_ && impaired_ == 0) LoseReplica();
+    StepReplacement();
     if (clock_drift_ && faults_.Chance(15)) {
-      DriftClock(static_cast<ReplicaId>(faults_.Range(1, kSeedReplicas)));
+      DriftClock(Pick(faults_));
     }
     if (impaired_ != 0) return;  // one replica impaired at a time: a quorum stays
     uint64_t draw = faults_.Below(100);
-    ReplicaId victim = static_cast<ReplicaId>(faults_.Range(1, kSeedReplicas));
+    ReplicaId victim = Pick(faults_);
     // Cutting off the leader is the case leases exist for; the
     // lease-ignore-drift bug runs it three times as often, always the leader.
     const bool bad_clocks = config_.bug == SimBug::kLeaseIgnoreDrift;
@@ -191,7 +197,7 @@ class SeedRun {
   // that stopped half-way: the process died there) restarts from its disk,
   // once the disk works again.
   void RestartStopped() {
-    for (ReplicaId id = 1; id <= kSeedReplicas; ++id) {
+    for (ReplicaId id : Members()) {
       if (!cluster_.up(id) || (disk_failing_ && id == impaired_)) continue;
       const auto status = cluster_.StatusOf(id);
       if (status && status->stopped) {
@@ -207,6 +213,112 @@ class SeedRun {
     if (!restarted.ok() && restart_error_.empty()) {
       restart_error_ = "restart of replica " + std::to_string(id) + ": " + restarted.ToString();
     }
+  }
+
+  // --- replica loss and replacement --------------------------------------
+  // The replicas that exist: provisioned and not lost, in id order.
+  std::vector<ReplicaId> Members() const {
+    std::vector<ReplicaId> members;
+    for (ReplicaId id = 1; id <= kSeedReplicas + spares_; ++id) {
+      if (IsMember(id)) members.push_back(id);
+    }
+    return members;
+  }
+  bool IsMember(ReplicaId id) const {
+    return id >= 1 && id <= kSeedReplicas + spares_ && id != lost_ && cluster_.provisioned(id);
+  }
+  ReplicaId Pick(Prng& prng) const {
+    const std::vector<ReplicaId> members = Members();
+    return members[prng.Below(members.size())];
+  }
+
+  // A voter dies for good (its disk is gone): it never restarts, and the
+  // replacement below brings the spare in instead.
+  void LoseReplica() {
+    lost_ = Pick(faults_);
+    CrashReplica(lost_);
+    ++stats_.replicas_lost;
+  }
+
+  // One step of the replacement, as an operator's autoadmin would take
+  // it, read from the leader's membership each time (nothing remembered
+  // but the change in flight): provision the spare and add it as a
+  // learner, promote it, remove the lost voter. True once the membership
+  // is the survivors and the spare as voters (or nothing was lost).
+  bool StepReplacement() {
+    if (lost_ == 0) return true;
+    if (change_in_flight_) return false;
+    const ReplicaId leader = cluster_.Leader();
+    if (leader == 0) return false;
+    const auto status = cluster_.StatusOf(leader);
+    if (!status || status->membership_pending) return false;
+    const pb::Membership& m = status->membership;
+    auto has = [](const auto& ids, ReplicaId id) {
+      return std::find(ids.begin(), ids.end(), id) != ids.end();
+    };
+    const ReplicaId spare = kSeedReplicas + 1;
+    consensus::MembershipStep step;
+    ReplicaId target = spare;
+    if (!has(m.voters(), spare) && !has(m.learners(), spare)) {
+      if (!cluster_.provisioned(spare)) {
+        pb::Membership bootstrap = m;
+        bootstrap.add_learners(spare);
+        const Status provisioned = cluster_.Provision(spare, bootstrap);
+        if (!provisioned.ok() && restart_error_.empty()) {
+          restart_error_ = "provision of replica " + std::to_string(spare) + ": " +
+                           provisioned.ToString();
+        }
+        if (!provisioned.ok()) return false;
+        if (clock_drift_) DriftClock(spare);
+      }
+      step = consensus::MembershipStep::kAddLearner;
+    } else if (has(m.learners(), spare)) {
+      step = consensus::MembershipStep::kPromote;
+    } else if (has(m.voters(), lost_) || has(m.learners(), lost_)) {
+      step = consensus::MembershipStep::kRemove;
+      target = lost_;
+    } else {
+      if (stats_.replicas_replaced == 0) stats_.replicas_replaced = 1;
+      return true;
+    }
+    change_in_flight_ = true;
+    ++stats_.membership_changes;
+    cluster_.ChangeMembership(leader, step, target,
+                              [this, alive = alive_](Result<node::GroupHost::MembershipResult>) {
+                                if (*alive) change_in_flight_ = false;
+                              });
+    return false;
+  }
+
+  // After the heal: the replacement finishes.
+  bool Converge() {
+    return cluster_.RunUntil(
+        [&] {
+          CheckLeases();
+          RestartStopped();
+          return StepReplacement();
+        },
+        kCatchUpBudgetUs);
+  }
+
+  // What each member says of itself, for a liveness failure's message.
+  std::string Statuses() {
+    std::string out;
+    for (ReplicaId id : Members()) {
+      const auto st = cluster_.StatusOf(id);
+      out += " " + std::to_string(id) + ":";
+      if (!st) {
+        out += "down";
+        continue;
+      }
+      out += std::string("role=") + consensus::RoleName(st->role) + ",leader=" +
+             std::to_string(st->leader) + ",ballot=" + std::to_string(st->ballot.round()) + "." +
+             std::to_string(st->ballot.replica()) + ",chosen=" + std::to_string(st->chosen) +
+             ",applied=" + std::to_string(st->applied) + ",last=" + std::to_string(st->last_slot) +
+             ",lease=" + std::to_string(st->holds_lease) + ",stopped=" + std::to_string(st->stopped) +
+             ",members={" + st->membership.ShortDebugString() + "}";
+    }
+    return out;
   }
 
   // Every crash goes through here: a client's put answered NotLeader by a
@@ -237,7 +349,7 @@ class SeedRun {
   // off (the leader, half the time) runs at half speed, the others at
   // double speed, far outside max_clock_drift_ppm.
   void SlowLeaderFastFollowers(ReplicaId victim) {
-    for (ReplicaId id = 1; id <= kSeedReplicas; ++id) {
+    for (ReplicaId id : Members()) {
       cluster_.SetClockRate(id, id == victim ? -500'000 : 1'000'000);
       ++stats_.clock_changes;
     }
@@ -292,7 +404,7 @@ class SeedRun {
     if (clients_stopped_) return;
     Client& client = clients_[c];
     if (!cluster_.up(client.guess)) {
-      client.guess = static_cast<ReplicaId>(client_prng_.Range(1, kSeedReplicas));
+      client.guess = Pick(client_prng_);
       ScheduleOp(c);
       return;
     }
@@ -359,9 +471,9 @@ class SeedRun {
                            status.code() == StatusCode::kThrottled;
       if (op.type == chaos::KvOpType::kGet || refused) discarded_[client.op_index] = true;
       const bool hinted = status.code() == StatusCode::kNotLeader && status.leader_hint() != 0 &&
-                          status.leader_hint() <= kSeedReplicas;
+                          IsMember(status.leader_hint());
       client.guess = hinted ? static_cast<ReplicaId>(status.leader_hint())
-                            : static_cast<ReplicaId>(client_prng_.Range(1, kSeedReplicas));
+                            : Pick(client_prng_);
     }
     ScheduleOp(c);
   }
@@ -426,7 +538,12 @@ class SeedRun {
   HostSeedResult Check() {
     if (!lease_violation_.empty()) return Fail(lease_violation_);
     if (!restart_error_.empty()) return Fail(restart_error_);
-    if (!CatchUp()) return Fail("liveness: no catch-up within 30 s after the heal");
+    // A spare provisioned before its learner entry was chosen waits for it.
+    if (!Converge()) {
+      return Fail("liveness: the lost replica not replaced within 30 s after the heal;" +
+                  Statuses());
+    }
+    if (!CatchUp()) return Fail("liveness: no catch-up within 30 s after the heal;" + Statuses());
     for (const auto& [key, result] : pending_) {
       if (result->has_value() && (*result)->ok()) acked_[key] = ValueOf(key);
     }
@@ -438,7 +555,7 @@ class SeedRun {
     if (!lease_violation_.empty()) return Fail(lease_violation_);
     std::map<uint32_t, std::map<std::string, std::optional<std::string>>> held;
     std::map<uint32_t, std::string> digests;
-    for (ReplicaId id = 1; id <= kSeedReplicas; ++id) {
+    for (ReplicaId id : Members()) {
       for (const auto& [key, value] : acked_) held[id][key] = cluster_.ValueAt(id, key);
       Result<std::string> digest = cluster_.Digest(id);
       if (!digest.ok()) return Fail("digest of replica " + std::to_string(id) + ": " +
@@ -485,6 +602,7 @@ class SeedRun {
   }
 
   const HostSeedConfig config_;
+  const uint32_t spares_;
   const uint32_t max_drift_ppm_;
   HostCluster cluster_;
   Prng faults_;
@@ -503,6 +621,9 @@ class SeedRun {
   uint64_t history_step_ = 0;
   std::string lease_violation_;
   std::map<ReplicaId, uint64_t> crashes_of_;
+  const uint32_t loss_round_;  // the first round that may lose a voter
+  ReplicaId lost_ = 0;         // the voter lost for good, or 0
+  bool change_in_flight_ = false;
   HostSeedStats stats_;
   std::vector<std::pair<std::string, PendingResult>> pending_;
   std::map<std::string, std::string> acked_;
@@ -521,6 +642,10 @@ class SeedRun {
 HostSeedResult RunHostSeed(const HostSeedConfig& config) {
   Prng plan(DeriveSeed(config.seed, kStreamHostPlan));
   HostClusterOptions options = PlanOptions(config.seed, plan);
+  // A third of the seeds lose a voter for good and replace it (not with
+  // bad clocks: those seeds cut off a leader as often as they can, which
+  // a group that lost a voter cannot survive in time).
+  options.spares = plan.Chance(33) && config.bug != SimBug::kLeaseIgnoreDrift ? 1 : 0;
   SeedRun run(config, std::move(options), plan);
   return run.Run();
 }

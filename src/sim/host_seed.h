@@ -4,12 +4,15 @@
 // apply batches; partitions; a disk returning errors; a process dying in
 // the middle of a snapshot install; a log compacted early enough that
 // lagging replicas need snapshots; clocks drifting within the bound the
-// leases assume), a stream of writes through the leader, clients putting
+// leases assume; in a third of the seeds a voter lost for good, replaced
+// by a spare through the host's membership changes: add learner, promote,
+// remove), a stream of writes through the leader, clients putting
 // and lease-reading a few keys through whichever replica they believe
 // leads, a heal, and the checkers:
-//   durability  every acknowledged write is on every replica at the end;
+//   durability  every acknowledged write is on every member at the end;
 //   agreement   the replicas' state digests are equal at the end;
-//   liveness    after the heal a write is acknowledged within a bound;
+//   liveness    after the heal the replacement finishes and a write is
+//               acknowledged within a bound;
 //   linearizability  the clients' history (chaos::CheckKvHistory), with
 //               a final strong read of every key;
 //   lease safety  at no instant between two steps do two replicas hold a
@@ -52,6 +55,9 @@ struct HostSeedStats {
   uint64_t disk_faults = 0;
   uint64_t install_faults = 0;
   uint64_t clock_changes = 0;
+  uint64_t replicas_lost = 0;       // voters lost for good
+  uint64_t replicas_replaced = 0;   // by a spare, through membership changes
+  uint64_t membership_changes = 0;  // proposed (add learner, promote, remove)
   uint64_t client_ops = 0;    // clients' operations recorded in the history
   uint64_t strong_reads = 0;  // of them, gets answered by a lease read
   uint64_t unknown_puts = 0;  // of them, puts whose outcome stayed unknown

@@ -62,6 +62,9 @@ int RunHostSimCommand(const SimCommandArgs& args, std::ostream& out) {
     totals.disk_faults += result.stats.disk_faults;
     totals.install_faults += result.stats.install_faults;
     totals.clock_changes += result.stats.clock_changes;
+    totals.replicas_lost += result.stats.replicas_lost;
+    totals.replicas_replaced += result.stats.replicas_replaced;
+    totals.membership_changes += result.stats.membership_changes;
     totals.client_ops += result.stats.client_ops;
     totals.strong_reads += result.stats.strong_reads;
     totals.messages_sent += result.stats.messages_sent;
@@ -88,7 +91,9 @@ int RunHostSimCommand(const SimCommandArgs& args, std::ostream& out) {
       << totals.strong_reads << " lease reads), " << totals.crashes
       << " crashes, " << totals.partitions << " partitions, " << totals.disk_faults
       << " failing disks, " << totals.install_faults << " install faults, "
-      << totals.clock_changes << " clock rate changes, "
+      << totals.clock_changes << " clock rate changes, " << totals.replicas_lost
+      << " replicas lost, " << totals.replicas_replaced << " replaced ("
+      << totals.membership_changes << " membership changes), "
       << totals.messages_sent << " messages, " << totals.virtual_time_us / 1'000'000
       << " s simulated\n";
   if (first_failure) {
