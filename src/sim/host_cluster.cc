@@ -189,6 +189,14 @@ void HostCluster::ChangeMembership(ReplicaId at, consensus::MembershipStep step,
       });
 }
 
+void HostCluster::TransferLeadership(ReplicaId at, ReplicaId to) {
+  const std::string what = "transfer@" + std::to_string(at) + " to=" + std::to_string(to);
+  Trace(what);
+  replicas_.at(at).host->TransferLeadership(to, [this, what](Result<bool> r) {
+    Trace(what + " -> " + (r.ok() ? (*r ? "started" : "already") : r.status().ToString()));
+  });
+}
+
 void HostCluster::SetClockRate(ReplicaId id, int64_t rate_ppm) {
   replicas_.at(id).clock->SetRate(loop_.now_us(), rate_ppm);
   Trace("clock " + std::to_string(id) + " rate_ppm=" + std::to_string(rate_ppm));

@@ -150,6 +150,10 @@ class HostCluster {
   void ChangeMembership(ReplicaId at, consensus::MembershipStep step, ReplicaId replica,
                         node::GroupHost::MembershipCallback done);
 
+  // Asks replica `at` (up) to hand leadership to `to`
+  // (GroupHost::TransferLeadership); the outcome goes to the trace.
+  void TransferLeadership(ReplicaId at, ReplicaId to);
+
   // The clock of `id` runs at (1 + rate_ppm / 1e6) times the virtual rate
   // from now on (clock drift; rate_ppm > -1'000'000). Up or down.
   void SetClockRate(ReplicaId id, int64_t rate_ppm);

@@ -60,6 +60,10 @@ HostClusterOptions PlanOptions(uint64_t seed, Prng& plan) {
   o.network.delay_jitter_us = plan.Below(5'001);
   o.disk_delay_min_us = 100 + plan.Below(900);
   o.disk_delay_jitter_us = plan.Below(5'001);
+  if (plan.Chance(30)) {  // delay spikes: a few messages arrive very late
+    o.network.spike_ppm = static_cast<uint32_t>(plan.Range(1'000, 20'000));
+    o.network.spike_max_us = plan.Range(50'000, 400'000);
+  }
   o.clock_offset_max_us = 1'000'000'000;
   if (plan.Chance(50)) {  // lagging replicas catch up by snapshot
     o.compaction_trigger_slots = 10 + plan.Below(20);
@@ -86,6 +90,7 @@ class SeedRun {
         keys_(static_cast<uint32_t>(1 + plan.Below(kClientKeysMax))),
         think_max_us_(plan.Range(1'000, 30'000)),
         clock_drift_(config.bug == SimBug::kLeaseIgnoreDrift || plan.Chance(60)),
+        large_value_percent_(plan.Chance(30) ? 10 : 0),
         loss_round_(spares_ > 0 ? static_cast<uint32_t>(plan.Range(2, config.rounds / 2))
                                 : UINT32_MAX) {}
   // Callbacks still queued in the cluster (run while it shuts down) find
@@ -129,8 +134,16 @@ class SeedRun {
     Recover(/*all=*/false);
     if (const ReplicaId leader = cluster_.Leader(); leader != 0) {
       const std::string key = "k" + std::to_string(round);
+      // Some values are large (16..256 KiB): many group commits and
+      // snapshot chunks then carry one value each.
+      std::string value = ValueOf(key);
+      if (faults_.Chance(large_value_percent_)) {
+        value.append(faults_.Range(16 << 10, 256 << 10), static_cast<char>('a' + round % 26));
+        ++stats_.large_values;
+      }
+      values_[key] = value;
       pending_.push_back({key, std::make_shared<std::optional<Result<pb::KvApplyResult>>>()});
-      cluster_.Write(leader, Batch(key, ValueOf(key)), pending_.back().second);
+      cluster_.Write(leader, Batch(key, value), pending_.back().second);
     }
     RunChecked(faults_.Range(1'000, 40'000));
     if (lost_ == 0 && round >= loss_round_ && impaired_ == 0) LoseReplica();
@@ -142,9 +155,9 @@ class SeedRun {
     uint64_t draw = faults_.Below(100);
     ReplicaId victim = Pick(faults_);
     // Cutting off the leader is the case leases exist for; the
-    // lease-ignore-drift bug runs it three times as often, always the leader.
+    // lease-ignore-drift bug runs it six times as often, always the leader.
     const bool bad_clocks = config_.bug == SimBug::kLeaseIgnoreDrift;
-    if (bad_clocks && draw >= 24 && draw < 40) draw = 12;
+    if (bad_clocks && draw >= 24 && draw < 60) draw = 12;
     if (draw >= 12 && draw < 20 && (bad_clocks || faults_.Chance(50)) && cluster_.Leader() != 0) {
       victim = cluster_.Leader();
     }
@@ -169,7 +182,45 @@ class SeedRun {
       impaired_ = victim;
       until_us_ = now_us + faults_.Range(50'000, 500'000);
       disk_failing_ = true;
+    } else if (draw < 28) {
+      // Asymmetric: the victim's messages to one peer are lost, the
+      // peer's to it still arrive (or the other way round).
+      const ReplicaId peer = PickOther(victim);
+      if (peer == 0) return;
+      const bool outbound = faults_.Chance(50);
+      one_way_ = outbound ? std::make_pair(victim, peer) : std::make_pair(peer, victim);
+      cluster_.network().Block(one_way_.first, one_way_.second);
+      ++stats_.partitions;
+      impaired_ = victim;
+      until_us_ = now_us + faults_.Range(50'000, 800'000);
+    } else if (draw < 32) {
+      // Gray: the links between the victim and one peer lose most messages.
+      const ReplicaId peer = PickOther(victim);
+      if (peer == 0) return;
+      gray_ = {victim, peer};
+      gray_loss_ppm_ = static_cast<uint32_t>(faults_.Range(300'000, 900'000));
+      cluster_.network().AddGray(victim, peer, gray_loss_ppm_);
+      cluster_.network().AddGray(peer, victim, gray_loss_ppm_);
+      ++stats_.gray_failures;
+      impaired_ = victim;
+      until_us_ = now_us + faults_.Range(50'000, 800'000);
+    } else if (draw < 40) {
+      // The leader hands leadership to another voter.
+      const ReplicaId leader = cluster_.Leader();
+      const ReplicaId to = leader == 0 ? 0 : PickOther(leader);
+      if (to == 0) return;
+      cluster_.TransferLeadership(leader, to);
+      ++stats_.transfers;
     }
+  }
+
+  // A member other than `id` (0 when there is none).
+  ReplicaId PickOther(ReplicaId id) {
+    std::vector<ReplicaId> others;
+    for (ReplicaId m : Members()) {
+      if (m != id) others.push_back(m);
+    }
+    return others.empty() ? 0 : others[faults_.Below(others.size())];
   }
 
   // Ends the current impairment once its time came (or at once, `all`),
@@ -188,6 +239,12 @@ class SeedRun {
       }
       if (isolated_) cluster_.Isolate(id, false);
       if (disk_failing_) cluster_.SetDiskFailing(id, false);
+      if (one_way_.first != 0) cluster_.network().Unblock(one_way_.first, one_way_.second);
+      if (gray_.first != 0) {
+        cluster_.network().RemoveGray(gray_.first, gray_.second, gray_loss_ppm_);
+        cluster_.network().RemoveGray(gray_.second, gray_.first, gray_loss_ppm_);
+      }
+      one_way_ = gray_ = {0, 0};
       down_ = isolated_ = disk_failing_ = die_in_install_ = false;
     }
     RestartStopped();
@@ -545,7 +602,7 @@ class SeedRun {
     }
     if (!CatchUp()) return Fail("liveness: no catch-up within 30 s after the heal;" + Statuses());
     for (const auto& [key, result] : pending_) {
-      if (result->has_value() && (*result)->ok()) acked_[key] = ValueOf(key);
+      if (result->has_value() && (*result)->ok()) acked_[key] = values_.at(key);
     }
     if (!WriteAfterHeal()) return Fail("liveness: no write acknowledged after the heal");
     acked_["final"] = ValueOf("final");
@@ -613,6 +670,7 @@ class SeedRun {
   const uint32_t keys_;
   const TimeUs think_max_us_;
   const bool clock_drift_;
+  const uint32_t large_value_percent_;  // of the rounds' writes
   bool clients_stopped_ = false;
   uint64_t next_serial_ = 0;
   std::vector<chaos::KvOperation> history_;
@@ -635,6 +693,10 @@ class SeedRun {
   bool isolated_ = false;
   bool disk_failing_ = false;
   bool die_in_install_ = false;  // restart it with a snapshot-install fault
+  std::pair<ReplicaId, ReplicaId> one_way_{0, 0};  // a blocked direction
+  std::pair<ReplicaId, ReplicaId> gray_{0, 0};     // a gray pair of links
+  uint32_t gray_loss_ppm_ = 0;
+  std::map<std::string, std::string> values_;  // of each round's key
 };
 
 }  // namespace

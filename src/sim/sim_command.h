@@ -10,7 +10,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
+#include <optional>
 #include <string>
 
 namespace tessera::sim {
@@ -38,5 +40,25 @@ int RunSimCommand(const SimCommandArgs& args, std::ostream& out);
 
 // "tessera sim --replicas 3 --seed-start 1234 --seeds 1 --trace [--bug NAME]"
 std::string ReplayCommand(uint32_t replicas, uint64_t seed, const std::string& bug);
+
+// The seed loop both hosts share. `run_seed` runs one seed (writing its
+// trace when args.trace) and returns its line: a failure's ("FAIL seed
+// ..."), or with args.trace a pass's ("ok seed ..."); `ok` says which.
+struct SeedLine {
+  bool ok = true;
+  std::string line;  // printed when not empty
+};
+struct CampaignResult {
+  uint64_t passed = 0;
+  uint64_t failed = 0;
+  std::optional<uint64_t> first_failure;
+  uint64_t ran() const { return passed + failed; }
+  // "S..E" of the seeds that ran (S..S when none did).
+  std::string SeedRange(uint64_t seed_start) const;
+};
+// Runs seeds args.seed_start.. until args.seeds ran or, when
+// args.duration_s is positive, that many wall-clock seconds passed.
+CampaignResult RunSeedCampaign(const SimCommandArgs& args, std::ostream& out,
+                               const std::function<SeedLine(uint64_t seed)>& run_seed);
 
 }  // namespace tessera::sim
