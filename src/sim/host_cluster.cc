@@ -22,11 +22,16 @@ enum HostClusterStream : uint64_t {
 // it) while tasks, ticks and restart stamps stay the loop's.
 class DriftingExecutor final : public node::GroupExecutor {
  public:
-  DriftingExecutor(std::unique_ptr<node::GroupExecutor> inner, std::shared_ptr<DriftClock> clock)
-      : inner_(std::move(inner)), clock_(std::move(clock)) {}
-  void Post(Task task) override { inner_->Post(std::move(task)); }
+  DriftingExecutor(std::unique_ptr<node::GroupExecutor> inner, std::shared_ptr<DriftClock> clock,
+                   std::shared_ptr<PauseGate> gate)
+      : inner_(std::move(inner)), clock_(std::move(clock)), gate_(std::move(gate)) {}
+  void Post(Task task) override {
+    if (!gate_->Hold(task)) inner_->Post(std::move(task));
+  }
   void ArmTick(uint64_t interval_us, Task task) override {
-    inner_->ArmTick(interval_us, std::move(task));
+    inner_->ArmTick(interval_us, [gate = gate_, task = std::move(task)] {
+      if (!gate->Hold(task)) task();
+    });
   }
   void CancelTick() override { inner_->CancelTick(); }
   uint64_t NowUs() const override { return clock_->Local(inner_->NowUs()); }
@@ -35,9 +40,33 @@ class DriftingExecutor final : public node::GroupExecutor {
  private:
   std::unique_ptr<node::GroupExecutor> inner_;
   std::shared_ptr<DriftClock> clock_;
+  std::shared_ptr<PauseGate> gate_;
 };
 
 }  // namespace
+
+bool PauseGate::Hold(const node::GroupExecutor::Task& task) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!paused_) return false;
+  held_.push_back(task);
+  return true;
+}
+
+void PauseGate::Pause() {
+  std::lock_guard<std::mutex> lock(mu_);
+  paused_ = true;
+}
+
+std::vector<node::GroupExecutor::Task> PauseGate::Resume() {
+  std::lock_guard<std::mutex> lock(mu_);
+  paused_ = false;
+  return std::exchange(held_, {});
+}
+
+bool PauseGate::paused() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return paused_;
+}
 
 TimeUs DriftClock::Local(TimeUs virtual_us) const {
   std::lock_guard<std::mutex> lock(mu_);
@@ -78,6 +107,7 @@ HostCluster::HostCluster(HostClusterOptions options)
 // stops queued, then the stores; the loop's undelivered timers go with it.
 HostCluster::~HostCluster() {
   for (auto& [id, replica] : replicas_) {
+    if (replica.gate) replica.gate->Resume();  // held work is dropped
     if (replica.host) replica.host->Stop();
   }
   loop_.RunReady();
@@ -121,9 +151,10 @@ Status HostCluster::Restart(ReplicaId id, const RestartFaults& faults) {
   o.compaction_trigger_slots = options_.compaction_trigger_slots;
   o.compaction_keep_slots = options_.compaction_keep_slots;
   o.snapshot.chunk_bytes = options_.snapshot_chunk_bytes;
+  replica.gate = std::make_shared<PauseGate>();
   auto host = node::GroupHost::Start(
-      std::make_unique<DriftingExecutor>(loop_.NewExecutor(), replica.clock), store->get(),
-      &transport_, o);
+      std::make_unique<DriftingExecutor>(loop_.NewExecutor(), replica.clock, replica.gate),
+      store->get(), &transport_, o);
   if (!host.ok()) return host.status();
   replica.store = std::move(store).value();
   replica.host = *host;
@@ -145,6 +176,7 @@ uint64_t HostCluster::Crash(ReplicaId id, bool torn) {
   const uint64_t lost = replica.disk->Crash([this, torn](const std::string&, uint64_t unsynced) {
     return torn ? crash_prng_.Below(unsynced + 1) : 0;
   });
+  replica.gate->Resume();  // a paused process dies with the work it held
   replica.host->Stop();
   loop_.RunReady();
   replica.host.reset();
@@ -187,6 +219,32 @@ void HostCluster::ChangeMembership(ReplicaId at, consensus::MembershipStep step,
         Trace(what + " -> " + (r.ok() ? r->membership.ShortDebugString() : r.status().ToString()));
         done(std::move(r));
       });
+}
+
+void HostCluster::Pause(ReplicaId id) {
+  Replica& replica = replicas_.at(id);
+  TESSERA_CHECK(replica.host != nullptr && "pause of a replica that is down");
+  replica.gate->Pause();
+  Trace("pause " + std::to_string(id));
+}
+
+void HostCluster::Resume(ReplicaId id) {
+  Replica& replica = replicas_.at(id);
+  if (!replica.host) return;
+  std::vector<node::GroupExecutor::Task> held = replica.gate->Resume();
+  Trace("resume " + std::to_string(id) + " held=" + std::to_string(held.size()));
+  // In the order they were held, on the loop's thread as every task.
+  loop_.PostAt(loop_.now_us(), [this, id, incarnation = replica.incarnation,
+                                 held = std::move(held)] {
+    const Replica& r = replicas_.at(id);
+    if (r.incarnation != incarnation || !r.host) return;  // crashed meanwhile
+    for (const auto& task : held) task();
+  });
+}
+
+bool HostCluster::paused(ReplicaId id) const {
+  const Replica& replica = replicas_.at(id);
+  return replica.host != nullptr && replica.gate->paused();
 }
 
 void HostCluster::TransferLeadership(ReplicaId at, ReplicaId to) {
@@ -276,7 +334,7 @@ std::vector<ReplicaId> HostCluster::LeaseHolders() {
 
 std::optional<node::GroupStatus> HostCluster::StatusOf(ReplicaId id) {
   const Replica& replica = replicas_.at(id);
-  if (!replica.host) return std::nullopt;
+  if (!replica.host || replica.gate->paused()) return std::nullopt;
   std::optional<node::GroupStatus> status;
   replica.host->GetStatus([&status](node::GroupStatus s) { status = s; });
   Settle();
@@ -316,7 +374,9 @@ consensus::Slot HostCluster::LogStart(ReplicaId id) {
 
 Result<std::string> HostCluster::Digest(ReplicaId id) {
   const Replica& replica = replicas_.at(id);
-  if (!replica.host) return Status::Unavailable("replica " + std::to_string(id) + " is down");
+  if (!replica.host || replica.gate->paused()) {
+    return Status::Unavailable("replica " + std::to_string(id) + " is down or paused");
+  }
   std::promise<Result<pb::SnapshotManifest>> digest;
   replica.host->StateDigest(scanner_,
                             [&digest](Result<pb::SnapshotManifest> d) { digest.set_value(d); });
@@ -333,7 +393,7 @@ Result<std::string> HostCluster::Digest(ReplicaId id) {
 
 std::optional<std::string> HostCluster::ValueAt(ReplicaId id, const std::string& key) {
   const Replica& replica = replicas_.at(id);
-  if (!replica.host) return std::nullopt;
+  if (!replica.host || replica.gate->paused()) return std::nullopt;
   std::optional<Result<std::optional<pb::KvRecord>>> read;
   replica.host->Read(key, pb::CONSISTENCY_EVENTUAL,
                      [&read](Result<std::optional<pb::KvRecord>> r) { read = std::move(r); });

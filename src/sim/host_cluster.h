@@ -89,6 +89,24 @@ class DriftClock {
   int64_t rate_ppm_ = 0;
 };
 
+// A process that stops handling anything for a while (a long GC or VM
+// pause): while paused, its executor holds every posted task and tick
+// instead of running it; Resume hands them back in order. Thread safety:
+// every method from any thread.
+class PauseGate {
+ public:
+  // True (and `task` kept) while paused.
+  bool Hold(const node::GroupExecutor::Task& task);
+  void Pause();
+  std::vector<node::GroupExecutor::Task> Resume();
+  bool paused() const;
+
+ private:
+  mutable std::mutex mu_;  // guards every member below
+  bool paused_ = false;
+  std::vector<node::GroupExecutor::Task> held_;
+};
+
 // Faults of one incarnation of a replica.
 struct RestartFaults {
   // The process dies in the middle of its next snapshot install: after the
@@ -150,6 +168,14 @@ class HostCluster {
   void ChangeMembership(ReplicaId at, consensus::MembershipStep step, ReplicaId replica,
                         node::GroupHost::MembershipCallback done);
 
+  // The process of `id` (up) stops handling anything (messages, ticks,
+  // store completions, requests) until Resume, which runs what it held in
+  // order; a crash while paused drops it. StatusOf says nothing of a
+  // paused replica (nullopt).
+  void Pause(ReplicaId id);
+  void Resume(ReplicaId id);
+  bool paused(ReplicaId id) const;
+
   // Asks replica `at` (up) to hand leadership to `to`
   // (GroupHost::TransferLeadership); the outcome goes to the trace.
   void TransferLeadership(ReplicaId at, ReplicaId to);
@@ -199,6 +225,7 @@ class HostCluster {
     std::shared_ptr<storage::CrashFileSystem> disk;
     std::shared_ptr<DriftClock> clock;
     std::optional<pb::Membership> bootstrap;  // a provisioned spare's
+    std::shared_ptr<PauseGate> gate;          // of the current incarnation
     std::unique_ptr<storage::NodeStore> store;
     std::shared_ptr<node::GroupHost> host;
     uint64_t incarnation = 0;

@@ -204,7 +204,16 @@ class SeedRun {
       ++stats_.gray_failures;
       impaired_ = victim;
       until_us_ = now_us + faults_.Range(50'000, 800'000);
-    } else if (draw < 40) {
+    } else if (draw < 44) {
+      // The process stops handling anything for a while (a long GC or VM
+      // pause); the leader, half the time.
+      if (faults_.Chance(50) && cluster_.Leader() != 0) victim = cluster_.Leader();
+      cluster_.Pause(victim);
+      ++stats_.pauses;
+      impaired_ = victim;
+      until_us_ = now_us + faults_.Range(50'000, 800'000);
+      paused_ = true;
+    } else if (draw < 48) {
       // The leader hands leadership to another voter.
       const ReplicaId leader = cluster_.Leader();
       const ReplicaId to = leader == 0 ? 0 : PickOther(leader);
@@ -244,8 +253,9 @@ class SeedRun {
         cluster_.network().RemoveGray(gray_.first, gray_.second, gray_loss_ppm_);
         cluster_.network().RemoveGray(gray_.second, gray_.first, gray_loss_ppm_);
       }
+      if (paused_) cluster_.Resume(id);
       one_way_ = gray_ = {0, 0};
-      down_ = isolated_ = disk_failing_ = die_in_install_ = false;
+      down_ = isolated_ = disk_failing_ = die_in_install_ = paused_ = false;
     }
     RestartStopped();
   }
@@ -693,6 +703,7 @@ class SeedRun {
   bool isolated_ = false;
   bool disk_failing_ = false;
   bool die_in_install_ = false;  // restart it with a snapshot-install fault
+  bool paused_ = false;
   std::pair<ReplicaId, ReplicaId> one_way_{0, 0};  // a blocked direction
   std::pair<ReplicaId, ReplicaId> gray_{0, 0};     // a gray pair of links
   uint32_t gray_loss_ppm_ = 0;

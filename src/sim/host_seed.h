@@ -1,6 +1,7 @@
 // RunHostSeed: one seed of the simulator on the production host
 // (HostCluster): a plan drawn from the seed (network loss, duplication,
-// delays and delay spikes; one-way and gray links; leadership transfers;
+// delays and delay spikes; one-way and gray links; process pauses;
+// leadership transfers;
 // large values; crashes with torn tails, in the middle of group commits and
 // apply batches; partitions; a disk returning errors; a process dying in
 // the middle of a snapshot install; a log compacted early enough that
@@ -56,6 +57,7 @@ struct HostSeedStats {
   uint64_t disk_faults = 0;
   uint64_t install_faults = 0;
   uint64_t gray_failures = 0;
+  uint64_t pauses = 0;         // processes that stopped handling anything
   uint64_t transfers = 0;      // leadership handed to another voter
   uint64_t large_values = 0;   // writes of 16..256 KiB
   uint64_t clock_changes = 0;

@@ -20,6 +20,7 @@ void Accumulate(const HostSeedStats& s, HostSeedStats& totals) {
   totals.install_faults += s.install_faults;
   totals.clock_changes += s.clock_changes;
   totals.gray_failures += s.gray_failures;
+  totals.pauses += s.pauses;
   totals.transfers += s.transfers;
   totals.large_values += s.large_values;
   totals.replicas_lost += s.replicas_lost;
@@ -90,7 +91,8 @@ int RunHostSimCommand(const SimCommandArgs& args, std::ostream& out) {
       << totals.strong_reads << " lease reads), " << totals.crashes
       << " crashes, " << totals.partitions << " partitions, " << totals.disk_faults
       << " failing disks, " << totals.install_faults << " install faults, "
-      << totals.gray_failures << " gray links, " << totals.transfers << " transfers, "
+      << totals.gray_failures << " gray links, " << totals.pauses << " pauses, "
+      << totals.transfers << " transfers, "
       << totals.large_values << " large values, " << totals.clock_changes
       << " clock rate changes, " << totals.replicas_lost
       << " replicas lost, " << totals.replicas_replaced << " replaced ("
