@@ -81,6 +81,11 @@ TEST(HostSeedTest, CommandSummarizesAndRefusesWhatItCannotRun) {
   args.replicas = 5;
   EXPECT_EQ(RunHostSimCommand(args, refused), 2);
   EXPECT_NE(refused.str().find("--replicas 3"), std::string::npos);
+  std::ostringstream listed;
+  args.replicas = 3;
+  args.bug = "list";
+  EXPECT_EQ(RunHostSimCommand(args, listed), 0);
+  EXPECT_EQ(listed.str(), "bugs: lease-ignore-drift stale-read\n");
   std::ostringstream core_bug;
   args.replicas = 3;
   args.bug = "ack-before-quorum";

@@ -51,6 +51,12 @@ int RunHostSimCommand(const SimCommandArgs& args, std::ostream& out) {
     return 2;
   }
   const std::vector<SimBug> bugs = HostSeedBugs();
+  if (args.bug == "list") {
+    out << "bugs:";
+    for (SimBug b : bugs) out << ' ' << SimBugName(b);
+    out << '\n';
+    return 0;
+  }
   const std::optional<SimBug> bug = SimBugFromName(args.bug);
   if (!bug || (*bug != SimBug::kNone && std::find(bugs.begin(), bugs.end(), *bug) == bugs.end())) {
     out << "sim: --host production injects --bug";
