@@ -20,7 +20,6 @@ enum HostSeedStream : uint64_t {
   kStreamHostClocks,
 };
 
-constexpr ReplicaId kSeedReplicas = 3;
 constexpr TimeUs kCatchUpBudgetUs = 30'000'000;
 constexpr TimeUs kWriteBudgetUs = 5'000'000;
 // A client abandons an operation it has no answer to after this long
@@ -43,10 +42,10 @@ uint64_t TraceHash(const std::vector<std::string>& lines) {
 }
 
 // Timings about ten times faster than production, as the node tests use.
-HostClusterOptions PlanOptions(uint64_t seed, Prng& plan) {
+HostClusterOptions PlanOptions(uint64_t seed, uint32_t replicas, Prng& plan) {
   HostClusterOptions o;
   o.seed = seed;
-  o.replicas = kSeedReplicas;
+  o.replicas = replicas;
   o.group_id = 1 + plan.Below(1'000);
   o.consensus.tick_interval_us = 2'000;
   o.consensus.heartbeat_interval_us = 20'000;
@@ -80,6 +79,7 @@ class SeedRun {
  public:
   SeedRun(const HostSeedConfig& config, HostClusterOptions options, Prng& plan)
       : config_(config),
+        voters_(options.replicas),
         spares_(options.spares),
         max_drift_ppm_(options.consensus.max_clock_drift_ppm),
         cluster_(std::move(options)),
@@ -102,7 +102,7 @@ class SeedRun {
     const Status started = cluster_.Start();
     if (!started.ok()) return Fail("start: " + started.ToString());
     if (clock_drift_) {
-      for (ReplicaId id = 1; id <= kSeedReplicas; ++id) DriftClock(id);
+      for (ReplicaId id = 1; id <= voters_; ++id) DriftClock(id);
     }
     for (uint32_t c = 0; c < clients_.size(); ++c) {
       clients_[c].id = c + 1;
@@ -286,13 +286,13 @@ class SeedRun {
   // The replicas that exist: provisioned and not lost, in id order.
   std::vector<ReplicaId> Members() const {
     std::vector<ReplicaId> members;
-    for (ReplicaId id = 1; id <= kSeedReplicas + spares_; ++id) {
+    for (ReplicaId id = 1; id <= voters_ + spares_; ++id) {
       if (IsMember(id)) members.push_back(id);
     }
     return members;
   }
   bool IsMember(ReplicaId id) const {
-    return id >= 1 && id <= kSeedReplicas + spares_ && id != lost_ && cluster_.provisioned(id);
+    return id >= 1 && id <= voters_ + spares_ && id != lost_ && cluster_.provisioned(id);
   }
   ReplicaId Pick(Prng& prng) const {
     const std::vector<ReplicaId> members = Members();
@@ -323,7 +323,7 @@ class SeedRun {
     auto has = [](const auto& ids, ReplicaId id) {
       return std::find(ids.begin(), ids.end(), id) != ids.end();
     };
-    const ReplicaId spare = kSeedReplicas + 1;
+    const ReplicaId spare = voters_ + 1;
     consensus::MembershipStep step;
     ReplicaId target = spare;
     if (!has(m.voters(), spare) && !has(m.learners(), spare)) {
@@ -669,6 +669,7 @@ class SeedRun {
   }
 
   const HostSeedConfig config_;
+  const uint32_t voters_;  // at the start: ids 1..voters_
   const uint32_t spares_;
   const uint32_t max_drift_ppm_;
   HostCluster cluster_;
@@ -714,7 +715,7 @@ class SeedRun {
 
 HostSeedResult RunHostSeed(const HostSeedConfig& config) {
   Prng plan(DeriveSeed(config.seed, kStreamHostPlan));
-  HostClusterOptions options = PlanOptions(config.seed, plan);
+  HostClusterOptions options = PlanOptions(config.seed, config.replicas, plan);
   // A third of the seeds lose a voter for good and replace it (not with
   // bad clocks: those seeds cut off a leader as often as they can, which
   // a group that lost a voter cannot survive in time).

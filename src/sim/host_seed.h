@@ -37,6 +37,7 @@ namespace tessera::sim {
 
 struct HostSeedConfig {
   uint64_t seed = 1;
+  uint32_t replicas = 3;  // voters at the start: 3 or 5
   uint32_t rounds = 30;  // writes attempted before the heal
   std::ostream* trace = nullptr;  // every trace line, when set
   // A bug to inject, to show that the checkers catch it (HostSeedBugs):

@@ -59,6 +59,24 @@ TEST(HostSeedTest, SeedsPassTheirCheckersAndReplayExactly) {
   EXPECT_EQ(first.stats.virtual_time_us, again.stats.virtual_time_us);
 }
 
+// Five voters (and a sixth id for the spare of a lost one) pass too.
+TEST(HostSeedTest, FiveReplicaSeedsPass) {
+  uint64_t lost = 0;
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    HostSeedConfig config;
+    config.seed = seed;
+    config.replicas = 5;
+    const HostSeedResult result = RunHostSeed(config);
+    ASSERT_TRUE(result.ok) << "seed " << seed << ": " << result.violation
+                           << "\nreplay: " << HostReplayCommand(seed, "none", 5);
+    lost += result.stats.replicas_lost;
+    EXPECT_EQ(result.stats.replicas_replaced, result.stats.replicas_lost);
+  }
+  EXPECT_GT(lost, 0u);
+  EXPECT_EQ(HostReplayCommand(4, "none", 5),
+            "tessera sim --host production --replicas 5 --seed-start 4 --seeds 1 --trace");
+}
+
 // The command: deterministic output, a failing seed's replay line, and
 // arguments this host does not support refused with exit 2.
 TEST(HostSeedTest, CommandSummarizesAndRefusesWhatItCannotRun) {
@@ -78,9 +96,9 @@ TEST(HostSeedTest, CommandSummarizesAndRefusesWhatItCannotRun) {
   EXPECT_EQ(HostReplayCommand(12, "stale-read"),
             "tessera sim --host production --seed-start 12 --seeds 1 --trace --bug stale-read");
   std::ostringstream refused;
-  args.replicas = 5;
+  args.replicas = 4;
   EXPECT_EQ(RunHostSimCommand(args, refused), 2);
-  EXPECT_NE(refused.str().find("--replicas 3"), std::string::npos);
+  EXPECT_NE(refused.str().find("--replicas 3 or 5"), std::string::npos);
   std::ostringstream listed;
   args.replicas = 3;
   args.bug = "list";

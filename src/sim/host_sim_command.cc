@@ -34,16 +34,17 @@ void Accumulate(const HostSeedStats& s, HostSeedStats& totals) {
 
 }  // namespace
 
-std::string HostReplayCommand(uint64_t seed, const std::string& bug) {
-  std::string command = "tessera sim --host production --seed-start " + std::to_string(seed) +
-                        " --seeds 1 --trace";
+std::string HostReplayCommand(uint64_t seed, const std::string& bug, uint32_t replicas) {
+  std::string command = "tessera sim --host production";
+  if (replicas != 3) command += " --replicas " + std::to_string(replicas);
+  command += " --seed-start " + std::to_string(seed) + " --seeds 1 --trace";
   if (!bug.empty() && bug != "none") command += " --bug " + bug;
   return command;
 }
 
 int RunHostSimCommand(const SimCommandArgs& args, std::ostream& out) {
-  if (args.replicas != 3) {
-    out << "sim: --host production runs groups of 3 replicas (--replicas 3)\n";
+  if (args.replicas != 3 && args.replicas != 5) {
+    out << "sim: --host production runs groups of 3 or 5 replicas (--replicas 3 or 5)\n";
     return 2;
   }
   if (args.replica_loss) {
@@ -72,6 +73,7 @@ int RunHostSimCommand(const SimCommandArgs& args, std::ostream& out) {
   const CampaignResult campaign = RunSeedCampaign(args, out, [&](uint64_t seed) {
     HostSeedConfig config;
     config.seed = seed;
+    config.replicas = args.replicas;
     config.trace = args.trace ? &out : nullptr;
     config.bug = *bug;
     const HostSeedResult result = RunHostSeed(config);
@@ -89,7 +91,8 @@ int RunHostSimCommand(const SimCommandArgs& args, std::ostream& out) {
     return SeedLine{result.ok, line.str()};
   });
   spdlog::set_level(log_level);
-  out << "sim: production host, 3 replicas, seeds " << campaign.SeedRange(args.seed_start);
+  out << "sim: production host, " << args.replicas << " replicas, seeds "
+      << campaign.SeedRange(args.seed_start);
   if (*bug != SimBug::kNone) out << ", bug " << args.bug;
   out << ": " << campaign.passed << " passed, " << campaign.failed << " failed; "
       << totals.writes_acked
@@ -106,7 +109,8 @@ int RunHostSimCommand(const SimCommandArgs& args, std::ostream& out) {
       << totals.messages_sent << " messages, " << totals.virtual_time_us / 1'000'000
       << " s simulated\n";
   if (campaign.first_failure) {
-    out << "replay: " << HostReplayCommand(*campaign.first_failure, args.bug) << '\n';
+    out << "replay: " << HostReplayCommand(*campaign.first_failure, args.bug, args.replicas)
+        << '\n';
     return 1;
   }
   return 0;

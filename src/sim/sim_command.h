@@ -2,7 +2,8 @@
 // reports every failing seed with the one-line command that replays it.
 //
 //   tessera sim --replicas R --seed-start S --seeds N [--trace] [--bug NAME]
-//   tessera sim --host production --seed-start S --seeds N [--trace]
+//   tessera sim --host production [--replicas 3|5] --seed-start S --seeds N [--trace]
+//               [--bug NAME]
 //
 // Output (deterministic; no wall-clock figures): one line per failing seed,
 // a summary line, and on any failure the replay command of the first one.
