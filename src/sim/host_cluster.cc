@@ -35,7 +35,11 @@ class DriftingExecutor final : public node::GroupExecutor {
   }
   void CancelTick() override { inner_->CancelTick(); }
   uint64_t NowUs() const override { return clock_->Local(inner_->NowUs()); }
-  uint64_t RestartStampUs() const override { return inner_->RestartStampUs(); }
+  // The replica's own clock, as a process reads its machine's: the loop's
+  // instant is the same for replicas started together, and GroupHost's
+  // request ids (stamp << 16 + n) must not repeat across a group's
+  // replicas (D-SIMHOST-5).
+  uint64_t RestartStampUs() const override { return clock_->Local(inner_->RestartStampUs()); }
 
  private:
   std::unique_ptr<node::GroupExecutor> inner_;

@@ -73,6 +73,16 @@ TEST(HostSeedTest, FiveReplicaSeedsPass) {
     EXPECT_EQ(result.stats.replicas_replaced, result.stats.replicas_lost);
   }
   EXPECT_GT(lost, 0u);
+  // Seed 200131: a deposed leader's pending puts end when the new leader's
+  // entries take their slots; with request-id stamps equal across replicas
+  // (all started at one instant) it acknowledged a put it never made, and
+  // the final read showed the older value (D-SIMHOST-5). Tied to the
+  // seed's draws.
+  HostSeedConfig config;
+  config.seed = 200131;
+  config.replicas = 5;
+  const HostSeedResult result = RunHostSeed(config);
+  EXPECT_TRUE(result.ok) << result.violation;
   EXPECT_EQ(HostReplayCommand(4, "none", 5),
             "tessera sim --host production --replicas 5 --seed-start 4 --seeds 1 --trace");
 }
