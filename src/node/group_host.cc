@@ -395,16 +395,26 @@ void GroupHost::Deliver(pb::Message message) {
 // Staging waits for a synced write: it runs on the store's snapshot thread,
 // whose FIFO keeps a group's chunks in arrival order; the ack is sent from
 // the strand. A chunk the full queue refuses is dropped (no ack): the
-// sender retransmits it.
+// sender retransmits it. A chunk the disk refuses stops the group.
 void GroupHost::StageChunk(pb::Message chunk) {
   const uint64_t seq = chunk.snapshot_transfer().chunk().seq();
   std::weak_ptr<GroupHost> weak = weak_from_this();
   Status queued = store_->SubmitSnapshotWork([weak, chunk = std::move(chunk)] {
     auto self = weak.lock();
     if (!self) return;
-    pb::Message ack = self->snapshot_receiver_.StageChunk(chunk);
-    self->executor_->Post([self, ack = std::move(ack)]() mutable {
-      if (!self->stopped_) self->sender_->Send(std::move(ack));
+    Status store_error;
+    pb::Message ack = self->snapshot_receiver_.StageChunk(chunk, &store_error);
+    self->executor_->Post([self, ack = std::move(ack), store_error]() mutable {
+      if (self->stopped_) return;
+      // The store refuses every write after a failed one: the group
+      // fail-stops as after a failed log write (a restart recovers it),
+      // rather than refusing every later chunk while it looks healthy.
+      if (!store_error.ok()) {
+        spdlog::error("node.snapshot_stage_failed group={} reason=\"{}\"", self->group_id(),
+                      store_error.ToString());
+        return self->StopOnApplyError(store_error);
+      }
+      self->sender_->Send(std::move(ack));
     });
   });
   if (!queued.ok()) {

@@ -10,7 +10,7 @@ SnapshotReceiver::SnapshotReceiver(storage::NodeStore* store, uint64_t group_id,
                                    consensus::ReplicaId self, SnapshotCounters* counters)
     : store_(store), group_id_(group_id), self_(self), counters_(counters) {}
 
-pb::Message SnapshotReceiver::StageChunk(const pb::Message& message) const {
+pb::Message SnapshotReceiver::StageChunk(const pb::Message& message, Status* store_error) const {
   const pb::SnapshotChunk& chunk = message.snapshot_transfer().chunk();
   std::vector<storage::KeyValue> pairs;
   pairs.reserve(chunk.pairs_size());
@@ -30,6 +30,9 @@ pb::Message SnapshotReceiver::StageChunk(const pb::Message& message) const {
   } else {
     // A gap, a duplicate of another transfer, or a store error: report what
     // is staged of this transfer (0 when another or none is staged).
+    if (store_error != nullptr && staged.status().code() == StatusCode::kIOError) {
+      *store_error = staged.status();
+    }
     if (staged.status().code() != StatusCode::kConflict) {
       spdlog::warn("node.snapshot_chunk_refused group={} snapshot={} seq={} reason=\"{}\"",
                    group_id_, chunk.snapshot_id(), chunk.seq(), staged.status().ToString());

@@ -36,8 +36,10 @@ class SnapshotReceiver {
                    SnapshotCounters* counters);
 
   // Stages the chunk carried by `message`; returns the acknowledgement to
-  // send back to its sender.
-  pb::Message StageChunk(const pb::Message& message) const;
+  // send back to its sender. When the store failed the write (IOError:
+  // the disk, which RocksDB then refuses every later write of until the
+  // store reopens) and `store_error` is set, the error lands there.
+  pb::Message StageChunk(const pb::Message& message, Status* store_error = nullptr) const;
   Status Install(const pb::InstallSnapshot& snapshot) const;
 
  private:

@@ -14,19 +14,96 @@ enum HostClusterStream : uint64_t {
   kStreamDisk,
   kStreamCrash,
   kStreamReplica,  // + replica id << 8
+  kStreamClock = 120,
+};
+
+// A replica's executor: the loop's, with NowUs read from the replica's
+// DriftClock (the consensus core, leases and host deadlines then run on
+// it) while tasks, ticks and restart stamps stay the loop's.
+class DriftingExecutor final : public node::GroupExecutor {
+ public:
+  DriftingExecutor(std::unique_ptr<node::GroupExecutor> inner, std::shared_ptr<DriftClock> clock,
+                   std::shared_ptr<PauseGate> gate)
+      : inner_(std::move(inner)), clock_(std::move(clock)), gate_(std::move(gate)) {}
+  void Post(Task task) override {
+    if (!gate_->Hold(task)) inner_->Post(std::move(task));
+  }
+  void ArmTick(uint64_t interval_us, Task task) override {
+    inner_->ArmTick(interval_us, [gate = gate_, task = std::move(task)] {
+      if (!gate->Hold(task)) task();
+    });
+  }
+  void CancelTick() override { inner_->CancelTick(); }
+  uint64_t NowUs() const override { return clock_->Local(inner_->NowUs()); }
+  // The replica's own clock, as a process reads its machine's: the loop's
+  // instant is the same for replicas started together, and GroupHost's
+  // request ids (stamp << 16 + n) must not repeat across a group's
+  // replicas (D-SIMHOST-5).
+  uint64_t RestartStampUs() const override { return clock_->Local(inner_->RestartStampUs()); }
+
+ private:
+  std::unique_ptr<node::GroupExecutor> inner_;
+  std::shared_ptr<DriftClock> clock_;
+  std::shared_ptr<PauseGate> gate_;
 };
 
 }  // namespace
 
+bool PauseGate::Hold(const node::GroupExecutor::Task& task) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!paused_) return false;
+  held_.push_back(task);
+  return true;
+}
+
+void PauseGate::Pause() {
+  std::lock_guard<std::mutex> lock(mu_);
+  paused_ = true;
+}
+
+std::vector<node::GroupExecutor::Task> PauseGate::Resume() {
+  std::lock_guard<std::mutex> lock(mu_);
+  paused_ = false;
+  return std::exchange(held_, {});
+}
+
+bool PauseGate::paused() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return paused_;
+}
+
+TimeUs DriftClock::Local(TimeUs virtual_us) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const int64_t elapsed = static_cast<int64_t>(virtual_us - base_virtual_us_);
+  return base_local_us_ + static_cast<TimeUs>(elapsed + elapsed * rate_ppm_ / 1'000'000);
+}
+
+void DriftClock::SetRate(TimeUs virtual_us, int64_t rate_ppm) {
+  TESSERA_CHECK(rate_ppm > -1'000'000 && "a clock that stops or runs backwards");
+  const TimeUs local_us = Local(virtual_us);
+  std::lock_guard<std::mutex> lock(mu_);
+  base_local_us_ = local_us;
+  base_virtual_us_ = virtual_us;
+  rate_ppm_ = rate_ppm;
+}
+
+int64_t DriftClock::rate_ppm() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return rate_ppm_;
+}
+
 HostCluster::HostCluster(HostClusterOptions options)
     : options_(std::move(options)),
-      network_(options_.replicas),
+      network_(options_.replicas + options_.spares),
       transport_(&loop_, &network_, DeriveSeed(options_.seed, kStreamTransport)),
       disk_prng_(DeriveSeed(options_.seed, kStreamDisk)),
-      crash_prng_(DeriveSeed(options_.seed, kStreamCrash)) {
+      crash_prng_(DeriveSeed(options_.seed, kStreamCrash)),
+      clock_prng_(DeriveSeed(options_.seed, kStreamClock)) {
   network_.set_params(options_.network);
-  for (ReplicaId id = 1; id <= options_.replicas; ++id) {
+  for (ReplicaId id = 1; id <= options_.replicas + options_.spares; ++id) {
     replicas_[id].disk = std::make_shared<storage::CrashFileSystem>();
+    replicas_[id].clock = std::make_shared<DriftClock>(
+        options_.clock_offset_max_us == 0 ? 0 : clock_prng_.Below(options_.clock_offset_max_us));
   }
 }
 
@@ -34,6 +111,7 @@ HostCluster::HostCluster(HostClusterOptions options)
 // stops queued, then the stores; the loop's undelivered timers go with it.
 HostCluster::~HostCluster() {
   for (auto& [id, replica] : replicas_) {
+    if (replica.gate) replica.gate->Resume();  // held work is dropped
     if (replica.host) replica.host->Stop();
   }
   loop_.RunReady();
@@ -68,12 +146,19 @@ Status HostCluster::Restart(ReplicaId id, const RestartFaults& faults) {
   o.consensus.self = id;
   o.consensus.group_id = options_.group_id;
   o.consensus.random_seed = DeriveSeed(options_.seed, kStreamReplica + (uint64_t{id} << 8));
-  for (ReplicaId v = 1; v <= options_.replicas; ++v) o.bootstrap_membership.add_voters(v);
+  if (replica.bootstrap) {
+    o.bootstrap_membership = *replica.bootstrap;
+  } else {
+    for (ReplicaId v = 1; v <= options_.replicas; ++v) o.bootstrap_membership.add_voters(v);
+  }
   o.write_timeout_ms = options_.write_timeout_ms;
   o.compaction_trigger_slots = options_.compaction_trigger_slots;
   o.compaction_keep_slots = options_.compaction_keep_slots;
   o.snapshot.chunk_bytes = options_.snapshot_chunk_bytes;
-  auto host = node::GroupHost::Start(loop_.NewExecutor(), store->get(), &transport_, o);
+  replica.gate = std::make_shared<PauseGate>();
+  auto host = node::GroupHost::Start(
+      std::make_unique<DriftingExecutor>(loop_.NewExecutor(), replica.clock, replica.gate),
+      store->get(), &transport_, o);
   if (!host.ok()) return host.status();
   replica.store = std::move(store).value();
   replica.host = *host;
@@ -95,6 +180,7 @@ uint64_t HostCluster::Crash(ReplicaId id, bool torn) {
   const uint64_t lost = replica.disk->Crash([this, torn](const std::string&, uint64_t unsynced) {
     return torn ? crash_prng_.Below(unsynced + 1) : 0;
   });
+  replica.gate->Resume();  // a paused process dies with the work it held
   replica.host->Stop();
   loop_.RunReady();
   replica.host.reset();
@@ -105,7 +191,7 @@ uint64_t HostCluster::Crash(ReplicaId id, bool torn) {
 }
 
 void HostCluster::Isolate(ReplicaId id, bool isolated) {
-  for (ReplicaId other = 1; other <= options_.replicas; ++other) {
+  for (const auto& [other, unused] : replicas_) {
     if (other == id) continue;
     if (isolated) {
       network_.Block(id, other);
@@ -116,6 +202,66 @@ void HostCluster::Isolate(ReplicaId id, bool isolated) {
     }
   }
   Trace("link " + std::to_string(id) + (isolated ? " isolated" : " healed"));
+}
+
+Status HostCluster::Provision(ReplicaId id, const pb::Membership& bootstrap) {
+  TESSERA_CHECK(id > options_.replicas && "only a spare is provisioned");
+  replicas_.at(id).bootstrap = bootstrap;
+  Trace("provision " + std::to_string(id) + " " + bootstrap.ShortDebugString());
+  return Restart(id);
+}
+
+void HostCluster::ChangeMembership(ReplicaId at, consensus::MembershipStep step, ReplicaId replica,
+                                   node::GroupHost::MembershipCallback done) {
+  const std::string what = "membership@" + std::to_string(at) + " step=" +
+                           std::to_string(static_cast<int>(step)) + " replica=" +
+                           std::to_string(replica);
+  Trace(what);
+  replicas_.at(at).host->ChangeMembership(
+      step, replica,
+      [this, what, done = std::move(done)](Result<node::GroupHost::MembershipResult> r) {
+        Trace(what + " -> " + (r.ok() ? r->membership.ShortDebugString() : r.status().ToString()));
+        done(std::move(r));
+      });
+}
+
+void HostCluster::Pause(ReplicaId id) {
+  Replica& replica = replicas_.at(id);
+  TESSERA_CHECK(replica.host != nullptr && "pause of a replica that is down");
+  replica.gate->Pause();
+  Trace("pause " + std::to_string(id));
+}
+
+void HostCluster::Resume(ReplicaId id) {
+  Replica& replica = replicas_.at(id);
+  if (!replica.host) return;
+  std::vector<node::GroupExecutor::Task> held = replica.gate->Resume();
+  Trace("resume " + std::to_string(id) + " held=" + std::to_string(held.size()));
+  // In the order they were held, on the loop's thread as every task.
+  loop_.PostAt(loop_.now_us(), [this, id, incarnation = replica.incarnation,
+                                 held = std::move(held)] {
+    const Replica& r = replicas_.at(id);
+    if (r.incarnation != incarnation || !r.host) return;  // crashed meanwhile
+    for (const auto& task : held) task();
+  });
+}
+
+bool HostCluster::paused(ReplicaId id) const {
+  const Replica& replica = replicas_.at(id);
+  return replica.host != nullptr && replica.gate->paused();
+}
+
+void HostCluster::TransferLeadership(ReplicaId at, ReplicaId to) {
+  const std::string what = "transfer@" + std::to_string(at) + " to=" + std::to_string(to);
+  Trace(what);
+  replicas_.at(at).host->TransferLeadership(to, [this, what](Result<bool> r) {
+    Trace(what + " -> " + (r.ok() ? (*r ? "started" : "already") : r.status().ToString()));
+  });
+}
+
+void HostCluster::SetClockRate(ReplicaId id, int64_t rate_ppm) {
+  replicas_.at(id).clock->SetRate(loop_.now_us(), rate_ppm);
+  Trace("clock " + std::to_string(id) + " rate_ppm=" + std::to_string(rate_ppm));
 }
 
 void HostCluster::SetDiskFailing(ReplicaId id, bool failing) {
@@ -151,19 +297,48 @@ void HostCluster::PostDiskStep(ReplicaId id, Replica& replica) {
 
 void HostCluster::Write(ReplicaId id, pb::KvBatch batch,
                         std::shared_ptr<std::optional<Result<pb::KvApplyResult>>> result) {
+  Write(id, std::move(batch),
+        [result](Result<pb::KvApplyResult> r) { *result = std::move(r); });
+}
+
+void HostCluster::Write(ReplicaId id, pb::KvBatch batch,
+                        std::function<void(Result<pb::KvApplyResult>)> done) {
   const std::string what = "write@" + std::to_string(id) + " " +
                            (batch.writes_size() > 0 ? batch.writes(0).key() : std::string());
   Trace(what);
   replicas_.at(id).host->Write(std::move(batch),
-                               [this, what, result](Result<pb::KvApplyResult> r) {
+                               [this, what, done = std::move(done)](Result<pb::KvApplyResult> r) {
                                  Trace(what + " -> " + r.status().ToString());
-                                 *result = std::move(r);
+                                 done(std::move(r));
                                });
+}
+
+void HostCluster::Read(ReplicaId id, const std::string& key, pb::Consistency consistency,
+                       std::function<void(Result<std::optional<pb::KvRecord>>)> done) {
+  const std::string what = std::string(consistency == pb::CONSISTENCY_STRONG ? "read" : "eread") +
+                           "@" + std::to_string(id) + " " + key;
+  Trace(what);
+  replicas_.at(id).host->Read(
+      key, consistency, [this, what, done = std::move(done)](Result<std::optional<pb::KvRecord>> r) {
+        Trace(what + " -> " + (!r.ok() ? r.status().ToString()
+                               : r->has_value() ? "'" + (*r)->value() + "'"
+                                                : std::string("absent")));
+        done(std::move(r));
+      });
+}
+
+std::vector<ReplicaId> HostCluster::LeaseHolders() {
+  std::vector<ReplicaId> holders;
+  for (const auto& [id, unused] : replicas_) {
+    auto status = StatusOf(id);
+    if (status && status->holds_lease && !status->stopped) holders.push_back(id);
+  }
+  return holders;
 }
 
 std::optional<node::GroupStatus> HostCluster::StatusOf(ReplicaId id) {
   const Replica& replica = replicas_.at(id);
-  if (!replica.host) return std::nullopt;
+  if (!replica.host || replica.gate->paused()) return std::nullopt;
   std::optional<node::GroupStatus> status;
   replica.host->GetStatus([&status](node::GroupStatus s) { status = s; });
   Settle();
@@ -171,7 +346,7 @@ std::optional<node::GroupStatus> HostCluster::StatusOf(ReplicaId id) {
 }
 
 ReplicaId HostCluster::Leader() {
-  for (ReplicaId id = 1; id <= options_.replicas; ++id) {
+  for (const auto& [id, unused] : replicas_) {
     auto status = StatusOf(id);
     if (status && status->holds_lease && !status->stopped) return id;
   }
@@ -182,7 +357,7 @@ bool HostCluster::CaughtUp() {
   const ReplicaId leader = Leader();
   if (leader == 0) return false;
   const consensus::Slot chosen = StatusOf(leader)->chosen;
-  for (ReplicaId id = 1; id <= options_.replicas; ++id) {
+  for (const auto& [id, unused] : replicas_) {
     auto status = StatusOf(id);
     if (status && status->applied < chosen) return false;
   }
@@ -203,7 +378,9 @@ consensus::Slot HostCluster::LogStart(ReplicaId id) {
 
 Result<std::string> HostCluster::Digest(ReplicaId id) {
   const Replica& replica = replicas_.at(id);
-  if (!replica.host) return Status::Unavailable("replica " + std::to_string(id) + " is down");
+  if (!replica.host || replica.gate->paused()) {
+    return Status::Unavailable("replica " + std::to_string(id) + " is down or paused");
+  }
   std::promise<Result<pb::SnapshotManifest>> digest;
   replica.host->StateDigest(scanner_,
                             [&digest](Result<pb::SnapshotManifest> d) { digest.set_value(d); });
@@ -220,7 +397,7 @@ Result<std::string> HostCluster::Digest(ReplicaId id) {
 
 std::optional<std::string> HostCluster::ValueAt(ReplicaId id, const std::string& key) {
   const Replica& replica = replicas_.at(id);
-  if (!replica.host) return std::nullopt;
+  if (!replica.host || replica.gate->paused()) return std::nullopt;
   std::optional<Result<std::optional<pb::KvRecord>>> read;
   replica.host->Read(key, pb::CONSISTENCY_EVENTUAL,
                      [&read](Result<std::optional<pb::KvRecord>> r) { read = std::move(r); });

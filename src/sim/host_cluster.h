@@ -14,14 +14,17 @@
 //
 // Invariants: a replica is either up (store and host) or down (neither);
 // a disk step posted for an incarnation that has since crashed does
-// nothing.
+// nothing; a replica's clock (NowUs of its executor) never decreases and
+// survives its restarts, as a machine's monotonic clock does.
 //
 // Thread safety: none; one owner thread.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,7 +42,10 @@ namespace tessera::sim {
 
 struct HostClusterOptions {
   uint64_t seed = 1;
-  uint32_t replicas = 3;
+  uint32_t replicas = 3;  // the voters at the start: ids 1..replicas
+  // Spares (ids replicas+1..replicas+spares): empty disks that start only
+  // when provisioned (Provision), as a node given a new replica does.
+  uint32_t spares = 0;
   uint64_t group_id = 1;
   // Timings of every replica (self, group_id and random_seed are set per
   // replica from the above).
@@ -57,6 +63,48 @@ struct HostClusterOptions {
   uint64_t compaction_keep_slots = knobs::kNodeCompactionKeepSlots.default_value;
   size_t snapshot_chunk_bytes = knobs::kNodeSnapshotChunkBytes.default_value;
   size_t snapshot_install_batch_bytes = knobs::kNodeSnapshotInstallBatchBytes.default_value;
+  // Each replica's clock starts at the virtual start plus an offset drawn
+  // below this (clocks of different machines share no epoch).
+  TimeUs clock_offset_max_us = 0;
+};
+
+// One replica's monotonic clock: continuous and piecewise linear in virtual
+// time, starting at an offset, its rate changing at SetRate. The executor
+// of every incarnation of the replica reads it (host_cluster.cc), so its
+// consensus core, leases and deadlines run on it; ticks stay on virtual
+// time. Thread safety: every method from any thread.
+class DriftClock {
+ public:
+  explicit DriftClock(TimeUs offset_us) : base_local_us_(offset_us) {}
+  TimeUs Local(TimeUs virtual_us) const;
+  // From `virtual_us` on the clock runs at (1 + rate_ppm / 1e6) times the
+  // virtual rate; rate_ppm > -1'000'000.
+  void SetRate(TimeUs virtual_us, int64_t rate_ppm);
+  int64_t rate_ppm() const;
+
+ private:
+  mutable std::mutex mu_;  // guards every member below
+  TimeUs base_virtual_us_ = 0;
+  TimeUs base_local_us_ = 0;
+  int64_t rate_ppm_ = 0;
+};
+
+// A process that stops handling anything for a while (a long GC or VM
+// pause): while paused, its executor holds every posted task and tick
+// instead of running it; Resume hands them back in order. Thread safety:
+// every method from any thread.
+class PauseGate {
+ public:
+  // True (and `task` kept) while paused.
+  bool Hold(const node::GroupExecutor::Task& task);
+  void Pause();
+  std::vector<node::GroupExecutor::Task> Resume();
+  bool paused() const;
+
+ private:
+  mutable std::mutex mu_;  // guards every member below
+  bool paused_ = false;
+  std::vector<node::GroupExecutor::Task> held_;
 };
 
 // Faults of one incarnation of a replica.
@@ -106,10 +154,52 @@ class HostCluster {
   // The disk of `id` returns errors on every write and sync (or heals).
   void SetDiskFailing(ReplicaId id, bool failing);
 
+  // Starts spare `id` (down, never provisioned before) on its empty disk
+  // with `bootstrap` as its membership until its log says otherwise (the
+  // membership that names it a learner, as the node's ReplicationHost
+  // does). The store's or host's errors.
+  Status Provision(ReplicaId id, const pb::Membership& bootstrap);
+  bool provisioned(ReplicaId id) const {
+    return id <= options_.replicas || replicas_.at(id).bootstrap.has_value();
+  }
+  // Asks replica `at` (up) to apply `step` for `replica` to the group's
+  // membership (GroupHost::ChangeMembership); the outcome goes to `done`
+  // and the trace.
+  void ChangeMembership(ReplicaId at, consensus::MembershipStep step, ReplicaId replica,
+                        node::GroupHost::MembershipCallback done);
+
+  // The process of `id` (up) stops handling anything (messages, ticks,
+  // store completions, requests) until Resume, which runs what it held in
+  // order; a crash while paused drops it. StatusOf says nothing of a
+  // paused replica (nullopt).
+  void Pause(ReplicaId id);
+  void Resume(ReplicaId id);
+  bool paused(ReplicaId id) const;
+
+  // Asks replica `at` (up) to hand leadership to `to`
+  // (GroupHost::TransferLeadership); the outcome goes to the trace.
+  void TransferLeadership(ReplicaId at, ReplicaId to);
+
+  // The clock of `id` runs at (1 + rate_ppm / 1e6) times the virtual rate
+  // from now on (clock drift; rate_ppm > -1'000'000). Up or down.
+  void SetClockRate(ReplicaId id, int64_t rate_ppm);
+  int64_t ClockRate(ReplicaId id) const { return replicas_.at(id).clock->rate_ppm(); }
+
   // Proposes `batch` at replica `id` (up); the outcome lands in `*result`
   // and in the trace.
   void Write(ReplicaId id, pb::KvBatch batch,
              std::shared_ptr<std::optional<Result<pb::KvApplyResult>>> result);
+  // The same, the outcome passed to `done` (on the owner's thread, from a
+  // task; a host that stops first answers with its stop status).
+  void Write(ReplicaId id, pb::KvBatch batch,
+             std::function<void(Result<pb::KvApplyResult>)> done);
+  // Reads `key` at replica `id` (up) through the host's read path: STRONG
+  // is a lease read at the leader, EVENTUAL the replica's applied state.
+  void Read(ReplicaId id, const std::string& key, pb::Consistency consistency,
+            std::function<void(Result<std::optional<pb::KvRecord>>)> done);
+  // The up, not stopped replicas that hold a lease at this instant, each on
+  // its own clock (lease safety: at most one).
+  std::vector<ReplicaId> LeaseHolders();
   std::optional<node::GroupStatus> StatusOf(ReplicaId id);
   // An up, not stopped replica holding the lease, or 0.
   ReplicaId Leader();
@@ -133,6 +223,9 @@ class HostCluster {
  private:
   struct Replica {
     std::shared_ptr<storage::CrashFileSystem> disk;
+    std::shared_ptr<DriftClock> clock;
+    std::optional<pb::Membership> bootstrap;  // a provisioned spare's
+    std::shared_ptr<PauseGate> gate;          // of the current incarnation
     std::unique_ptr<storage::NodeStore> store;
     std::shared_ptr<node::GroupHost> host;
     uint64_t incarnation = 0;
@@ -150,6 +243,7 @@ class HostCluster {
   SimTransport transport_;
   Prng disk_prng_;
   Prng crash_prng_;
+  Prng clock_prng_;
   JobThread scanner_{"sim-digest", 4};
   std::map<ReplicaId, Replica> replicas_;
   std::vector<std::string> trace_;

@@ -194,6 +194,41 @@ TEST(HostClusterTest, FailingDiskStopsTheReplicaAndTheOthersGoOn) {
   EXPECT_EQ(*restarted, *led);
 }
 
+// A follower cut off while the leader compacted past it gets a snapshot; its
+// disk fails as the chunks arrive. RocksDB then refuses the store's every
+// later write, so the group must fail-stop (not refuse chunk after chunk
+// while it looks healthy); restarted on a healed disk, it catches up.
+TEST(HostClusterTest, DiskErrorWhileStagingASnapshotStopsTheReplica) {
+  HostClusterOptions options = OptionsFor(31);
+  options.network = NetworkParams{};
+  options.compaction_trigger_slots = 20;
+  options.compaction_keep_slots = 2;
+  options.snapshot_chunk_bytes = 1 << 10;
+  HostCluster cluster(options);
+  ASSERT_TRUE(cluster.Start().ok());
+  ASSERT_TRUE(Put(cluster, "first", "1"));
+  const ReplicaId leader = cluster.Leader();
+  const ReplicaId follower = leader == 3 ? 2 : 3;
+  // Nothing left to apply on the follower: only the staging can fail.
+  ASSERT_TRUE(cluster.RunUntil([&] { return cluster.CaughtUp(); }, 5'000'000));
+  cluster.Isolate(follower, true);
+  const std::string value(100, 'v');
+  for (int i = 0; i < 40; ++i) ASSERT_TRUE(Put(cluster, "key" + std::to_string(i), value)) << i;
+  ASSERT_GT(cluster.LogStart(leader), 2u) << "the leader compacted past the follower";
+  cluster.SetDiskFailing(follower, true);
+  cluster.Isolate(follower, false);
+  ASSERT_TRUE(cluster.RunUntil([&] { return cluster.StatusOf(follower)->stopped; }, 5'000'000))
+      << "the group stopped on its failed disk";
+  cluster.SetDiskFailing(follower, false);
+  cluster.Crash(follower, /*torn=*/false);
+  ASSERT_TRUE(cluster.Restart(follower).ok());
+  ASSERT_TRUE(cluster.RunUntil([&] { return cluster.CaughtUp(); }, 20'000'000));
+  Result<std::string> restarted = cluster.Digest(follower);
+  Result<std::string> led = cluster.Digest(leader);
+  ASSERT_TRUE(restarted.ok() && led.ok());
+  EXPECT_EQ(*restarted, *led);
+}
+
 // A follower that missed more than the leader keeps of its log catches up by
 // a streamed snapshot; its process dies in the middle of the install (after
 // the durable marker and one copy batch); restarted, its store finishes the

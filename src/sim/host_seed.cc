@@ -1,8 +1,11 @@
 #include "sim/host_seed.h"
 
+#include <algorithm>
 #include <memory>
 #include <utility>
 
+#include "chaos/linearizability.h"
+#include "consensus/membership_step.h"
 #include "sim/host_cluster.h"
 #include "sim/prng.h"
 
@@ -13,11 +16,22 @@ namespace {
 enum HostSeedStream : uint64_t {
   kStreamHostPlan = 201,
   kStreamHostFaults,
+  kStreamHostClients,
+  kStreamHostClocks,
 };
 
-constexpr ReplicaId kSeedReplicas = 3;
 constexpr TimeUs kCatchUpBudgetUs = 30'000'000;
 constexpr TimeUs kWriteBudgetUs = 5'000'000;
+// A client abandons an operation it has no answer to after this long
+// (a write's outcome is then unknown; a get constrains nothing).
+constexpr TimeUs kClientTimeoutUs = 1'500'000;
+constexpr uint32_t kClientsMax = 4;
+constexpr uint32_t kClientKeysMax = 3;
+// History timestamps: virtual microseconds scaled so that operations within
+// one instant keep the order in which they happened.
+constexpr uint64_t kHistoryStepsPerUs = 1 << 16;
+// A bound on the linearizability search per key (states explored).
+constexpr uint64_t kLinearizabilityBudget = 2'000'000;
 
 uint64_t TraceHash(const std::vector<std::string>& lines) {
   uint64_t hash = 0xcbf29ce484222325ULL;  // FNV-1a, one '\n' after each line
@@ -28,10 +42,10 @@ uint64_t TraceHash(const std::vector<std::string>& lines) {
 }
 
 // Timings about ten times faster than production, as the node tests use.
-HostClusterOptions PlanOptions(uint64_t seed, Prng& plan) {
+HostClusterOptions PlanOptions(uint64_t seed, uint32_t replicas, Prng& plan) {
   HostClusterOptions o;
   o.seed = seed;
-  o.replicas = kSeedReplicas;
+  o.replicas = replicas;
   o.group_id = 1 + plan.Below(1'000);
   o.consensus.tick_interval_us = 2'000;
   o.consensus.heartbeat_interval_us = 20'000;
@@ -45,6 +59,11 @@ HostClusterOptions PlanOptions(uint64_t seed, Prng& plan) {
   o.network.delay_jitter_us = plan.Below(5'001);
   o.disk_delay_min_us = 100 + plan.Below(900);
   o.disk_delay_jitter_us = plan.Below(5'001);
+  if (plan.Chance(30)) {  // delay spikes: a few messages arrive very late
+    o.network.spike_ppm = static_cast<uint32_t>(plan.Range(1'000, 20'000));
+    o.network.spike_max_us = plan.Range(50'000, 400'000);
+  }
+  o.clock_offset_max_us = 1'000'000'000;
   if (plan.Chance(50)) {  // lagging replicas catch up by snapshot
     o.compaction_trigger_slots = 10 + plan.Below(20);
     o.compaction_keep_slots = plan.Below(5);
@@ -58,15 +77,38 @@ using PendingResult = std::shared_ptr<std::optional<Result<pb::KvApplyResult>>>;
 
 class SeedRun {
  public:
-  SeedRun(const HostSeedConfig& config, HostClusterOptions options)
+  SeedRun(const HostSeedConfig& config, HostClusterOptions options, Prng& plan)
       : config_(config),
+        voters_(options.replicas),
+        spares_(options.spares),
+        max_drift_ppm_(options.consensus.max_clock_drift_ppm),
         cluster_(std::move(options)),
-        faults_(DeriveSeed(config.seed, kStreamHostFaults)) {}
+        faults_(DeriveSeed(config.seed, kStreamHostFaults)),
+        client_prng_(DeriveSeed(config.seed, kStreamHostClients)),
+        clock_prng_(DeriveSeed(config.seed, kStreamHostClocks)),
+        clients_(2 + plan.Below(kClientsMax - 1)),
+        keys_(static_cast<uint32_t>(1 + plan.Below(kClientKeysMax))),
+        think_max_us_(plan.Range(1'000, 30'000)),
+        clock_drift_(config.bug == SimBug::kLeaseIgnoreDrift || plan.Chance(60)),
+        large_value_percent_(plan.Chance(30) ? 10 : 0),
+        loss_round_(spares_ > 0 ? static_cast<uint32_t>(plan.Range(2, config.rounds / 2))
+                                : UINT32_MAX) {}
+  // Callbacks still queued in the cluster (run while it shuts down) find
+  // the run gone.
+  ~SeedRun() { *alive_ = false; }
 
   HostSeedResult Run() {
     const uint64_t start_us = cluster_.loop().now_us();
     const Status started = cluster_.Start();
     if (!started.ok()) return Fail("start: " + started.ToString());
+    if (clock_drift_) {
+      for (ReplicaId id = 1; id <= voters_; ++id) DriftClock(id);
+    }
+    for (uint32_t c = 0; c < clients_.size(); ++c) {
+      clients_[c].id = c + 1;
+      clients_[c].guess = Pick(client_prng_);
+      ScheduleOp(c);
+    }
     for (uint32_t round = 0; round < config_.rounds; ++round) Round(round);
     Heal();
     HostSeedResult result = Check();
@@ -92,22 +134,43 @@ class SeedRun {
     Recover(/*all=*/false);
     if (const ReplicaId leader = cluster_.Leader(); leader != 0) {
       const std::string key = "k" + std::to_string(round);
+      // Some values are large (16..256 KiB): many group commits and
+      // snapshot chunks then carry one value each.
+      std::string value = ValueOf(key);
+      if (faults_.Chance(large_value_percent_)) {
+        value.append(faults_.Range(16 << 10, 256 << 10), static_cast<char>('a' + round % 26));
+        ++stats_.large_values;
+      }
+      values_[key] = value;
       pending_.push_back({key, std::make_shared<std::optional<Result<pb::KvApplyResult>>>()});
-      cluster_.Write(leader, Batch(key, ValueOf(key)), pending_.back().second);
+      cluster_.Write(leader, Batch(key, value), pending_.back().second);
     }
-    cluster_.RunFor(faults_.Range(1'000, 40'000));
+    RunChecked(faults_.Range(1'000, 40'000));
+    if (lost_ == 0 && round >= loss_round_ && impaired_ == 0) LoseReplica();
+    StepReplacement();
+    if (clock_drift_ && faults_.Chance(15)) {
+      DriftClock(Pick(faults_));
+    }
     if (impaired_ != 0) return;  // one replica impaired at a time: a quorum stays
-    const uint64_t draw = faults_.Below(100);
-    const ReplicaId victim = static_cast<ReplicaId>(faults_.Range(1, kSeedReplicas));
+    uint64_t draw = faults_.Below(100);
+    ReplicaId victim = Pick(faults_);
+    // Cutting off the leader is the case leases exist for; the
+    // lease-ignore-drift bug runs it six times as often, always the leader.
+    const bool bad_clocks = config_.bug == SimBug::kLeaseIgnoreDrift;
+    if (bad_clocks && draw >= 24 && draw < 60) draw = 12;
+    if (draw >= 12 && draw < 20 && (bad_clocks || faults_.Chance(50)) && cluster_.Leader() != 0) {
+      victim = cluster_.Leader();
+    }
     const TimeUs now_us = cluster_.loop().now_us();
     if (draw < 12) {
-      cluster_.Crash(victim);
+      CrashReplica(victim);
       ++stats_.crashes;
       impaired_ = victim;
       until_us_ = now_us + faults_.Range(0, 500'000);
       down_ = true;
       die_in_install_ = faults_.Chance(25);
     } else if (draw < 20) {
+      if (config_.bug == SimBug::kLeaseIgnoreDrift) SlowLeaderFastFollowers(victim);
       cluster_.Isolate(victim, true);
       ++stats_.partitions;
       impaired_ = victim;
@@ -119,7 +182,54 @@ class SeedRun {
       impaired_ = victim;
       until_us_ = now_us + faults_.Range(50'000, 500'000);
       disk_failing_ = true;
+    } else if (draw < 28) {
+      // Asymmetric: the victim's messages to one peer are lost, the
+      // peer's to it still arrive (or the other way round).
+      const ReplicaId peer = PickOther(victim);
+      if (peer == 0) return;
+      const bool outbound = faults_.Chance(50);
+      one_way_ = outbound ? std::make_pair(victim, peer) : std::make_pair(peer, victim);
+      cluster_.network().Block(one_way_.first, one_way_.second);
+      ++stats_.partitions;
+      impaired_ = victim;
+      until_us_ = now_us + faults_.Range(50'000, 800'000);
+    } else if (draw < 32) {
+      // Gray: the links between the victim and one peer lose most messages.
+      const ReplicaId peer = PickOther(victim);
+      if (peer == 0) return;
+      gray_ = {victim, peer};
+      gray_loss_ppm_ = static_cast<uint32_t>(faults_.Range(300'000, 900'000));
+      cluster_.network().AddGray(victim, peer, gray_loss_ppm_);
+      cluster_.network().AddGray(peer, victim, gray_loss_ppm_);
+      ++stats_.gray_failures;
+      impaired_ = victim;
+      until_us_ = now_us + faults_.Range(50'000, 800'000);
+    } else if (draw < 44) {
+      // The process stops handling anything for a while (a long GC or VM
+      // pause); the leader, half the time.
+      if (faults_.Chance(50) && cluster_.Leader() != 0) victim = cluster_.Leader();
+      cluster_.Pause(victim);
+      ++stats_.pauses;
+      impaired_ = victim;
+      until_us_ = now_us + faults_.Range(50'000, 800'000);
+      paused_ = true;
+    } else if (draw < 48) {
+      // The leader hands leadership to another voter.
+      const ReplicaId leader = cluster_.Leader();
+      const ReplicaId to = leader == 0 ? 0 : PickOther(leader);
+      if (to == 0) return;
+      cluster_.TransferLeadership(leader, to);
+      ++stats_.transfers;
     }
+  }
+
+  // A member other than `id` (0 when there is none).
+  ReplicaId PickOther(ReplicaId id) {
+    std::vector<ReplicaId> others;
+    for (ReplicaId m : Members()) {
+      if (m != id) others.push_back(m);
+    }
+    return others.empty() ? 0 : others[faults_.Below(others.size())];
   }
 
   // Ends the current impairment once its time came (or at once, `all`),
@@ -138,7 +248,14 @@ class SeedRun {
       }
       if (isolated_) cluster_.Isolate(id, false);
       if (disk_failing_) cluster_.SetDiskFailing(id, false);
-      down_ = isolated_ = disk_failing_ = die_in_install_ = false;
+      if (one_way_.first != 0) cluster_.network().Unblock(one_way_.first, one_way_.second);
+      if (gray_.first != 0) {
+        cluster_.network().RemoveGray(gray_.first, gray_.second, gray_loss_ppm_);
+        cluster_.network().RemoveGray(gray_.second, gray_.first, gray_loss_ppm_);
+      }
+      if (paused_) cluster_.Resume(id);
+      one_way_ = gray_ = {0, 0};
+      down_ = isolated_ = disk_failing_ = die_in_install_ = paused_ = false;
     }
     RestartStopped();
   }
@@ -147,11 +264,11 @@ class SeedRun {
   // that stopped half-way: the process died there) restarts from its disk,
   // once the disk works again.
   void RestartStopped() {
-    for (ReplicaId id = 1; id <= kSeedReplicas; ++id) {
+    for (ReplicaId id : Members()) {
       if (!cluster_.up(id) || (disk_failing_ && id == impaired_)) continue;
       const auto status = cluster_.StatusOf(id);
       if (status && status->stopped) {
-        cluster_.Crash(id);
+        CrashReplica(id);
         ++stats_.crashes;
         Restart(id, {});
       }
@@ -165,25 +282,347 @@ class SeedRun {
     }
   }
 
+  // --- replica loss and replacement --------------------------------------
+  // The replicas that exist: provisioned and not lost, in id order.
+  std::vector<ReplicaId> Members() const {
+    std::vector<ReplicaId> members;
+    for (ReplicaId id = 1; id <= voters_ + spares_; ++id) {
+      if (IsMember(id)) members.push_back(id);
+    }
+    return members;
+  }
+  bool IsMember(ReplicaId id) const {
+    return id >= 1 && id <= voters_ + spares_ && id != lost_ && cluster_.provisioned(id);
+  }
+  ReplicaId Pick(Prng& prng) const {
+    const std::vector<ReplicaId> members = Members();
+    return members[prng.Below(members.size())];
+  }
+
+  // A voter dies for good (its disk is gone): it never restarts, and the
+  // replacement below brings the spare in instead.
+  void LoseReplica() {
+    lost_ = Pick(faults_);
+    CrashReplica(lost_);
+    ++stats_.replicas_lost;
+  }
+
+  // One step of the replacement, as an operator's autoadmin would take
+  // it, read from the leader's membership each time (nothing remembered
+  // but the change in flight): provision the spare and add it as a
+  // learner, promote it, remove the lost voter. True once the membership
+  // is the survivors and the spare as voters (or nothing was lost).
+  bool StepReplacement() {
+    if (lost_ == 0) return true;
+    if (change_in_flight_) return false;
+    const ReplicaId leader = cluster_.Leader();
+    if (leader == 0) return false;
+    const auto status = cluster_.StatusOf(leader);
+    if (!status || status->membership_pending) return false;
+    const pb::Membership& m = status->membership;
+    auto has = [](const auto& ids, ReplicaId id) {
+      return std::find(ids.begin(), ids.end(), id) != ids.end();
+    };
+    const ReplicaId spare = voters_ + 1;
+    consensus::MembershipStep step;
+    ReplicaId target = spare;
+    if (!has(m.voters(), spare) && !has(m.learners(), spare)) {
+      if (!cluster_.provisioned(spare)) {
+        pb::Membership bootstrap = m;
+        bootstrap.add_learners(spare);
+        const Status provisioned = cluster_.Provision(spare, bootstrap);
+        if (!provisioned.ok() && restart_error_.empty()) {
+          restart_error_ = "provision of replica " + std::to_string(spare) + ": " +
+                           provisioned.ToString();
+        }
+        if (!provisioned.ok()) return false;
+        if (clock_drift_) DriftClock(spare);
+      }
+      step = consensus::MembershipStep::kAddLearner;
+    } else if (has(m.learners(), spare)) {
+      step = consensus::MembershipStep::kPromote;
+    } else if (has(m.voters(), lost_) || has(m.learners(), lost_)) {
+      step = consensus::MembershipStep::kRemove;
+      target = lost_;
+    } else {
+      if (stats_.replicas_replaced == 0) stats_.replicas_replaced = 1;
+      return true;
+    }
+    change_in_flight_ = true;
+    ++stats_.membership_changes;
+    cluster_.ChangeMembership(leader, step, target,
+                              [this, alive = alive_](Result<node::GroupHost::MembershipResult>) {
+                                if (*alive) change_in_flight_ = false;
+                              });
+    return false;
+  }
+
+  // After the heal: the replacement finishes.
+  bool Converge() {
+    return cluster_.RunUntil(
+        [&] {
+          CheckLeases();
+          RestartStopped();
+          return StepReplacement();
+        },
+        kCatchUpBudgetUs);
+  }
+
+  // What each member says of itself, for a liveness failure's message.
+  std::string Statuses() {
+    std::string out;
+    for (ReplicaId id : Members()) {
+      const auto st = cluster_.StatusOf(id);
+      out += " " + std::to_string(id) + ":";
+      if (!st) {
+        out += "down";
+        continue;
+      }
+      out += std::string("role=") + consensus::RoleName(st->role) + ",leader=" +
+             std::to_string(st->leader) + ",ballot=" + std::to_string(st->ballot.round()) + "." +
+             std::to_string(st->ballot.replica()) + ",chosen=" + std::to_string(st->chosen) +
+             ",applied=" + std::to_string(st->applied) + ",last=" + std::to_string(st->last_slot) +
+             ",lease=" + std::to_string(st->holds_lease) + ",stopped=" + std::to_string(st->stopped) +
+             ",members={" + st->membership.ShortDebugString() + "}";
+    }
+    return out;
+  }
+
+  // Every crash goes through here: a client's put answered NotLeader by a
+  // replica that did not crash meanwhile was refused before it was proposed
+  // (a stop fails the pending writes with NotLeader too, outcome unknown).
+  void CrashReplica(ReplicaId id) {
+    ++crashes_of_[id];  // first: the stop answers the pending writes
+    cluster_.Crash(id);
+  }
+
+  // Clock drift within the bound the leases assume: every rate within
+  // +-0.45 * max_clock_drift_ppm, so any two differ by less than the
+  // bound. The lease-ignore-drift bug draws half, true or double speed.
+  void DriftClock(ReplicaId id) {
+    int64_t rate_ppm = 0;
+    if (config_.bug == SimBug::kLeaseIgnoreDrift) {
+      static constexpr int64_t kBadRatesPpm[] = {-500'000, 0, 1'000'000};
+      rate_ppm = kBadRatesPpm[clock_prng_.Below(3)];
+    } else {
+      const int64_t spread = static_cast<int64_t>(max_drift_ppm_) * 45 / 100;
+      rate_ppm = static_cast<int64_t>(clock_prng_.Below(2 * spread + 1)) - spread;
+    }
+    cluster_.SetClockRate(id, rate_ppm);
+    ++stats_.clock_changes;
+  }
+
+  // The lease-ignore-drift bug at its worst: the replica about to be cut
+  // off (the leader, half the time) runs at half speed, the others at
+  // double speed, far outside max_clock_drift_ppm.
+  void SlowLeaderFastFollowers(ReplicaId victim) {
+    for (ReplicaId id : Members()) {
+      cluster_.SetClockRate(id, id == victim ? -500'000 : 1'000'000);
+      ++stats_.clock_changes;
+    }
+  }
+
+  // Runs `duration_us` of virtual time, checking lease safety between
+  // every two steps.
+  void RunChecked(TimeUs duration_us) {
+    cluster_.RunUntil(
+        [&] {
+          CheckLeases();
+          return false;
+        },
+        duration_us);
+  }
+
+  void CheckLeases() {
+    if (!lease_violation_.empty()) return;
+    lease_violation_ = CheckLeaseHolders(cluster_.LeaseHolders(), cluster_.loop().now_us());
+  }
+
+  // --- clients ---------------------------------------------------------
+  struct Client {
+    uint32_t id = 0;
+    ReplicaId guess = 1;       // the replica it believes leads
+    uint64_t serial = 0;       // of the operation in flight; 0: none
+    size_t op_index = 0;       // its entry in history_
+    ReplicaId target = 0;      // where it went, and that replica's crashes then
+    uint64_t target_crashes = 0;
+  };
+
+  uint64_t HistoryTime() {
+    const uint64_t now_us = cluster_.loop().now_us();
+    if (now_us != history_instant_us_) {
+      history_instant_us_ = now_us;
+      history_step_ = 0;
+    }
+    return now_us * kHistoryStepsPerUs + std::min(history_step_++, kHistoryStepsPerUs - 1);
+  }
+
+  void ScheduleOp(uint32_t c) {
+    if (clients_stopped_) return;
+    const TimeUs at_us = cluster_.loop().now_us() + client_prng_.Range(0, think_max_us_);
+    cluster_.loop().PostAt(at_us, [this, alive = alive_, c] {
+      if (*alive) StartOp(c);
+    });
+  }
+
+  // One operation of client `c` at the replica it believes leads: a put of
+  // a value no other operation writes, or a get (a lease read).
+  void StartOp(uint32_t c) {
+    if (clients_stopped_) return;
+    Client& client = clients_[c];
+    if (!cluster_.up(client.guess)) {
+      client.guess = Pick(client_prng_);
+      ScheduleOp(c);
+      return;
+    }
+    chaos::KvOperation op;
+    op.client_id = client.id;
+    op.key = "x" + std::to_string(client_prng_.Below(keys_));
+    op.type = client_prng_.Chance(50) ? chaos::KvOpType::kGet : chaos::KvOpType::kPut;
+    if (op.type == chaos::KvOpType::kPut) {
+      op.value = "c" + std::to_string(client.id) + "." + std::to_string(history_.size());
+    }
+    op.invoke_time = HistoryTime();
+    client.serial = ++next_serial_;
+    client.op_index = history_.size();
+    client.target = client.guess;
+    client.target_crashes = crashes_of_[client.guess];
+    history_.push_back(op);
+    discarded_.push_back(false);
+    const uint64_t serial = client.serial;
+    if (op.type == chaos::KvOpType::kPut) {
+      cluster_.Write(client.guess, Batch(op.key, op.value),
+                     [this, alive = alive_, c, serial](Result<pb::KvApplyResult> r) {
+                       if (*alive) Finish(c, serial, r.status(), std::nullopt);
+                     });
+    } else {
+      // The stale-read bug: the asked replica's applied state, no lease.
+      const pb::Consistency consistency = config_.bug == SimBug::kStaleRead
+                                              ? pb::CONSISTENCY_EVENTUAL
+                                              : pb::CONSISTENCY_STRONG;
+      cluster_.Read(client.guess, op.key, consistency,
+                    [this, alive = alive_, c, serial](Result<std::optional<pb::KvRecord>> r) {
+                      if (!*alive) return;
+                      std::optional<std::string> value;
+                      if (r.ok() && r->has_value()) value = (*r)->value();
+                      Finish(c, serial, r.status(), std::move(value));
+                    });
+    }
+    cluster_.loop().PostAt(cluster_.loop().now_us() + kClientTimeoutUs,
+                           [this, alive = alive_, c, serial] {
+                             if (*alive) Finish(c, serial, Status::Timeout("client"), std::nullopt);
+                           });
+  }
+
+  // The answer (or the deadline) of operation `serial` of client `c`; any
+  // later one of the same operation is ignored. A put that failed may still
+  // take effect (unknown outcome); a get that failed is dropped.
+  void Finish(uint32_t c, uint64_t serial, const Status& status,
+              std::optional<std::string> value) {
+    Client& client = clients_[c];
+    if (client.serial != serial) return;
+    client.serial = 0;
+    chaos::KvOperation& op = history_[client.op_index];
+    if (status.ok()) {
+      op.completed = true;
+      op.return_time = HistoryTime();
+      op.read = std::move(value);
+      if (op.type == chaos::KvOpType::kGet) ++stats_.strong_reads;
+    } else {
+      // A get that failed constrains nothing; a put refused before it was
+      // proposed (NotLeader from a replica that did not crash meanwhile, a
+      // full queue) did not happen. Any other failure (a crash, a
+      // fail-stop, a timeout) leaves it unknown.
+      const bool refused = (status.code() == StatusCode::kNotLeader &&
+                            crashes_of_[client.target] == client.target_crashes) ||
+                           status.code() == StatusCode::kThrottled;
+      if (op.type == chaos::KvOpType::kGet || refused) discarded_[client.op_index] = true;
+      const bool hinted = status.code() == StatusCode::kNotLeader && status.leader_hint() != 0 &&
+                          IsMember(status.leader_hint());
+      client.guess = hinted ? static_cast<ReplicaId>(status.leader_hint())
+                            : Pick(client_prng_);
+    }
+    ScheduleOp(c);
+  }
+
+  // After the heal: a strong read of every key at the leader, each after
+  // every client operation ended, so the last acknowledged puts are seen.
+  bool FinalReads() {
+    for (uint32_t k = 0; k < keys_; ++k) {
+      const std::string key = "x" + std::to_string(k);
+      bool read = false;
+      for (int attempt = 0; attempt < 5 && !read; ++attempt) {
+        if (!cluster_.RunUntil([&] { return cluster_.Leader() != 0; }, kWriteBudgetUs)) {
+          return false;
+        }
+        chaos::KvOperation op;
+        op.client_id = clients_.size() + 1;
+        op.key = key;
+        op.invoke_time = HistoryTime();
+        auto got = std::make_shared<std::optional<Result<std::optional<pb::KvRecord>>>>();
+        cluster_.Read(cluster_.Leader(), key, pb::CONSISTENCY_STRONG,
+                      [got](Result<std::optional<pb::KvRecord>> r) { *got = std::move(r); });
+        if (!cluster_.RunUntil([&] { return got->has_value(); }, kWriteBudgetUs)) return false;
+        if (!(*got)->ok()) continue;
+        op.completed = true;
+        op.return_time = HistoryTime();
+        if ((*got)->value()) op.read = (*got)->value()->value();
+        history_.push_back(op);
+        discarded_.push_back(false);
+        read = true;
+      }
+      if (!read) return false;
+    }
+    return true;
+  }
+
+  std::string CheckHistory() {
+    std::vector<chaos::KvOperation> history;
+    for (size_t i = 0; i < history_.size(); ++i) {
+      if (discarded_[i]) continue;
+      history.push_back(history_[i]);
+      if (!history_[i].completed) ++stats_.unknown_puts;
+    }
+    stats_.client_ops = history.size();
+    const chaos::CheckResult checked = chaos::CheckKvHistory(history, kLinearizabilityBudget);
+    if (!checked.linearizable) {
+      return "linearizability: key " + checked.key + ": " + checked.explanation;
+    }
+    if (checked.inconclusive) {
+      return "linearizability inconclusive: key " + checked.key + " (" +
+             std::to_string(stats_.unknown_puts) + " puts of unknown outcome)";
+    }
+    return "";
+  }
+
   void Heal() {
+    clients_stopped_ = true;
     Recover(/*all=*/true);
     cluster_.network().HealLinks();
     cluster_.network().set_params(NetworkParams{});
   }
 
   HostSeedResult Check() {
+    if (!lease_violation_.empty()) return Fail(lease_violation_);
     if (!restart_error_.empty()) return Fail(restart_error_);
-    if (!CatchUp()) return Fail("liveness: no catch-up within 30 s after the heal");
+    // A spare provisioned before its learner entry was chosen waits for it.
+    if (!Converge()) {
+      return Fail("liveness: the lost replica not replaced within 30 s after the heal;" +
+                  Statuses());
+    }
+    if (!CatchUp()) return Fail("liveness: no catch-up within 30 s after the heal;" + Statuses());
     for (const auto& [key, result] : pending_) {
-      if (result->has_value() && (*result)->ok()) acked_[key] = ValueOf(key);
+      if (result->has_value() && (*result)->ok()) acked_[key] = values_.at(key);
     }
     if (!WriteAfterHeal()) return Fail("liveness: no write acknowledged after the heal");
     acked_["final"] = ValueOf("final");
     stats_.writes_acked = acked_.size();
     if (!CatchUp()) return Fail("liveness: the write after the heal not applied everywhere");
+    if (!FinalReads()) return Fail("liveness: no strong read answered after the heal");
+    if (!lease_violation_.empty()) return Fail(lease_violation_);
     std::map<uint32_t, std::map<std::string, std::optional<std::string>>> held;
     std::map<uint32_t, std::string> digests;
-    for (ReplicaId id = 1; id <= kSeedReplicas; ++id) {
+    for (ReplicaId id : Members()) {
       for (const auto& [key, value] : acked_) held[id][key] = cluster_.ValueAt(id, key);
       Result<std::string> digest = cluster_.Digest(id);
       if (!digest.ok()) return Fail("digest of replica " + std::to_string(id) + ": " +
@@ -192,6 +631,7 @@ class SeedRun {
     }
     std::string violation = CheckAcknowledgedWrites(acked_, held);
     if (violation.empty()) violation = CheckDigestsEqual(digests);
+    if (violation.empty()) violation = CheckHistory();
     if (!violation.empty()) return Fail(violation);
     return HostSeedResult{};
   }
@@ -201,6 +641,7 @@ class SeedRun {
   bool CatchUp() {
     return cluster_.RunUntil(
         [&] {
+          CheckLeases();
           RestartStopped();
           return cluster_.CaughtUp();
         },
@@ -228,8 +669,30 @@ class SeedRun {
   }
 
   const HostSeedConfig config_;
+  const uint32_t voters_;  // at the start: ids 1..voters_
+  const uint32_t spares_;
+  const uint32_t max_drift_ppm_;
   HostCluster cluster_;
   Prng faults_;
+  Prng client_prng_;
+  Prng clock_prng_;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+  std::vector<Client> clients_;
+  const uint32_t keys_;
+  const TimeUs think_max_us_;
+  const bool clock_drift_;
+  const uint32_t large_value_percent_;  // of the rounds' writes
+  bool clients_stopped_ = false;
+  uint64_t next_serial_ = 0;
+  std::vector<chaos::KvOperation> history_;
+  std::vector<bool> discarded_;  // gets that failed: no constraint
+  uint64_t history_instant_us_ = 0;
+  uint64_t history_step_ = 0;
+  std::string lease_violation_;
+  std::map<ReplicaId, uint64_t> crashes_of_;
+  const uint32_t loss_round_;  // the first round that may lose a voter
+  ReplicaId lost_ = 0;         // the voter lost for good, or 0
+  bool change_in_flight_ = false;
   HostSeedStats stats_;
   std::vector<std::pair<std::string, PendingResult>> pending_;
   std::map<std::string, std::string> acked_;
@@ -241,14 +704,33 @@ class SeedRun {
   bool isolated_ = false;
   bool disk_failing_ = false;
   bool die_in_install_ = false;  // restart it with a snapshot-install fault
+  bool paused_ = false;
+  std::pair<ReplicaId, ReplicaId> one_way_{0, 0};  // a blocked direction
+  std::pair<ReplicaId, ReplicaId> gray_{0, 0};     // a gray pair of links
+  uint32_t gray_loss_ppm_ = 0;
+  std::map<std::string, std::string> values_;  // of each round's key
 };
 
 }  // namespace
 
 HostSeedResult RunHostSeed(const HostSeedConfig& config) {
   Prng plan(DeriveSeed(config.seed, kStreamHostPlan));
-  SeedRun run(config, PlanOptions(config.seed, plan));
+  HostClusterOptions options = PlanOptions(config.seed, config.replicas, plan);
+  // A third of the seeds lose a voter for good and replace it (not with
+  // bad clocks: those seeds cut off a leader as often as they can, which
+  // a group that lost a voter cannot survive in time).
+  options.spares = plan.Chance(33) && config.bug != SimBug::kLeaseIgnoreDrift ? 1 : 0;
+  SeedRun run(config, std::move(options), plan);
   return run.Run();
+}
+
+std::vector<SimBug> HostSeedBugs() { return {SimBug::kLeaseIgnoreDrift, SimBug::kStaleRead}; }
+
+std::string CheckLeaseHolders(const std::vector<uint32_t>& holders, uint64_t at_us) {
+  if (holders.size() < 2) return "";
+  std::string who;
+  for (uint32_t id : holders) who += (who.empty() ? "" : " and ") + std::to_string(id);
+  return "lease safety: replicas " + who + " hold a lease at " + std::to_string(at_us) + " us";
 }
 
 std::string CheckAcknowledgedWrites(

@@ -1,13 +1,24 @@
 // RunHostSeed: one seed of the simulator on the production host
-// (HostCluster): a plan drawn from the seed (network loss, duplication and
-// delays; crashes with torn tails, in the middle of group commits and
+// (HostCluster): a plan drawn from the seed (network loss, duplication,
+// delays and delay spikes; one-way and gray links; process pauses;
+// leadership transfers;
+// large values; crashes with torn tails, in the middle of group commits and
 // apply batches; partitions; a disk returning errors; a process dying in
 // the middle of a snapshot install; a log compacted early enough that
-// lagging replicas need snapshots), a stream of writes through the leader,
-// a heal, and the checkers:
-//   durability  every acknowledged write is on every replica at the end;
+// lagging replicas need snapshots; clocks drifting within the bound the
+// leases assume; in a third of the seeds a voter lost for good, replaced
+// by a spare through the host's membership changes: add learner, promote,
+// remove), a stream of writes through the leader, clients putting
+// and lease-reading a few keys through whichever replica they believe
+// leads, a heal, and the checkers:
+//   durability  every acknowledged write is on every member at the end;
 //   agreement   the replicas' state digests are equal at the end;
-//   liveness    after the heal a write is acknowledged within a bound.
+//   liveness    after the heal the replacement finishes and a write is
+//               acknowledged within a bound;
+//   linearizability  the clients' history (chaos::CheckKvHistory), with
+//               a final strong read of every key;
+//   lease safety  at no instant between two steps do two replicas hold a
+//               lease, each on its own clock.
 // The same seed gives the same trace (trace_hash) and the same result.
 //
 // Thread safety: none; each call owns its cluster.
@@ -20,13 +31,25 @@
 #include <string>
 #include <vector>
 
+#include "sim/simulator.h"
+
 namespace tessera::sim {
 
 struct HostSeedConfig {
   uint64_t seed = 1;
+  uint32_t replicas = 3;  // voters at the start: 3 or 5
   uint32_t rounds = 30;  // writes attempted before the heal
   std::ostream* trace = nullptr;  // every trace line, when set
+  // A bug to inject, to show that the checkers catch it (HostSeedBugs):
+  // kStaleRead: clients' gets are the asked replica's applied state
+  // (EVENTUAL), recorded as linearizable reads; kLeaseIgnoreDrift: clocks
+  // run at half, true or double speed, far outside max_clock_drift_ppm.
+  SimBug bug = SimBug::kNone;
 };
+
+// The bugs RunHostSeed can inject (the others live in the core simulator's
+// own host and have no counterpart in the production host).
+std::vector<SimBug> HostSeedBugs();
 
 struct HostSeedStats {
   uint64_t writes_acked = 0;
@@ -34,6 +57,17 @@ struct HostSeedStats {
   uint64_t partitions = 0;
   uint64_t disk_faults = 0;
   uint64_t install_faults = 0;
+  uint64_t gray_failures = 0;
+  uint64_t pauses = 0;         // processes that stopped handling anything
+  uint64_t transfers = 0;      // leadership handed to another voter
+  uint64_t large_values = 0;   // writes of 16..256 KiB
+  uint64_t clock_changes = 0;
+  uint64_t replicas_lost = 0;       // voters lost for good
+  uint64_t replicas_replaced = 0;   // by a spare, through membership changes
+  uint64_t membership_changes = 0;  // proposed (add learner, promote, remove)
+  uint64_t client_ops = 0;    // clients' operations recorded in the history
+  uint64_t strong_reads = 0;  // of them, gets answered by a lease read
+  uint64_t unknown_puts = 0;  // of them, puts whose outcome stayed unknown
   uint64_t messages_sent = 0;
   uint64_t virtual_time_us = 0;
 };
@@ -55,5 +89,8 @@ std::string CheckAcknowledgedWrites(
     const std::map<uint32_t, std::map<std::string, std::optional<std::string>>>& held);
 // The agreement checker: empty when every digest equals the first.
 std::string CheckDigestsEqual(const std::map<uint32_t, std::string>& digests);
+// The lease-safety checker at one instant: empty when at most one replica
+// holds a lease.
+std::string CheckLeaseHolders(const std::vector<uint32_t>& holders, uint64_t at_us);
 
 }  // namespace tessera::sim

@@ -15,11 +15,13 @@
 namespace tessera::sim {
 
 // Returns 0 when every seed passed, 1 when one failed a checker, 2 on
-// arguments this host does not support (3 replicas only; no --bug, no
-// --replica-loss), explained on `out`.
+// arguments this host does not support (3 or 5 replicas; --bug only those
+// of HostSeedBugs; no --replica-loss), explained on `out`.
 int RunHostSimCommand(const SimCommandArgs& args, std::ostream& out);
 
-// "tessera sim --host production --seed-start 1234 --seeds 1 --trace"
-std::string HostReplayCommand(uint64_t seed);
+// "tessera sim --host production [--replicas 5] --seed-start 1234 --seeds 1
+// --trace [--bug NAME]"
+std::string HostReplayCommand(uint64_t seed, const std::string& bug = "none",
+                              uint32_t replicas = 3);
 
 }  // namespace tessera::sim

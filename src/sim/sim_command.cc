@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include <ostream>
+#include <sstream>
 
 #include "common/limits.h"
 #include "sim/simulator.h"
@@ -12,8 +13,6 @@ namespace tessera::sim {
 namespace {
 
 struct Totals {
-  uint64_t passed = 0;
-  uint64_t failed = 0;
   uint64_t commits = 0;
   uint64_t elections = 0;
   uint64_t crashes = 0;
@@ -26,7 +25,6 @@ struct Totals {
 };
 
 void Accumulate(const SimResult& result, Totals& totals) {
-  (result.ok ? totals.passed : totals.failed) += 1;
   totals.commits += result.stats.commits;
   totals.elections += result.stats.elections;
   totals.crashes += result.stats.crashes;
@@ -53,6 +51,30 @@ std::string ReplayCommand(uint32_t replicas, uint64_t seed, const std::string& b
   return command;
 }
 
+std::string CampaignResult::SeedRange(uint64_t seed_start) const {
+  return std::to_string(seed_start) + ".." +
+         std::to_string(seed_start + ran() - (ran() > 0 ? 1 : 0));
+}
+
+CampaignResult RunSeedCampaign(const SimCommandArgs& args, std::ostream& out,
+                               const std::function<SeedLine(uint64_t seed)>& run_seed) {
+  CampaignResult campaign;
+  const auto started = std::chrono::steady_clock::now();
+  auto out_of_time = [&] {
+    return args.duration_s > 0 &&
+           std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() >=
+               args.duration_s;
+  };
+  for (uint64_t i = 0; i < args.seeds && !out_of_time(); ++i) {
+    const uint64_t seed = args.seed_start + i;
+    const SeedLine result = run_seed(seed);
+    (result.ok ? campaign.passed : campaign.failed) += 1;
+    if (!result.ok && !campaign.first_failure) campaign.first_failure = seed;
+    if (!result.line.empty()) out << result.line << '\n';
+  }
+  return campaign;
+}
+
 int RunSimCommand(const SimCommandArgs& args, std::ostream& out) {
   if (args.bug == "list") {
     PrintBugs(out);
@@ -69,40 +91,32 @@ int RunSimCommand(const SimCommandArgs& args, std::ostream& out) {
     return 2;
   }
   Totals totals;
-  std::optional<uint64_t> first_failure;
-  const auto started = std::chrono::steady_clock::now();
-  auto out_of_time = [&] {
-    return args.duration_s > 0 &&
-           std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() >=
-               args.duration_s;
-  };
-  for (uint64_t i = 0; i < args.seeds && !out_of_time(); ++i) {
-    SimConfig config = MakeSimConfig(args.replicas, args.seed_start + i, *bug);
+  const CampaignResult campaign = RunSeedCampaign(args, out, [&](uint64_t seed) {
+    SimConfig config = MakeSimConfig(args.replicas, seed, *bug);
     config.trace = args.trace ? &out : nullptr;
     config.replica_loss_every_seed = args.replica_loss;
     const SimResult result = RunSimulation(config);
     Accumulate(result, totals);
+    std::ostringstream line;
     if (!result.ok) {
-      out << "FAIL seed " << config.seed << " (" << args.replicas << " replicas, faults "
-          << result.stats.faults << "): " << result.violation << '\n';
-      if (!first_failure) first_failure = config.seed;
+      line << "FAIL seed " << seed << " (" << args.replicas << " replicas, faults "
+           << result.stats.faults << "): " << result.violation;
     } else if (args.trace) {
-      out << "ok seed " << config.seed << ": commits " << result.stats.commits << ", elections "
-          << result.stats.elections << ", trace hash " << std::hex << result.trace_hash << std::dec
-          << '\n';
+      line << "ok seed " << seed << ": commits " << result.stats.commits << ", elections "
+           << result.stats.elections << ", trace hash " << std::hex << result.trace_hash;
     }
-  }
-  const uint64_t ran = totals.passed + totals.failed;
-  out << "sim: " << args.replicas << " replicas, seeds " << args.seed_start << ".."
-      << args.seed_start + ran - (ran > 0 ? 1 : 0) << ", bug " << args.bug << ": "
-      << totals.passed << " passed, " << totals.failed << " failed; " << totals.commits
+    return SeedLine{result.ok, line.str()};
+  });
+  out << "sim: " << args.replicas << " replicas, seeds " << campaign.SeedRange(args.seed_start)
+      << ", bug " << args.bug << ": " << campaign.passed << " passed, " << campaign.failed
+      << " failed; " << totals.commits
       << " commits, " << totals.elections << " elections, " << totals.crashes << " crashes, "
       << totals.messages << " messages, " << totals.lease_reads << " lease reads, "
       << totals.snapshots << " snapshots installed, " << totals.lost << " replicas lost for good, "
       << totals.replaced << " replaced, " << totals.virtual_us / 1'000'000
       << " s simulated\n";
-  if (first_failure) {
-    out << "replay: " << ReplayCommand(args.replicas, *first_failure, args.bug)
+  if (campaign.first_failure) {
+    out << "replay: " << ReplayCommand(args.replicas, *campaign.first_failure, args.bug)
         << (args.replica_loss ? " --replica-loss" : "") << '\n';
     return 1;
   }

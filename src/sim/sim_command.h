@@ -2,7 +2,8 @@
 // reports every failing seed with the one-line command that replays it.
 //
 //   tessera sim --replicas R --seed-start S --seeds N [--trace] [--bug NAME]
-//   tessera sim --host production --seed-start S --seeds N [--trace]
+//   tessera sim --host production [--replicas 3|5] --seed-start S --seeds N [--trace]
+//               [--bug NAME]
 //
 // Output (deterministic; no wall-clock figures): one line per failing seed,
 // a summary line, and on any failure the replay command of the first one.
@@ -10,7 +11,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
+#include <optional>
 #include <string>
 
 namespace tessera::sim {
@@ -38,5 +41,25 @@ int RunSimCommand(const SimCommandArgs& args, std::ostream& out);
 
 // "tessera sim --replicas 3 --seed-start 1234 --seeds 1 --trace [--bug NAME]"
 std::string ReplayCommand(uint32_t replicas, uint64_t seed, const std::string& bug);
+
+// The seed loop both hosts share. `run_seed` runs one seed (writing its
+// trace when args.trace) and returns its line: a failure's ("FAIL seed
+// ..."), or with args.trace a pass's ("ok seed ..."); `ok` says which.
+struct SeedLine {
+  bool ok = true;
+  std::string line;  // printed when not empty
+};
+struct CampaignResult {
+  uint64_t passed = 0;
+  uint64_t failed = 0;
+  std::optional<uint64_t> first_failure;
+  uint64_t ran() const { return passed + failed; }
+  // "S..E" of the seeds that ran (S..S when none did).
+  std::string SeedRange(uint64_t seed_start) const;
+};
+// Runs seeds args.seed_start.. until args.seeds ran or, when
+// args.duration_s is positive, that many wall-clock seconds passed.
+CampaignResult RunSeedCampaign(const SimCommandArgs& args, std::ostream& out,
+                               const std::function<SeedLine(uint64_t seed)>& run_seed);
 
 }  // namespace tessera::sim
