@@ -465,6 +465,8 @@ void NodeServer::Impl::OnWrite(const pb::Envelope& request, rpc::Responder respo
       admission_.Return(group_id, admission::CapacityKind::kWrite, admitted);
     }
     if (!r.ok()) return responder.Fail(r.status());
+    // Ordered after a split that moved its keys: applied nowhere, resendable.
+    if (r->wrong_partition()) return responder.Fail(WrongPartition(group_id));
     pb::KvWriteResponse response;
     *response.mutable_result() = *r;
     responder.Reply(response.SerializeAsString());
