@@ -32,6 +32,7 @@ std::shared_ptr<const rpc::AccessPolicy> NodeAccessPolicy() {
     p->Allow("admin.change_membership", {kAutoadmin, kCli});
     p->Allow("admin.drop_group", {kAutoadmin, kCli});
     p->Allow("admin.transfer_leadership", {kAutoadmin, kCli});
+    p->Allow("admin.split_group", {kAutoadmin, kCli});
     p->Allow("admin.faults", {kCli});
     p->Allow("admin.state_digest", {kCli});
     return std::shared_ptr<const rpc::AccessPolicy>(std::move(p));

@@ -72,7 +72,23 @@ GroupHost::GroupHost(std::unique_ptr<GroupExecutor> executor, storage::NodeStore
       snapshot_sender_(store, options_.consensus.group_id, options_.consensus.self, sender,
                        options_.snapshot, options_.snapshot_counters),
       snapshot_receiver_(store, options_.consensus.group_id, options_.consensus.self,
-                         options_.snapshot_counters) {}
+                         options_.snapshot_counters) {
+  // The child's log base membership is the parent's latest (the planner
+  // splits no group with a membership change pending).
+  state_.set_split_hooks(
+      [this](const pb::KvSplit& split, Slot) -> Result<SplitPlan> {
+        SplitPlan plan;
+        plan.membership = replica_->membership();
+        if (!options_.split_descriptors) return plan;
+        auto writes = options_.split_descriptors(split);
+        if (!writes.ok()) return writes.status();
+        plan.descriptor_writes = std::move(writes).value();
+        return plan;
+      },
+      [this](const pb::KvSplit& split, Slot) {
+        if (options_.on_split_applied) options_.on_split_applied(split);
+      });
+}
 
 GroupHost::~GroupHost() { *alive_ = false; }
 

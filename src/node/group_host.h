@@ -68,6 +68,12 @@ struct GroupHostOptions {
   // its in-memory copy (MemDS) current with them.
   std::function<void(const std::vector<pb::Entry>& applied)> on_applied;
   std::function<void()> on_state_replaced;
+  // Splits (docs/partition-splits.md "Apply"), on the group's strand: the
+  // descriptor writes of a split entry, asked for just before its apply
+  // (the replication host narrows the parent's range there), and a call
+  // once the split applied (it starts the child). May be empty.
+  std::function<Result<std::vector<storage::GroupMutation>>(const pb::KvSplit&)> split_descriptors;
+  std::function<void(const pb::KvSplit&)> on_split_applied;
   // Streamed snapshot transfer (snapshot_sender.h, snapshot_receiver.h),
   // and its process-wide counters (may be null; must outlive the host).
   SnapshotTransferOptions snapshot;

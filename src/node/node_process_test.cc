@@ -187,14 +187,15 @@ class NodeProcessTest : public ::testing::Test {
   }
 
   // The node among `candidates` that leads kGroup with a lease; 0 on timeout.
-  uint32_t WaitForLeader(const std::vector<uint32_t>& candidates, std::chrono::milliseconds within = 15s) {
+  uint32_t WaitForLeader(const std::vector<uint32_t>& candidates, std::chrono::milliseconds within = 15s,
+                         uint64_t group = kGroup) {
     const auto deadline = std::chrono::steady_clock::now() + within;
     while (std::chrono::steady_clock::now() < deadline) {
       for (uint32_t id : candidates) {
         auto status = NodeStatusOf(id);
         if (!status) continue;
         for (const auto& g : status->groups()) {
-          if (g.group_id() == kGroup && g.role() == "leader" && g.holds_lease()) return id;
+          if (g.group_id() == group && g.role() == "leader" && g.holds_lease()) return id;
         }
       }
       std::this_thread::sleep_for(50ms);
@@ -217,9 +218,10 @@ class NodeProcessTest : public ::testing::Test {
     ASSERT_TRUE(r.ok()) << "node " << id << ": " << r.status().ToString();
   }
 
-  Result<pb::KvWriteResponse> Put(uint32_t id, const std::string& key, const std::string& value) {
+  Result<pb::KvWriteResponse> Put(uint32_t id, const std::string& key, const std::string& value,
+                                  uint64_t group = kGroup) {
     pb::KvWriteRequest request;
-    request.set_group_id(kGroup);
+    request.set_group_id(group);
     pb::KvWrite* w = request.mutable_batch()->add_writes();
     w->set_key(key);
     w->set_value(value);
@@ -230,9 +232,10 @@ class NodeProcessTest : public ::testing::Test {
     return response;
   }
 
-  Result<pb::KvGetResponse> Get(uint32_t id, const std::string& key, pb::Consistency consistency) {
+  Result<pb::KvGetResponse> Get(uint32_t id, const std::string& key, pb::Consistency consistency,
+                                uint64_t group = kGroup) {
     pb::KvGetRequest request;
-    request.set_group_id(kGroup);
+    request.set_group_id(group);
     request.set_key(key);
     request.set_consistency(consistency);
     auto r = Call(id, "kv.get", request.SerializeAsString());
@@ -244,10 +247,10 @@ class NodeProcessTest : public ::testing::Test {
 
   // Polls an eventual read on `id` until `key` holds `value`.
   bool WaitForValue(uint32_t id, const std::string& key, const std::string& value,
-                    std::chrono::milliseconds within = 15s) {
+                    std::chrono::milliseconds within = 15s, uint64_t group = kGroup) {
     const auto deadline = std::chrono::steady_clock::now() + within;
     while (std::chrono::steady_clock::now() < deadline) {
-      auto r = Get(id, key, pb::CONSISTENCY_EVENTUAL);
+      auto r = Get(id, key, pb::CONSISTENCY_EVENTUAL, group);
       if (r.ok() && r->found() && r->value() == value) return true;
       std::this_thread::sleep_for(50ms);
     }
@@ -583,6 +586,64 @@ TEST_F(NodeProcessTest, LeadershipTransferMovesTheLeaderAndIsFenced) {
   EXPECT_GT(status->disk().sync_samples(), 0u);
   EXPECT_GT(status->disk().free_bytes(), 0u);
   EXPECT_GE(status->disk().sync_max_us(), status->disk().sync_p99_us());
+}
+
+// admin.split_group on real processes: the split entry applies on all
+// three replicas and each starts the child with the right half; the child
+// elects a leader and takes writes; the parent answers moved keys
+// WrongPartition; a repeated request answers already_split and a stale
+// epoch is refused; a follower killed -9 right after the split comes back
+// with both groups and every key.
+TEST_F(NodeProcessTest, SplitGroupStartsTheChildOnEveryReplica) {
+  constexpr uint64_t kChild = 2;
+  for (uint32_t id = 1; id <= 3; ++id) CreateGroup(id);
+  const uint32_t leader = WaitForLeader({1, 2, 3});
+  ASSERT_NE(leader, 0u);
+  for (char c = 'a'; c <= 'j'; ++c) {
+    auto put = Put(leader, std::string(1, c), std::string("v") + c);
+    ASSERT_TRUE(put.ok() && put->result().applied()) << c;
+  }
+  auto split = [&](uint32_t on, const std::string& key, uint64_t child,
+                   uint64_t epoch) -> Result<pb::SplitGroupResponse> {
+    pb::SplitGroupRequest request;
+    request.set_group_id(kGroup);
+    request.set_split_key(key);
+    request.set_child_group_id(child);
+    request.set_autoadmin_epoch(epoch);
+    auto r = Call(on, "admin.split_group", request.SerializeAsString(), 10s);
+    if (!r.ok()) return r.status();
+    pb::SplitGroupResponse response;
+    EXPECT_TRUE(response.ParseFromString(*r));
+    return response;
+  };
+  EXPECT_EQ(split(leader, "", kChild, 5).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(split(leader, "y", kChild, 5).status().code(), StatusCode::kInvalidArgument);
+  auto done = split(leader, "f", kChild, 5);
+  ASSERT_TRUE(done.ok()) << done.status().ToString();
+  EXPECT_GT(done->split_slot(), 0u);
+  const uint32_t follower = leader % 3 + 1;
+  EXPECT_EQ(StopNode(follower, SIGKILL), SIGKILL);
+  StartNode(follower);
+  auto again = split(leader, "f", kChild, 5);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_TRUE(again->already_split());
+  EXPECT_EQ(split(leader, "c", 3, 4).status().code(), StatusCode::kStaleEpoch);
+
+  const uint32_t child_leader = WaitForLeader({1, 2, 3}, 15s, kChild);
+  ASSERT_NE(child_leader, 0u);
+  auto moved = Put(leader, "g", "new", kGroup);
+  EXPECT_EQ(moved.status().code(), StatusCode::kWrongPartition);
+  auto on_child = Put(child_leader, "g", "new", kChild);
+  ASSERT_TRUE(on_child.ok() && on_child->result().applied()) << on_child.status().ToString();
+  EXPECT_EQ(Get(leader, "h", pb::CONSISTENCY_EVENTUAL, kGroup).status().code(),
+            StatusCode::kWrongPartition);
+  for (uint32_t id = 1; id <= 3; ++id) {
+    EXPECT_TRUE(WaitForValue(id, "a", "va", 15s, kGroup)) << id;
+    EXPECT_TRUE(WaitForValue(id, "e", "ve", 15s, kGroup)) << id;
+    EXPECT_TRUE(WaitForValue(id, "f", "vf", 15s, kChild)) << id;
+    EXPECT_TRUE(WaitForValue(id, "j", "vj", 15s, kChild)) << id;
+    EXPECT_TRUE(WaitForValue(id, "g", "new", 15s, kChild)) << id;
+  }
 }
 
 }  // namespace

@@ -21,6 +21,7 @@
 #include "node/fault_rules.h"
 #include "node/kv_admission.h"
 #include "node/membership_rpcs.h"
+#include "node/split_rpc.h"
 #include "node/partition_range.h"
 #include "node/peer_prober.h"
 #include "node/rpc_handler_util.h"
@@ -143,7 +144,7 @@ class NodeServer::Impl {
   // admin.state_digest's scans: one at a time, a few waiting.
   JobThread digest_jobs_{"state-digest", limits::kNodeDigestJobsMax};
   // admin.change_membership / admin.drop_group / admin.transfer_leadership
-  // (membership_rpcs.h).
+  // (membership_rpcs.h), admin.split_group (split_rpc.h).
   JobThread admin_jobs_{"node-admin", limits::kNodeAdminJobsMax};
   std::atomic<bool> serving_{false};
   bool stop_called_ = false;  // Stop's own flag (Start/Stop thread)
@@ -272,6 +273,10 @@ Status NodeServer::Impl::RegisterHandlers() {
       {"admin.transfer_leadership",
        [this](const PeerInfo&, const pb::Envelope& r, Responder s) {
          ServeTransferLeadership(*replication_, admin_jobs_, r, std::move(s));
+       }},
+      {"admin.split_group",
+       [this](const PeerInfo&, const pb::Envelope& r, Responder s) {
+         ServeSplitGroup(*replication_, admin_jobs_, r, std::move(s));
        }},
       {"blob.read",
        [this](const PeerInfo&, const pb::Envelope& r, Responder s) { blob_->HandleRead(r, std::move(s)); }},
@@ -465,6 +470,8 @@ void NodeServer::Impl::OnWrite(const pb::Envelope& request, rpc::Responder respo
       admission_.Return(group_id, admission::CapacityKind::kWrite, admitted);
     }
     if (!r.ok()) return responder.Fail(r.status());
+    // Ordered after a split that moved its keys: applied nowhere, resendable.
+    if (r->wrong_partition()) return responder.Fail(WrongPartition(group_id));
     pb::KvWriteResponse response;
     *response.mutable_result() = *r;
     responder.Reply(response.SerializeAsString());

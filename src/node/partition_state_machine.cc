@@ -3,10 +3,15 @@
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/wire_format_lite.h>
 
+#include <algorithm>
 #include <map>
+#include <memory>
+
+#include <spdlog/spdlog.h>
 
 #include "common/check.h"
 #include "common/limits.h"
+#include "node/partition_range.h"
 #include "s3/model/object_ops.h"
 
 namespace tessera::node {
@@ -162,11 +167,20 @@ Result<pb::KvApplyResult> ApplyS3(const pb::S3Op& op, Slot slot, Overlay& overla
   return result;
 }
 
-// Applies one command to the overlay; returns its result or a storage error.
-Result<pb::KvApplyResult> ApplyCommand(const pb::Entry& entry, Overlay& overlay) {
+// Applies one parsed command to the overlay; returns its result or a
+// storage error. A command with a key at or above `range_end` is not applied.
+Result<pb::KvApplyResult> ApplyCommand(const pb::Entry& entry, const pb::KvCommand& command,
+                                       const std::optional<std::string>& range_end,
+                                       Overlay& overlay) {
   pb::KvApplyResult result;
-  pb::KvCommand command;
-  if (!command.ParseFromString(entry.command())) return result;  // not applied, everywhere
+  if (range_end) {
+    pb::PartitionDescriptor range;
+    range.set_end_key(*range_end);
+    if (!CommandInRange(range, command)) {
+      result.set_wrong_partition(true);
+      return result;
+    }
+  }
   if (command.has_s3()) return ApplyS3(command.s3(), entry.slot(), overlay);
   const pb::KvBatch& batch = command.batch();
   for (int i = 0; i < batch.conditions_size(); ++i) {
@@ -202,16 +216,79 @@ std::string EncodeCommand(const pb::KvBatch& batch) {
 
 Result<std::vector<SlotResult>> PartitionStateMachine::Apply(const std::vector<pb::Entry>& entries) {
   TESSERA_CHECK(!entries.empty());
-  Overlay overlay(*this);
+  auto overlay = std::make_unique<Overlay>(*this);
   std::vector<SlotResult> results;
+  Slot stored = 0;  // the applied index a split already stored
   for (const pb::Entry& e : entries) {
     if (e.type() != pb::ENTRY_COMMAND) continue;
-    auto r = ApplyCommand(e, overlay);
+    pb::KvCommand command;
+    if (!command.ParseFromString(e.command())) {  // not applied, everywhere
+      results.push_back(SlotResult{e.slot(), e.request_id(), pb::KvApplyResult()});
+      continue;
+    }
+    if (command.has_split()) {
+      // The commands before the split apply first, at the slot before it.
+      if (e.slot() > std::max(stored + 1, entries.front().slot())) {
+        TESSERA_RETURN_IF_ERROR(store_->Apply(group_, e.slot() - 1, overlay->Mutations()));
+        stored = e.slot() - 1;
+      }
+      overlay = std::make_unique<Overlay>(*this);
+      auto r = ApplySplit(command.split(), e.slot());
+      if (!r.ok()) return r.status();
+      if (r->applied()) stored = e.slot();
+      results.push_back(SlotResult{e.slot(), e.request_id(), std::move(r).value()});
+      continue;
+    }
+    auto range_end = RangeEnd();
+    if (!range_end.ok()) return range_end.status();
+    auto r = ApplyCommand(e, command, *range_end, *overlay);
     if (!r.ok()) return r.status();
     results.push_back(SlotResult{e.slot(), e.request_id(), e.proposer(), std::move(r).value()});
   }
-  TESSERA_RETURN_IF_ERROR(store_->Apply(group_, entries.back().slot(), overlay.Mutations()));
+  if (entries.back().slot() > stored) {
+    TESSERA_RETURN_IF_ERROR(store_->Apply(group_, entries.back().slot(), overlay->Mutations()));
+  }
   return results;
+}
+
+Result<std::optional<std::string>> PartitionStateMachine::RangeEnd() {
+  if (!range_end_) {
+    auto stored = store_->RangeEnd(group_);
+    if (!stored.ok()) return stored.status();
+    range_end_ = std::move(stored).value();
+  }
+  return *range_end_;
+}
+
+Result<pb::KvApplyResult> PartitionStateMachine::ApplySplit(const pb::KvSplit& split, Slot slot) {
+  pb::KvApplyResult result;
+  auto range_end = RangeEnd();
+  if (!range_end.ok()) return range_end.status();
+  // Refused alike on every replica: the state decides, not the host.
+  if (split.split_key().empty() || split.child_group_id() == 0 ||
+      split.child_group_id() == group_ || (*range_end && split.split_key() >= **range_end)) {
+    spdlog::warn("node.split_refused group={} slot={} child={}", group_, slot,
+                 split.child_group_id());
+    return result;
+  }
+  SplitPlan plan;
+  if (split_prepare_) {
+    auto prepared = split_prepare_(split, slot);
+    if (!prepared.ok()) return prepared.status();
+    plan = std::move(prepared).value();
+  }
+  pb::SplitMarker marker;
+  marker.set_child_group_id(split.child_group_id());
+  marker.set_split_key(split.split_key());
+  marker.set_split_slot(slot);
+  *marker.mutable_membership() = plan.membership;
+  TESSERA_RETURN_IF_ERROR(store_->ApplySplit(group_, marker, plan.descriptor_writes));
+  range_end_ = std::optional<std::string>(split.split_key());
+  spdlog::info("node.split_applied group={} slot={} child={}", group_, slot, split.child_group_id());
+  if (split_applied_) split_applied_(split, slot);
+  result.set_applied(true);
+  result.set_version(slot);
+  return result;
 }
 
 Status PartitionStateMachine::SkipTo(Slot last) { return store_->Apply(group_, last, {}); }

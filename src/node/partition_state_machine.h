@@ -6,6 +6,12 @@
 // key. A command that does not parse is applied as a no-op that reports
 // "not applied" — the same on every replica.
 //
+// Splits (docs/partition-splits.md): a KvSplit command is applied by
+// NodeStore::ApplySplit (synced, blocking) after the commands before it;
+// from then on a command with a key at or above the group's range end
+// (NodeStore::RangeEnd) is applied as not applied with wrong_partition set,
+// on every replica alike.
+//
 // Thread safety: none; owned by the group's executor. Reads (Get, Scan) may
 // run on any thread concurrently with Apply (NodeStore reads are safe), and
 // see the state as of some applied index.
@@ -28,6 +34,19 @@ namespace tessera::node {
 using storage::GroupId;
 using consensus::Slot;
 
+// What a split's apply needs from the host (split_apply.h builds it): the
+// parent's membership, the child's log base membership, and the writes of
+// the descriptors in group 0 that go into the split's first batch.
+struct SplitPlan {
+  pb::Membership membership;
+  std::vector<storage::GroupMutation> descriptor_writes;
+};
+// Called on the group's executor for each split entry before it applies;
+// an error stops the apply (as a storage error).
+using SplitPrepareFn = std::function<Result<SplitPlan>(const pb::KvSplit& split, Slot slot)>;
+// Called after a split entry applied (the child's state is durable).
+using SplitAppliedFn = std::function<void(const pb::KvSplit& split, Slot slot)>;
+
 struct SlotResult {
   Slot slot = 0;
   uint64_t request_id = 0;
@@ -42,7 +61,9 @@ class PartitionStateMachine {
   // Applies `entries` (committed, contiguous, in slot order, all above the
   // stored applied index) in one NodeStore::Apply, which also advances the
   // applied index to the last slot. Returns the result of every command
-  // entry. A storage error leaves the state as it was (all or nothing).
+  // entry. A storage error leaves the state as it was (all or nothing),
+  // except that a split entry first stores the commands before it, and a
+  // split that failed after its marker is finished by NodeStore::Open.
   Result<std::vector<SlotResult>> Apply(const std::vector<pb::Entry>& entries);
   // A log replica's apply: the state stays empty and only the applied
   // index advances to `last` (above the stored one), so the log below it
@@ -76,10 +97,25 @@ class PartitionStateMachine {
                    const storage::ValueFilter& wants_value, const RowVisitor& visit) const;
 
   GroupId group() const { return group_; }
+  // The host's split hooks; without them a split applies with an empty
+  // child membership and no descriptor writes (tests).
+  void set_split_hooks(SplitPrepareFn prepare, SplitAppliedFn applied) {
+    split_prepare_ = std::move(prepare);
+    split_applied_ = std::move(applied);
+  }
 
  private:
+  // The group's range end (cached after the first read; a split updates it).
+  Result<std::optional<std::string>> RangeEnd();
+  // Applies one split entry; its result (not applied when the split is
+  // invalid for this group's state, the same on every replica).
+  Result<pb::KvApplyResult> ApplySplit(const pb::KvSplit& split, Slot slot);
+
   storage::NodeStore* store_;
   GroupId group_;
+  std::optional<std::optional<std::string>> range_end_;  // RangeEnd's cache
+  SplitPrepareFn split_prepare_;
+  SplitAppliedFn split_applied_;
 };
 
 // Encodes a KvBatch as the command of a log entry.

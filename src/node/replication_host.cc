@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <boost/asio/post.hpp>
 #include <set>
 #include <utility>
 
@@ -157,6 +158,13 @@ Status ReplicationHost::StartGroupLocked(const pb::PartitionDescriptor& descript
     if (r.log_only() && r.node_id() == options_.self_id) group.log_only = true;
   }
   group.snapshot_counters = &snapshot_counters_;
+  const uint64_t group_id = descriptor.group_id();
+  group.split_descriptors = [this, group_id](const pb::KvSplit& split) {
+    return SplitDescriptors(group_id, split);
+  };
+  group.on_split_applied = [this](const pb::KvSplit& split) {
+    StartSplitChild(split.child_group_id());
+  };
   if (options_.customize_group) options_.customize_group(descriptor, group);
   auto host = GroupHost::Start(io_, store_.get(), sender_.get(), std::move(group));
   if (!host.ok()) return host.status();
@@ -211,6 +219,55 @@ Result<bool> ReplicationHost::DropGroup(uint64_t group_id) {
   TESSERA_RETURN_IF_ERROR(store_->RemoveGroup(group_id));
   spdlog::info("node.group_dropped group={}", group_id);
   return true;
+}
+
+Result<std::vector<storage::GroupMutation>> ReplicationHost::SplitDescriptors(
+    uint64_t parent, const pb::KvSplit& split) {
+  std::lock_guard lock(mu_);
+  const auto it = groups_.find(parent);
+  if (it == groups_.end()) {
+    return Status::Unavailable("group " + std::to_string(parent) + " is no longer hosted");
+  }
+  pb::PartitionDescriptor narrowed = it->second.descriptor;
+  if (split.split_key() <= narrowed.start_key() ||
+      (!narrowed.end_key().empty() && split.split_key() >= narrowed.end_key())) {
+    // The parent's state machine ordered it: applied all the same.
+    spdlog::warn("node.split_key_outside_descriptor group={} child={}", parent,
+                 split.child_group_id());
+  }
+  pb::PartitionDescriptor child = narrowed;
+  child.set_group_id(split.child_group_id());
+  child.set_start_key(split.split_key());
+  child.set_epoch(narrowed.epoch() + 1);
+  child.set_leader_hint(0);
+  narrowed.set_end_key(split.split_key());
+  narrowed.set_epoch(narrowed.epoch() + 1);
+  it->second.descriptor = narrowed;
+  return std::vector<storage::GroupMutation>{
+      {kDescriptorGroupId,
+       storage::Mutation::Put(DescriptorKey(parent), narrowed.SerializeAsString())},
+      {kDescriptorGroupId,
+       storage::Mutation::Put(DescriptorKey(child.group_id()), child.SerializeAsString())}};
+}
+
+void ReplicationHost::StartSplitChild(uint64_t child) {
+  boost::asio::post(io_, [this, child] {
+    std::lock_guard lock(mu_);
+    if (stopped_ || groups_.count(child)) return;
+    auto stored = store_->Get(kDescriptorGroupId, DescriptorKey(child));
+    pb::PartitionDescriptor descriptor;
+    if (!stored.ok() || !descriptor.ParseFromString(*stored)) {
+      spdlog::error("node.split_child_not_started child={} reason=\"no stored descriptor\"", child);
+      return;
+    }
+    const Status started = StartGroupLocked(descriptor);
+    if (!started.ok()) {
+      spdlog::error("node.split_child_not_started child={} reason=\"{}\"", child,
+                    started.ToString());
+      return;
+    }
+    spdlog::info("node.split_child_started child={} table={}", child, descriptor.table());
+  });
 }
 
 std::shared_ptr<GroupHost> ReplicationHost::Find(uint64_t group_id) const {

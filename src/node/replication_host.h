@@ -40,6 +40,13 @@
 //  9. Stop (idempotent) stops the sender and every group; groups' pending
 //     callbacks fail with Aborted. The destructor must run after the
 //     io_context's threads have stopped (handlers may reference the store).
+// 10. Splits (docs/partition-splits.md "Apply"): just before a group
+//     applies a split entry, its descriptor is narrowed to [start, S) (in
+//     memory at once, so reads of the moved keys are refused from then on)
+//     and the child's [S, end) is made (same replicas, both at epoch + 1);
+//     both are written in the split's synced first batch. Once the split
+//     applied, the child is started here (as at a restart: from its stored
+//     descriptor and state, at the split slot + 1).
 //
 // Thread safety: every method may be called from any thread; mu_ guards the
 // group map and the descriptor writes.
@@ -124,6 +131,12 @@ class ReplicationHost {
   Status RestoreGroups();
   // Starts a group; mu_ held.
   Status StartGroupLocked(const pb::PartitionDescriptor& descriptor);
+  // Contract 10, on the parent's strand: narrows the parent's descriptor
+  // in memory and returns the descriptor writes of the split's first batch.
+  Result<std::vector<storage::GroupMutation>> SplitDescriptors(uint64_t parent,
+                                                               const pb::KvSplit& split);
+  // Contract 10: starts the child (its descriptor is stored), off the strand.
+  void StartSplitChild(uint64_t child);
 
   boost::asio::io_context& io_;
   const ReplicationHostOptions options_;

@@ -8,7 +8,9 @@
 
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
+#include <chrono>
 #include <filesystem>
+#include <future>
 #include <thread>
 
 #include "common/metrics.h"
@@ -86,6 +88,87 @@ TEST_F(ReplicationHostTest, CreatesIdempotentlyAndRestoresAfterReopen) {
     host.DeliverBatch(batch);
     EXPECT_NE(registry_.RenderText().find("tessera_consensus_unknown_group_total 1\n"),
               std::string::npos);
+  });
+}
+
+// A write through `host` of group `group`, retried while the group elects
+// itself (NotLeader/Unavailable); the last outcome.
+Result<pb::KvApplyResult> WriteUntilLed(GroupHost& host, const pb::KvCommand& command) {
+  Result<pb::KvApplyResult> last = Status::Unavailable("not tried");
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    std::promise<Result<pb::KvApplyResult>> p;
+    host.Write(command, [&p](Result<pb::KvApplyResult> r) { p.set_value(std::move(r)); });
+    last = p.get_future().get();
+    if (last.ok()) return last;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return last;
+}
+
+pb::KvCommand PutCommand(const std::string& key) {
+  pb::KvCommand command;
+  auto* w = command.mutable_batch()->add_writes();
+  w->set_key(key);
+  w->set_value("v-" + key);
+  return command;
+}
+
+std::shared_ptr<GroupHost> WaitFor(ReplicationHost& host, uint64_t group) {
+  for (int i = 0; i < 200 && !host.Find(group); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return host.Find(group);
+}
+
+// Goal: a split entry applied by a hosted group narrows its descriptor,
+// stores and starts the child on the same replicas with the right half of
+// the keys (it then leads and takes writes), refuses moved keys in the
+// parent, and both groups come back as they were after a reopen.
+TEST_F(ReplicationHostTest, SplitStartsTheChildAndSurvivesReopen) {
+  constexpr uint64_t kParent = 7, kChild = 20;
+  auto key_allowed = [](ReplicationHost& host, uint64_t group, const std::string& key) {
+    return host.DescriptorAllows(group, [&key](const pb::PartitionDescriptor& d) {
+      return key >= d.start_key() && (d.end_key().empty() || key < d.end_key());
+    });
+  };
+  WithHost([&](ReplicationHost& host) {
+    ASSERT_TRUE(host.CreateGroup(Descriptor(kParent, {1})).ok());
+    auto parent = host.Find(kParent);
+    for (const char* key : {"a", "f", "m", "q", "z"}) {
+      ASSERT_TRUE(WriteUntilLed(*parent, PutCommand(key)).ok());
+    }
+    pb::KvCommand split;
+    split.mutable_split()->set_split_key("m");
+    split.mutable_split()->set_child_group_id(kChild);
+    auto applied = WriteUntilLed(*parent, split);
+    ASSERT_TRUE(applied.ok()) << applied.status().ToString();
+    EXPECT_TRUE(applied->applied());
+    auto child = WaitFor(host, kChild);
+    ASSERT_NE(child, nullptr);
+    EXPECT_FALSE(key_allowed(host, kParent, "q"));
+    EXPECT_TRUE(key_allowed(host, kParent, "f"));
+    EXPECT_TRUE(key_allowed(host, kChild, "q"));
+    EXPECT_FALSE(key_allowed(host, kChild, "f"));
+    auto moved = WriteUntilLed(*parent, PutCommand("r"));
+    ASSERT_TRUE(moved.ok());
+    EXPECT_TRUE(moved->wrong_partition());
+    auto written = WriteUntilLed(*child, PutCommand("r"));
+    ASSERT_TRUE(written.ok()) << written.status().ToString();
+    EXPECT_TRUE(written->applied());
+    EXPECT_GT(written->version(), applied->version());  // the child's log goes on from the split
+  });
+  WithHost([&](ReplicationHost& host) {
+    ASSERT_EQ(host.Groups().size(), 2u);
+    EXPECT_FALSE(key_allowed(host, kParent, "q"));
+    EXPECT_TRUE(key_allowed(host, kChild, "q"));
+    auto keys = [&host](uint64_t group) {
+      auto rows = host.store().Scan(group, "", "", 100);
+      std::string out;
+      for (const auto& kv : *rows) out += kv.key;
+      return out;
+    };
+    EXPECT_EQ(keys(kParent), "af");
+    EXPECT_EQ(keys(kChild), "mqrz");
   });
 }
 

@@ -103,6 +103,7 @@ Result<std::unique_ptr<NodeStore>> NodeStore::Open(const NodeStoreOptions& optio
       new NodeStore(std::move(file_system), std::move(env), db, std::move(handles), options));
   TESSERA_RETURN_IF_ERROR(store->InitFormat());
   TESSERA_RETURN_IF_ERROR(store->RecoverSnapshotStaging());
+  TESSERA_RETURN_IF_ERROR(store->RecoverSplits());
   return store;
 }
 
@@ -362,7 +363,8 @@ Status NodeStore::RemoveGroup(GroupId group) {
     rocksdb::Status s = batch.DeleteRange(cf, GroupBegin(group), GroupEnd(group));
     TESSERA_CHECK(s.ok());
   }
-  for (const std::string& key : {StagingProgressKey(group), InstallMarkerKey(group)}) {
+  for (const std::string& key : {StagingProgressKey(group), InstallMarkerKey(group),
+                                 SplitMarkerKey(group), RangeEndKey(group)}) {
     rocksdb::Status s = batch.Delete(cfs_.meta, key);
     TESSERA_CHECK(s.ok());
   }

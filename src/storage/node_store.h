@@ -85,6 +85,10 @@ struct NodeStoreOptions {
   // finished at open sleep this long right after the marker is durable, so
   // that a test can kill the process in the middle of an install.
   uint32_t fault_install_delay_ms = 0;
+  // Fault injection (tests only, off by default): ApplySplit returns
+  // Aborted after the marker batch and this many copy batches, as if the
+  // process died there; reopening the store finishes the split.
+  std::optional<size_t> fault_split_stop_after_batches;
   // The simulator's seam (docs/decisions.md D86): no writer or snapshot
   // thread. Log writes, compactions and snapshot jobs wait, not durable and
   // without callbacks, until the owner calls RunWorkers; calls that block
@@ -97,6 +101,15 @@ struct NodeStoreOptions {
 struct SnapshotRecoveryStats {
   uint64_t installs_resumed = 0;   // install markers found and finished
   uint64_t stagings_dropped = 0;   // stagings without a marker, deleted
+  uint64_t splits_resumed = 0;     // split markers found and finished
+};
+
+// A write to another group's user keys carried by a split's first batch
+// (the partition descriptors of group 0), leaving that group's applied
+// index as it is.
+struct GroupMutation {
+  GroupId group = 0;
+  Mutation mutation;
 };
 
 class NodeStore {
@@ -168,6 +181,27 @@ class NodeStore {
   // Deletes every record of the group (log, hard state, state, any
   // snapshot staging or install marker), durably.
   Status RemoveGroup(GroupId group);
+
+  // --- splits (docs/partition-splits.md "Apply") -------------------------
+  // Applies the split entry of `parent` at marker.split_slot (above the
+  // stored applied index, else InvalidArgument): one synced batch with the
+  // parent's applied index, its range end marker.split_key, the child's
+  // range end (the parent's previous one, if any), `side_writes` and the
+  // marker; the parent's user keys >= split_key copied to the child in
+  // batches of snapshot_install_batch_bytes (unsynced); one synced batch
+  // deleting them from the parent, writing the child's AppliedState
+  // {split_slot} and LogBase{split_slot + 1, marker.membership} and
+  // deleting the marker. Blocks until durable. InvalidArgument for an empty
+  // split key, child 0 or the parent itself; Conflict while another split
+  // of the parent is unfinished. Any error after the first batch leaves the
+  // marker: reopening the store finishes the split.
+  Status ApplySplit(GroupId parent, const pb::SplitMarker& marker,
+                    const std::vector<GroupMutation>& side_writes);
+  // The group's range end after its splits; nullopt when no split narrowed it.
+  Result<std::optional<std::string>> RangeEnd(GroupId group) const;
+  // True while the parent has a split marker (only after a failed
+  // ApplySplit: Open finishes every marked split).
+  Result<bool> SplitPending(GroupId parent) const;
 
   // --- streamed snapshots (snapshot_staging.h) ----------------------------
   // The group's staging progress; NotFound when nothing is staged.
@@ -247,6 +281,12 @@ class NodeStore {
   // install described by `marker` (which is durable); idempotent.
   Status FinishStagedInstall(GroupId group, const pb::SnapshotInstallMarker& marker,
                              std::optional<size_t> stop_after_batches);
+  // At open: finishes every marked split (after RecoverSnapshotStaging).
+  Status RecoverSplits();
+  // Copies the parent's keys >= marker.split_key to the child and commits
+  // the split described by `marker` (which is durable); idempotent.
+  Status FinishSplit(GroupId parent, const pb::SplitMarker& marker,
+                     std::optional<size_t> stop_after_batches);
   // Reads a protobuf record of the meta column family; NotFound when absent.
   template <typename Proto>
   Result<Proto> ReadMetaRecord(const std::string& key, std::string_view what) const;

@@ -30,7 +30,8 @@ void AppendDropStaging(GroupId group, const ColumnFamilies& cfs, rocksdb::WriteB
   CheckOk(batch->Delete(cfs.meta, StagingProgressKey(group)));
 }
 
-// Every group with a meta-column-family key under `prefix`, ascending.
+}  // namespace
+
 Result<std::vector<GroupId>> GroupsUnder(const ColumnFamilies& cfs, std::string_view prefix) {
   const std::string upper = PrefixEnd(prefix);
   const rocksdb::Slice upper_slice(upper);
@@ -42,13 +43,15 @@ Result<std::vector<GroupId>> GroupsUnder(const ColumnFamilies& cfs, std::string_
     std::optional<GroupId> group = DecodePrefixedGroupKey(prefix, it->key().ToStringView());
     if (!group) {
       return Status::Corruption("meta key " + HexForMessage(it->key().ToStringView()) +
-                                " is not a snapshot staging key");
+                                " is not a key of its prefix");
     }
     groups.push_back(*group);
   }
-  TESSERA_RETURN_IF_ERROR(FromRocks(it->status(), "listing snapshot staging"));
+  TESSERA_RETURN_IF_ERROR(FromRocks(it->status(), "listing " + std::string(prefix)));
   return groups;
 }
+
+namespace {
 
 // The last staged user key of `group`, nullopt when none.
 Result<std::optional<std::string>> LastStagedKey(const ColumnFamilies& cfs, GroupId group) {
@@ -257,5 +260,10 @@ Status NodeStore::RecoverSnapshotStaging() {
   }
   return Status::Ok();
 }
+
+template Result<pb::SplitMarker> NodeStore::ReadMetaRecord<pb::SplitMarker>(
+    const std::string&, std::string_view) const;
+template Result<pb::GroupRangeEnd> NodeStore::ReadMetaRecord<pb::GroupRangeEnd>(
+    const std::string&, std::string_view) const;
 
 }  // namespace tessera::storage

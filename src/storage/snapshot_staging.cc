@@ -49,6 +49,8 @@ std::string StagingProgressKey(GroupId group) {
 }
 
 std::string InstallMarkerKey(GroupId group) { return PrefixedGroupKey(kInstallMarkerPrefix, group); }
+std::string SplitMarkerKey(GroupId parent) { return PrefixedGroupKey(kSplitMarkerPrefix, parent); }
+std::string RangeEndKey(GroupId group) { return PrefixedGroupKey(kRangeEndPrefix, group); }
 
 std::optional<GroupId> DecodePrefixedGroupKey(std::string_view prefix, std::string_view key) {
   if (key.size() != prefix.size() + kGroupIdBytes || key.substr(0, prefix.size()) != prefix) {

@@ -29,7 +29,9 @@
 #include <string_view>
 #include <vector>
 
+#include "common/result.h"
 #include "storage/applied_state.h"
+#include "storage/column_families.h"
 #include "storage/key_codec.h"
 #include "tessera/consensus.pb.h"
 
@@ -54,6 +56,16 @@ std::string StagingProgressKey(GroupId group);
 std::string InstallMarkerKey(GroupId group);
 // The group id of a key starting with `prefix`; nullopt when malformed.
 std::optional<GroupId> DecodePrefixedGroupKey(std::string_view prefix, std::string_view key);
+// Every group with a meta-column-family key under `prefix`, ascending;
+// Corruption for a key under it that does not decode.
+Result<std::vector<GroupId>> GroupsUnder(const ColumnFamilies& cfs, std::string_view prefix);
+
+// Partition splits (docs/partition-splits.md "Apply"): the split marker and
+// the narrowed range end of a group, meta column family.
+inline constexpr std::string_view kSplitMarkerPrefix = "split/";
+inline constexpr std::string_view kRangeEndPrefix = "range_end/";
+std::string SplitMarkerKey(GroupId parent);
+std::string RangeEndKey(GroupId group);
 
 // Adds one pair to the running totals of `manifest` (pair_count,
 // total_bytes, checksum as documented in consensus.proto).

@@ -1,0 +1,186 @@
+// Goal: a split entry applied by the partition state machine leaves the
+// parent with exactly its left half and the child with exactly the parent's
+// right half (values and versions), commands ordered after it with keys at
+// or above the split key are not applied (wrong_partition) on every replica
+// alike, even after a restart, and an invalid split changes nothing.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+
+#include "node/partition_state_machine.h"
+
+namespace tessera::node {
+namespace {
+
+constexpr GroupId kParent = 3;
+constexpr GroupId kChild = 8;
+
+class TempStore {
+ public:
+  TempStore() {
+    char pattern[] = "/tmp/tessera-split-XXXXXX";
+    dir_ = ::mkdtemp(pattern);
+    Open();
+  }
+  ~TempStore() {
+    store_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+  void Reopen() {
+    store_.reset();
+    Open();
+  }
+  storage::NodeStore* get() { return store_.get(); }
+
+ private:
+  void Open() {
+    storage::NodeStoreOptions options;
+    options.path = dir_;
+    store_ = std::move(storage::NodeStore::Open(options)).value();
+  }
+  std::string dir_;
+  std::unique_ptr<storage::NodeStore> store_;
+};
+
+pb::Entry Entry(Slot slot, const pb::KvCommand& command) {
+  pb::Entry e;
+  e.set_slot(slot);
+  e.set_type(pb::ENTRY_COMMAND);
+  e.set_command(command.SerializeAsString());
+  e.set_request_id(slot * 10);
+  return e;
+}
+
+pb::Entry Put(Slot slot, const std::string& key, const std::string& value) {
+  pb::KvCommand command;
+  auto* w = command.mutable_batch()->add_writes();
+  w->set_key(key);
+  w->set_value(value);
+  return Entry(slot, command);
+}
+
+pb::Entry Split(Slot slot, const std::string& key, GroupId child = kChild) {
+  pb::KvCommand command;
+  command.mutable_split()->set_split_key(key);
+  command.mutable_split()->set_child_group_id(child);
+  return Entry(slot, command);
+}
+
+pb::Entry Noop(Slot slot) {
+  pb::Entry e;
+  e.set_slot(slot);
+  e.set_type(pb::ENTRY_NOOP);
+  return e;
+}
+
+std::vector<pb::KvItem> Rows(const PartitionStateMachine& sm, const std::string& start = "",
+                             const std::string& end = "") {
+  auto scan = sm.Scan(start, end, 1000);
+  EXPECT_TRUE(scan.ok());
+  return {scan->items().begin(), scan->items().end()};
+}
+
+bool SameRows(const std::vector<pb::KvItem>& a, const std::vector<pb::KvItem>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].key() != b[i].key() || a[i].value() != b[i].value() ||
+        a[i].version() != b[i].version()) {
+      return false;
+    }
+  }
+  return true;
+}
+
+TEST(PartitionSplitApply, ParentKeepsTheLeftHalfChildGetsTheRight) {
+  TempStore store;
+  PartitionStateMachine sm(store.get(), kParent);
+  ASSERT_TRUE(sm.Apply({Put(1, "a", "1"), Put(2, "m", "2"), Put(3, "z", "3")}).ok());
+  const auto right_half = [&] {
+    auto rows = Rows(sm, "m");
+    rows.push_back(pb::KvItem());  // "mm", written just before the split
+    rows.back().set_key("mm");
+    rows.back().set_value("4");
+    rows.back().set_version(4);
+    std::sort(rows.begin(), rows.end(),
+              [](const pb::KvItem& x, const pb::KvItem& y) { return x.key() < y.key(); });
+    return rows;
+  }();
+  int prepared = 0, applied = 0;
+  sm.set_split_hooks(
+      [&](const pb::KvSplit& split, Slot slot) -> Result<SplitPlan> {
+        ++prepared;
+        EXPECT_EQ(split.split_key(), "m");
+        EXPECT_EQ(slot, 6u);
+        SplitPlan plan;
+        plan.membership.add_voters(1);
+        plan.membership.add_voters(2);
+        plan.descriptor_writes.push_back({0, storage::Mutation::Put("group/x", "d")});
+        return plan;
+      },
+      [&](const pb::KvSplit&, Slot) { ++applied; });
+  // One apply: a command before the split (moved with the right half), a
+  // no-op, the split, then a command on each side of the split key.
+  auto r = sm.Apply({Put(4, "mm", "4"), Noop(5), Split(6, "m"), Put(7, "n", "x"),
+                     Put(8, "b", "5")});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->size(), 4u);
+  EXPECT_TRUE((*r)[1].result.applied());
+  EXPECT_FALSE((*r)[2].result.applied());
+  EXPECT_TRUE((*r)[2].result.wrong_partition());
+  EXPECT_TRUE((*r)[3].result.applied());
+  EXPECT_EQ(prepared, 1);
+  EXPECT_EQ(applied, 1);
+
+  PartitionStateMachine child(store.get(), kChild);
+  EXPECT_TRUE(SameRows(Rows(child), right_half));
+  ASSERT_EQ(Rows(sm).size(), 2u);  // a, b
+  EXPECT_EQ(Rows(sm)[1].key(), "b");
+  EXPECT_EQ(*store.get()->AppliedIndex(kParent), 8u);
+  EXPECT_EQ(*store.get()->AppliedIndex(kChild), 6u);
+  auto recovered = store.get()->RecoverGroup(kChild);
+  ASSERT_TRUE(recovered.ok());
+  EXPECT_EQ(recovered->log_base.log_start(), 7u);
+  EXPECT_EQ(recovered->log_base.base_membership().voters_size(), 2);
+  EXPECT_EQ(*store.get()->Get(0, "group/x"), "d");
+
+  // After a restart the narrowed range still decides: a condition on a
+  // moved key is refused too.
+  store.Reopen();
+  PartitionStateMachine again(store.get(), kParent);
+  pb::KvCommand conditional;
+  conditional.mutable_batch()->add_conditions()->set_key("q");
+  conditional.mutable_batch()->mutable_conditions(0)->set_absent(true);
+  auto w = conditional.mutable_batch()->add_writes();
+  w->set_key("c");
+  w->set_value("v");
+  auto later = again.Apply({Entry(9, conditional), Put(10, "c", "y")});
+  ASSERT_TRUE(later.ok());
+  EXPECT_TRUE((*later)[0].result.wrong_partition());
+  EXPECT_TRUE((*later)[1].result.applied());
+}
+
+// Goal: a split at or above the range end, or naming the parent or group 0
+// as the child, is not applied and changes nothing but the applied index.
+TEST(PartitionSplitApply, InvalidSplitChangesNothing) {
+  TempStore store;
+  PartitionStateMachine sm(store.get(), kParent);
+  ASSERT_TRUE(sm.Apply({Put(1, "a", "1"), Put(2, "m", "2"), Split(3, "k")}).ok());
+  const auto before = Rows(sm);
+  auto r = sm.Apply({Split(4, "p", 11), Split(5, "b", kParent), Split(6, "b", 0), Split(7, "")});
+  ASSERT_TRUE(r.ok());
+  for (const SlotResult& s : *r) {
+    EXPECT_FALSE(s.result.applied()) << s.slot;
+    EXPECT_FALSE(s.result.wrong_partition()) << s.slot;
+  }
+  EXPECT_TRUE(SameRows(Rows(sm), before));
+  EXPECT_EQ(*store.get()->AppliedIndex(kParent), 7u);
+  EXPECT_EQ(*store.get()->AppliedIndex(11), 0u);
+  // A second, valid split of the left half: the grandchild's range ends at "k".
+  ASSERT_TRUE(sm.Apply({Split(8, "b", 12)}).ok());
+  EXPECT_EQ(**store.get()->RangeEnd(12), "k");
+  EXPECT_EQ(*store.get()->AppliedIndex(kParent), 8u);
+}
+
+}  // namespace
+}  // namespace tessera::node

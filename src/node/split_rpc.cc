@@ -1,0 +1,84 @@
+#include "node/split_rpc.h"
+
+#include <spdlog/spdlog.h>
+
+#include "node/rpc_handler_util.h"
+#include "node/split_key.h"
+#include "tessera/cluster_rpc.pb.h"
+
+namespace tessera::node {
+namespace {
+
+// The S3 table's name (meta/registry_keys.h, kS3TableName). Its splits
+// wait for the blob-GC rule for moved objects (docs/partition-splits.md,
+// "_s3"), so they are refused here.
+constexpr std::string_view kS3Table = "_s3";
+
+// InvalidArgument unless the group's descriptor allows splitting at the key.
+Status CheckSplitAllowed(const ReplicationHost& replication, const pb::SplitGroupRequest& split) {
+  Status verdict = Status::Ok();
+  (void)replication.DescriptorAllows(split.group_id(), [&](const pb::PartitionDescriptor& d) {
+    if (d.table() == kS3Table) {
+      verdict = Status::InvalidArgument(
+          "splits of the _s3 table are not supported yet (the blob GC does not yet check "
+          "moved objects against their new group)");
+    } else if (!SplitKeyAllowed(split.split_key(), SplitKeyRules{d.start_key(), d.end_key(), false})) {
+      verdict = Status::InvalidArgument("split key is not strictly inside group " +
+                                        std::to_string(split.group_id()) + "'s range");
+    }
+    return true;
+  });
+  return verdict;
+}
+
+// The split already ordered: the group's range ends at the split key.
+Result<bool> AlreadySplit(ReplicationHost& replication, const pb::SplitGroupRequest& split) {
+  auto end = replication.store().RangeEnd(split.group_id());
+  if (!end.ok()) return end.status();
+  return end->has_value() && **end == split.split_key();
+}
+
+}  // namespace
+
+void ServeSplitGroup(ReplicationHost& replication, JobThread& admin_jobs,
+                     const pb::Envelope& request, rpc::Responder responder) {
+  pb::SplitGroupRequest split;
+  if (!ParsePayload(request, responder, &split)) return;
+  if (split.split_key().empty()) return responder.Fail(Status::InvalidArgument("empty split key"));
+  if (split.child_group_id() == 0 || split.child_group_id() == split.group_id()) {
+    return responder.Fail(Status::InvalidArgument("the child group id must be new and non-zero"));
+  }
+  std::shared_ptr<GroupHost> host = FindGroupOrFail(replication, split.group_id(), responder);
+  if (!host) return;
+  const Status submitted = admin_jobs.Submit([&replication, host, split, responder] {
+    const Status admitted = replication.AdmitAutoadminEpoch(split.autoadmin_epoch());
+    if (!admitted.ok()) return responder.Fail(admitted);
+    auto already = AlreadySplit(replication, split);
+    if (!already.ok()) return responder.Fail(already.status());
+    if (*already) {
+      pb::SplitGroupResponse response;
+      response.set_already_split(true);
+      return responder.Reply(response.SerializeAsString());
+    }
+    const Status allowed = CheckSplitAllowed(replication, split);
+    if (!allowed.ok()) return responder.Fail(allowed);
+    pb::KvCommand command;
+    command.mutable_split()->set_split_key(split.split_key());
+    command.mutable_split()->set_child_group_id(split.child_group_id());
+    host->Write(std::move(command), [split, responder](Result<pb::KvApplyResult> r) {
+      if (!r.ok()) return responder.Fail(r.status());
+      if (!r->applied()) {
+        return responder.Fail(Status::Conflict(
+            "group " + std::to_string(split.group_id()) + " refused the split at the key given"));
+      }
+      spdlog::info("node.split_ordered group={} child={} slot={} epoch={}", split.group_id(),
+                   split.child_group_id(), r->version(), split.autoadmin_epoch());
+      pb::SplitGroupResponse response;
+      response.set_split_slot(r->version());
+      responder.Reply(response.SerializeAsString());
+    });
+  });
+  if (!submitted.ok()) responder.Fail(submitted);
+}
+
+}  // namespace tessera::node

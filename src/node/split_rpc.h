@@ -1,0 +1,23 @@
+// The node's split RPC, asked for by the split's driver (docs/partition-
+// splits.md step 4):
+//   admin.split_group  SplitGroupRequest -> SplitGroupResponse
+//                      proposes the split entry (KvCommand.split) on a
+//                      group this node leads (GroupHost::Write), answered
+//                      once it applied here (the child is then started on
+//                      this node, ReplicationHost contract 10)
+// It first admits the request's autoadmin epoch (the fencing token,
+// ReplicationHost::AdmitAutoadminEpoch) on the admin job thread, as the
+// membership RPCs do (membership_rpcs.h); a stale epoch changes nothing.
+#pragma once
+
+#include "common/job_thread.h"
+#include "node/replication_host.h"
+#include "rpc/server.h"
+#include "tessera/rpc.pb.h"
+
+namespace tessera::node {
+
+void ServeSplitGroup(ReplicationHost& replication, JobThread& admin_jobs,
+                     const pb::Envelope& request, rpc::Responder responder);
+
+}  // namespace tessera::node
