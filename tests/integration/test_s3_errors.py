@@ -323,7 +323,7 @@ class ErrorCodesTest(ErrorTestCase):
         doc = self.assert_error(a.request("DELETE", f"/{BUCKET}"), 409, "BucketNotEmpty")
         self.assertEqual(doc.get("BucketName"), BUCKET)
 
-    def test_put_acl_accepts_only_the_private_acl(self):
+    def test_put_acl_stores_bucket_acls_and_only_the_private_object_acl(self):
         a, b = self.admin, BUCKET
         owner_only = (
             '<AccessControlPolicy><Owner><ID>{o}</ID></Owner><AccessControlList><Grant>'
