@@ -227,7 +227,20 @@ inline constexpr size_t kS3ObjectTagsMax = 10;
 inline constexpr size_t kS3BucketTagsMax = 50;
 inline constexpr size_t kS3TagKeyCharsMax = 128;
 inline constexpr size_t kS3TagValueCharsMax = 256;
+// Rules of one bucket's CORS configuration (S3's bound).
+inline constexpr size_t kS3CorsRulesMax = 100;
+// Grants of one ACL (S3's bound).
+inline constexpr size_t kS3AclGrantsMax = 100;
+// A bucket's configuration record (BucketConfig: CORS rules, later ACL,
+// policy, ownership, public access block), serialized. S3 bounds a CORS
+// configuration at 64 KiB and a policy at 20 KiB; the record is one value
+// in one partition, replicated by Paxos like any object head.
+inline constexpr size_t kS3BucketConfigBytesMax = 256 << 10;
+// Buckets whose configuration one router caches (bucket_config_cache.h).
+inline constexpr size_t kS3BucketConfigCacheEntriesMax = 10'000;
 
+static_assert(kS3BucketConfigBytesMax <= kStateValueBytesMax / 2,
+              "a bucket configuration record must fit one state value");
 static_assert(kS3ObjectKeyBytesMax <= kStateKeyBytesMax / 2,
               "an S3 key plus its record prefix must fit a state key");
 

@@ -171,6 +171,10 @@ inline constexpr Knob<uint32_t> kRouterS3RegistryNegativeTtlMs{
     "router.s3_registry_negative_ttl_ms", P::kRouter, U::kMs, 1'000, 0, 60'000,
     "", "", "RegistryClientOptions.negative_ttl_ms",
     "a leader-confirmed absent bucket or access key is remembered this long; 0: not"};
+inline constexpr Knob<uint32_t> kRouterS3BucketConfigTtlMs{
+    "router.s3_bucket_config_ttl_ms", P::kRouter, U::kMs, 1'000, 0, 60'000,
+    "", "", "S3FrontOptions.bucket_config_ttl_ms",
+    "a bucket's configuration (CORS) is cached this long: other routers' changes lag by it"};
 
 // --- autoadmin (AutoadminSettings; `tessera autoadmin`) ---------------------
 inline constexpr Knob<uint32_t> kAutoadminDeadAfterMs{
@@ -292,6 +296,7 @@ inline constexpr std::array kAllKnobs = {
     Describe(kRouterS3BlobBytes),
     Describe(kRouterHttpBodyPieceBytes),
     Describe(kRouterS3RegistryNegativeTtlMs),
+    Describe(kRouterS3BucketConfigTtlMs),
     Describe(kAutoadminDeadAfterMs),
     Describe(kAutoadminPollIntervalMs),
     Describe(kAutoadminLeaseMs),

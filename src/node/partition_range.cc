@@ -5,8 +5,9 @@
 namespace tessera::node {
 namespace {
 
-// The object an S3 op is about: its prefix `B K`; nullopt for ops on no
-// object (GcDoneOp edits the partition's internal records).
+// The record an S3 op is about: its object's prefix `B K`, or the bucket's
+// configuration record; nullopt for ops on neither (GcDoneOp edits the
+// partition's internal records).
 template <typename Op>
 std::string PrefixOf(const Op& op) {
   return s3::model::ObjectPrefix(op.bucket_id(), op.key());
@@ -21,6 +22,8 @@ std::optional<std::string> ObjectPrefixOf(const pb::S3Op& op) {
     case pb::S3Op::kCompleteUpload: return PrefixOf(op.complete_upload());
     case pb::S3Op::kAbortUpload: return PrefixOf(op.abort_upload());
     case pb::S3Op::kSetTags: return PrefixOf(op.set_tags());
+    case pb::S3Op::kSetBucketConfig:
+      return s3::model::BucketConfigKey(op.set_bucket_config().bucket_id());
     case pb::S3Op::kGcDone:
     case pb::S3Op::OP_NOT_SET: return std::nullopt;
   }

@@ -223,7 +223,7 @@ Result<std::vector<SlotResult>> PartitionStateMachine::Apply(const std::vector<p
     if (e.type() != pb::ENTRY_COMMAND) continue;
     pb::KvCommand command;
     if (!command.ParseFromString(e.command())) {  // not applied, everywhere
-      results.push_back(SlotResult{e.slot(), e.request_id(), pb::KvApplyResult()});
+      results.push_back(SlotResult{e.slot(), e.request_id(), e.proposer(), pb::KvApplyResult()});
       continue;
     }
     if (command.has_split()) {
@@ -236,7 +236,7 @@ Result<std::vector<SlotResult>> PartitionStateMachine::Apply(const std::vector<p
       auto r = ApplySplit(command.split(), e.slot());
       if (!r.ok()) return r.status();
       if (r->applied()) stored = e.slot();
-      results.push_back(SlotResult{e.slot(), e.request_id(), std::move(r).value()});
+      results.push_back(SlotResult{e.slot(), e.request_id(), e.proposer(), std::move(r).value()});
       continue;
     }
     auto range_end = RangeEnd();

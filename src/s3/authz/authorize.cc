@@ -9,7 +9,7 @@ namespace tessera::s3::authz {
 namespace {
 
 // Indexed by Action (checked by the unit test: every entry, in order).
-constexpr std::array<std::pair<Action, std::string_view>, 37> kActionNames{{
+constexpr std::array<std::pair<Action, std::string_view>, 38> kActionNames{{
     {Action::kListAllMyBuckets, "s3:ListAllMyBuckets"},
     {Action::kCreateBucket, "s3:CreateBucket"},
     {Action::kDeleteBucket, "s3:DeleteBucket"},
@@ -23,6 +23,7 @@ constexpr std::array<std::pair<Action, std::string_view>, 37> kActionNames{{
     {Action::kPutBucketVersioning, "s3:PutBucketVersioning"},
     {Action::kGetBucketPolicy, "s3:GetBucketPolicy"},
     {Action::kGetBucketCors, "s3:GetBucketCORS"},
+    {Action::kPutBucketCors, "s3:PutBucketCORS"},
     {Action::kGetBucketTagging, "s3:GetBucketTagging"},
     {Action::kGetLifecycleConfiguration, "s3:GetLifecycleConfiguration"},
     {Action::kGetBucketLogging, "s3:GetBucketLogging"},
@@ -56,7 +57,7 @@ constexpr ActionRule Bucket(std::optional<P> p = std::nullopt) { return ActionRu
 constexpr ActionRule Object(std::optional<P> p = std::nullopt) { return ActionRule{Scope::kObject, p}; }
 
 // Indexed by Action, like kActionNames.
-constexpr std::array<ActionRule, 37> kRules{{
+constexpr std::array<ActionRule, 38> kRules{{
     Service(),                // kListAllMyBuckets
     Service(),                // kCreateBucket
     Bucket(),                 // kDeleteBucket
@@ -70,6 +71,7 @@ constexpr std::array<ActionRule, 37> kRules{{
     Bucket(),                 // kPutBucketVersioning
     Bucket(),                 // kGetBucketPolicy
     Bucket(),                 // kGetBucketCors
+    Bucket(),                 // kPutBucketCors
     Bucket(),                 // kGetBucketTagging
     Bucket(),                 // kGetLifecycleConfiguration
     Bucket(),                 // kGetBucketLogging

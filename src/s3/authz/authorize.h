@@ -58,6 +58,7 @@ enum class Action : uint8_t {
   kPutBucketVersioning,
   kGetBucketPolicy,
   kGetBucketCors,
+  kPutBucketCors,  // PutBucketCors and DeleteBucketCors (s3:PutBucketCORS)
   kGetBucketTagging,
   kGetLifecycleConfiguration,
   kGetBucketLogging,

@@ -238,6 +238,7 @@ TEST(Authorize, ActionNames) {
   EXPECT_EQ(ActionName(Action::kListAllMyBuckets), "s3:ListAllMyBuckets");
   EXPECT_EQ(ActionName(Action::kGetObject), "s3:GetObject");
   EXPECT_EQ(ActionName(Action::kGetBucketCors), "s3:GetBucketCORS");
+  EXPECT_EQ(ActionName(Action::kPutBucketCors), "s3:PutBucketCORS");
   EXPECT_EQ(ActionName(Action::kAbortMultipartUpload), "s3:AbortMultipartUpload");
   EXPECT_EQ(ActionName(Action::kPutObjectVersionAcl), "s3:PutObjectVersionAcl");
   EXPECT_EQ(BucketSubresourceAction("acl"), Action::kGetBucketAcl);

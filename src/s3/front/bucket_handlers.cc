@@ -1,6 +1,8 @@
 // Service- and bucket-level operations: ListBuckets, CreateBucket,
 // DeleteBucket, HeadBucket and the bucket sub-resources clients probe
 // (s3cmd info, rclone): location, acl, versioning, policy, cors, ...
+#include <spdlog/spdlog.h>
+
 #include "common/limits.h"
 #include "s3/front/s3_call.h"
 #include "s3/front/s3_front.h"
@@ -90,6 +92,26 @@ void ListBuckets(CallPtr call) {
       });
 }
 
+namespace {
+
+// The ACL CreateBucket asked for, into the new bucket's configuration
+// record. Should the op fail, the bucket exists with the private ACL (the
+// safe default) and the client learns the error.
+void StoreCreatedBucketAcl(CallPtr call, uint64_t bucket_id,
+                           const std::vector<authz::Grant>& grants) {
+  pb::SetBucketConfigOp op;
+  op.set_bucket_id(bucket_id);
+  op.set_set_acl(true);
+  *op.mutable_acl() = StoredAclOf(grants);
+  call->front.SetBucketConfig(std::move(op), [call](Result<pb::S3OpResult> result) {
+    if (!result.ok()) return call->Fail(result.status());
+    if (result->outcome() != pb::S3_OK) return call->Fail(OpOutcomeError(*call, *result));
+    call->Respond(200, {{"Location", "/" + call->bucket}}, "");
+  });
+}
+
+}  // namespace
+
 void CreateBucket(CallPtr call) {
   if (auto valid = ValidateBucketName(call->bucket); !valid.ok()) return call->Fail(valid.error());
   if (!Authorized(*call, authz::Action::kCreateBucket, call->bucket, "", "")) return;
@@ -103,11 +125,19 @@ void CreateBucket(CallPtr call) {
     if (!RegionMatches(config->location_constraint, region)) {
       return call->Fail(LocationConstraintError(config->location_constraint));
     }
+    // x-amz-acl / x-amz-grant-*: checked before the bucket exists, stored
+    // in its configuration record once it does (the private ACL is the
+    // default and needs no record).
+    const std::string owner_id = CanonicalUserId(call->user);
+    auto acl = RequestedAcl(*call, "", owner_id);
+    if (!acl.ok()) return call->Fail(acl.error());
+    if (*acl && **acl == *authz::CannedAcl("private", owner_id, owner_id)) acl->reset();
     pb::CreateBucketRequest request;
     request.set_name(call->bucket);
     request.set_owner(call->user);
     request.set_region(region);
-    call->front.registry().CreateBucket(request, [call](Result<router::CreatedBucket> created) {
+    call->front.registry().CreateBucket(request, [call, acl = std::move(acl).value()](
+                                                     Result<router::CreatedBucket> created) {
       if (!created.ok()) {
         if (created.status().code() == StatusCode::kConflict) {
           return call->Fail(S3Error(S3ErrorCode::kBucketAlreadyExists));
@@ -118,10 +148,32 @@ void CreateBucket(CallPtr call) {
         return call->Fail(S3Error(S3ErrorCode::kBucketAlreadyOwnedByYou));
       }
       if (created->too_many_buckets) return call->Fail(S3Error(S3ErrorCode::kTooManyBuckets));
-      call->Respond(200, {{"Location", "/" + call->bucket}}, "");
+      if (!acl) return call->Respond(200, {{"Location", "/" + call->bucket}}, "");
+      StoreCreatedBucketAcl(call, created->bucket.bucket_id(), *acl);
     });
   });
 }
+
+namespace {
+
+// After the registry dropped the bucket: its configuration record goes
+// too (one op in the partition holding it). Bucket ids are never reused,
+// so a record this fails to remove (the router died, the op timed out) is
+// never read again; it is only bytes.
+void RemoveBucketConfig(CallPtr call) {
+  pb::SetBucketConfigOp op;
+  op.set_bucket_id(call->bucket_info.bucket_id());
+  op.set_delete_record(true);
+  call->front.SetBucketConfig(std::move(op), [call](Result<pb::S3OpResult> removed) {
+    if (!removed.ok()) {
+      spdlog::warn("s3.bucket_config_left bucket_id={} status={}",
+                   call->bucket_info.bucket_id(), removed.status().ToString());
+    }
+    call->Respond(204, {}, "");
+  });
+}
+
+}  // namespace
 
 void DeleteBucket(CallPtr call) {
   WithAuthorizedBucket(call, authz::Action::kDeleteBucket, [call] {
@@ -152,7 +204,7 @@ void DeleteBucket(CallPtr call) {
               }
               return call->Fail(deleted.status());
             }
-            call->Respond(204, {}, "");
+            RemoveBucketConfig(call);
           });
     });
   });
@@ -184,8 +236,11 @@ void GetBucketSubresource(CallPtr call) {
       return call->RespondXml(200, LocationConstraintXml(region == "us-east-1" ? "" : region));
     }
     if (call->HasParam("acl")) {
-      return call->RespondXml(200,
-                              AccessControlPolicyXml(OwnerOfUser(*call, call->bucket_info.owner())));
+      const Owner owner = OwnerOfUser(*call, call->bucket_info.owner());
+      if (call->bucket_config && call->bucket_config->has_acl()) {
+        return call->RespondXml(200, StoredAclXml(owner, call->bucket_config->acl()));
+      }
+      return call->RespondXml(200, AccessControlPolicyXml(owner));
     }
     if (call->HasParam("versioning")) {
       return call->RespondXml(200, VersioningConfigurationXml(VersioningOf(call->bucket_info)));

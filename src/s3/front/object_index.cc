@@ -27,6 +27,8 @@ std::string RoutingKeyOf(const pb::S3Op& op) {
       return model::HeadKey(op.abort_upload().bucket_id(), op.abort_upload().key());
     case pb::S3Op::kSetTags:
       return model::HeadKey(op.set_tags().bucket_id(), op.set_tags().key());
+    case pb::S3Op::kSetBucketConfig:
+      return model::BucketConfigKey(op.set_bucket_config().bucket_id());
     case pb::S3Op::kGcDone:  // partition-internal: nodes apply it, never the router
     case pb::S3Op::OP_NOT_SET: break;
   }
@@ -51,6 +53,18 @@ void ObjectIndex::ReadHead(uint64_t bucket_id, const std::string& key,
               return done(Status::Corruption("unparseable object head"));
             }
             done(std::optional<pb::ObjectHead>(std::move(head)));
+          });
+}
+
+void ObjectIndex::ReadBucketConfig(uint64_t bucket_id, Callback<pb::BucketConfig> done) {
+  kv_.Get(kS3Table, model::BucketConfigKey(bucket_id), pb::CONSISTENCY_STRONG,
+          [done = std::move(done)](Result<pb::KvGetResponse> r) {
+            if (!r.ok()) return done(r.status());
+            pb::BucketConfig config;
+            if (r->found() && !config.ParseFromString(r->value())) {
+              return done(Status::Corruption("unparseable bucket config record"));
+            }
+            done(std::move(config));
           });
 }
 

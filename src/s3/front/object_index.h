@@ -82,6 +82,9 @@ class ObjectIndex {
   void ListUploadParts(uint64_t bucket_id, const std::string& key, const std::string& upload_id,
                        uint32_t after, uint32_t limit, Callback<std::vector<pb::PartRecord>> done);
   void Usage(uint64_t bucket_id, Callback<pb::BucketUsage> done);
+  // The bucket's configuration record (strong read); an empty BucketConfig
+  // when it has none.
+  void ReadBucketConfig(uint64_t bucket_id, Callback<pb::BucketConfig> done);
 
   // s3.list reads sent so far (one per partition visited): tests count them.
   uint64_t list_partition_reads() const { return list_partition_reads_.load(); }

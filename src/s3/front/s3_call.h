@@ -87,6 +87,12 @@ struct S3Call : std::enable_shared_from_this<S3Call> {
   std::string user_display_name;
   // The bucket's descriptor, for handlers that needed it.
   pb::BucketDescriptor bucket_info;
+  // The bucket's configuration record, when the access decision read it
+  // (NeedsBucketAcl); null otherwise.
+  std::shared_ptr<const pb::BucketConfig> bucket_config;
+  // The Access-Control-* headers of the CORS rule that admits this request
+  // (WithCorsHeaders); every response carries them (StandardHeaders).
+  http::Headers cors_headers;
 
  private:
   bool answered_ = false;
@@ -176,12 +182,44 @@ void ListMultipartUploads(CallPtr call);  // GET ?uploads
 void CopyObject(CallPtr call);
 void UploadPartCopy(CallPtr call, PartTarget part);
 void DeleteObjects(CallPtr call);  // POST ?delete (batch_delete.cc)
-// PUT ?acl on a bucket or an object (acl.cc). The only access rule is that
-// the owner has full control and nobody else any (authz::Authorize), so the ACL that says
-// exactly that (x-amz-acl: private, or a body granting FULL_CONTROL to the
-// owner alone) answers 200 and changes nothing; any other ACL answers
-// NotImplemented instead of being ignored.
+// PUT ?acl on a bucket or an object (acl.cc). A bucket's ACL (x-amz-acl,
+// x-amz-grant-* by id or group, or an AccessControlPolicy body) replaces
+// the one in its configuration record (one SetBucketConfigOp); grants by
+// email answer NotImplemented. Objects have no stored ACL yet: the private
+// ACL answers 200 and changes nothing, any other NotImplemented.
 void PutAcl(CallPtr call);
+// The ACL a request asks for by x-amz-acl, x-amz-grant-* or an
+// AccessControlPolicy `body` (one of them: InvalidRequest otherwise), for
+// a resource owned by `owner_id`; nullopt when it asks for none. Bad canned
+// names, ids, group URIs: InvalidArgument; more than kS3AclGrantsMax
+// grants: MalformedACLError; email grants: NotImplemented.
+S3Result<std::optional<std::vector<authz::Grant>>> RequestedAcl(const S3Call& call,
+                                                                std::string_view body,
+                                                                const std::string& owner_id);
+// Stored ACLs (BucketConfig.acl) to and from authz grants; GrantsOf is
+// nullopt (the private ACL) when the record holds none.
+pb::StoredAcl StoredAclOf(const std::vector<authz::Grant>& grants);
+std::optional<std::vector<authz::Grant>> GrantsOf(const pb::BucketConfig& config);
+// GetBucketAcl's document for a stored ACL.
+std::string StoredAclXml(const Owner& owner, const pb::StoredAcl& acl);
+
+// CORS (cors.cc; rules checked and matched by s3/protocol/cors_rules.h).
+// PUT ?cors replaces the bucket's rules (owner only), GET ?cors answers
+// them (NoSuchCORSConfiguration when there are none), DELETE ?cors removes
+// them (204).
+void PutBucketCors(CallPtr call);
+void GetBucketCors(CallPtr call);
+void DeleteBucketCors(CallPtr call);
+// OPTIONS: a preflight, answered without authentication from the bucket's
+// rules: 200 with the admitting rule's Access-Control-* headers; 400
+// BadRequest without Origin or Access-Control-Request-Method; 403
+// AccessForbidden when the bucket has no rules or none admits the request;
+// NoSuchBucket.
+void AnswerPreflight(CallPtr call);
+// For a request with an Origin header on a bucket: looks up the bucket's
+// rules (S3Front::BucketConfigOf) and, when one admits the origin and method,
+// fills call->cors_headers; then runs `next` whatever it found.
+void WithCorsHeaders(CallPtr call, std::function<void()> next);
 
 // A versionId S3 could have handed out: "null" or a Tessera version id.
 bool IsVersionIdSyntax(std::string_view version_id);
@@ -212,7 +250,12 @@ inline authz::Action ByVersion(const S3Call& call, authz::Action latest, authz::
 // AccessDenied.
 bool Authorized(S3Call& call, authz::Action action, const std::string& bucket,
                 const std::string& key, const std::string& bucket_owner,
-                std::string_view expected_owner_header = {});
+                std::string_view expected_owner_header = {},
+                std::optional<std::vector<authz::Grant>> bucket_acl = std::nullopt);
+// True when `action`'s decision depends on the bucket's stored ACL (a
+// bucket-scope action some ACL permission grants): only then is the
+// bucket's configuration read before deciding.
+bool NeedsBucketAcl(authz::Action action);
 // The Owner element of a bucket, object, version or upload owned by the
 // Tessera user `user`: its canonical id, and its DisplayName (the caller's
 // own as registered; another user's name, decision D93).

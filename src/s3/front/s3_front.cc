@@ -92,9 +92,9 @@ void UploadPartRequest(CallPtr call) {
   UploadPart(call, PartTarget{upload->value, n});
 }
 
-// What an anonymous request would do, for its authorization: anonymous
-// requests are not dispatched (nothing grants anonymous access yet), so
-// this is the action of the operation the request names, by its shape.
+// What an anonymous request would do, for its first authorization (before
+// dispatch: only a request some ACL may grant is dispatched): the action
+// of the operation the request names, by its shape.
 authz::Action AnonymousAction(const S3Call& call) {
   const std::string& method = call.head().method;
   if (call.bucket.empty()) return authz::Action::kListAllMyBuckets;
@@ -112,6 +112,8 @@ authz::Action AnonymousAction(const S3Call& call) {
 
 // An anonymous request: like S3, one for a bucket that does not exist
 // learns that (NoSuchBucket) before the access decision.
+void Dispatch(CallPtr call);
+
 void AuthorizeAnonymous(CallPtr call) {
   const authz::Action action = AnonymousAction(*call);
   if (call->bucket.empty() || action == authz::Action::kCreateBucket) {
@@ -123,11 +125,34 @@ void AuthorizeAnonymous(CallPtr call) {
       return call->Fail(S3Error(S3ErrorCode::kNoSuchBucket));
     }
     if (!bucket.ok()) return call->Fail(bucket.status());
-    if (!Authorized(*call, action, call->bucket, call->key, bucket->owner(),
-                    "x-amz-expected-bucket-owner")) {
-      return;
+    if (!NeedsBucketAcl(action)) {
+      if (!Authorized(*call, action, call->bucket, call->key, bucket->owner(),
+                      "x-amz-expected-bucket-owner")) {
+        return;
+      }
+      TESSERA_CHECK(false);  // no ACL: nothing grants anonymous access
     }
-    TESSERA_CHECK(false);  // nothing grants anonymous access yet
+    const std::string owner = bucket->owner();
+    call->front.BucketConfigOf(
+        bucket->bucket_id(), [call, action, owner](Result<BucketConfigCache::Config> config) {
+          if (!config.ok()) return call->Fail(config.status());
+          // Anonymous writes would need an owner for what they create:
+          // decided against the private ACL (denied) whatever is granted.
+          const authz::ActionRule rule = authz::RuleOf(action);
+          const bool read = rule.permission == authz::Permission::kRead ||
+                            rule.permission == authz::Permission::kReadAcp;
+          if (!Authorized(*call, action, call->bucket, call->key, owner,
+                          "x-amz-expected-bucket-owner",
+                          read ? GrantsOf(**config) : std::nullopt)) {
+            return;
+          }
+          // Granted: dispatched like any request; its handler decides its
+          // own action again (the same ACL, from the cache).
+          if (Status admitted = call->front.admission().Admit("", call->bucket); !admitted.ok()) {
+            return call->Fail(S3Error(S3ErrorCode::kSlowDown));
+          }
+          WithCorsHeaders(call, [call] { Dispatch(call); });
+        });
   });
 }
 
@@ -142,10 +167,12 @@ void Dispatch(CallPtr call) {
       if (call->query.empty()) return CreateBucket(call);
       if (call->HasParam("versioning")) return PutBucketVersioning(call);
       if (call->HasParam("acl")) return PutAcl(call);
+      if (call->HasParam("cors")) return PutBucketCors(call);
       return call->Fail(S3Error(S3ErrorCode::kNotImplemented));
     }
     if (method == "DELETE") {
       if (call->query.empty()) return DeleteBucket(call);
+      if (call->HasParam("cors")) return DeleteBucketCors(call);
       return call->Fail(S3Error(S3ErrorCode::kNotImplemented));
     }
     if (method == "HEAD") return HeadBucket(call);
@@ -155,7 +182,8 @@ void Dispatch(CallPtr call) {
       return call->Fail(S3Error(S3ErrorCode::kNotImplemented));
     }
     if (method == "GET") {
-      for (const char* sub : {"location", "acl", "policy", "cors", "versioning", "tagging",
+      if (call->HasParam("cors")) return GetBucketCors(call);
+      for (const char* sub : {"location", "acl", "policy", "versioning", "tagging",
                               "lifecycle", "encryption", "logging", "website", "replication",
                               "ownershipControls", "publicAccessBlock", "object-lock",
                               "notification", "requestPayment", "accelerate", "analytics",
@@ -219,12 +247,41 @@ S3Front::S3Front(ObjectIndex& index, router::RegistryClient& registry, blob::Blo
       blobs_(blobs),
       options_(std::move(options)),
       admission_(options_.admission, metrics),
+      bucket_configs_(limits::kS3BucketConfigCacheEntriesMax,
+                      std::chrono::milliseconds(options_.bucket_config_ttl_ms)),
       request_id_salt_(request_id_salt),
       digests_(DigestThreads(options_.digest_threads)) {
   requests_ = &metrics.GetCounter("tessera_s3_requests_total", "S3 requests received", {});
   unknown_outcome_blobs_ = &metrics.GetCounter(
       "tessera_s3_unknown_outcome_blobs_total",
       "Blobs kept for an op whose outcome is unknown (orphans for the sweeper if it did not commit)", {});
+}
+
+void S3Front::BucketConfigOf(uint64_t bucket_id,
+                             std::function<void(Result<BucketConfigCache::Config>)> done) {
+  if (auto cached = bucket_configs_.Find(bucket_id, BucketConfigCache::Clock::now())) {
+    return done(std::move(*cached));
+  }
+  const uint64_t token = bucket_configs_.FetchToken();
+  index_.ReadBucketConfig(
+      bucket_id, [this, bucket_id, token, done = std::move(done)](Result<pb::BucketConfig> read) {
+        if (!read.ok()) return done(read.status());
+        auto config = std::make_shared<const pb::BucketConfig>(std::move(read).value());
+        bucket_configs_.Put(bucket_id, config, token, BucketConfigCache::Clock::now());
+        done(BucketConfigCache::Config(std::move(config)));
+      });
+}
+
+void S3Front::SetBucketConfig(pb::SetBucketConfigOp op, ObjectIndex::Callback<pb::S3OpResult> done) {
+  const uint64_t bucket_id = op.bucket_id();
+  bucket_configs_.Invalidate(bucket_id);
+  pb::S3Op s3_op;
+  *s3_op.mutable_set_bucket_config() = std::move(op);
+  index_.Apply(std::move(s3_op),
+               [this, bucket_id, done = std::move(done)](Result<pb::S3OpResult> result) {
+                 bucket_configs_.Invalidate(bucket_id);
+                 done(std::move(result));
+               });
 }
 
 std::string S3Front::NextRequestId() {
@@ -257,6 +314,8 @@ void S3Front::Handle(std::shared_ptr<http::Exchange> exchange) {
     return call->Fail(parsed.error());
   }
   HoistSigV2QueryHeaders(*call);
+  // A CORS preflight carries no credentials: answered from the bucket's rules.
+  if (call->head().method == "OPTIONS") return AnswerPreflight(call);
   // Nothing that could split a response later (stored metadata, response-*
   // overrides) gets in.
   const http::Headers all_headers = call->AllHeaders();
@@ -305,7 +364,7 @@ void S3Front::Handle(std::shared_ptr<http::Exchange> exchange) {
         !admitted.ok()) {
       return call->Fail(S3Error(S3ErrorCode::kSlowDown));
     }
-    Dispatch(call);
+    WithCorsHeaders(call, [call] { Dispatch(call); });
   });
 }
 
@@ -363,9 +422,11 @@ void S3Call::MarkAnswered() {
 http::Headers S3Call::StandardHeaders() const {
   // Date: HTTP requires it of a server with a clock, and SDKs correct their
   // clock skew from it after RequestTimeTooSkewed.
-  return {{"Date", FormatHttpDate(NowMs())},
-          {"x-amz-request-id", request_id},
-          {"x-amz-id-2", request_id}};
+  http::Headers headers = {{"Date", FormatHttpDate(NowMs())},
+                           {"x-amz-request-id", request_id},
+                           {"x-amz-id-2", request_id}};
+  headers.insert(headers.end(), cors_headers.begin(), cors_headers.end());
+  return headers;
 }
 
 void S3Call::Respond(unsigned status, http::Headers headers, std::string body) {
@@ -403,6 +464,11 @@ void S3Call::Fail(const S3Error& error, http::Headers headers) {
 
 void S3Call::Fail(const Status& status) { Fail(FromStatus(status)); }
 
+bool NeedsBucketAcl(authz::Action action) {
+  const authz::ActionRule rule = authz::RuleOf(action);
+  return rule.scope == authz::Scope::kBucket && rule.permission.has_value();
+}
+
 void WithAuthorizedBucket(CallPtr call, authz::Action action, std::function<void()> next) {
   call->front.registry().GetBucket(
       call->bucket, [call, action, next = std::move(next)](Result<pb::BucketDescriptor> bucket) {
@@ -412,24 +478,39 @@ void WithAuthorizedBucket(CallPtr call, authz::Action action, std::function<void
           }
           return call->Fail(bucket.status());
         }
-        if (!Authorized(*call, action, call->bucket, call->key, bucket->owner(),
-                        "x-amz-expected-bucket-owner")) {
-          return;
-        }
         call->bucket_info = std::move(bucket).value();
-        next();
+        if (!NeedsBucketAcl(action)) {
+          if (!Authorized(*call, action, call->bucket, call->key, call->bucket_info.owner(),
+                          "x-amz-expected-bucket-owner")) {
+            return;
+          }
+          return next();
+        }
+        call->front.BucketConfigOf(
+            call->bucket_info.bucket_id(),
+            [call, action, next](Result<BucketConfigCache::Config> config) {
+              if (!config.ok()) return call->Fail(config.status());
+              call->bucket_config = *config;
+              if (!Authorized(*call, action, call->bucket, call->key, call->bucket_info.owner(),
+                              "x-amz-expected-bucket-owner", GrantsOf(**config))) {
+                return;
+              }
+              next();
+            });
       });
 }
 
 bool Authorized(S3Call& call, authz::Action action, const std::string& bucket,
                 const std::string& key, const std::string& bucket_owner,
-                std::string_view expected_owner_header) {
+                std::string_view expected_owner_header,
+                std::optional<std::vector<authz::Grant>> bucket_acl) {
   authz::Request request;
   request.principal = call.principal;
   request.action = action;
   request.bucket = bucket;
   request.key = key;
   request.bucket_owner = bucket_owner;
+  request.bucket_acl = std::move(bucket_acl);
   if (!expected_owner_header.empty()) {
     if (auto expected = call.Header(expected_owner_header)) {
       request.expected_bucket_owner = std::string(*expected);

@@ -26,6 +26,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -37,6 +38,7 @@
 #include "http/stream_server.h"
 #include "knobs/knobs.h"
 #include "router/registry_client.h"
+#include "s3/front/bucket_config_cache.h"
 #include "s3/front/digest_pool.h"
 #include "s3/front/object_index.h"
 #include "s3/front/read_ahead_budget.h"
@@ -63,6 +65,9 @@ struct S3FrontOptions {
   // Body pieces up to this size are digested on the io thread: a hop to the
   // pool and back costs more than hashing a small body.
   size_t digest_inline_bytes_max = 64 << 10;
+  // How long a bucket's configuration record is cached (bucket_config_cache.h);
+  // 0: read on every use.
+  uint32_t bucket_config_ttl_ms = knobs::kRouterS3BucketConfigTtlMs.default_value;
 };
 
 // A random salt for request ids, so that ids do not reveal how many
@@ -96,6 +101,14 @@ class S3Front {
   // (auth::AwsChunkedOptions::buffer_budget).
   const std::shared_ptr<ByteBudget>& chunk_buffers() const { return chunk_buffers_; }
   std::string NextRequestId();
+  // The bucket's configuration record (an empty one when it has none):
+  // this router's copy when younger than bucket_config_ttl_ms, else a
+  // strong read of the record (ObjectIndex::ReadBucketConfig).
+  void BucketConfigOf(uint64_t bucket_id,
+                      std::function<void(Result<BucketConfigCache::Config>)> done);
+  // Applies `op` (one SetBucketConfigOp) and drops this router's copy of
+  // the bucket's configuration, whatever the outcome.
+  void SetBucketConfig(pb::SetBucketConfigOp op, ObjectIndex::Callback<pb::S3OpResult> done);
   // Counts `blobs` written for an op that failed without an outcome (an
   // error, not a refusal: it may have committed, so its blobs are kept; if
   // it did not, they are orphans for the sweeper):
@@ -114,6 +127,7 @@ class S3Front {
   ReadAheadBudget read_ahead_{limits::kS3ReadAheadBytesMax};
   const std::shared_ptr<ByteBudget> chunk_buffers_ =
       std::make_shared<ByteBudget>(limits::kRouterAwsChunkBufferBytesMax);
+  BucketConfigCache bucket_configs_;
   std::atomic<uint64_t> request_counter_{0};
   const uint64_t request_id_salt_;
   // Last: destroyed first, so its queued digests finish while everything

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "s3/model/bucket_config_ops.h"
 #include "s3/model/gc_ops.h"
 #include "s3/model/multipart_ops.h"
 #include "s3/model/op_context.h"
@@ -300,6 +301,7 @@ Result<pb::S3OpResult> ApplyS3Op(const pb::S3Op& op, uint64_t slot, StateAccess&
     case pb::S3Op::kAbortUpload: return ApplyAbortUpload(op.abort_upload(), slot, state);
     case pb::S3Op::kGcDone: return ApplyGcDone(op.gc_done(), state);
     case pb::S3Op::kSetTags: return ApplySetTags(op.set_tags(), slot, state);
+    case pb::S3Op::kSetBucketConfig: return ApplySetBucketConfig(op.set_bucket_config(), state);
     case pb::S3Op::OP_NOT_SET: break;
   }
   return Outcome(pb::S3_INVALID_REQUEST, "empty S3 op");

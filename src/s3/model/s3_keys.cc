@@ -105,6 +105,13 @@ std::string PrefixSuccessor(std::string_view prefix) {
   return out;
 }
 
+std::string BucketConfigKey(uint64_t bucket_id) {
+  std::string out = BucketPrefix(bucket_id);
+  out.push_back(kSeparator);
+  out.push_back('c');
+  return out;
+}
+
 std::string UsageKey(uint64_t bucket_id) {
   std::string out = InternalKey('u');
   AppendBigEndian64(&out, bucket_id);

@@ -7,6 +7,9 @@
 //     type 0x04  part              suffix: upload id | 0x00 | part number (4, BE)
 //     type 0x05  data              suffix: ~seq (8, BE), seq 0 = the latest of a
 //                                  key without version records
+//   bucket records
+//     bucket_id(8) | 0x00 | 'c'    BucketConfig (before every object record:
+//                                  object keys are non-empty, without 0x00)
 //   partition-internal records (bucket id 0, never a real bucket)
 //     0(8) | 'u' | bucket_id(8)    BucketUsage of this partition
 //     0(8) | 'g' | slot(8, BE)     GcRecord written at that slot
@@ -61,6 +64,11 @@ void AssignObjectEnd(uint64_t bucket_id, std::string_view key, std::string* out)
 // The smallest string greater than every string starting with `prefix`
 // (empty when none exists: prefix is all 0xFF or empty).
 std::string PrefixSuccessor(std::string_view prefix);
+
+// The bucket's configuration record: B | 00 | 'c'. It sorts after
+// BucketPrefix(B) and before every object record of B, so it lives in the
+// partition holding the start of the bucket's key space.
+std::string BucketConfigKey(uint64_t bucket_id);
 
 std::string UsageKey(uint64_t bucket_id);
 std::string GcKey(uint64_t slot);

@@ -15,6 +15,10 @@ struct ErrorInfo {
 // One row per S3ErrorCode, in enum order (checked below).
 constexpr std::array kErrors = {
     ErrorInfo{S3ErrorCode::kAccessDenied, "AccessDenied", 403, "Access Denied"},
+    ErrorInfo{S3ErrorCode::kAccessForbidden, "AccessForbidden", 403,
+              "CORSResponse: This CORS request is not allowed. This is usually because the "
+              "evalution of Origin, request method / Access-Control-Request-Method or "
+              "Access-Control-Request-Headers are not whitelisted by the resource's CORS spec."},
     ErrorInfo{S3ErrorCode::kAuthorizationHeaderMalformed, "AuthorizationHeaderMalformed", 400,
               "The authorization header is malformed."},
     ErrorInfo{S3ErrorCode::kAuthorizationQueryParametersError, "AuthorizationQueryParametersError",
@@ -22,6 +26,8 @@ constexpr std::array kErrors = {
     ErrorInfo{S3ErrorCode::kBadDigest, "BadDigest", 400,
               "The Content-MD5 or checksum value that you specified did not match what the "
               "server received."},
+    ErrorInfo{S3ErrorCode::kBadRequest, "BadRequest", 400,
+              "Insufficient information. Origin request header needed."},
     ErrorInfo{S3ErrorCode::kBucketAlreadyExists, "BucketAlreadyExists", 409,
               "The requested bucket name is not available. The bucket namespace is shared by all "
               "users of the system. Please select a different name and try again."},

@@ -17,9 +17,11 @@ namespace tessera::s3 {
 
 enum class S3ErrorCode {
   kAccessDenied,
+  kAccessForbidden,  // a CORS preflight no rule admits
   kAuthorizationHeaderMalformed,
   kAuthorizationQueryParametersError,
   kBadDigest,
+  kBadRequest,  // a CORS preflight without Origin or Access-Control-Request-Method
   kBucketAlreadyExists,
   kBucketAlreadyOwnedByYou,
   kBucketNotEmpty,

@@ -243,6 +243,29 @@ std::string AccessControlPolicyXml(const Owner& owner) {
   return w.Close("Grant").Close("AccessControlList").Close("AccessControlPolicy").Finish();
 }
 
+std::string AccessControlPolicyXml(const Owner& owner, std::span<const AclGrant> grants) {
+  XmlWriter w;
+  w.Root("AccessControlPolicy").OwnerLike("Owner", owner).Open("AccessControlList");
+  for (const AclGrant& g : grants) {
+    w.Open("Grant");
+    const bool group = g.grantee_type == "Group";
+    w.Raw(group ? "<Grantee xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\" "
+                  "xsi:type=\"Group\">"
+                : "<Grantee xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\" "
+                  "xsi:type=\"CanonicalUser\">");
+    if (group) {
+      w.Element("URI", g.uri);
+    } else {
+      w.Element("ID", g.id);
+      if (g.id == owner.id && !owner.display_name.empty()) {
+        w.Element("DisplayName", owner.display_name);
+      }
+    }
+    w.Close("Grantee").Element("Permission", g.permission).Close("Grant");
+  }
+  return w.Close("AccessControlList").Close("AccessControlPolicy").Finish();
+}
+
 std::string TaggingXml(std::span<const Tag> tags) {
   XmlWriter w;
   w.Root("Tagging").Open("TagSet");
@@ -250,6 +273,21 @@ std::string TaggingXml(std::span<const Tag> tags) {
     w.Open("Tag").Element("Key", t.key).Element("Value", t.value).Close("Tag");
   }
   return w.Close("TagSet").Close("Tagging").Finish();
+}
+
+std::string CorsConfigurationXml(std::span<const CorsRule> rules) {
+  XmlWriter w;
+  w.Root("CORSConfiguration");
+  for (const CorsRule& rule : rules) {
+    w.Open("CORSRule").ElementIf(!rule.id.empty(), "ID", rule.id);
+    for (const std::string& h : rule.allowed_headers) w.Element("AllowedHeader", h);
+    for (const std::string& m : rule.allowed_methods) w.Element("AllowedMethod", m);
+    for (const std::string& o : rule.allowed_origins) w.Element("AllowedOrigin", o);
+    for (const std::string& h : rule.expose_headers) w.Element("ExposeHeader", h);
+    if (rule.max_age_s) w.Element("MaxAgeSeconds", std::to_string(*rule.max_age_s));
+    w.Close("CORSRule");
+  }
+  return w.Close("CORSConfiguration").Finish();
 }
 
 // ListObjects (v1). encoding-type=url encodes Prefix, Marker, NextMarker,
@@ -755,6 +793,40 @@ S3Result<std::vector<Tag>> ParseTagging(std::string_view body) {
   });
   if (incomplete) return Malformed();
   return tags;
+}
+
+S3Result<std::vector<CorsRule>> ParseCorsConfiguration(std::string_view body) {
+  pugi::xml_document doc;
+  auto root = LoadRoot(&doc, body, "CORSConfiguration");
+  if (!root.ok()) return root.error();
+  std::vector<CorsRule> rules;
+  bool malformed = false;
+  ForEachChild(*root, "CORSRule", [&](const pugi::xml_node& node) {
+    // More than kCorsRulesMax is refused by ValidateCorsRules; stop
+    // collecting just past it to bound the work.
+    if (rules.size() > kCorsRulesMax) return;
+    CorsRule rule;
+    if (pugi::xml_node id = FirstChild(node, "ID")) rule.id = TextOf(id);
+    ForEachChild(node, "AllowedOrigin",
+                 [&](const pugi::xml_node& n) { rule.allowed_origins.push_back(TrimmedTextOf(n)); });
+    ForEachChild(node, "AllowedMethod",
+                 [&](const pugi::xml_node& n) { rule.allowed_methods.push_back(TrimmedTextOf(n)); });
+    ForEachChild(node, "AllowedHeader",
+                 [&](const pugi::xml_node& n) { rule.allowed_headers.push_back(TrimmedTextOf(n)); });
+    ForEachChild(node, "ExposeHeader",
+                 [&](const pugi::xml_node& n) { rule.expose_headers.push_back(TrimmedTextOf(n)); });
+    if (pugi::xml_node age = FirstChild(node, "MaxAgeSeconds")) {
+      const std::string text = TrimmedTextOf(age);
+      int64_t value = 0;
+      auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+      if (text.empty() || ec != std::errc() || end != text.data() + text.size()) malformed = true;
+      rule.max_age_s = value;
+    }
+    rules.push_back(std::move(rule));
+  });
+  if (malformed) return Malformed();
+  if (S3Status st = ValidateCorsRules(rules); !st.ok()) return st.error();
+  return rules;
 }
 
 // AWS tag rules ("Tagging objects", PutObjectTagging / PutBucketTagging):

@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "s3/protocol/cors_rules.h"
 #include "s3/protocol/s3_result.h"
 
 namespace tessera::s3 {
@@ -91,9 +92,16 @@ struct AclGrant {
 // </AccessControlPolicy>. Not XML, another root, no AccessControlList, or
 // a Grant without Grantee type or Permission -> MalformedACLError.
 S3Result<std::vector<AclGrant>> ParseAccessControlPolicy(std::string_view body);
+// The same document with `grants` (grantee_type CanonicalUser with id, or
+// Group with uri) in order; the owner's own grants carry its display name.
+std::string AccessControlPolicyXml(const Owner& owner, std::span<const AclGrant> grants);
 
 // <Tagging><TagSet><Tag><Key/><Value/></Tag>...</TagSet></Tagging>.
 std::string TaggingXml(std::span<const Tag> tags);
+// <CORSConfiguration><CORSRule>[<ID/>]<AllowedHeader/>...<AllowedMethod/>...
+// <AllowedOrigin/>...<ExposeHeader/>...[<MaxAgeSeconds/>]</CORSRule>...
+// (GetBucketCors), every element as PutBucketCors set it.
+std::string CorsConfigurationXml(std::span<const CorsRule> rules);
 
 // ---- Listings --------------------------------------------------------------
 struct ObjectEntry {
@@ -351,6 +359,10 @@ S3Result<VersioningRequest> ParseVersioningConfiguration(std::string_view body);
 // Tag needs a Key and a Value (else MalformedXML). The tag-set rules (count,
 // lengths, duplicates) are checked by ValidateTagSet, not here.
 S3Result<std::vector<Tag>> ParseTagging(std::string_view body);
+// <CORSConfiguration><CORSRule>...</CORSRule>...</CORSConfiguration>
+// (PutBucketCors), checked with ValidateCorsRules (cors_rules.h): a
+// MaxAgeSeconds that is not an integer is MalformedXML.
+S3Result<std::vector<CorsRule>> ParseCorsConfiguration(std::string_view body);
 // At most `tags_max` tags (10 for objects, 50 for buckets), keys 1..128 and
 // values 0..256 Unicode characters, no duplicate keys, no "aws:" prefix on
 // keys. Failures: InvalidTag with AWS's message, naming the TagKey.
