@@ -164,12 +164,15 @@ def cost(c, bench, a, out):
     for bucket in ("adm-on", "adm-off"):
         bench.run(0, bucket, "put", 8, num=200, extra=("-N", "200"))
     rates = {"adm-on": [], "adm-off": []}
+    errors = {"adm-on": 0, "adm-off": 0}
     rows = []
     for r in range(a.rounds):
         order = ("adm-on", "adm-off") if r % 2 == 0 else ("adm-off", "adm-on")
         for bucket in order:
-            rate, _ = bench.run(0, bucket, "head", a.conc, dur=a.dur)
+            rate, text = bench.run(0, bucket, "head", a.conc, dur=a.dur)
             rates[bucket].append(rate)
+            m = re.search(r"errors=(\d+)", text)
+            errors[bucket] += int(m.group(1)) if m else 1
         rows.append(f"round {r + 1}: on {rates['adm-on'][-1]:.0f}/s, off {rates['adm-off'][-1]:.0f}/s")
         log(rows[-1])
     on, off = statistics.median(rates["adm-on"]), statistics.median(rates["adm-off"])
@@ -177,7 +180,7 @@ def cost(c, bench, a, out):
     summary = (f"HEAD at concurrency {a.conc}, {a.rounds} interleaved rounds of {a.dur} s: median "
                f"on {on:.0f}/s, off {off:.0f}/s, on/off {on / off:.3f} "
                f"(per-round ratios {' '.join(f'{x:.3f}' for x in ratios)}, median "
-               f"{statistics.median(ratios):.3f})")
+               f"{statistics.median(ratios):.3f}); errors on {errors['adm-on']}, off {errors['adm-off']}")
     log(summary)
     with open(os.path.join(out, "cost.txt"), "w") as f:
         f.write("\n".join(rows + [summary]) + "\n")
@@ -228,18 +231,23 @@ class Timeline:
         tsv = os.path.join(out, f"s3-admission-{name}.tsv")
         with open(tsv, "w") as f:
             f.write("# t_s\tadmitted_per_s\tthrottled_per_s\tgranted_units_per_s\n")
+            for t, label in self.events:
+                f.write(f"# event {t:.2f} {label}\n")
             for row in self.rows:
                 f.write("\t".join(f"{v:.2f}" for v in row) + "\n")
         arrows = "".join(f'set arrow from {t:.1f}, graph 0 to {t:.1f}, graph 1 nohead dt 2\n'
-                         f'set label "{label}" at {t:.1f}, graph 0.95 offset 0.5,0\n'
+                         f'set label "{label}" at {t:.1f}, graph 0.92 offset 0.5,0\n'
                          for t, label in self.events)
-        script = (f'set terminal pngcairo size 640,300 font ",9"\n'
+        # Throttled requests come back at once, so clients without backoff
+        # send many: they get the right-hand axis.
+        script = (f'set terminal pngcairo size 640,320 font ",9"\n'
                   f'set output "{os.path.join(out, f"s3-admission-{name}.png")}"\n'
-                  f'set title "{title}"\nset xlabel "s"\nset ylabel "requests/s"\n'
-                  f'set key top left\nset grid\n{arrows}'
-                  f'plot "{tsv}" using 1:2 with lines lw 2 title "admitted", '
-                  f'"" using 1:3 with lines lw 2 title "throttled", '
-                  f'"" using 1:4 with lines dt 3 title "granted units/s (sum over routers)"\n')
+                  f'set title "{title}"\nset xlabel "s"\nset ylabel "admitted/s, granted units/s"\n'
+                  f'set y2label "throttled/s"\nset ytics nomirror\nset y2tics\nset yrange [0:*]\n'
+                  f'set y2range [0:*]\nset key outside bottom center horizontal\nset grid\n{arrows}'
+                  f'plot "{tsv}" using 1:2 with lines lw 2 title "admitted/s", '
+                  f'"" using 1:4 with lines dt 3 lw 2 title "granted units/s (both routers)", '
+                  f'"" using 1:3 axes x1y2 with lines lw 1 title "throttled/s (right)"\n')
         subprocess.run(["gnuplot"], input=script, text=True, check=True)
 
 
