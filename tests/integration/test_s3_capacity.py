@@ -16,7 +16,8 @@ buckets"):
   4. a set-capacity change reaches the routers' shares within two GAC
      intervals (one meta poll, one report);
   5. an on-demand bucket's peak survives a restart of its GAC instance
-     (the routers report the peak of their last grant).
+     (the routers report the peak of their last grant);
+  6. a listing is charged one read unit per started 4 KiB of keys listed.
 Admitted counts decide, not latencies.
 
 Standard library + boto3; free loopback ports, a fresh temp dir, the
@@ -265,6 +266,25 @@ class S3CapacityTest(unittest.TestCase):
         after = CLUSTER.granted_sum(ON_DEMAND)
         print(f"on-demand capacity after the restart: {after:.0f} WCU", flush=True)
         self.assertGreaterEqual(after, 0.9 * before)
+
+    def test_6_listing_charged_by_keys_listed(self):
+        set_capacity(BUCKET, "--rcu", "1000", "--wcu", str(WCU))
+        s3 = CLUSTER.client(0, retries=3)
+        s3.list_objects_v2(Bucket=BUCKET, MaxKeys=1)  # the share is granted
+        time.sleep(3 * INTERVAL_MS / 1000)
+        page = s3.list_objects_v2(Bucket=BUCKET, MaxKeys=1000)
+        key_bytes = sum(len(o["Key"]) for o in page.get("Contents", []))
+        self.assertGreater(key_bytes, 4096, "test_2 wrote the keys")
+        def units():
+            return CLUSTER.router_metric(0, "tessera_gac_router_admitted_units_total",
+                                         table="s3:" + BUCKET, kind="read")
+        before = units()
+        s3.list_objects_v2(Bucket=BUCKET, MaxKeys=1000)
+        charged = units() - before
+        expected = -(-key_bytes // 4096)
+        print(f"listing of {key_bytes} key bytes charged {charged:.0f} read units", flush=True)
+        self.assertGreaterEqual(charged, expected)  # 1 up front alone would fail
+        self.assertLessEqual(charged, expected + 1)
 
 
 if __name__ == "__main__":

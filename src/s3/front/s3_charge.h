@@ -8,7 +8,8 @@
 //     never the object bytes (the blob store carries those).
 //  2. What is known only once the request is served (the parts a
 //     completion or abort touches, the keys a listing returns, the keys a
-//     multi-object delete names) is charged at its minimum here.
+//     multi-object delete names) is charged at its minimum here; a
+//     ListObjects(V2) handler charges the rest of its keys afterwards.
 //  3. A service-level request (no bucket) costs nothing: it has no bucket
 //     capacity to charge.
 //
