@@ -29,26 +29,29 @@ double BatchWriteUnits(std::span<const uint64_t> write_bytes, uint64_t condition
   return units < 1 ? 1 : units;
 }
 
-S3Charge S3OperationUnits(S3Operation operation, uint64_t bytes, uint64_t records) {
-  const double data_read = bytes == 0 ? 0 : ReadUnits(bytes, ReadConsistency::kStrong);
-  const double data_write = bytes == 0 ? 0 : WriteUnits(bytes);
+S3Charge S3OperationUnits(S3Operation operation, uint64_t record_bytes, uint64_t records) {
+  const double record_write = WriteUnits(record_bytes);
+  const double parts = static_cast<double>(records);
   switch (operation) {
     case S3Operation::kHeadObject:
-    case S3Operation::kHeadBucket: return {kRecordRead, 0};
-    case S3Operation::kGetObject: return {kRecordRead + data_read, 0};
-    case S3Operation::kPutObject: return {0, kRecordWrite + data_write};
-    case S3Operation::kDeleteObject: return {0, kRecordWrite};
-    case S3Operation::kCopyObject: return {kRecordRead + data_read, kRecordWrite + data_write};
-    case S3Operation::kListObjects: return {ReadUnits(bytes, ReadConsistency::kStrong), 0};
-    case S3Operation::kCreateMultipartUpload: return {0, kRecordWrite};
-    case S3Operation::kUploadPart: return {0, kRecordWrite + data_write};
-    case S3Operation::kCompleteMultipartUpload:
-      return {kRecordRead * static_cast<double>(records), kRecordWrite * static_cast<double>(records + 1)};
-    case S3Operation::kAbortMultipartUpload: return {0, kRecordWrite * static_cast<double>(records + 1)};
+    case S3Operation::kHeadBucket:
+    case S3Operation::kGetObject:
+    case S3Operation::kReadConfig: return {kRecordRead, 0};
+    case S3Operation::kPutObject:
+    case S3Operation::kCreateMultipartUpload: return {0, record_write};
+    case S3Operation::kDeleteObject:
+    case S3Operation::kUploadPart:
+    case S3Operation::kWriteConfig: return {0, kRecordWrite};
+    case S3Operation::kCopyObject: return {kRecordRead, record_write};
+    case S3Operation::kListObjects: return {ReadUnits(record_bytes, ReadConsistency::kStrong), 0};
+    case S3Operation::kCompleteMultipartUpload: return {kRecordRead * parts, kRecordWrite * (parts + 1)};
+    case S3Operation::kAbortMultipartUpload: return {0, kRecordWrite * (parts + 1)};
     case S3Operation::kCreateBucket:
     case S3Operation::kDeleteBucket: return {kRecordRead, kRecordWrite};
   }
   return {};
 }
+
+std::string BucketGacName(std::string_view bucket) { return "s3:" + std::string(bucket); }
 
 }  // namespace tessera::admission

@@ -18,6 +18,8 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
+#include <string_view>
 
 namespace tessera::admission {
 
@@ -37,8 +39,9 @@ double WriteUnits(uint64_t bytes);
 // write, as a transaction's condition check is); at least one unit.
 double BatchWriteUnits(std::span<const uint64_t> write_bytes, uint64_t conditions);
 
-// S3 operations, charged by the metadata records and the bytes they touch
-// (the table in docs/admission.md).
+// S3 operations, charged by the metadata records they read and write in
+// the `_s3` table, never by the object bytes (those go to the blob store,
+// whose bandwidth is not a capacity unit; the table in docs/admission.md).
 enum class S3Operation : uint8_t {
   kHeadObject,
   kGetObject,
@@ -53,6 +56,8 @@ enum class S3Operation : uint8_t {
   kHeadBucket,
   kCreateBucket,
   kDeleteBucket,
+  kReadConfig,   // GET/HEAD of a bucket or object subresource (?acl, ?tagging, ?uploadId ...)
+  kWriteConfig,  // PUT/DELETE of a subresource; POST ?delete (at least one record)
 };
 
 struct S3Charge {
@@ -60,10 +65,16 @@ struct S3Charge {
   double write_units = 0;
 };
 
-// `bytes`: the object bytes read or written (GetObject, PutObject,
-// UploadPart, CopyObject), the key bytes listed (ListObjects); `records`:
-// the part records touched (Complete/AbortMultipartUpload), otherwise
-// ignored.
-S3Charge S3OperationUnits(S3Operation operation, uint64_t bytes, uint64_t records = 0);
+// `record_bytes`: the metadata record written (PutObject, CopyObject,
+// CreateMultipartUpload: key + user metadata + tags + a fixed part) or
+// the key bytes listed (ListObjects); `records`: the part records touched
+// (Complete/AbortMultipartUpload), otherwise ignored. Reads of one record
+// cost one unit (records are under 4 KiB).
+S3Charge S3OperationUnits(S3Operation operation, uint64_t record_bytes, uint64_t records = 0);
+
+// The name under which GAC and the routers' shares know an S3 bucket's
+// capacity: "s3:" + the bucket name (':' is never in a table name, so a
+// table and a bucket of the same name never mix).
+std::string BucketGacName(std::string_view bucket);
 
 }  // namespace tessera::admission

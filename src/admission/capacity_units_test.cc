@@ -53,26 +53,29 @@ TEST(CapacityUnits, S3OperationsAsDocumented) {
   const std::vector<Row> rows = {
       {S3Operation::kHeadObject, 0, 0, 1, 0},
       {S3Operation::kGetObject, 0, 0, 1, 0},
-      {S3Operation::kGetObject, 10'000, 0, 1 + 3, 0},
-      {S3Operation::kPutObject, 0, 0, 0, 1},
-      {S3Operation::kPutObject, 5000, 0, 0, 1 + 5},
+      {S3Operation::kGetObject, 10'000, 0, 1, 0},  // object bytes are the blob store's
+      {S3Operation::kPutObject, 300, 0, 0, 1},
+      {S3Operation::kPutObject, 2500, 0, 0, 3},    // a record with 2 KiB of user metadata
       {S3Operation::kDeleteObject, 0, 0, 0, 1},
-      {S3Operation::kCopyObject, 4096, 0, 1 + 1, 1 + 4},
+      {S3Operation::kCopyObject, 4096, 0, 1, 4},
       {S3Operation::kListObjects, 0, 0, 1, 0},
       {S3Operation::kListObjects, 9000, 0, 3, 0},
       {S3Operation::kCreateMultipartUpload, 0, 0, 0, 1},
-      {S3Operation::kUploadPart, 2048, 0, 0, 1 + 2},
+      {S3Operation::kUploadPart, 5 << 20, 0, 0, 1},
       {S3Operation::kCompleteMultipartUpload, 0, 3, 3, 4},
       {S3Operation::kAbortMultipartUpload, 0, 3, 0, 4},
       {S3Operation::kHeadBucket, 0, 0, 1, 0},
       {S3Operation::kCreateBucket, 0, 0, 1, 1},
       {S3Operation::kDeleteBucket, 0, 0, 1, 1},
+      {S3Operation::kReadConfig, 0, 0, 1, 0},
+      {S3Operation::kWriteConfig, 0, 0, 0, 1},
   };
   for (const Row& r : rows) {
     const S3Charge c = S3OperationUnits(r.op, r.bytes, r.records);
     EXPECT_DOUBLE_EQ(c.read_units, r.read) << static_cast<int>(r.op);
     EXPECT_DOUBLE_EQ(c.write_units, r.write) << static_cast<int>(r.op);
   }
+  EXPECT_EQ(BucketGacName("logs"), "s3:logs");
 }
 
 }  // namespace

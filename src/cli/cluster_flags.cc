@@ -224,7 +224,17 @@ CLI::App* AddS3Commands(CLI::App& app, S3CommandArgs& args) {
       ->check(CLI::Range(uint64_t{1}, UINT64_MAX));
   bucket_create->add_option("--region", args.region, "the bucket's region");
   bucket_create->callback([&args] { args.action = "bucket-create"; });
-  CLI::App* buckets = s3->add_subcommand("buckets", "every bucket: id, owner, region, versioning");
+  CLI::App* set_capacity = bucket->add_subcommand(
+      "set-capacity", "set a bucket's capacity in read and write units (docs/admission.md); "
+                      "prints its line as `s3 buckets` does");
+  common(set_capacity);
+  set_capacity->add_option("name", args.name, "bucket name")->required();
+  set_capacity->add_option("--rcu", args.rcu, "read units per second (1..1000000)");
+  set_capacity->add_option("--wcu", args.wcu, "write units per second (1..1000000)");
+  set_capacity->add_flag("--on-demand", args.on_demand, "on-demand: twice the bucket's peak");
+  set_capacity->add_option("--owner", args.owner, "change it only if this user owns the bucket");
+  set_capacity->callback([&args] { args.action = "bucket-set-capacity"; });
+  CLI::App* buckets = s3->add_subcommand("buckets", "every bucket: id, owner, region, versioning, capacity");
   common(buckets);
   buckets->add_option("--owner", args.owner, "only this user's buckets");
   buckets->callback([&args] { args.action = "buckets"; });

@@ -14,6 +14,7 @@
 #include <spdlog/spdlog.h>
 
 #include "cli/cluster_session.h"
+#include "cli/kv_table_command.h"
 #include "cli/partition_calls.h"
 #include "cli/s3_check.h"
 #include "cli/s3_client_config.h"
@@ -108,6 +109,38 @@ void PrintBucket(const pb::BucketDescriptor& b, std::ostream& out) {
   out << b.name() << " id=" << b.bucket_id() << " owner=" << b.owner()
       << " region=" << (b.region().empty() ? "-" : b.region())
       << " versioning=" << VersioningName(b.versioning());
+  switch (b.capacity().mode()) {
+    case pb::TableCapacity::CAPACITY_PROVISIONED:
+      out << " capacity=provisioned rcu=" << b.capacity().rcu() << " wcu=" << b.capacity().wcu();
+      break;
+    case pb::TableCapacity::CAPACITY_ON_DEMAND: out << " capacity=on-demand"; break;
+    default: out << " capacity=unset"; break;
+  }
+}
+
+// `s3 bucket set-capacity`: the request as `kv table update` reads it
+// (RequestedCapacity), against the bucket's current capacity.
+Status BucketSetCapacity(ClusterSession& s, const S3CommandArgs& a, std::ostream& out) {
+  pb::GetBucketRequest lookup;
+  lookup.set_name(a.name);
+  auto current = CallMeta<pb::GetBucketResponse>(s, "meta.get_bucket", lookup);
+  if (!current.ok()) return current.status();
+  if (!current->found()) return Status::NotFound("bucket '" + a.name + "' does not exist");
+  KvTableArgs wanted;
+  wanted.rcu = a.rcu;
+  wanted.wcu = a.wcu;
+  wanted.on_demand = a.on_demand;
+  auto capacity = RequestedCapacity(wanted, &current->bucket().capacity());
+  if (!capacity.ok()) return capacity.status();
+  pb::SetBucketCapacityRequest request;
+  request.set_name(a.name);
+  request.set_owner(a.owner);
+  *request.mutable_capacity() = *capacity;
+  auto r = CallMeta<pb::SetBucketCapacityResponse>(s, "meta.set_bucket_capacity", request);
+  if (!r.ok()) return r.status();
+  PrintBucket(r->bucket(), out);
+  out << "\n";
+  return Status::Ok();
 }
 
 Status BucketCreate(ClusterSession& s, const S3CommandArgs& a, std::ostream& out) {
@@ -289,6 +322,7 @@ int RunS3Command(const S3CommandArgs& a, std::ostream& out, std::ostream& err) {
   else if (a.action == "user-list") st = UserList(**session, out);
   else if (a.action == "bucket-create") st = BucketCreate(**session, a, out);
   else if (a.action == "buckets") st = Buckets(**session, a, out);
+  else if (a.action == "bucket-set-capacity") st = BucketSetCapacity(**session, a, out);
   else if (a.action == "usage") st = Usage(**session, a, out);
   else if (a.action == "client-config") st = ClientConfig(**session, a, out);
   else if (a.action == "check") {
@@ -297,7 +331,7 @@ int RunS3Command(const S3CommandArgs& a, std::ostream& out, std::ostream& err) {
   }
   if (!st.ok()) {
     err << "tessera s3: " << st.ToString() << "\n";
-    return 3;
+    return st.code() == StatusCode::kInvalidArgument && a.action == "bucket-set-capacity" ? 2 : 3;
   }
   return 0;
 }

@@ -1,5 +1,5 @@
-// `tessera s3 user create NAME | user list | bucket create NAME | buckets |
-// check | usage | client-config CLIENT`: the S3 users and the bucket
+// `tessera s3 user create NAME | user list | bucket create NAME | bucket set-capacity NAME |
+// buckets | check | usage | client-config CLIENT`: the S3 users and the bucket
 // registry of a running cluster, through its metadata service (the cluster
 // secret in DIR/secret authenticates the calls), and configurations for S3
 // clients (cli/s3_client_config.h).
@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <iosfwd>
+#include <optional>
 #include <string>
 
 namespace CLI {
@@ -16,7 +17,8 @@ class App;
 namespace tessera::cli {
 
 struct S3CommandArgs {
-  // user-create | user-list | bucket-create | buckets | check | usage | client-config
+  // user-create | user-list | bucket-create | bucket-set-capacity | buckets | check | usage |
+  // client-config
   std::string action;
   std::string layout_path;  // --layout; empty: not given (cli/cluster_record.h)
   std::string dir;
@@ -32,6 +34,10 @@ struct S3CommandArgs {
   std::string client;      // client-config: aws | s3cmd | rclone | boto3
   std::string user;        // client-config: whose keys ("": DIR/credentials' first, user admin)
   bool https = false;      // client-config: the HTTPS endpoint and the CA bundle
+  // bucket-set-capacity: as `kv table update` (signed: a negative value
+  // gets our message); owner non-empty: only if the bucket is its.
+  std::optional<int64_t> rcu, wcu;
+  bool on_demand = false;
 };
 
 // Exit codes: 0 done, 2 usage, 3 failed (message on err). user create

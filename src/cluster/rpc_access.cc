@@ -59,9 +59,12 @@ std::shared_ptr<const rpc::AccessPolicy> MetaAccessPolicy() {
     p->Allow("meta.set_drain", {kMeta, kCli});
     p->Allow("meta.add_node", {kMeta, kCli});
     p->Allow("meta.drains", {kAutoadmin, kMeta, kCli});
-    for (std::string_view m : {"meta.get_bucket", "meta.list_buckets", "meta.get_user_by_key"}) {
+    for (std::string_view m : {"meta.get_bucket", "meta.get_user_by_key"}) {
       p->Allow(m, {kRouter, kCli});
     }
+    // GAC reads the buckets' capacities as it reads the tables'.
+    p->Allow("meta.list_buckets", {kRouter, kGac, kCli});
+    p->Allow("meta.set_bucket_capacity", {kMeta, kCli});
     p->Allow("meta.list_users", {kCli});
     // Mutations reach the meta leader from the replica that got them
     // (forwarding, as role meta).

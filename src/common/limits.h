@@ -406,6 +406,14 @@ inline constexpr size_t kS3RegistryAsyncLookupsMax = 1024;
 
 static_assert(kS3RegistryBucketsMax * 256 <= kRpcFrameBytesMax,
               "a listing of every bucket (descriptors of at most ~256 bytes) fits one frame");
+// A BucketDescriptor at its largest, field by field (tag + length + bytes):
+// name, id, owner, region, created_ms, versioning, object_lock, and the
+// capacity (mode, rcu, wcu <= kTableCapacityUnitsMax: 3-byte varints).
+inline constexpr size_t kS3BucketDescriptorBytesMax =
+    (2 + kS3BucketNameBytesMax) + 11 + (2 + kS3UserNameBytesMax) + (2 + kS3RegistryRegionBytesMax) +
+    11 + 2 + 2 + (2 + 2 + 2 * 4);
+static_assert(kTableCapacityUnitsMax < (uint64_t{1} << 21), "a capacity is a 3-byte varint");
+static_assert(kS3BucketDescriptorBytesMax <= 256, "a bucket descriptor stays within ~256 bytes");
 // A stored bucket (two keys) takes under 384 bytes, a user with a key
 // (display name, email and canonical id included) under 1280.
 static_assert(kS3UserNameBytesMax * 3 + kS3UserAccessKeyBytesMax * 2 + kS3UserSecretKeyBytesMax +

@@ -146,6 +146,9 @@ pb::GacReportResponse GacAllocator::Report(const pb::GacReportRequest& request, 
     use.read_demand = use.read_used + std::max(0.0, r.read_refused_units()) / seconds;
     use.write_demand = use.write_used + std::max(0.0, r.write_refused_units()) / seconds;
     if (table.capacity.mode() == pb::TableCapacity::CAPACITY_ON_DEMAND) {
+      // The peak a router carries from before a restart of this instance.
+      table.read_peak = std::max(table.read_peak, std::max(0.0, r.read_peak_units_per_s()));
+      table.write_peak = std::max(table.write_peak, std::max(0.0, r.write_peak_units_per_s()));
       double read_total = 0, write_total = 0;
       for (const auto& [id, u] : table.routers) {
         read_total += u.read_used;

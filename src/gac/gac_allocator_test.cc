@@ -103,6 +103,21 @@ TEST(GacAllocator, OnDemandAdmitsTwiceThePeakAndGrowsWithUse) {
   EXPECT_NEAR(quiet.grants(0).wcu_per_s(), 400, 1e-6);
 }
 
+TEST(GacAllocator, OnDemandPeakSurvivesARestartThroughTheRoutersReports) {
+  GacOptions o;
+  o.on_demand_initial_wcu = 100;
+  GacAllocator restarted(o);  // a fresh instance: the peak starts over
+  restarted.SetTables(Tables(pb::TableCapacity::CAPACITY_ON_DEMAND, 0, 0));
+  pb::GacReportRequest r = Report(201, 10, 0);
+  r.mutable_tables(0)->set_write_peak_units_per_s(800);  // from the router's last grant
+  auto grant = restarted.Report(r, kT0);
+  EXPECT_EQ(grant.grants(0).capacity().wcu(), 1600u);
+  EXPECT_NEAR(grant.grants(0).wcu_per_s(), 1600, 1e-6);
+  // A lower (or absent) reported peak never lowers it.
+  auto later = restarted.Report(Report(201, 10, 0), kT0 + seconds(1));
+  EXPECT_EQ(later.grants(0).capacity().wcu(), 1600u);
+}
+
 TEST(GacAllocator, ATableDroppedByMetaIsForgotten) {
   GacAllocator a(GacOptions{});
   a.SetTables(Tables(pb::TableCapacity::CAPACITY_PROVISIONED, 10, 1000));

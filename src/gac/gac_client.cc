@@ -91,6 +91,7 @@ void GacClient::ReportTo(size_t index, uint32_t elapsed_ms) {
   std::lock_guard lock(mu_);
   const Clock::time_point now = Clock::now();
   for (const pb::GacTableGrant& grant : response.grants()) shares_.ApplyGrant(grant, now);
+  shares_.ForgetUnknown(request, response);
 }
 
 GacClient::Series& GacClient::SeriesOf(const std::string& table, CapacityKind kind) {
@@ -98,9 +99,9 @@ GacClient::Series& GacClient::SeriesOf(const std::string& table, CapacityKind ki
   if (s.admitted == nullptr) {
     const metrics::Labels labels = {{"table", table}, {"kind", KindName(kind)}};
     s.admitted = &metrics_.GetCounter("tessera_gac_router_admitted_total",
-                                      "KV requests admitted against this router's GAC share", labels);
+                                      "KV and S3 requests admitted against this router's GAC share", labels);
     s.throttled = &metrics_.GetCounter("tessera_gac_router_throttled_total",
-                                       "KV requests refused: this router's GAC share is spent", labels);
+                                       "KV and S3 requests refused: this router's GAC share is spent", labels);
     s.units = &metrics_.GetCounter("tessera_gac_router_admitted_units_total",
                                    "Capacity units admitted against GAC shares (whole units)", labels);
     s.granted = &metrics_.GetGauge("tessera_gac_router_granted_units_per_s",

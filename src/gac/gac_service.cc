@@ -4,10 +4,12 @@
 
 #include <future>
 
+#include "admission/capacity_units.h"
 #include "cluster/rpc_access.h"
 #include "common/limits.h"
 #include "tessera/cluster_rpc.pb.h"
 #include "tessera/gac.pb.h"
+#include "tessera/s3_registry.pb.h"
 
 namespace tessera::gac {
 namespace {
@@ -90,30 +92,46 @@ void GacService::HandleReport(pb::Envelope& request, rpc::Responder responder) {
   responder.Reply(response.SerializeAsString());
 }
 
-void GacService::PollTables() {
-  const uint32_t meta = meta_ids_[next_meta_++ % meta_ids_.size()];
+Result<std::string> GacService::CallMeta(uint32_t meta, const std::string& method,
+                                         const std::string& payload) {
   auto channel = pool_->Get(meta);
-  if (!channel.ok()) {
-    poll_failures_.Increment();
-    return;
-  }
+  if (!channel.ok()) return channel.status();
   auto promise = std::make_shared<std::promise<Result<std::string>>>();
   auto answer = promise->get_future();
-  const Status accepted = (*channel)->Call("meta.tables", pb::TablesRequest().SerializeAsString(),
-                                           kPollTimeout, [promise](Result<std::string> r) {
-                                             promise->set_value(std::move(r));
-                                           });
+  const Status accepted = (*channel)->Call(method, payload, kPollTimeout, [promise](Result<std::string> r) {
+    promise->set_value(std::move(r));
+  });
+  if (!accepted.ok()) return accepted;
   // The promise outlives a late answer (shared); this thread waits bounded.
-  if (!accepted.ok() ||
-      answer.wait_for(kPollTimeout + std::chrono::seconds(1)) != std::future_status::ready) {
-    poll_failures_.Increment();
-    return;
+  if (answer.wait_for(kPollTimeout + std::chrono::seconds(1)) != std::future_status::ready) {
+    return Status::Timeout(method + " did not answer");
   }
-  Result<std::string> raw = answer.get();
+  return answer.get();
+}
+
+// The tables' capacities and the S3 buckets' (as tables named
+// BucketGacName(name), a name space of their own), from one meta replica.
+// A poll that gets only one of them changes nothing.
+void GacService::PollTables() {
+  const uint32_t meta = meta_ids_[next_meta_++ % meta_ids_.size()];
+  Result<std::string> raw = CallMeta(meta, "meta.tables", pb::TablesRequest().SerializeAsString());
   pb::TablesResponse tables;
   if (!raw.ok() || !tables.ParseFromString(*raw)) {
     poll_failures_.Increment();
     return;
+  }
+  Result<std::string> raw_buckets =
+      CallMeta(meta, "meta.list_buckets", pb::ListBucketsRequest().SerializeAsString());
+  pb::ListBucketsResponse buckets;
+  if (!raw_buckets.ok() || !buckets.ParseFromString(*raw_buckets)) {
+    poll_failures_.Increment();
+    return;
+  }
+  for (const pb::BucketDescriptor& b : buckets.buckets()) {
+    if (b.capacity().mode() == pb::TableCapacity::CAPACITY_UNSET) continue;
+    pb::TableDescriptor* t = tables.add_tables();
+    t->set_name(admission::BucketGacName(b.name()));
+    *t->mutable_capacity() = b.capacity();
   }
   std::lock_guard lock(mu_);
   allocator_.SetTables(tables);

@@ -54,6 +54,8 @@ class GacService {
   GacService(rpc::RpcContext context, GacServiceOptions options);
   Status Init();
   void PollTables();
+  // One call to a meta replica, waited for at most kPollTimeout and a second.
+  Result<std::string> CallMeta(uint32_t meta, const std::string& method, const std::string& payload);
   void UpdateGauges();  // under mu_
   void HandleReport(pb::Envelope& request, rpc::Responder responder);
 

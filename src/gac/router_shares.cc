@@ -1,6 +1,8 @@
 #include "gac/router_shares.h"
 
 #include <algorithm>
+#include <set>
+#include <string_view>
 
 #include "admission/partition_budget.h"
 #include "common/check.h"
@@ -69,6 +71,10 @@ pb::GacReportRequest RouterShares::TakeReport(const std::function<bool(const std
     r->set_write_units(s.write_units);
     r->set_read_refused_units(s.read_refused);
     r->set_write_refused_units(s.write_refused);
+    if (s.granted && s.capacity.mode() == pb::TableCapacity::CAPACITY_ON_DEMAND) {
+      r->set_read_peak_units_per_s(static_cast<double>(s.capacity.rcu()) / 2);
+      r->set_write_peak_units_per_s(static_cast<double>(s.capacity.wcu()) / 2);
+    }
     s.read_units = s.write_units = s.read_refused = s.write_refused = 0;
   }
   return request;
@@ -104,6 +110,16 @@ void RouterShares::ApplyGrant(const pb::GacTableGrant& grant, admission::Clock::
     return;
   }
   SetRates(s, grant.rcu_per_s(), grant.wcu_per_s(), now);
+}
+
+void RouterShares::ForgetUnknown(const pb::GacReportRequest& sent, const pb::GacReportResponse& answer) {
+  std::set<std::string_view> granted;
+  for (const pb::GacTableGrant& g : answer.grants()) granted.insert(g.table());
+  for (const pb::GacTableReport& r : sent.tables()) {
+    if (granted.count(r.table())) continue;
+    auto it = shares_.find(r.table());
+    if (it != shares_.end() && !(it->second.granted && Charged(it->second.capacity))) shares_.erase(it);
+  }
 }
 
 void RouterShares::ApplyHold(admission::Clock::time_point now) {

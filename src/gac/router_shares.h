@@ -16,7 +16,13 @@
 //     be reached) keeps that share until then, and afterwards falls back to
 //     capacity / routers (a conservative share: all routers together stay
 //     within the capacity) until a grant comes again.
-//  5. At most limits::kGacTablesPerReportMax tables are tracked; requests
+//  5. A report carries an on-demand table's peak as the last grant gave it
+//     (capacity / 2), so an instance that restarted learns it back.
+//  6. ForgetUnknown drops the tables an answer carried no grant for (the
+//     instance does not know them: no table, or a bucket without a
+//     capacity) unless they are charged, so that uncharged names (many S3
+//     buckets) do not fill the map of contract 7.
+//  7. At most limits::kGacTablesPerReportMax tables are tracked; requests
 //     to further tables are admitted without a charge.
 //
 // Pure: time comes in; no clock, no lock.
@@ -56,6 +62,9 @@ class RouterShares {
   // The counts since the last report of the tables `select` picks.
   pb::GacReportRequest TakeReport(const std::function<bool(const std::string&)>& select);
   void ApplyGrant(const pb::GacTableGrant& grant, admission::Clock::time_point now);
+  // Contract 6, after the grants of `answer` (to `sent`) are applied.
+  void ForgetUnknown(const pb::GacReportRequest& sent, const pb::GacReportResponse& answer);
+  size_t tracked() const { return shares_.size(); }
   // Contract 4 for every table; call about once an interval.
   void ApplyHold(admission::Clock::time_point now);
 

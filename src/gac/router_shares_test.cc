@@ -83,5 +83,33 @@ TEST(RouterShares, HoldsTheLastShareThenFallsBackToCapacityOverRouters) {
   EXPECT_DOUBLE_EQ(s.State("t")->write_rate, 700);
 }
 
+TEST(RouterShares, ReportsTheOnDemandPeakOfItsLastGrant) {
+  RouterShares shares(GacOptions{}, 2);
+  (void)shares.Admit("t", CapacityKind::kWrite, 1, kT0);
+  shares.ApplyGrant(Grant(300, 600, pb::TableCapacity::CAPACITY_ON_DEMAND), kT0);
+  pb::GacReportRequest r = shares.TakeReport([](const std::string&) { return true; });
+  ASSERT_EQ(r.tables_size(), 1);
+  EXPECT_DOUBLE_EQ(r.tables(0).write_peak_units_per_s(), 300);
+  EXPECT_DOUBLE_EQ(r.tables(0).read_peak_units_per_s(), 50);
+  RouterShares provisioned(GacOptions{}, 2);
+  (void)provisioned.Admit("t", CapacityKind::kWrite, 1, kT0);
+  provisioned.ApplyGrant(Grant(300, 600), kT0);
+  r = provisioned.TakeReport([](const std::string&) { return true; });
+  EXPECT_DOUBLE_EQ(r.tables(0).write_peak_units_per_s(), 0);
+}
+
+TEST(RouterShares, ForgetsWhatTheInstanceDoesNotKnowUnlessCharged) {
+  RouterShares shares(GacOptions{}, 2);
+  (void)shares.Admit("t", CapacityKind::kWrite, 1, kT0);
+  (void)shares.Admit("s3:uncapped", CapacityKind::kWrite, 1, kT0);
+  shares.ApplyGrant(Grant(300, 600), kT0);
+  const pb::GacReportRequest sent = shares.TakeReport([](const std::string&) { return true; });
+  pb::GacReportResponse silent;  // an answer without grants (e.g. "t" dropped by meta)
+  shares.ForgetUnknown(sent, silent);
+  EXPECT_EQ(shares.tracked(), 1u);  // "t" is charged: kept (its hold applies)
+  EXPECT_TRUE(shares.State("t").has_value());
+  EXPECT_FALSE(shares.State("s3:uncapped").has_value());
+}
+
 }  // namespace
 }  // namespace tessera::gac

@@ -14,6 +14,7 @@
 #include "meta/bucket_placement.h"
 #include "meta/meta_group_calls.h"
 #include "meta/registry_keys.h"
+#include "meta/table_capacity.h"
 #include "s3/protocol/names.h"
 
 namespace tessera::meta {
@@ -86,6 +87,14 @@ Result<pb::BucketDescriptor> OwnedBucket(const std::optional<pb::KvRecord>& exis
     return Status::Conflict("bucket '" + name + "' is owned by another user");
   }
   return bucket;
+}
+
+// The stored owner of `existing` ("" when absent or unparsable: OwnedBucket
+// then reports what is wrong).
+std::string OwnerOf(const std::optional<pb::KvRecord>& existing) {
+  if (!existing.has_value()) return "";
+  auto bucket = ParseRecord<pb::BucketDescriptor>(*existing, "BucketDescriptor");
+  return bucket.ok() ? bucket->owner() : "";
 }
 
 // True when the write should be retried from the reads: a condition failed
@@ -191,6 +200,7 @@ Status RegistryService::Start(rpc::RpcServer& server) {
       {"meta.create_bucket", [this](const std::string& p) { return CreateBucket(p); }},
       {"meta.delete_bucket", [this](const std::string& p) { return DeleteBucket(p); }},
       {"meta.set_bucket_versioning", [this](const std::string& p) { return SetVersioning(p); }},
+      {"meta.set_bucket_capacity", [this](const std::string& p) { return SetCapacity(p); }},
       {"meta.create_user", [this](const std::string& p) { return CreateUser(p); }},
   };
   for (const auto& [method, mutation] : mutations) {
@@ -397,6 +407,41 @@ Result<std::string> RegistryService::SetVersioning(const std::string& payload) {
       pb::SetBucketVersioningResponse response;
       *response.mutable_bucket() = updated;
       response.set_map_version(applied.version());
+      return response.SerializeAsString();
+    };
+    return plan;
+  });
+}
+
+// The operator's command (no owner) may set any bucket's capacity; a
+// request naming an owner changes only that owner's bucket.
+Result<std::string> RegistryService::SetCapacity(const std::string& payload) {
+  pb::SetBucketCapacityRequest request;
+  if (!request.ParseFromString(payload)) return Status::InvalidArgument("bad SetBucketCapacityRequest");
+  TESSERA_RETURN_IF_ERROR(ValidateTableCapacity(request.capacity()));
+  const std::string key = BucketKey(request.name());
+  return ReadModifyWrite(key, "set_bucket_capacity",
+                         [&](const std::optional<pb::KvRecord>& existing) -> RmwPlan {
+    auto bucket = OwnedBucket(existing, request.name(), 0,
+                              request.owner().empty() ? OwnerOf(existing) : request.owner());
+    if (!bucket.ok()) return RmwPlan::Answer(bucket.status());
+    if (SameCapacity(bucket->capacity(), request.capacity())) {
+      pb::SetBucketCapacityResponse response;
+      *response.mutable_bucket() = std::move(bucket).value();
+      response.set_map_version(existing->version());
+      return RmwPlan::Answer(response.SerializeAsString());
+    }
+    *bucket->mutable_capacity() = request.capacity();
+    RmwPlan plan;
+    AddCondition(plan.batch, key, existing);
+    AddWrite(plan.batch, key, bucket->SerializeAsString());
+    plan.on_applied = [updated = std::move(bucket).value()](
+                          const pb::KvApplyResult& applied) -> Result<std::string> {
+      pb::SetBucketCapacityResponse response;
+      *response.mutable_bucket() = updated;
+      response.set_map_version(applied.version());
+      spdlog::info("meta.bucket_capacity bucket={} capacity=\"{}\" version={}", updated.name(),
+                   CapacityText(updated.capacity()), applied.version());
       return response.SerializeAsString();
     };
     return plan;

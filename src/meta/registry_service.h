@@ -5,6 +5,7 @@
 //   meta.get_bucket, meta.list_buckets, meta.get_user_by_key,
 //   meta.list_users        RegistryMemds reads on the io thread, any replica
 //   meta.create_bucket, meta.delete_bucket, meta.set_bucket_versioning,
+//   meta.set_bucket_capacity,
 //   meta.create_user       mutations, one at a time on this service's worker
 //                          thread (queue: limits::kS3RegistryQueueMax, then
 //                          Throttled): strong reads, one conditional KvBatch
@@ -78,6 +79,7 @@ class RegistryService {
   Result<std::string> CreateBucket(const std::string& payload);
   Result<std::string> DeleteBucket(const std::string& payload);
   Result<std::string> SetVersioning(const std::string& payload);
+  Result<std::string> SetCapacity(const std::string& payload);
   Result<std::string> CreateUser(const std::string& payload);
   // create_user of an existing user: itself when the request names exactly
   // its key pair (and no other display name or email), Conflict otherwise.

@@ -86,6 +86,9 @@ class RouterService {
   // successful Start), for the S3 service that shares them.
   rpc::ChannelPool& pool() { return *pool_; }
   KvRouter& kv() { return *kv_; }
+  // The GAC client when global admission control is on (after a
+  // successful Start), else nullptr.
+  gac::GacClient* gac() { return gac_ && gac_->active() ? gac_.get() : nullptr; }
   // The HTTP handler (after a successful Start), for tests that bypass the
   // transport.
   KvHttpApi& api() { return *api_; }

@@ -1,5 +1,6 @@
 // ListObjects (v1) and ListObjectsV2: one ObjectIndex walk of max-keys + 1
 // items (the extra one makes IsTruncated exact).
+#include "admission/capacity_units.h"
 #include "s3/auth/checksum.h"
 #include "s3/front/s3_call.h"
 #include "s3/front/s3_front.h"
@@ -77,6 +78,20 @@ ObjectEntry EntryOf(const S3Call& call, pb::S3ListEntry&& e) {
   return out;
 }
 
+// The rest of a listing's read units once its keys are known: one per
+// started 4 KiB of keys and common prefixes, of which the front charged
+// one before (s3_charge.h), taking only what the bucket's share holds.
+void ChargeListed(const S3Call& call, const ListPage& page) {
+  gac::GacClient* gac = call.front.gac();
+  if (gac == nullptr) return;
+  uint64_t bytes = 0;
+  for (const pb::S3ListItem& item : page.items) {
+    bytes += item.has_entry() ? item.entry().key().size() : item.common_prefix().size();
+  }
+  const double more = admission::ReadUnits(bytes, admission::ReadConsistency::kStrong) - 1;
+  if (more > 0) gac->ChargeMore(admission::BucketGacName(call.bucket), admission::CapacityKind::kRead, more);
+}
+
 void Answer(CallPtr call, const ListParams& p, ListPage page) {
   const bool truncated = page.items.size() > p.max_keys;
   if (truncated) page.items.resize(p.max_keys);
@@ -84,6 +99,7 @@ void Answer(CallPtr call, const ListParams& p, ListPage page) {
   std::vector<std::string> prefixes;
   std::string last;
   contents.reserve(page.items.size());
+  ChargeListed(*call, page);
   for (pb::S3ListItem& item : page.items) {
     if (item.has_entry()) {
       last = item.entry().key();

@@ -13,6 +13,7 @@
 #include "common/check.h"
 #include "s3/auth/authenticate.h"
 #include "s3/front/s3_call.h"
+#include "s3/front/s3_charge.h"
 #include "s3/model/op_context.h"
 #include "s3/model/version_id.h"
 #include "s3/protocol/names.h"
@@ -230,6 +231,33 @@ void Dispatch(CallPtr call) {
   call->Fail(MethodNotAllowedError(method, "OBJECT"));
 }
 
+// Charges the request to this router's share of its bucket's capacity
+// (s3_charge.h; GAC knows the bucket as BucketGacName). False: the share
+// cannot pay (the request is refused and never reaches a partition). A
+// bucket without a capacity, or a router without GAC, is not charged.
+bool ChargeBucketShare(S3Call& call) {
+  gac::GacClient* gac = call.front.gac();
+  if (gac == nullptr || call.bucket.empty()) return true;
+  const http::Headers headers = call.AllHeaders();
+  S3RequestShape shape;
+  shape.method = call.head().method;
+  shape.has_bucket = true;
+  shape.key = call.key;
+  shape.query = call.query;
+  shape.headers = &headers;
+  const admission::S3Charge charge = S3RequestCharge(shape);
+  const std::string name = admission::BucketGacName(call.bucket);
+  if (charge.write_units > 0 &&
+      !gac->Admit(name, admission::CapacityKind::kWrite, charge.write_units).admitted) {
+    return false;
+  }
+  if (charge.read_units > 0 &&
+      !gac->Admit(name, admission::CapacityKind::kRead, charge.read_units).admitted) {
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 Result<uint64_t> NewRequestIdSalt() {
@@ -362,7 +390,10 @@ void S3Front::Handle(std::shared_ptr<http::Exchange> exchange) {
     // --- admission: charged before any partition or blob work.
     if (Status admitted = call->front.admission().Admit(call->user, call->bucket);
         !admitted.ok()) {
-      return call->Fail(S3Error(S3ErrorCode::kSlowDown));
+      return call->Fail(S3Error(S3ErrorCode::kSlowDown), {{"Retry-After", "1"}});
+    }
+    if (!ChargeBucketShare(*call)) {
+      return call->Fail(S3Error(S3ErrorCode::kSlowDown), {{"Retry-After", "1"}});
     }
     WithCorsHeaders(call, [call] { Dispatch(call); });
   });

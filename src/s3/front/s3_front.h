@@ -31,6 +31,7 @@
 #include <string>
 
 #include "admission/s3_admission.h"
+#include "gac/gac_client.h"
 #include "blob/blob_client.h"
 #include "common/byte_budget.h"
 #include "common/limits.h"
@@ -93,6 +94,11 @@ class S3Front {
   router::RegistryClient& registry() { return registry_; }
   // The admission policy (GAC seam: admission().SetBucketRate).
   admission::S3Admission& admission() { return admission_; }
+  // The router's GAC client (nullptr: none, nothing charged). Buckets with
+  // a capacity are charged to this router's share of it (s3_charge.h);
+  // set before the front serves.
+  void set_gac(gac::GacClient* gac) { gac_ = gac; }
+  gac::GacClient* gac() const { return gac_; }
   blob::BlobClient& blobs() { return blobs_; }
   const S3FrontOptions& options() const { return options_; }
   DigestPool& digests() { return digests_; }
@@ -122,6 +128,7 @@ class S3Front {
   blob::BlobClient& blobs_;
   const S3FrontOptions options_;
   admission::S3Admission admission_;
+  gac::GacClient* gac_ = nullptr;
   metrics::Counter* requests_ = nullptr;
   metrics::Counter* unknown_outcome_blobs_ = nullptr;
   ReadAheadBudget read_ahead_{limits::kS3ReadAheadBytesMax};

@@ -37,6 +37,7 @@ Status S3Service::Start() {
                                          {}));
   front_ = std::make_unique<S3Front>(*index_, *registry_, *blobs_, metrics_, options_.front,
                                      *request_id_salt);
+  front_->set_gac(router_.gac());
   http::StreamServerOptions server_options;
   server_options.host = options_.host;
   server_options.http_port = options_.http_port;
