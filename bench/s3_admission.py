@@ -41,6 +41,10 @@ import threading
 import time
 import urllib.request
 
+# The metric parser the integration tests use (one Prometheus text reader).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "integration"))
+from kv_harness import series_sum  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 INTERVAL_MS = 500
@@ -61,18 +65,6 @@ def free_ports(n):
     for s in socks:
         s.close()
     return ports
-
-
-def series_sum(text, name, labels):
-    total = 0.0
-    for line in text.splitlines():
-        m = re.match(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})?\s+(\S+)", line)
-        if not m or m.group(1) != name:
-            continue
-        have = dict(re.findall(r'(\w+)="([^"]*)"', m.group(2) or ""))
-        if all(have.get(k) == v for k, v in labels.items()):
-            total += float(m.group(3))
-    return total
 
 
 class Cluster:

@@ -23,8 +23,11 @@ enum HostClusterStream : uint64_t {
 class DriftingExecutor final : public node::GroupExecutor {
  public:
   DriftingExecutor(std::unique_ptr<node::GroupExecutor> inner, std::shared_ptr<DriftClock> clock,
-                   std::shared_ptr<PauseGate> gate)
-      : inner_(std::move(inner)), clock_(std::move(clock)), gate_(std::move(gate)) {}
+                   std::shared_ptr<PauseGate> gate, bool equal_restart_stamps)
+      : inner_(std::move(inner)),
+        clock_(std::move(clock)),
+        gate_(std::move(gate)),
+        equal_restart_stamps_(equal_restart_stamps) {}
   void Post(Task task) override {
     if (!gate_->Hold(task)) inner_->Post(std::move(task));
   }
@@ -38,13 +41,17 @@ class DriftingExecutor final : public node::GroupExecutor {
   // The replica's own clock, as a process reads its machine's: the loop's
   // instant is the same for replicas started together, and GroupHost's
   // request ids (stamp << 16 + n) must not repeat across a group's
-  // replicas (D-SIMHOST-5).
-  uint64_t RestartStampUs() const override { return clock_->Local(inner_->RestartStampUs()); }
+  // replicas (D99), unless the options ask for equal stamps.
+  uint64_t RestartStampUs() const override {
+    return equal_restart_stamps_ ? inner_->RestartStampUs()
+                                 : clock_->Local(inner_->RestartStampUs());
+  }
 
  private:
   std::unique_ptr<node::GroupExecutor> inner_;
   std::shared_ptr<DriftClock> clock_;
   std::shared_ptr<PauseGate> gate_;
+  bool equal_restart_stamps_;
 };
 
 }  // namespace
@@ -157,7 +164,8 @@ Status HostCluster::Restart(ReplicaId id, const RestartFaults& faults) {
   o.snapshot.chunk_bytes = options_.snapshot_chunk_bytes;
   replica.gate = std::make_shared<PauseGate>();
   auto host = node::GroupHost::Start(
-      std::make_unique<DriftingExecutor>(loop_.NewExecutor(), replica.clock, replica.gate),
+      std::make_unique<DriftingExecutor>(loop_.NewExecutor(), replica.clock, replica.gate,
+                                         options_.equal_restart_stamps),
       store->get(), &transport_, o);
   if (!host.ok()) return host.status();
   replica.store = std::move(store).value();

@@ -66,6 +66,10 @@ struct HostClusterOptions {
   // Each replica's clock starts at the virtual start plus an offset drawn
   // below this (clocks of different machines share no epoch).
   TimeUs clock_offset_max_us = 0;
+  // Every replica's restart stamp is the loop's instant rather than its own
+  // clock, so GroupHost request ids repeat across replicas: the worst case
+  // for telling proposals apart, which hosts must do by proposer (D99).
+  bool equal_restart_stamps = false;
 };
 
 // One replica's monotonic clock: continuous and piecewise linear in virtual

@@ -716,6 +716,7 @@ class SeedRun {
 HostSeedResult RunHostSeed(const HostSeedConfig& config) {
   Prng plan(DeriveSeed(config.seed, kStreamHostPlan));
   HostClusterOptions options = PlanOptions(config.seed, config.replicas, plan);
+  options.equal_restart_stamps = config.equal_restart_stamps;
   // A third of the seeds lose a voter for good and replace it (not with
   // bad clocks: those seeds cut off a leader as often as they can, which
   // a group that lost a voter cannot survive in time).

@@ -45,6 +45,7 @@ struct HostSeedConfig {
   // (EVENTUAL), recorded as linearizable reads; kLeaseIgnoreDrift: clocks
   // run at half, true or double speed, far outside max_clock_drift_ppm.
   SimBug bug = SimBug::kNone;
+  bool equal_restart_stamps = false;  // HostClusterOptions::equal_restart_stamps
 };
 
 // The bugs RunHostSeed can inject (the others live in the core simulator's

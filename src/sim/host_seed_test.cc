@@ -76,13 +76,19 @@ TEST(HostSeedTest, FiveReplicaSeedsPass) {
   // Seed 200131: a deposed leader's pending puts end when the new leader's
   // entries take their slots; with request-id stamps equal across replicas
   // (all started at one instant) it acknowledged a put it never made, and
-  // the final read showed the older value (D-SIMHOST-5). Tied to the
+  // the final read showed the older value (D99). Tied to the
   // seed's draws.
   HostSeedConfig config;
   config.seed = 200131;
   config.replicas = 5;
   const HostSeedResult result = RunHostSeed(config);
   EXPECT_TRUE(result.ok) << result.violation;
+  // The same seed with every replica's request ids equal: the hosts tell
+  // their own proposals by proposer, so nothing is acknowledged that was
+  // not made.
+  config.equal_restart_stamps = true;
+  const HostSeedResult equal_ids = RunHostSeed(config);
+  EXPECT_TRUE(equal_ids.ok) << equal_ids.violation;
   EXPECT_EQ(HostReplayCommand(4, "none", 5),
             "tessera sim --host production --replicas 5 --seed-start 4 --seeds 1 --trace");
 }
