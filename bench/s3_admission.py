@@ -142,7 +142,7 @@ class S3Bench:
 def build_s3bench():
     anchors = os.environ.get("ANCHORS", os.path.join(os.path.dirname(REPO), "shared", "anchors"))
     src = os.path.join(anchors, "s3bench", "s3bench.c")
-    out = os.environ.get("S3BENCH", "/var/tmp/s3bench-tessera")
+    out = os.environ.get("S3BENCH", os.path.join(tempfile.gettempdir(), "s3bench-tessera"))
     if not os.path.exists(out) or (os.path.exists(src) and os.path.getmtime(out) < os.path.getmtime(src)):
         subprocess.run(["gcc", "-O2", "-Wall", "-o", out, src, "-lcurl", "-lm"], check=True)
     return out
@@ -299,7 +299,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--tessera", default=os.environ.get("TESSERA",
                                                         os.path.join(REPO, "build/release/src/cli/tessera")))
-    ap.add_argument("--out", default=f"/var/tmp/tessera-bench.s3-admission.{time.strftime('%Y%m%d-%H%M%S')}")
+    ap.add_argument("--out", default=os.path.join(
+        tempfile.gettempdir(), f"tessera-bench.s3-admission.{time.strftime('%Y%m%d-%H%M%S')}"))
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--dur", type=float, default=5)
     ap.add_argument("--conc", type=int, default=16)
