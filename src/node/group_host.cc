@@ -197,7 +197,10 @@ void GroupHost::ApplyCommitted(const std::vector<pb::Entry>& entries) {
   }
   if (options_.log_only) {
     // Nothing to apply, nobody waiting: a log replica never leads, so it
-    // proposed nothing.
+    // proposed nothing. A split entry narrows its range all the same,
+    // before the applied index passes it (a restart sees it again).
+    const Status narrowed = NarrowOnLogSplits(entries);
+    if (!narrowed.ok()) return StopOnApplyError(narrowed);
     const Status skipped = state_.SkipTo(entries.back().slot());
     if (!skipped.ok()) return StopOnApplyError(skipped);
     MaybeCompact();
@@ -318,7 +321,41 @@ void GroupHost::ReportInstall(const pb::InstallSnapshot& snapshot, const Status&
     return;
   }
   replica_->OnSnapshotInstalled(NowUs(), snapshot.meta());
+  state_.ForgetRangeEnd();
+  if (options_.on_range_narrowed && !options_.log_only) {
+    auto end = store_->RangeEnd(group_id());
+    Status narrowed = end.ok() ? Status::Ok() : end.status();
+    if (narrowed.ok() && end->has_value()) narrowed = options_.on_range_narrowed(**end);
+    if (!narrowed.ok()) {
+      // The store holds the range end: a restart narrows the descriptor.
+      spdlog::error("node.range_narrow_failed group={} reason=\"{}\"", group_id(),
+                    narrowed.ToString());
+      FailAll(Status::IOError("narrowing the range after an install: " + narrowed.ToString()));
+      stopped_ = true;
+      snapshot_sender_.AbortAll();
+      return;
+    }
+  }
   if (options_.on_state_replaced) options_.on_state_replaced();
+}
+
+// Only what the state machine would check without its state: a log
+// replica has no range end of its own, and the host ignores a key outside
+// the descriptor's range (such a split is refused where it applies).
+Status GroupHost::NarrowOnLogSplits(const std::vector<pb::Entry>& entries) {
+  if (!options_.on_range_narrowed) return Status::Ok();
+  for (const pb::Entry& e : entries) {
+    if (e.type() != pb::ENTRY_COMMAND) continue;
+    pb::KvCommand command;
+    if (!command.ParseFromString(e.command()) || !command.has_split()) continue;
+    const pb::KvSplit& split = command.split();
+    if (split.split_key().empty() || split.child_group_id() == 0 ||
+        split.child_group_id() == group_id()) {
+      continue;
+    }
+    TESSERA_RETURN_IF_ERROR(options_.on_range_narrowed(split.split_key()));
+  }
+  return Status::Ok();
 }
 
 // The store's compaction is queued without waiting (a synced write: the
@@ -580,6 +617,7 @@ void GroupHost::StateDigest(JobThread& scanner, DigestCallback done) {
     const Status accepted = scanner.Submit([snapshot, shared_done] {
       pb::SnapshotManifest digest;
       digest.set_applied_index(snapshot->applied_index());
+      if (snapshot->range_end()) digest.mutable_range_end()->set_end_key(*snapshot->range_end());
       for (;;) {
         auto next = snapshot->Next();
         if (!next.ok()) return (*shared_done)(next.status());

@@ -74,6 +74,12 @@ struct GroupHostOptions {
   // once the split applied (it starts the child). May be empty.
   std::function<Result<std::vector<storage::GroupMutation>>(const pb::KvSplit&)> split_descriptors;
   std::function<void(const pb::KvSplit&)> on_split_applied;
+  // Called with the group's range end when a snapshot install left one
+  // stored (the snapshot's state was split), and on a log replica when a
+  // split entry commits (it applies nothing, but its range must narrow
+  // too); the replication host narrows the group's descriptor. Must be
+  // idempotent; an error stops the replica like a failed apply. May be empty.
+  std::function<Status(const std::string& end_key)> on_range_narrowed;
   // Streamed snapshot transfer (snapshot_sender.h, snapshot_receiver.h),
   // and its process-wide counters (may be null; must outlive the host).
   SnapshotTransferOptions snapshot;
@@ -230,6 +236,8 @@ class GroupHost : public std::enable_shared_from_this<GroupHost> {
   Status InstallLogBase(const pb::InstallSnapshot& snapshot) const;
   void FinishInstall(const pb::InstallSnapshot& snapshot, const Status& installed);
   void ReportInstall(const pb::InstallSnapshot& snapshot, const Status& installed);
+  // A log replica's part of a split entry: narrow the range (on_range_narrowed).
+  Status NarrowOnLogSplits(const std::vector<pb::Entry>& entries);
   void MaybeCompact();
   void ServeReadyReads();
   void ExpireDeadlines();

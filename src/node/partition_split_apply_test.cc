@@ -9,6 +9,9 @@
 #include <filesystem>
 
 #include "node/partition_state_machine.h"
+#include "node/snapshot_receiver.h"
+#include "node/snapshot_sender.h"
+#include "storage/snapshot_staging.h"
 
 namespace tessera::node {
 namespace {
@@ -180,6 +183,101 @@ TEST(PartitionSplitApply, InvalidSplitChangesNothing) {
   ASSERT_TRUE(sm.Apply({Split(8, "b", 12)}).ok());
   EXPECT_EQ(**store.get()->RangeEnd(12), "k");
   EXPECT_EQ(*store.get()->AppliedIndex(kParent), 8u);
+}
+
+
+// Records what a SnapshotSender sends.
+class CaptureSender : public MessageSender {
+ public:
+  void Send(pb::Message m) override { sent.push_back(std::move(m)); }
+  std::vector<pb::Message> sent;
+};
+
+// Streams the parent's state from `from` to `to` as the group host does
+// (sender, receiver, install at the leader's applied index).
+void StreamSnapshot(storage::NodeStore* from, storage::NodeStore* to) {
+  metrics::Registry registry;
+  SnapshotCounters counters(registry);
+  CaptureSender wire;
+  SnapshotTransferOptions options;
+  options.chunk_bytes = 64;
+  options.window_chunks = 2;
+  SnapshotSender sender(from, kParent, 1, &wire, options, &counters);
+  SnapshotReceiver receiver(to, kParent, 2, &counters);
+  sender.Start(0, 2);
+  std::optional<SnapshotSender::Completed> done;
+  for (uint64_t now = 1; !done && now < 1000; ++now) {
+    std::vector<pb::Message> window = std::exchange(wire.sent, {});
+    ASSERT_FALSE(window.empty());
+    for (const pb::Message& chunk : window) {
+      auto completed = sender.OnAck(now, 2, receiver.StageChunk(chunk).snapshot_transfer().ack());
+      if (completed) done = completed;
+    }
+  }
+  ASSERT_TRUE(done.has_value());
+  pb::InstallSnapshot install;
+  install.mutable_meta()->set_last_slot(done->applied_index);
+  install.mutable_meta()->mutable_membership()->add_voters(1);
+  install.set_data(done->manifest);
+  ASSERT_TRUE(receiver.Install(install).ok());
+}
+
+// The parent's state digest as GroupHost::StateDigest computes it.
+pb::SnapshotManifest Digest(storage::NodeStore* store) {
+  auto snapshot = store->OpenSnapshot(kParent);
+  EXPECT_TRUE(snapshot.ok());
+  pb::SnapshotManifest digest;
+  digest.set_applied_index((*snapshot)->applied_index());
+  if ((*snapshot)->range_end()) digest.mutable_range_end()->set_end_key(*(*snapshot)->range_end());
+  for (;;) {
+    auto next = (*snapshot)->Next();
+    EXPECT_TRUE(next.ok());
+    if (!next.ok() || !next->has_value()) return digest;
+    storage::AddPairToManifest((*next)->key, (*next)->value, &digest);
+  }
+}
+
+// Goal: a replica that missed the split entry and installs a post-split
+// snapshot of the parent stores its range end: commands after it with moved
+// keys are refused there exactly as on the replica that applied the split,
+// and both reach the same state digest.
+TEST(PartitionSplitApply, SnapshotAfterTheSplitCarriesTheRangeEnd) {
+  TempStore applied_store, lagging_store;
+  PartitionStateMachine applied(applied_store.get(), kParent);
+  PartitionStateMachine lagging(lagging_store.get(), kParent);
+  const std::vector<pb::Entry> before = {Put(1, "a", "1"), Put(2, "m", "2"), Put(3, "z", "3")};
+  ASSERT_TRUE(applied.Apply(before).ok());
+  ASSERT_TRUE(lagging.Apply(before).ok());  // caches "no range end"
+  ASSERT_TRUE(applied.Apply({Split(4, "m"), Put(5, "c", "4")}).ok());
+
+  StreamSnapshot(applied_store.get(), lagging_store.get());
+  lagging.ForgetRangeEnd();  // as GroupHost does after an install
+  EXPECT_EQ(**lagging_store.get()->RangeEnd(kParent), "m");
+  EXPECT_EQ(*lagging_store.get()->AppliedIndex(kParent), 5u);
+
+  const std::vector<pb::Entry> after = {Put(6, "n", "x"), Put(7, "d", "y"), Put(8, "zz", "w")};
+  auto on_applied = applied.Apply(after);
+  auto on_lagging = lagging.Apply(after);
+  ASSERT_TRUE(on_applied.ok() && on_lagging.ok());
+  ASSERT_EQ(on_applied->size(), on_lagging->size());
+  for (size_t i = 0; i < on_applied->size(); ++i) {
+    EXPECT_EQ((*on_applied)[i].result.SerializeAsString(),
+              (*on_lagging)[i].result.SerializeAsString()) << i;
+  }
+  EXPECT_TRUE((*on_lagging)[0].result.wrong_partition());
+  EXPECT_TRUE((*on_lagging)[1].result.applied());
+  EXPECT_TRUE(SameRows(Rows(lagging), Rows(applied)));
+  const pb::SnapshotManifest digest = Digest(applied_store.get());
+  EXPECT_EQ(Digest(lagging_store.get()).SerializeAsString(), digest.SerializeAsString());
+  EXPECT_EQ(digest.range_end().end_key(), "m");
+  EXPECT_EQ(digest.pair_count(), 3u);  // a, c, d
+
+  // The range end survives a restart of the lagging replica.
+  lagging_store.Reopen();
+  PartitionStateMachine again(lagging_store.get(), kParent);
+  auto later = again.Apply({Put(9, "q", "v")});
+  ASSERT_TRUE(later.ok());
+  EXPECT_TRUE((*later)[0].result.wrong_partition());
 }
 
 }  // namespace

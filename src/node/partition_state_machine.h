@@ -97,6 +97,9 @@ class PartitionStateMachine {
                    const storage::ValueFilter& wants_value, const RowVisitor& visit) const;
 
   GroupId group() const { return group_; }
+  // Forgets the cached range end: the host calls it after a snapshot
+  // replaced the state (the installed range end may differ).
+  void ForgetRangeEnd() { range_end_.reset(); }
   // The host's split hooks; without them a split applies with an empty
   // child membership and no descriptor writes (tests).
   void set_split_hooks(SplitPrepareFn prepare, SplitAppliedFn applied) {

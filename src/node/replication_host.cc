@@ -110,6 +110,11 @@ Status ReplicationHost::RestoreGroups() {
         return Status::Corruption("stored descriptor does not parse: group 0 key of size " +
                                   std::to_string(kv.key.size()));
       }
+      // A range end the store holds (an install or a split that finished
+      // before the descriptor write) narrows the descriptor first.
+      auto range_end = store_->RangeEnd(descriptor.group_id());
+      if (!range_end.ok()) return range_end.status();
+      if (*range_end) TESSERA_RETURN_IF_ERROR(StoreNarrowedLocked(&descriptor, **range_end));
       TESSERA_RETURN_IF_ERROR(StartGroupLocked(descriptor));
       spdlog::info("node.group_restored group={} replicas={}", descriptor.group_id(),
                    descriptor.replicas_size());
@@ -164,6 +169,9 @@ Status ReplicationHost::StartGroupLocked(const pb::PartitionDescriptor& descript
   };
   group.on_split_applied = [this](const pb::KvSplit& split) {
     StartSplitChild(split.child_group_id());
+  };
+  group.on_range_narrowed = [this, group_id](const std::string& end_key) {
+    return NarrowDescriptor(group_id, end_key);
   };
   if (options_.customize_group) options_.customize_group(descriptor, group);
   auto host = GroupHost::Start(io_, store_.get(), sender_.get(), std::move(group));
@@ -248,6 +256,32 @@ Result<std::vector<storage::GroupMutation>> ReplicationHost::SplitDescriptors(
        storage::Mutation::Put(DescriptorKey(parent), narrowed.SerializeAsString())},
       {kDescriptorGroupId,
        storage::Mutation::Put(DescriptorKey(child.group_id()), child.SerializeAsString())}};
+}
+
+Status ReplicationHost::NarrowDescriptor(uint64_t group, const std::string& end_key) {
+  std::lock_guard lock(mu_);
+  const auto it = groups_.find(group);
+  if (it == groups_.end()) return Status::Ok();  // dropped meanwhile
+  return StoreNarrowedLocked(&it->second.descriptor, end_key);
+}
+
+Status ReplicationHost::StoreNarrowedLocked(pb::PartitionDescriptor* descriptor,
+                                            const std::string& end_key) {
+  if (end_key <= descriptor->start_key() ||
+      (!descriptor->end_key().empty() && end_key >= descriptor->end_key())) {
+    return Status::Ok();  // already as narrow (or the key is not inside: ignored)
+  }
+  pb::PartitionDescriptor narrowed = *descriptor;
+  narrowed.set_end_key(end_key);
+  narrowed.set_epoch(narrowed.epoch() + 1);
+  auto applied = store_->AppliedIndex(kDescriptorGroupId);
+  if (!applied.ok()) return applied.status();
+  TESSERA_RETURN_IF_ERROR(store_->Apply(
+      kDescriptorGroupId, *applied + 1,
+      {storage::Mutation::Put(DescriptorKey(narrowed.group_id()), narrowed.SerializeAsString())}));
+  spdlog::info("node.descriptor_narrowed group={} epoch={}", narrowed.group_id(), narrowed.epoch());
+  *descriptor = std::move(narrowed);
+  return Status::Ok();
 }
 
 void ReplicationHost::StartSplitChild(uint64_t child) {

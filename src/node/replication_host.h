@@ -137,6 +137,13 @@ class ReplicationHost {
                                                                const pb::KvSplit& split);
   // Contract 10: starts the child (its descriptor is stored), off the strand.
   void StartSplitChild(uint64_t child);
+  // Narrows the hosted descriptor of `group` to end at `end_key` (stored in
+  // group 0, then in memory; epoch + 1) when `end_key` lies inside its
+  // range; otherwise nothing. For a replica that learnt of a split without
+  // applying it: a snapshot install, a log replica, a restart after either.
+  Status NarrowDescriptor(uint64_t group, const std::string& end_key);
+  // Writes the narrowed descriptor; mu_ held.
+  Status StoreNarrowedLocked(pb::PartitionDescriptor* descriptor, const std::string& end_key);
 
   boost::asio::io_context& io_;
   const ReplicationHostOptions options_;

@@ -172,6 +172,36 @@ TEST_F(ReplicationHostTest, SplitStartsTheChildAndSurvivesReopen) {
   });
 }
 
+// Goal: a range end the store holds without a narrowed descriptor (a
+// snapshot install that finished just before a crash) narrows the
+// descriptor when the host restores its groups, once (epoch + 1).
+TEST_F(ReplicationHostTest, StoredRangeEndNarrowsTheDescriptorAtRestore) {
+  constexpr uint64_t kGroup = 7;
+  WithHost([](ReplicationHost& host) {
+    ASSERT_TRUE(host.CreateGroup(Descriptor(kGroup, {1})).ok());
+  });
+  {
+    storage::NodeStoreOptions so;
+    so.path = dir_ + "/rocksdb";
+    auto store = std::move(storage::NodeStore::Open(so)).value();
+    ASSERT_TRUE(store->StageSnapshotChunk(kGroup, 1, 0, {{"a", "1"}}).ok());
+    pb::SnapshotManifest manifest = *store->StagedSnapshot(kGroup);
+    manifest.mutable_range_end()->set_end_key("m");
+    pb::SnapshotMeta meta;
+    meta.set_last_slot(30);
+    meta.mutable_membership()->add_voters(1);
+    ASSERT_TRUE(store->InstallStagedSnapshot(kGroup, manifest, meta).ok());
+  }
+  for (int reopen = 0; reopen < 2; ++reopen) {
+    WithHost([](ReplicationHost& host) {
+      const std::vector<HostedGroup> groups = host.Groups();
+      ASSERT_EQ(groups.size(), 1u);
+      EXPECT_EQ(groups[0].descriptor.end_key(), "m");
+      EXPECT_EQ(groups[0].descriptor.epoch(), 1u);  // narrowed once, not per restart
+    });
+  }
+}
+
 // The descriptor keys' bytes on disk: "group/" and the group id big-endian,
 // so group 0x0102030405060708 is found where earlier versions stored it.
 TEST(DescriptorKey, GroupIdIsEightBytesBigEndian) {

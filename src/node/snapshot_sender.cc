@@ -75,6 +75,9 @@ void SnapshotSender::Start(uint64_t now_us, consensus::ReplicaId to) {
   t->snapshot = std::move(snapshot).value();
   t->manifest.set_snapshot_id(t->snapshot_id);
   t->manifest.set_applied_index(t->snapshot->applied_index());
+  if (t->snapshot->range_end()) {
+    t->manifest.mutable_range_end()->set_end_key(*t->snapshot->range_end());
+  }
   t->last_progress_us = now_us;
   spdlog::info("node.snapshot_transfer_started group={} to={} snapshot={} applied_index={}",
                group_id_, to, t->snapshot_id, t->snapshot->applied_index());

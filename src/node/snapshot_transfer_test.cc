@@ -203,6 +203,96 @@ TEST_F(SlowInstallOnOneIoThreadTest, WritesCommitWhileAReplicaInstalls) {
   }));
 }
 
+// Records the host's range-narrowing calls per replica.
+class SplitThenSnapshotTest : public SnapshotTransferTest {
+ protected:
+  void AdjustHostOptions(GroupHostOptions& o) override {
+    SnapshotTransferTest::AdjustHostOptions(o);
+    const consensus::ReplicaId id = o.consensus.self;
+    o.on_range_narrowed = [this, id](const std::string& end_key) {
+      std::lock_guard lock(narrowed_mu_);
+      narrowed_[id].push_back(end_key);
+      return Status::Ok();
+    };
+  }
+  std::vector<std::string> NarrowedOn(consensus::ReplicaId id) {
+    std::lock_guard lock(narrowed_mu_);
+    return narrowed_[id];
+  }
+  std::mutex narrowed_mu_;
+  std::map<consensus::ReplicaId, std::vector<std::string>> narrowed_;
+};
+
+// Goal: a replica that missed a split entry (the log was compacted past it)
+// catches up by a snapshot that carries the parent's range end: it then
+// refuses moved keys like the others, its state equals theirs, and the host
+// is told to narrow the range.
+TEST_F(SplitThenSnapshotTest, InstalledSnapshotNarrowsTheLaggingReplica) {
+  consensus::ReplicaId leader = 0, lagging = 0;
+  ASSERT_NO_FATAL_FAILURE(LeaveOneBehind(&leader, &lagging));
+  pb::KvCommand split;
+  split.mutable_split()->set_split_key("key1100");
+  split.mutable_split()->set_child_group_id(kGroup + 1);
+  std::promise<Result<pb::KvApplyResult>> p;
+  hosts_[leader]->Write(split, [&p](Result<pb::KvApplyResult> r) { p.set_value(std::move(r)); });
+  auto applied = p.get_future().get();
+  ASSERT_TRUE(applied.ok()) << applied.status().ToString();
+  ASSERT_TRUE(applied->applied());
+  // Keys below the split key again, until the log is compacted past the
+  // split (a transfer to the down replica pins the log until it stalls).
+  for (int round = 0; round < 50 && StatusOf(leader).log_start <= applied->version(); ++round) {
+    WriteState(leader, 20);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_GT(StatusOf(leader).log_start, applied->version());
+  sender_.SetDown(lagging, false);
+  sender_.SetMuted(lagging, false);
+  ASSERT_TRUE(CaughtUp(leader, lagging));
+  EXPECT_EQ(**stores_[lagging]->RangeEnd(kGroup), "key1100");
+  EXPECT_EQ(NarrowedOn(lagging), std::vector<std::string>{"key1100"});
+  auto moved = Put(leader, "key1120", "x");
+  ASSERT_TRUE(moved.ok());
+  EXPECT_TRUE(moved->wrong_partition());
+  ASSERT_TRUE(Put(leader, "key1001", "y").ok());
+  ASSERT_TRUE(CaughtUp(leader, lagging));
+  const auto expected = StateOf(*stores_[leader]);
+  EXPECT_EQ(expected.size(), 100u);  // key1000..key1099
+  for (consensus::ReplicaId id = 1; id <= 3; ++id) {
+    EXPECT_EQ(StateOf(*stores_[id]), expected) << id;
+    EXPECT_EQ(**stores_[id]->RangeEnd(kGroup), "key1100") << id;
+  }
+}
+
+// Replica 3 is a log replica.
+class LogReplicaSplitTest : public SplitThenSnapshotTest {
+ protected:
+  void AdjustHostOptions(GroupHostOptions& o) override {
+    SplitThenSnapshotTest::AdjustHostOptions(o);
+    o.bootstrap_membership.add_log_only(3);
+    o.log_only = o.consensus.self == 3;
+  }
+};
+
+// Goal: a log replica, which applies nothing, narrows its range when a
+// split entry commits (once per valid split; an invalid one is ignored).
+TEST_F(LogReplicaSplitTest, CommittedSplitNarrowsTheLogReplica) {
+  const consensus::ReplicaId leader = WaitForLeader({1, 2});
+  ASSERT_NE(leader, 0u);
+  ASSERT_TRUE(Put(leader, "a", "1").ok());
+  for (const auto& [key, child] : {std::pair<std::string, uint64_t>{"m", kGroup + 1},
+                                   std::pair<std::string, uint64_t>{"", kGroup + 2}}) {
+    pb::KvCommand split;
+    split.mutable_split()->set_split_key(key);
+    split.mutable_split()->set_child_group_id(child);
+    std::promise<Result<pb::KvApplyResult>> p;
+    hosts_[leader]->Write(split, [&p](Result<pb::KvApplyResult> r) { p.set_value(std::move(r)); });
+    ASSERT_TRUE(p.get_future().get().ok());
+  }
+  ASSERT_TRUE(CaughtUp(leader, 3));
+  EXPECT_EQ(NarrowedOn(3), std::vector<std::string>{"m"});
+  EXPECT_TRUE(NarrowedOn(leader).empty());  // a full replica narrows in its split apply
+}
+
 // Goal: the sender holds at most window_chunks unacknowledged chunks,
 // retransmits them, abandons when the receiver loses its staging, and the
 // manifest of a completed transfer matches the receiver's staging.

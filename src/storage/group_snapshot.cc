@@ -1,6 +1,9 @@
 #include "storage/group_snapshot.h"
 
+#include "storage/record_codec.h"
 #include "storage/rocks_status.h"
+#include "storage/snapshot_staging.h"
+#include "tessera/consensus.pb.h"
 
 namespace tessera::storage {
 
@@ -29,6 +32,15 @@ Result<std::unique_ptr<GroupSnapshot>> GroupSnapshot::Open(const ColumnFamilies&
   Result<Slot> applied = ReadAppliedIndex(cfs, read, group);
   if (!applied.ok()) return applied.status();
   snap->applied_index_ = *applied;
+  std::string stored_end;
+  rocksdb::Status end = cfs.db->Get(read, cfs.meta, RangeEndKey(group), &stored_end);
+  if (!end.IsNotFound()) {
+    const std::string what = "range end of group=" + std::to_string(group);
+    TESSERA_RETURN_IF_ERROR(FromRocks(end, what));
+    pb::GroupRangeEnd record;
+    TESSERA_RETURN_IF_ERROR(DecodeProtoRecord(stored_end, what, &record));
+    snap->range_end_ = record.end_key();
+  }
   read.iterate_upper_bound = &snap->upper_slice_;
   snap->it_.reset(cfs.db->NewIterator(read, cfs.state));
   snap->it_->Seek(UserKeysBegin(group));

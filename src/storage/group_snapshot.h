@@ -38,6 +38,9 @@ class GroupSnapshot {
   GroupId group_id() const { return group_; }
   // Every slot <= applied_index is reflected in the data, and no later one.
   Slot applied_index() const { return applied_index_; }
+  // The group's range end (range_end/G) as of the same instant; nullopt
+  // when no split narrowed the group.
+  const std::optional<std::string>& range_end() const { return range_end_; }
   // The next user key/value in key order; nullopt after the last one.
   // Corruption (naming group and key) on a record that fails verification.
   Result<std::optional<KeyValue>> Next();
@@ -50,6 +53,7 @@ class GroupSnapshot {
   std::atomic<int64_t>* const open_snapshots_;
   const rocksdb::Snapshot* snapshot_ = nullptr;
   Slot applied_index_ = 0;
+  std::optional<std::string> range_end_;
   const std::string upper_;           // the iterator's upper bound ...
   const rocksdb::Slice upper_slice_;  // ... which must outlive it
   std::unique_ptr<rocksdb::Iterator> it_;

@@ -158,6 +158,10 @@ Status NodeStore::InstallStagedSnapshot(GroupId group, const pb::SnapshotManifes
     return Status::InvalidArgument("no staged snapshot for " + GroupName(group));
   }
   if (!staged.ok()) return staged.status();
+  if (manifest.has_range_end() && manifest.range_end().end_key().empty()) {
+    return Status::InvalidArgument("snapshot manifest of " + GroupName(group) +
+                                   " carries an empty range end");
+  }
   if (!StagingMatches(*staged, manifest)) {
     return Status::InvalidArgument(
         "staged snapshot of " + GroupName(group) + " (id " + std::to_string(staged->snapshot_id()) +
@@ -226,6 +230,14 @@ Status NodeStore::FinishStagedInstall(GroupId group, const pb::SnapshotInstallMa
   // As InstallSnapshot: entries above last_slot are accepted values this
   // acceptor must keep (Paxos safety).
   AppendLogBase(group, base, cfs_.log, &batch);
+  // The range end of the installed state (a split before last_slot narrowed
+  // it), in the same batch as the state: never a narrowed state with a wide
+  // range, nor the reverse.
+  if (expected.has_range_end()) {
+    CheckOk(batch.Put(cfs_.meta, RangeEndKey(group), EncodeProtoRecord(expected.range_end())));
+  } else {
+    CheckOk(batch.Delete(cfs_.meta, RangeEndKey(group)));
+  }
   AppendDropStaging(group, cfs_, &batch);
   CheckOk(batch.Delete(cfs_.meta, InstallMarkerKey(group)));
   return SubmitAndWait(std::move(batch));

@@ -252,3 +252,47 @@ TEST(NodeStoreSnapshot, RemoveGroupDropsStaging) {
 
 }  // namespace
 }  // namespace tessera::storage
+
+namespace tessera::storage {
+namespace {
+
+// Goal: the range end a manifest carries is stored with the installed state
+// (also when a crash interrupts the install), reported by the snapshot, and
+// a manifest without one drops a stored range end; an empty one is refused.
+TEST(NodeStoreSnapshot, InstallStoresTheManifestsRangeEnd) {
+  for (size_t stop_after : {size_t{0}, size_t{2}}) {
+    TempDir dir;
+    const auto chunks = MakeChunks(3, 20, "v");
+    {
+      auto store = Open(dir.Sub("db"), stop_after);
+      WriteOldState(*store);
+      pb::SnapshotManifest manifest = StageAll(*store, chunks);
+      manifest.mutable_range_end()->set_end_key(Key(60));
+      EXPECT_EQ(store->InstallStagedSnapshot(kGroup, manifest, MetaAt(40)).code(),
+                StatusCode::kAborted);
+      EXPECT_FALSE(store->RangeEnd(kGroup)->has_value());  // not before the state
+    }
+    auto store = Open(dir.Sub("db"));
+    ExpectInstalled(*store, Flatten(chunks), 40);
+    EXPECT_EQ(**store->RangeEnd(kGroup), Key(60)) << stop_after;
+    auto snapshot = store->OpenSnapshot(kGroup);
+    ASSERT_TRUE(snapshot.ok());
+    EXPECT_EQ((*snapshot)->range_end(), std::optional<std::string>(Key(60)));
+    snapshot->reset();
+
+    // A manifest without a range end drops the stored one: the range end
+    // follows the installed state.
+    pb::SnapshotManifest wide = StageAll(*store, chunks, kSnapshotId + 1);
+    ASSERT_TRUE(store->InstallStagedSnapshot(kGroup, wide, MetaAt(90)).ok());
+    EXPECT_FALSE(store->RangeEnd(kGroup)->has_value());
+
+    pb::SnapshotManifest empty_end = StageAll(*store, chunks, kSnapshotId + 2);
+    empty_end.mutable_range_end();
+    EXPECT_EQ(store->InstallStagedSnapshot(kGroup, empty_end, MetaAt(95)).code(),
+              StatusCode::kInvalidArgument);
+    EXPECT_EQ(*store->AppliedIndex(kGroup), 90u);
+  }
+}
+
+}  // namespace
+}  // namespace tessera::storage
