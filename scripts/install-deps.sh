@@ -18,7 +18,7 @@ packages=(
   libprotobuf-dev protobuf-compiler
   libspdlog-dev libfmt-dev libcli11-dev
   libgtest-dev libgmock-dev
-  libssl-dev libpugixml-dev libjemalloc-dev libisal-dev
+  libssl-dev libpugixml-dev libjemalloc-dev libisal-dev nlohmann-json3-dev
   curl s3cmd rclone openssl
   iproute2
   gnuplot-nox chromium
