@@ -286,6 +286,33 @@ class S3CapacityTest(unittest.TestCase):
         self.assertGreaterEqual(charged, expected)  # 1 up front alone would fail
         self.assertLessEqual(charged, expected + 1)
 
+    def test_7_batch_delete_and_version_listing_charged_by_what_they_touch(self):
+        set_capacity(BUCKET, "--rcu", "1000", "--wcu", "1000")
+        s3 = CLUSTER.client(0, retries=3)
+        s3.list_object_versions(Bucket=BUCKET, MaxKeys=1)  # the share is granted
+        time.sleep(3 * INTERVAL_MS / 1000)
+        def units(kind):
+            return CLUSTER.router_metric(0, "tessera_gac_router_admitted_units_total",
+                                         table="s3:" + BUCKET, kind=kind)
+        before = units("write")
+        keys = [{"Key": f"absent-{i}"} for i in range(60)]
+        s3.delete_objects(Bucket=BUCKET, Delete={"Objects": keys, "Quiet": True})
+        charged = units("write") - before
+        print(f"a delete of 60 keys charged {charged:.0f} write units", flush=True)
+        self.assertEqual(charged, 60)  # one up front alone would fail
+
+        page = s3.list_object_versions(Bucket=BUCKET, MaxKeys=1000)
+        key_bytes = sum(len(v["Key"]) for v in page.get("Versions", []))
+        self.assertGreater(key_bytes, 4096, "test_2 wrote the keys")
+        before = units("read")
+        s3.list_object_versions(Bucket=BUCKET, MaxKeys=1000)
+        charged = units("read") - before
+        expected = -(-key_bytes // 4096)
+        print(f"a version listing of {key_bytes} key bytes charged {charged:.0f} read units",
+              flush=True)
+        self.assertGreaterEqual(charged, expected)
+        self.assertLessEqual(charged, expected + 1)
+
 
 if __name__ == "__main__":
     unittest.main()

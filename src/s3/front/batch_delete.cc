@@ -7,6 +7,8 @@
 
 #include "common/limits.h"
 #include "s3/front/delete_conditions.h"
+#include "s3/front/charge_rest.h"
+#include "s3/front/s3_charge.h"
 #include "s3/front/s3_call.h"
 #include "s3/front/s3_front.h"
 #include "s3/front/small_body.h"
@@ -145,6 +147,7 @@ void DeleteObjects(CallPtr call) {
       if (!body.ok()) return call->Fail(body.error());
       auto request = ParseDelete(*body);
       if (!request.ok()) return call->Fail(request.error());
+      ChargeRest(*call, S3RestAfterBatchDelete(request->objects.size()));
       std::make_shared<BatchDelete>(call, std::move(request).value())->Start();
     });
   });

@@ -2,6 +2,7 @@
 // items (the extra one makes IsTruncated exact).
 #include "admission/capacity_units.h"
 #include "s3/auth/checksum.h"
+#include "s3/front/charge_rest.h"
 #include "s3/front/s3_call.h"
 #include "s3/front/s3_front.h"
 #include "s3/protocol/xml_documents.h"
@@ -76,20 +77,6 @@ ObjectEntry EntryOf(const S3Call& call, pb::S3ListEntry&& e) {
   out.checksum_type = std::move(*e.mutable_checksum_type());
   out.owner = OwnerOfUser(call, e.owner());
   return out;
-}
-
-// The rest of a listing's read units once its keys are known: one per
-// started 4 KiB of keys and common prefixes, of which the front charged
-// one before (s3_charge.h), taking only what the bucket's share holds.
-void ChargeListed(const S3Call& call, const ListPage& page) {
-  gac::GacClient* gac = call.front.gac();
-  if (gac == nullptr) return;
-  uint64_t bytes = 0;
-  for (const pb::S3ListItem& item : page.items) {
-    bytes += item.has_entry() ? item.entry().key().size() : item.common_prefix().size();
-  }
-  const double more = admission::ReadUnits(bytes, admission::ReadConsistency::kStrong) - 1;
-  if (more > 0) gac->ChargeMore(admission::BucketGacName(call.bucket), admission::CapacityKind::kRead, more);
 }
 
 void Answer(CallPtr call, const ListParams& p, ListPage page) {

@@ -21,6 +21,8 @@
 #include "s3/auth/checksum.h"
 #include "s3/front/composite_checksum.h"
 #include "s3/front/object_metadata.h"
+#include "s3/front/charge_rest.h"
+#include "s3/front/s3_charge.h"
 #include "s3/front/s3_call.h"
 #include "s3/front/s3_front.h"
 #include "s3/front/small_body.h"
@@ -324,6 +326,7 @@ void CompleteMultipartUpload(CallPtr call) {
       if (parts->size() > limits::kS3PartNumberMax) {
         return call->Fail(S3Error(S3ErrorCode::kInvalidArgument, "too many parts"));
       }
+      ChargeRest(*call, S3RestAfterComplete(parts->size()));
       pb::S3Op op;
       pb::CompleteUploadOp* complete = op.mutable_complete_upload();
       std::string md5s;
@@ -457,6 +460,7 @@ namespace {
 void AnswerUploads(CallPtr call, ListMultipartUploadsResult result, ListPage page) {
   result.is_truncated = page.items.size() > result.max_uploads;
   if (result.is_truncated) page.items.resize(result.max_uploads);
+  ChargeListed(*call, page);
   for (const pb::S3ListItem& item : page.items) {
     if (item.has_entry()) {
       const pb::S3ListEntry& e = item.entry();

@@ -83,4 +83,29 @@ admission::S3Charge S3RequestCharge(const S3RequestShape& request) {
   return request.key.empty() ? BucketCharge(request) : ObjectCharge(request);
 }
 
+namespace {
+
+admission::S3Charge Minus(admission::S3Charge full, admission::S3Charge taken) {
+  return {std::max(0.0, full.read_units - taken.read_units),
+          std::max(0.0, full.write_units - taken.write_units)};
+}
+
+}  // namespace
+
+admission::S3Charge S3RestAfterComplete(uint64_t parts) {
+  return Minus(S3OperationUnits(S3Operation::kCompleteMultipartUpload, 0, parts),
+               S3OperationUnits(S3Operation::kCompleteMultipartUpload, 0, 1));
+}
+
+admission::S3Charge S3RestAfterBatchDelete(uint64_t keys) {
+  const admission::S3Charge one = S3OperationUnits(S3Operation::kDeleteObject, 0);
+  return Minus({one.read_units * keys, one.write_units * keys},
+               S3OperationUnits(S3Operation::kWriteConfig, 0));
+}
+
+admission::S3Charge S3RestAfterListing(uint64_t listed_bytes) {
+  return Minus(S3OperationUnits(S3Operation::kListObjects, listed_bytes),
+               S3OperationUnits(S3Operation::kListObjects, 0));
+}
+
 }  // namespace tessera::s3::front

@@ -7,9 +7,11 @@
 //  1. Only the metadata records an operation reads and writes are charged,
 //     never the object bytes (the blob store carries those).
 //  2. What is known only once the request is served (the parts a
-//     completion or abort touches, the keys a listing returns, the keys a
-//     multi-object delete names) is charged at its minimum here; a
-//     ListObjects(V2) handler charges the rest of its keys afterwards.
+//     completion touches, the keys a listing returns, the keys a
+//     multi-object delete names) is charged at its minimum here; the
+//     handler charges the rest once it knows the count (S3RestAfter*,
+//     ChargeRest in charge_rest.h). An abort's parts are never counted
+//     (the op does not report them): it stays at its minimum.
 //  3. A service-level request (no bucket) costs nothing: it has no bucket
 //     capacity to charge.
 //
@@ -39,5 +41,15 @@ struct S3RequestShape {
 };
 
 admission::S3Charge S3RequestCharge(const S3RequestShape& request);
+
+// The rest of a charge, beyond what S3RequestCharge took before serving
+// (contract 2), once the count is known. Never negative.
+// A completion of `parts` parts: their records read and rewritten.
+admission::S3Charge S3RestAfterComplete(uint64_t parts);
+// A multi-object delete of `keys` keys: one record written per key.
+admission::S3Charge S3RestAfterBatchDelete(uint64_t keys);
+// A listing (objects, versions or uploads) that returned `listed_bytes`
+// of keys and common prefixes: one read unit per started 4 KiB.
+admission::S3Charge S3RestAfterListing(uint64_t listed_bytes);
 
 }  // namespace tessera::s3::front

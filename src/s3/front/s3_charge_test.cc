@@ -56,5 +56,33 @@ TEST(S3RequestCharge, BucketOperations) {
   ExpectUnits(S3RequestCharge(service), 0, 0);
 }
 
+// What is known only while serving is charged afterwards, so that what
+// was taken before plus the rest is the operation's whole price
+// (docs/admission.md), never less and never twice.
+TEST(S3RestOfCharge, BeforePlusRestIsTheWholePrice) {
+  using admission::S3Operation;
+  using admission::S3OperationUnits;
+  const admission::S3Charge before_complete = Charge("POST", "k", {{"uploadId", "u", true}});
+  for (uint64_t parts : {1u, 2u, 37u, 10000u}) {
+    const admission::S3Charge whole = S3OperationUnits(S3Operation::kCompleteMultipartUpload, 0, parts);
+    const admission::S3Charge rest = S3RestAfterComplete(parts);
+    ExpectUnits(rest, whole.read_units - before_complete.read_units,
+                whole.write_units - before_complete.write_units);
+  }
+  ExpectUnits(S3RestAfterComplete(1), 0, 0);
+  ExpectUnits(S3RestAfterComplete(0), 0, 0);  // never negative
+
+  const admission::S3Charge before_delete = Charge("POST", "", {{"delete", "", false}});
+  ExpectUnits(before_delete, 0, 1);
+  ExpectUnits(S3RestAfterBatchDelete(1), 0, 0);
+  ExpectUnits(S3RestAfterBatchDelete(1000), 0, 999);
+  ExpectUnits(S3RestAfterBatchDelete(0), 0, 0);
+
+  ExpectUnits(S3RestAfterListing(0), 0, 0);
+  ExpectUnits(S3RestAfterListing(4096), 0, 0);
+  ExpectUnits(S3RestAfterListing(4097), 1, 0);
+  ExpectUnits(S3RestAfterListing(1000 * 1024), 249, 0);
+}
+
 }  // namespace
 }  // namespace tessera::s3::front

@@ -2,6 +2,7 @@
 // of a version by id, and ListObjectVersions (a version walk over the
 // bucket's partitions, newest version first per key).
 #include "common/limits.h"
+#include "s3/front/charge_rest.h"
 #include "s3/front/s3_call.h"
 #include "s3/front/s3_front.h"
 #include "s3/front/small_body.h"
@@ -146,6 +147,7 @@ void ListObjectVersions(CallPtr call) {
       if (!page.ok()) return call->Fail(page.status());
       result.is_truncated = page->items.size() > result.max_keys;
       if (result.is_truncated) page->items.resize(result.max_keys);
+      ChargeListed(*call, *page);
       for (const pb::S3ListItem& item : page->items) {
         if (item.has_entry()) {
           result.entries.push_back(EntryOf(*call, item.entry()));
