@@ -66,6 +66,9 @@ constexpr std::array kErrors = {
               "The Content-MD5 you specified is not valid."},
     ErrorInfo{S3ErrorCode::kInvalidLocationConstraint, "InvalidLocationConstraint", 400,
               "The specified location-constraint is not valid"},
+    ErrorInfo{S3ErrorCode::kIncorrectNumberOfFilesInPostRequest,
+              "IncorrectNumberOfFilesInPostRequest", 400,
+              "POST requires exactly one file upload per request."},
     ErrorInfo{S3ErrorCode::kInvalidPart, "InvalidPart", 400,
               "One or more of the specified parts could not be found.  The part may not have "
               "been uploaded, or the specified entity tag may not match the part's entity tag."},
@@ -84,9 +87,14 @@ constexpr std::array kErrors = {
     ErrorInfo{S3ErrorCode::kMalformedACLError, "MalformedACLError", 400,
               "The XML you provided was not well-formed or did not validate against our "
               "published schema"},
+    ErrorInfo{S3ErrorCode::kMalformedPOSTRequest, "MalformedPOSTRequest", 400,
+              "The body of your POST request is not well-formed multipart/form-data."},
     ErrorInfo{S3ErrorCode::kMalformedXML, "MalformedXML", 400,
               "The XML you provided was not well-formed or did not validate against our "
               "published schema"},
+    ErrorInfo{S3ErrorCode::kMaxPostPreDataLengthExceededError,
+              "MaxPostPreDataLengthExceededError", 400,
+              "Your POST request fields preceding the upload file were too large."},
     ErrorInfo{S3ErrorCode::kMetadataTooLarge, "MetadataTooLarge", 400,
               "Your metadata headers exceed the maximum allowed metadata size"},
     ErrorInfo{S3ErrorCode::kMethodNotAllowed, "MethodNotAllowed", 405,
