@@ -77,6 +77,9 @@ constexpr std::array kErrors = {
     ErrorInfo{S3ErrorCode::kInvalidPartOrder, "InvalidPartOrder", 400,
               "The list of parts was not in ascending order. Parts must be ordered by part "
               "number."},
+    ErrorInfo{S3ErrorCode::kInvalidPolicyDocument, "InvalidPolicyDocument", 400,
+              "The content of the form does not meet the conditions specified in the policy "
+              "document."},
     ErrorInfo{S3ErrorCode::kInvalidRange, "InvalidRange", 416,
               "The requested range is not satisfiable"},
     ErrorInfo{S3ErrorCode::kInvalidRequest, "InvalidRequest", 400, "Invalid Request"},

@@ -42,6 +42,7 @@ enum class S3ErrorCode {
   kInvalidPart,
   kInvalidPartNumber,
   kInvalidPartOrder,
+  kInvalidPolicyDocument,
   kInvalidRange,
   kInvalidRequest,
   kInvalidTag,
