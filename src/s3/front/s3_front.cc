@@ -122,6 +122,7 @@ authz::Action AnonymousAction(const S3Call& call) {
 // learns that (NoSuchBucket) before the access decision.
 void Dispatch(CallPtr call);
 void DispatchAnonymous(CallPtr call);
+bool ChargeBucketShare(S3Call& call);
 
 void AuthorizeAnonymous(CallPtr call) {
   const authz::Action action = AnonymousAction(*call);
@@ -164,6 +165,11 @@ void AuthorizeAnonymous(CallPtr call) {
 void DispatchAnonymous(CallPtr call) {
   if (Status admitted = call->front.admission().Admit("", call->bucket); !admitted.ok()) {
     return call->Fail(S3Error(S3ErrorCode::kSlowDown));
+  }
+  // Charged to the bucket's capacity like a signed request (anonymous
+  // writes reach the partitions too).
+  if (!ChargeBucketShare(*call)) {
+    return call->Fail(S3Error(S3ErrorCode::kSlowDown), {{"Retry-After", "1"}});
   }
   WithCorsHeaders(call, [call] { Dispatch(call); });
 }
