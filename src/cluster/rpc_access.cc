@@ -59,7 +59,7 @@ std::shared_ptr<const rpc::AccessPolicy> MetaAccessPolicy() {
     p->Allow("meta.set_drain", {kMeta, kCli});
     p->Allow("meta.add_node", {kMeta, kCli});
     p->Allow("meta.drains", {kAutoadmin, kMeta, kCli});
-    for (std::string_view m : {"meta.get_bucket", "meta.get_user_by_key"}) {
+    for (std::string_view m : {"meta.get_bucket", "meta.get_user_by_key", "meta.find_user"}) {
       p->Allow(m, {kRouter, kCli});
     }
     // GAC reads the buckets' capacities as it reads the tables'.

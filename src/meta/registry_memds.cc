@@ -123,6 +123,25 @@ std::optional<std::string> RegistryMemds::UserWithEmail(const std::string& email
   return std::nullopt;
 }
 
+pb::FindUserResponse RegistryMemds::FindUser(const pb::FindUserRequest& request) const {
+  const std::string email = NormalizeEmail(request.email());
+  std::shared_lock lock(mu_);
+  pb::FindUserResponse r;
+  for (const auto& [name, u] : state_.users) {
+    const std::string id = u.canonical_id().empty() ? s3::CanonicalUserId(name) : u.canonical_id();
+    const bool match = request.email().empty() ? id == request.canonical_id()
+                                               : !u.email().empty() && u.email() == email;
+    if (!match) continue;
+    r.set_found(true);
+    r.set_name(name);
+    r.set_canonical_id(id);
+    r.set_display_name(u.display_name().empty() ? name : u.display_name());
+    break;
+  }
+  r.set_map_version(version_);
+  return r;
+}
+
 pb::ListUsersResponse RegistryMemds::ListUsers() const {
   std::shared_lock lock(mu_);
   pb::ListUsersResponse r;

@@ -57,6 +57,9 @@ class RegistryMemds {
   // The user whose (normalized) email is `email`; nullopt: none. A scan of
   // the users (at most kS3UsersMax), for create_user's uniqueness check.
   std::optional<std::string> UserWithEmail(const std::string& email) const;
+  // meta.find_user: the user with `request`'s email (normalized) or
+  // canonical id; a scan of the users (at most kS3UsersMax).
+  pb::FindUserResponse FindUser(const pb::FindUserRequest& request) const;
   uint64_t version() const;
 
  private:

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "meta/registry_keys.h"
+#include "s3/protocol/names.h"
 
 namespace tessera::meta {
 namespace {
@@ -70,6 +71,42 @@ TEST(RegistryMemds, ResetThenAnswers) {
   auto users = r.ListUsers();
   ASSERT_EQ(users.users_size(), 1);
   EXPECT_EQ(users.users(0).access_keys(0), "AKANN");
+}
+
+// Goal: meta.find_user finds a user by its (normalized) email or by its
+// canonical id (stored, or derived for records without one), and nobody
+// for an unknown address or id.
+TEST(RegistryMemds, FindUserByEmailOrCanonicalId) {
+  RegistryMemds r;
+  std::vector<KeyChange> state = User("ann", "AKANN", "secret-of-ann-0123");
+  pb::UserRecord ann;
+  ASSERT_TRUE(ann.ParseFromString(*state[0].value));
+  ann.set_email("ann@example.com");
+  ann.set_display_name("Ann A.");
+  state[0].value = ann.SerializeAsString();
+  for (auto& c : User("bob", "AKBOB", "secret-of-bob-0123")) state.push_back(c);
+  ASSERT_TRUE(r.Reset(state, 12).ok());
+  pb::FindUserRequest by_email;
+  by_email.set_email("Ann@Example.COM");
+  auto found = r.FindUser(by_email);
+  EXPECT_TRUE(found.found());
+  EXPECT_EQ(found.name(), "ann");
+  EXPECT_EQ(found.canonical_id(), s3::CanonicalUserId("ann"));
+  EXPECT_EQ(found.display_name(), "Ann A.");
+  EXPECT_EQ(found.map_version(), 12u);
+  pb::FindUserRequest by_id;
+  by_id.set_canonical_id(s3::CanonicalUserId("bob"));  // bob's record holds no id: derived
+  found = r.FindUser(by_id);
+  EXPECT_TRUE(found.found());
+  EXPECT_EQ(found.name(), "bob");
+  EXPECT_EQ(found.display_name(), "bob");
+  by_email.set_email("nobody@example.com");
+  EXPECT_FALSE(r.FindUser(by_email).found());
+  by_id.set_canonical_id(s3::CanonicalUserId("carol"));
+  EXPECT_FALSE(r.FindUser(by_id).found());
+  by_email.set_email("");  // bob has no email: an empty address finds nobody
+  by_email.set_canonical_id("");
+  EXPECT_FALSE(r.FindUser(by_email).found());
 }
 
 TEST(RegistryMemds, UpdateFollowsChangesAndVersion) {

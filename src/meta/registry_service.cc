@@ -175,6 +175,15 @@ Result<std::string> RegistryService::ServeRead(const std::string& method,
     TESSERA_RETURN_IF_ERROR(FreshEnough(r.min_version()));
     return registry_.GetUserByKey(r.access_key()).SerializeAsString();
   }
+  if (method == "meta.find_user") {
+    pb::FindUserRequest r;
+    if (!r.ParseFromString(payload)) return Status::InvalidArgument("bad FindUserRequest");
+    if (r.email().empty() == r.canonical_id().empty()) {
+      return Status::InvalidArgument("find_user needs exactly one of email and canonical_id");
+    }
+    TESSERA_RETURN_IF_ERROR(FreshEnough(r.min_version()));
+    return registry_.FindUser(r).SerializeAsString();
+  }
   pb::ListUsersRequest r;  // meta.list_users
   if (!r.ParseFromString(payload)) return Status::InvalidArgument("bad ListUsersRequest");
   TESSERA_RETURN_IF_ERROR(FreshEnough(r.min_version()));
@@ -184,7 +193,8 @@ Result<std::string> RegistryService::ServeRead(const std::string& method,
 Status RegistryService::Start(rpc::RpcServer& server) {
   worker_ = StartNamedThread("registry", [this] { WorkerLoop(); });
   for (const char* method :
-       {"meta.get_bucket", "meta.list_buckets", "meta.get_user_by_key", "meta.list_users"}) {
+       {"meta.get_bucket", "meta.list_buckets", "meta.get_user_by_key", "meta.list_users",
+        "meta.find_user"}) {
     const Status registered = server.RegisterHandler(
         method, [this, method = std::string(method)](const rpc::PeerInfo&,
                                                      const pb::Envelope& request,

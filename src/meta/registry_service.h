@@ -3,7 +3,7 @@
 // feeds the RegistryMemds from the applied state.
 //
 //   meta.get_bucket, meta.list_buckets, meta.get_user_by_key,
-//   meta.list_users        RegistryMemds reads on the io thread, any replica
+//   meta.list_users, meta.find_user  RegistryMemds reads on the io thread, any replica
 //   meta.create_bucket, meta.delete_bucket, meta.set_bucket_versioning,
 //   meta.set_bucket_capacity,
 //   meta.create_user       mutations, one at a time on this service's worker

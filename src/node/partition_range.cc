@@ -22,6 +22,7 @@ std::optional<std::string> ObjectPrefixOf(const pb::S3Op& op) {
     case pb::S3Op::kCompleteUpload: return PrefixOf(op.complete_upload());
     case pb::S3Op::kAbortUpload: return PrefixOf(op.abort_upload());
     case pb::S3Op::kSetTags: return PrefixOf(op.set_tags());
+    case pb::S3Op::kSetObjectAcl: return PrefixOf(op.set_object_acl());
     case pb::S3Op::kSetBucketConfig:
       return s3::model::BucketConfigKey(op.set_bucket_config().bucket_id());
     case pb::S3Op::kGcDone:

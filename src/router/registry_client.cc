@@ -321,6 +321,15 @@ void RegistryClient::ListBuckets(const std::string& owner, BucketListCallback do
        });
 }
 
+void RegistryClient::FindUser(pb::FindUserRequest request,
+                              std::function<void(Result<pb::FindUserResponse>)> done) {
+  request.set_min_version(std::max(floor_version_.load(), request.min_version()));
+  Send("meta.find_user", request.SerializeAsString(), false,
+       [done = std::move(done)](Result<std::string> raw) {
+         done(Parse<pb::FindUserResponse>(raw, "meta.find_user"));
+       });
+}
+
 void RegistryClient::CreateBucket(const pb::CreateBucketRequest& request,
                                   CreateBucketCallback done) {
   Send("meta.create_bucket", request.SerializeAsString(), true,

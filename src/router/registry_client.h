@@ -251,6 +251,11 @@ class RegistryClient {
                      pb::BucketVersioning state, BucketCallback done);
   // The user and secret of `access_key` (cached). NotFound: unknown key.
   void SecretOf(const std::string& access_key, SecretCallback done);
+  // meta.find_user: the user an ACL grant names by email or canonical id
+  // (found false: none). Never cached (grants are resolved when an ACL is
+  // written, which is rare); Unavailable when no replica answered.
+  void FindUser(pb::FindUserRequest request,
+                std::function<void(Result<pb::FindUserResponse>)> done);
 
   // Async lookups in flight now (tests wait for 0 instead of sleeping).
   size_t async_inflight() const { return async_inflight_.load(); }

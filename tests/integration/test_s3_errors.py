@@ -323,7 +323,7 @@ class ErrorCodesTest(ErrorTestCase):
         doc = self.assert_error(a.request("DELETE", f"/{BUCKET}"), 409, "BucketNotEmpty")
         self.assertEqual(doc.get("BucketName"), BUCKET)
 
-    def test_put_acl_stores_bucket_acls_and_only_the_private_object_acl(self):
+    def test_put_acl_stores_bucket_and_object_acls(self):
         a, b = self.admin, BUCKET
         owner_only = (
             '<AccessControlPolicy><Owner><ID>{o}</ID></Owner><AccessControlList><Grant>'
@@ -345,19 +345,12 @@ class ErrorCodesTest(ErrorTestCase):
                 self.assertEqual(r.status, 200, r)
                 r = a.request("PUT", path, query, body=owner_only.format(o=owner).encode())
                 self.assertEqual(r.status, 200, r)
-                if path == f"/{b}":  # bucket ACLs are stored (test_s3_bucket_acl.py)
-                    for r in (a.request("PUT", path, query, headers={"x-amz-acl": "public-read"}),
-                              a.request("PUT", path, query, body=public.format(o=owner).encode())):
-                        self.assertEqual(r.status, 200, r)
-                    r = a.request("PUT", path, query, headers={"x-amz-acl": "private"})
+                # Stored (test_s3_bucket_acl.py, test_s3_object_acl.py).
+                for r in (a.request("PUT", path, query, headers={"x-amz-acl": "public-read"}),
+                          a.request("PUT", path, query, body=public.format(o=owner).encode())):
                     self.assertEqual(r.status, 200, r)
-                else:  # object ACLs are not stored yet
-                    self.assert_error(a.request("PUT", path, query,
-                                                headers={"x-amz-acl": "public-read"}),
-                                      501, "NotImplemented")
-                    self.assert_error(a.request("PUT", path, query,
-                                                body=public.format(o=owner).encode()),
-                                      501, "NotImplemented")
+                r = a.request("PUT", path, query, headers={"x-amz-acl": "private"})
+                self.assertEqual(r.status, 200, r)
                 self.assert_error(a.request("PUT", path, query, body=b"<AccessControlPolicy/>"),
                                   400, "MalformedACLError")
                 self.assert_error(self.bob.request("PUT", path, query,

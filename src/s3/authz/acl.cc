@@ -116,7 +116,7 @@ bool Grants(const std::vector<Grant>& grants, const std::string& canonical_id, b
     if (g.kind == Grant::Kind::kGroup) {
       return g.grantee == kAllUsersUri || (!anonymous && g.grantee == kAuthenticatedUsersUri);
     }
-    return !anonymous && g.grantee == canonical_id;
+    return anonymous ? g.grantee == kAnonymousCanonicalId : g.grantee == canonical_id;
   });
 }
 

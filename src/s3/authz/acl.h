@@ -33,6 +33,11 @@ inline constexpr std::string_view kAuthenticatedUsersUri =
     "http://acs.amazonaws.com/groups/global/AuthenticatedUsers";
 inline constexpr std::string_view kLogDeliveryUri = "http://acs.amazonaws.com/groups/s3/LogDelivery";
 
+// The canonical id S3 gives the anonymous principal: the owner of what it
+// writes (public-read-write buckets), the id its requests are logged under.
+inline constexpr std::string_view kAnonymousCanonicalId = "65a011a29cdf8ec533ec3d1ccaae921c";
+inline constexpr std::string_view kAnonymousDisplayName = "anonymous";
+
 // A stored grant: to a canonical user id, or to a group URI.
 struct Grant {
   enum class Kind : uint8_t { kCanonicalUser, kGroup };
@@ -81,10 +86,10 @@ S3Result<std::vector<RequestedGrant>> ParseGrantHeader(std::string_view header,
 // A group URI S3 knows; InvalidArgument "Invalid group uri" otherwise.
 S3Status CheckGroupUri(std::string_view uri);
 
-// Who a grant may match: the principal's canonical id (empty: anonymous).
-// True when `grants` give `needed` (or FULL_CONTROL) to this principal,
-// directly or through AllUsers (anyone) / AuthenticatedUsers (any signed
-// request).
+// Who a grant may match: the principal's canonical id (anonymous:
+// kAnonymousCanonicalId, whatever `canonical_id` says). True when `grants`
+// give `needed` (or FULL_CONTROL) to this principal, directly or through
+// AllUsers (anyone) / AuthenticatedUsers (any signed request).
 bool Grants(const std::vector<Grant>& grants, const std::string& canonical_id, bool anonymous,
             Permission needed);
 

@@ -82,6 +82,12 @@ TEST(Grants, MatchExactlyTheNamedPrincipals) {
   const std::vector<Grant> public_read = *CannedAcl("public-read", kOwner, kOwner);
   EXPECT_TRUE(Grants(public_read, "", true, P::kRead));
   EXPECT_FALSE(Grants(public_read, "", true, P::kWrite));
+  // A grant to S3's anonymous canonical id matches anonymous requests (no
+  // user has that id: user ids are 64 hex digits).
+  const std::vector<Grant> anonymous = {
+      {Grant::Kind::kCanonicalUser, std::string(kAnonymousCanonicalId), P::kRead}};
+  EXPECT_TRUE(Grants(anonymous, "", true, P::kRead));
+  EXPECT_FALSE(Grants(anonymous, kOther, false, P::kRead));
   EXPECT_EQ(PermissionName(P::kWriteAcp), "WRITE_ACP");
   EXPECT_EQ(ParsePermission("READ_ACP"), P::kReadAcp);
   EXPECT_FALSE(ParsePermission("read"));

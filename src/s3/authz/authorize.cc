@@ -9,7 +9,7 @@ namespace tessera::s3::authz {
 namespace {
 
 // Indexed by Action (checked by the unit test: every entry, in order).
-constexpr std::array<std::pair<Action, std::string_view>, 38> kActionNames{{
+constexpr std::array<std::pair<Action, std::string_view>, 40> kActionNames{{
     {Action::kListAllMyBuckets, "s3:ListAllMyBuckets"},
     {Action::kCreateBucket, "s3:CreateBucket"},
     {Action::kDeleteBucket, "s3:DeleteBucket"},
@@ -48,8 +48,10 @@ constexpr std::array<std::pair<Action, std::string_view>, 38> kActionNames{{
     {Action::kDeleteObjectVersionTagging, "s3:DeleteObjectVersionTagging"},
     {Action::kListMultipartUploadParts, "s3:ListMultipartUploadParts"},
     {Action::kAbortMultipartUpload, "s3:AbortMultipartUpload"},
+    {Action::kPutBucketOwnershipControls, "s3:PutBucketOwnershipControls"},
+    {Action::kGetBucketOwnershipControls, "s3:GetBucketOwnershipControls"},
 }};
-static_assert(kActionNames.back().first == Action::kAbortMultipartUpload);
+static_assert(kActionNames.back().first == Action::kGetBucketOwnershipControls);
 
 using P = Permission;
 constexpr ActionRule Service() { return ActionRule{Scope::kService, std::nullopt}; }
@@ -57,7 +59,7 @@ constexpr ActionRule Bucket(std::optional<P> p = std::nullopt) { return ActionRu
 constexpr ActionRule Object(std::optional<P> p = std::nullopt) { return ActionRule{Scope::kObject, p}; }
 
 // Indexed by Action, like kActionNames.
-constexpr std::array<ActionRule, 38> kRules{{
+constexpr std::array<ActionRule, 40> kRules{{
     Service(),                // kListAllMyBuckets
     Service(),                // kCreateBucket
     Bucket(),                 // kDeleteBucket
@@ -96,15 +98,18 @@ constexpr std::array<ActionRule, 38> kRules{{
     Object(),                 // kDeleteObjectVersionTagging
     Bucket(P::kWrite),        // kListMultipartUploadParts
     Bucket(P::kWrite),        // kAbortMultipartUpload
+    Bucket(),                 // kPutBucketOwnershipControls
+    Bucket(),                 // kGetBucketOwnershipControls
 }};
 static_assert(kRules.size() == kActionNames.size());
 
 // Rules 2-4 of the header for one resource (a bucket or an object).
+// `anonymous_owned`: the resource is an object the anonymous principal wrote.
 Decision OnResource(const Request& r, const ActionRule& rule, const std::string& owner,
-                    const std::optional<std::vector<Grant>>& acl, Reason owner_reason,
-                    Reason acl_reason, Reason denied) {
+                    bool anonymous_owned, const std::optional<std::vector<Grant>>& acl,
+                    Reason owner_reason, Reason acl_reason, Reason denied) {
   const Principal& p = r.principal;
-  const bool is_owner = !p.anonymous && !owner.empty() && p.user == owner;
+  const bool is_owner = p.anonymous ? anonymous_owned : !owner.empty() && p.user == owner;
   const Reason deny = p.anonymous ? Reason::kAnonymous : denied;
   if (!rule.permission) return is_owner ? Decision{true, owner_reason} : Decision{false, deny};
   const Permission needed = *rule.permission;
@@ -193,12 +198,12 @@ Decision Authorize(const Request& request) {
     return Decision{false, Reason::kExpectedBucketOwner};
   }
   if (rule.scope == Scope::kBucket) {
-    return OnResource(request, rule, request.bucket_owner, request.bucket_acl,
+    return OnResource(request, rule, request.bucket_owner, false, request.bucket_acl,
                       Reason::kBucketOwner, Reason::kBucketAcl, Reason::kNotBucketOwner);
   }
-  const std::string& owner =
-      request.object_owner.empty() ? request.bucket_owner : request.object_owner;
-  return OnResource(request, rule, owner, request.object_acl, Reason::kObjectOwner,
+  const std::string& owner = request.object_owner.value_or(request.bucket_owner);
+  const bool anonymous_owned = request.object_owner && request.object_owner->empty();
+  return OnResource(request, rule, owner, anonymous_owned, request.object_acl, Reason::kObjectOwner,
                     Reason::kObjectAcl, Reason::kNotObjectOwner);
 }
 

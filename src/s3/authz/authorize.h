@@ -25,7 +25,9 @@
 //   0. Before all of these: a request expecting another bucket owner
 //      (Request::expected_bucket_owner) is denied.
 // Owners are compared by user name (Tessera user names are unique and
-// map one-to-one to canonical ids); grants name canonical ids.
+// map one-to-one to canonical ids); grants name canonical ids. An object
+// the anonymous principal wrote (public-read-write) is the anonymous
+// principal's (kAnonymousCanonicalId in grants and Owner elements).
 // Bucket policies, the public access block and ownership controls join
 // Request as further facts when they exist.
 //
@@ -83,6 +85,9 @@ enum class Action : uint8_t {
   kDeleteObjectVersionTagging,
   kListMultipartUploadParts,
   kAbortMultipartUpload,
+  // Object Ownership (owner only; Put covers DeleteBucketOwnershipControls).
+  kPutBucketOwnershipControls,
+  kGetBucketOwnershipControls,
 };
 
 // "s3:GetObject" and so on.
@@ -110,11 +115,12 @@ struct Request {
   std::string bucket_owner;
   // The bucket's ACL; nullopt: the private one (the owner's FULL_CONTROL).
   std::optional<std::vector<Grant>> bucket_acl;
-  // Object actions: the object's owner (user name) and its ACL (nullopt:
-  // private). The object is the version the request addresses. An empty
-  // owner is the bucket's owner (a decision made before the version is
-  // read).
-  std::string object_owner;
+  // Object actions: the object's owner (user name; "" for an object an
+  // anonymous principal wrote, owned by the anonymous principal) and its
+  // ACL (nullopt: private). The object is the version the request
+  // addresses, read before the decision. nullopt owner: the bucket's owner
+  // stands in (no version read).
+  std::optional<std::string> object_owner;
   std::optional<std::vector<Grant>> object_acl;
   // x-amz-expected-bucket-owner (x-amz-source-expected-bucket-owner for a
   // copy's source): the canonical id the caller expects to own the bucket

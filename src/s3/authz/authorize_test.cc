@@ -190,6 +190,22 @@ TEST(Authorize, AclDecisionTable) {
        bob_full, false, Reason::kNotObjectOwner},
       {"bob writes acl of his object", User("bob"), Action::kPutObjectAcl, bob_write, "bob",
        std::vector<Grant>{}, true, Reason::kObjectOwner},
+      // An object the anonymous principal wrote ("" owner) is anonymous's.
+      {"anonymous writes acl of its object", Anonymous(), Action::kPutObjectAcl, public_rw, "",
+       {}, true, Reason::kObjectOwner},
+      {"anonymous gets its private object", Anonymous(), Action::kGetObject, public_rw, "", {},
+       true, Reason::kObjectOwner},
+      {"anonymous gets its object granting the anonymous id", Anonymous(), Action::kGetObject,
+       public_rw, "", std::vector<Grant>{user(std::string(kAnonymousCanonicalId), P::kFullControl)},
+       true, Reason::kObjectOwner},
+      {"bucket owner gets anonymous's private object", User("alice"), Action::kGetObject,
+       public_rw, "", {}, false, Reason::kNotObjectOwner},
+      {"bob writes acl of anonymous's object", User("bob"), Action::kPutObjectAcl, public_rw, "",
+       {}, false, Reason::kNotObjectOwner},
+      {"anonymous gets alice's object granting the anonymous id", Anonymous(), Action::kGetObject,
+       public_rw, "alice",
+       std::vector<Grant>{user(std::string(kAnonymousCanonicalId), P::kRead)}, true,
+       Reason::kObjectAcl},
   };
   for (const AclCase& c : cases) {
     Request r;
@@ -241,6 +257,9 @@ TEST(Authorize, ActionNames) {
   EXPECT_EQ(ActionName(Action::kPutBucketCors), "s3:PutBucketCORS");
   EXPECT_EQ(ActionName(Action::kAbortMultipartUpload), "s3:AbortMultipartUpload");
   EXPECT_EQ(ActionName(Action::kPutObjectVersionAcl), "s3:PutObjectVersionAcl");
+  EXPECT_EQ(ActionName(Action::kPutBucketOwnershipControls), "s3:PutBucketOwnershipControls");
+  EXPECT_EQ(ActionName(Action::kGetBucketOwnershipControls), "s3:GetBucketOwnershipControls");
+  EXPECT_FALSE(RuleOf(Action::kPutBucketOwnershipControls).permission) << "owner only";
   EXPECT_EQ(BucketSubresourceAction("acl"), Action::kGetBucketAcl);
   EXPECT_EQ(BucketSubresourceAction("location"), Action::kGetBucketLocation);
   EXPECT_EQ(BucketSubresourceAction("website"), Action::kGetBucketConfiguration);

@@ -94,19 +94,52 @@ void ListBuckets(CallPtr call) {
 
 namespace {
 
-// The ACL CreateBucket asked for, into the new bucket's configuration
-// record. Should the op fail, the bucket exists with the private ACL (the
-// safe default) and the client learns the error.
-void StoreCreatedBucketAcl(CallPtr call, uint64_t bucket_id,
-                           const std::vector<authz::Grant>& grants) {
+// The ACL and ownership controls CreateBucket asked for, into the new
+// bucket's configuration record. Should the op fail, the bucket exists
+// with the private ACL and no controls (the safe default for the ACL) and
+// the client learns the error.
+void StoreCreatedBucketConfig(CallPtr call, uint64_t bucket_id,
+                              const std::optional<std::vector<authz::Grant>>& grants,
+                              std::optional<pb::ObjectOwnership> ownership) {
   pb::SetBucketConfigOp op;
   op.set_bucket_id(bucket_id);
-  op.set_set_acl(true);
-  *op.mutable_acl() = StoredAclOf(grants);
+  if (grants) {
+    op.set_set_acl(true);
+    *op.mutable_acl() = StoredAclOf(*grants);
+  }
+  if (ownership) {
+    op.set_set_ownership_controls(true);
+    op.mutable_ownership_controls()->set_object_ownership(*ownership);
+  }
   call->front.SetBucketConfig(std::move(op), [call](Result<pb::S3OpResult> result) {
     if (!result.ok()) return call->Fail(result.status());
     if (result->outcome() != pb::S3_OK) return call->Fail(OpOutcomeError(*call, *result));
     call->Respond(200, {{"Location", "/" + call->bucket}}, "");
+  });
+}
+
+// Creates the bucket in the registry, then stores what CreateBucket asked
+// for in its configuration record (StoreCreatedBucketConfig).
+void RegisterBucket(CallPtr call, std::optional<std::vector<authz::Grant>> acl,
+                    std::optional<pb::ObjectOwnership> ownership) {
+  pb::CreateBucketRequest request;
+  request.set_name(call->bucket);
+  request.set_owner(call->user);
+  request.set_region(call->front.options().region);
+  call->front.registry().CreateBucket(request, [call, acl = std::move(acl), ownership](
+                                                   Result<router::CreatedBucket> created) {
+    if (!created.ok()) {
+      if (created.status().code() == StatusCode::kConflict) {
+        return call->Fail(S3Error(S3ErrorCode::kBucketAlreadyExists));
+      }
+      return call->Fail(created.status());
+    }
+    if (created->already_owned_by_you) {
+      return call->Fail(S3Error(S3ErrorCode::kBucketAlreadyOwnedByYou));
+    }
+    if (created->too_many_buckets) return call->Fail(S3Error(S3ErrorCode::kTooManyBuckets));
+    if (!acl && !ownership) return call->Respond(200, {{"Location", "/" + call->bucket}}, "");
+    StoreCreatedBucketConfig(call, created->bucket.bucket_id(), acl, ownership);
   });
 }
 
@@ -128,29 +161,27 @@ void CreateBucket(CallPtr call) {
     // x-amz-acl / x-amz-grant-*: checked before the bucket exists, stored
     // in its configuration record once it does (the private ACL is the
     // default and needs no record).
+    // x-amz-object-ownership: stored with the ACL (none: no controls).
+    std::optional<pb::ObjectOwnership> ownership;
+    if (auto header = call->Header("x-amz-object-ownership")) {
+      ownership = ParseObjectOwnership(*header);
+      if (!ownership) {
+        return call->Fail(InvalidArgumentError("Invalid x-amz-object-ownership header",
+                                               "x-amz-object-ownership", std::string(*header)));
+      }
+    }
     const std::string owner_id = CanonicalUserId(call->user);
-    auto acl = RequestedAcl(*call, "", owner_id);
-    if (!acl.ok()) return call->Fail(acl.error());
-    if (*acl && **acl == *authz::CannedAcl("private", owner_id, owner_id)) acl->reset();
-    pb::CreateBucketRequest request;
-    request.set_name(call->bucket);
-    request.set_owner(call->user);
-    request.set_region(region);
-    call->front.registry().CreateBucket(request, [call, acl = std::move(acl).value()](
-                                                     Result<router::CreatedBucket> created) {
-      if (!created.ok()) {
-        if (created.status().code() == StatusCode::kConflict) {
-          return call->Fail(S3Error(S3ErrorCode::kBucketAlreadyExists));
-        }
-        return call->Fail(created.status());
-      }
-      if (created->already_owned_by_you) {
-        return call->Fail(S3Error(S3ErrorCode::kBucketAlreadyOwnedByYou));
-      }
-      if (created->too_many_buckets) return call->Fail(S3Error(S3ErrorCode::kTooManyBuckets));
-      if (!acl) return call->Respond(200, {{"Location", "/" + call->bucket}}, "");
-      StoreCreatedBucketAcl(call, created->bucket.bucket_id(), *acl);
-    });
+    WithRequestedAcl(call, "", owner_id, owner_id,
+                     [call, owner_id, ownership](std::optional<std::vector<authz::Grant>> acl) {
+                       if (acl && *acl == *authz::CannedAcl("private", owner_id, owner_id)) {
+                         acl.reset();
+                       }
+                       if (acl && ownership == pb::BUCKET_OWNER_ENFORCED) {
+                         return call->Fail(
+                             S3Error(S3ErrorCode::kInvalidBucketAclWithObjectOwnership));
+                       }
+                       RegisterBucket(call, std::move(acl), ownership);
+                     });
   });
 }
 
@@ -237,7 +268,8 @@ void GetBucketSubresource(CallPtr call) {
     }
     if (call->HasParam("acl")) {
       const Owner owner = OwnerOfUser(*call, call->bucket_info.owner());
-      if (call->bucket_config && call->bucket_config->has_acl()) {
+      if (call->bucket_config && call->bucket_config->has_acl() &&
+          !AclsDisabled(call->bucket_config.get())) {
         return call->RespondXml(200, StoredAclXml(owner, call->bucket_config->acl()));
       }
       return call->RespondXml(200, AccessControlPolicyXml(owner));

@@ -247,6 +247,37 @@ void CommitComplete(CallPtr call, const std::string& id, const std::string& etag
   });
 }
 
+// Creates the upload record (the owner and ACL are in its template, which
+// becomes the completed version) and answers the upload id.
+void StartUpload(CallPtr call, pb::UploadRecord upload) {
+  const int64_t initiated_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                                   std::chrono::system_clock::now().time_since_epoch())
+                                   .count();
+  const std::string upload_id = NewUploadId(initiated_us);
+  if (upload_id.empty()) return call->Fail(S3Error(S3ErrorCode::kInternalError));
+  upload.set_upload_id(upload_id);
+  upload.set_initiated_ms(initiated_us / 1000);
+  const std::string upload_algorithm = upload.checksum_algorithm();
+  const bool full_object = upload.checksum_full_object();
+  pb::S3Op op;
+  pb::CreateUploadOp* create = op.mutable_create_upload();
+  create->set_bucket_id(call->bucket_info.bucket_id());
+  create->set_key(call->key);
+  *create->mutable_upload() = std::move(upload);
+  call->front.index().Apply(std::move(op), [call, upload_id, upload_algorithm, full_object](
+                                                Result<pb::S3OpResult> r) {
+    if (!r.ok()) return call->Fail(r.status());
+    if (r->outcome() != pb::S3_OK) return call->Fail(OpOutcomeError(*call, *r, {upload_id}));
+    http::Headers headers;
+    if (!upload_algorithm.empty()) {
+      headers.emplace_back("x-amz-checksum-algorithm", upload_algorithm);
+      headers.emplace_back("x-amz-checksum-type", full_object ? "FULL_OBJECT" : "COMPOSITE");
+    }
+    call->RespondXml(200, InitiateMultipartUploadXml(call->bucket, call->key, upload_id),
+                     std::move(headers));
+  });
+}
+
 }  // namespace
 
 void CreateMultipartUpload(CallPtr call) {
@@ -264,31 +295,10 @@ void CreateMultipartUpload(CallPtr call) {
   upload.set_checksum_algorithm(checksum->algorithm);
   upload.set_checksum_full_object(checksum->full_object);
   WithAuthorizedBucket(call, authz::Action::kPutObject, [call, upload = std::move(upload)]() mutable {
-    const int64_t initiated_us = std::chrono::duration_cast<std::chrono::microseconds>(
-                                     std::chrono::system_clock::now().time_since_epoch())
-                                     .count();
-    const std::string upload_id = NewUploadId(initiated_us);
-    if (upload_id.empty()) return call->Fail(S3Error(S3ErrorCode::kInternalError));
-    upload.set_upload_id(upload_id);
-    upload.set_initiated_ms(initiated_us / 1000);
-    const std::string upload_algorithm = upload.checksum_algorithm();
-    const bool full_object = upload.checksum_full_object();
-    pb::S3Op op;
-    pb::CreateUploadOp* create = op.mutable_create_upload();
-    create->set_bucket_id(call->bucket_info.bucket_id());
-    create->set_key(call->key);
-    *create->mutable_upload() = std::move(upload);
-    call->front.index().Apply(std::move(op), [call, upload_id, upload_algorithm, full_object](
-                                                  Result<pb::S3OpResult> r) {
-      if (!r.ok()) return call->Fail(r.status());
-      if (r->outcome() != pb::S3_OK) return call->Fail(OpOutcomeError(*call, *r, {upload_id}));
-      http::Headers headers;
-      if (!upload_algorithm.empty()) {
-        headers.emplace_back("x-amz-checksum-algorithm", upload_algorithm);
-        headers.emplace_back("x-amz-checksum-type", full_object ? "FULL_OBJECT" : "COMPOSITE");
-      }
-      call->RespondXml(200, InitiateMultipartUploadXml(call->bucket, call->key, upload_id),
-                       std::move(headers));
+    WithObjectWriteAccess(call, [call, upload = std::move(upload)](ObjectWriteAccess access) mutable {
+      upload.mutable_template_()->set_owner(access.owner);
+      if (access.acl) *upload.mutable_template_()->mutable_acl() = std::move(*access.acl);
+      StartUpload(call, std::move(upload));
     });
   });
 }

@@ -1,6 +1,6 @@
 // CopyObject and UploadPartCopy (PUT with x-amz-copy-source). Each is ONE
-// op on the destination's partition; the source is only read: its bucket
-// (the caller must own it), its version (strong read) and the
+// op on the destination's partition; the source is only read: its bucket,
+// its version (strong read; the caller needs READ on it) and the
 // x-amz-copy-source-if-* conditions. The bytes are copied into new blobs
 // owned by the destination (decision D21), streamed blob by blob through a
 // ByteCopier; sources stored inline stay inline (CopyObject).
@@ -23,8 +23,22 @@ namespace {
 struct SourceObject {
   CopySource target;
   pb::BucketDescriptor bucket;
+  std::shared_ptr<const pb::BucketConfig> config;  // the source bucket's
   pb::ObjectVersion version;
 };
+
+// The source's own decision, s3:GetObject(Version) on the version read
+// (null: none to copy), with x-amz-source-expected-bucket-owner.
+bool SourceAuthorized(S3Call& call, const SourceObject& source, const pb::ObjectVersion* v) {
+  ObjectTarget target;
+  target.action = source.target.version_id.empty() ? authz::Action::kGetObject
+                                                   : authz::Action::kGetObjectVersion;
+  target.bucket = source.target.bucket;
+  target.key = source.target.key;
+  target.bucket_owner = source.bucket.owner();
+  target.config = source.config.get();
+  return AuthorizedOnObject(call, target, v, "x-amz-source-expected-bucket-owner");
+}
 using SourceCallback = std::function<void(SourceObject)>;
 
 std::optional<std::string> HeaderString(const S3Call& call, std::string_view name) {
@@ -46,6 +60,7 @@ S3Status CheckSourceConditions(const S3Call& call, const pb::ObjectVersion& v) {
 void ReadSourceVersion(CallPtr call, SourceObject source, SourceCallback next) {
   const uint64_t bucket_id = source.bucket.bucket_id();
   auto finish = [call, next](SourceObject resolved, const pb::ObjectVersion& v) {
+    if (!SourceAuthorized(*call, resolved, &v)) return;
     if (auto st = CheckSourceConditions(*call, v); !st.ok()) return call->Fail(st.error());
     resolved.version = v;
     next(std::move(resolved));
@@ -58,6 +73,7 @@ void ReadSourceVersion(CallPtr call, SourceObject source, SourceCallback next) {
             Result<std::optional<pb::ObjectVersion>> latest) mutable {
           if (!latest.ok()) return call->Fail(latest.status());
           if (!latest->has_value() || (*latest)->delete_marker()) {
+            if (!SourceAuthorized(*call, source, nullptr)) return;
             return call->Fail(S3Error(S3ErrorCode::kNoSuchKey));
           }
           finish(std::move(source), **latest);
@@ -65,15 +81,28 @@ void ReadSourceVersion(CallPtr call, SourceObject source, SourceCallback next) {
   }
   const std::string key = source.target.key;
   const std::string version_id = source.target.version_id;
-  WithVersion(call, bucket_id, key, version_id, /*with_data=*/true,
-              [call, source = std::move(source), finish](pb::ObjectVersion version) mutable {
-                if (version.delete_marker()) {
-                  return call->Fail(S3Error(S3ErrorCode::kInvalidRequest,
-                                            "The source of a copy request may not specifically "
-                                            "refer to a delete marker by version id."));
-                }
-                finish(std::move(source), version);
-              });
+  call->front.index().ReadObject(
+      bucket_id, key, version_id, /*with_data=*/true,
+      [call, source = std::move(source), finish](Result<std::optional<pb::ObjectVersion>> read) mutable {
+        if (!read.ok()) {
+          if (read.status().code() == StatusCode::kInvalidArgument) {
+            return call->Fail(VersionIdArgumentError(source.target.version_id));
+          }
+          return call->Fail(read.status());
+        }
+        if (!read->has_value() || (*read)->delete_marker()) {
+          if (!SourceAuthorized(*call, source, nullptr)) return;
+          if (!read->has_value()) {
+            return call->Fail(S3Error(S3ErrorCode::kNoSuchVersion)
+                                  .With("Key", source.target.key)
+                                  .With("VersionId", source.target.version_id));
+          }
+          return call->Fail(S3Error(S3ErrorCode::kInvalidRequest,
+                                    "The source of a copy request may not specifically "
+                                    "refer to a delete marker by version id."));
+        }
+        finish(std::move(source), **read);
+      });
 }
 
 // Parses x-amz-copy-source, checks the caller may read the source, reads
@@ -94,16 +123,17 @@ void ResolveSource(CallPtr call, SourceCallback next) {
           }
           return call->Fail(bucket.status());
         }
-        // The source's own decision: s3:GetObject(Version) on the source.
-        const authz::Action action = source.target.version_id.empty()
-                                         ? authz::Action::kGetObject
-                                         : authz::Action::kGetObjectVersion;
-        if (!Authorized(*call, action, source.target.bucket, source.target.key, bucket->owner(),
-                        "x-amz-source-expected-bucket-owner")) {
-          return;
-        }
+        // The source's own decision is taken on the version read
+        // (SourceAuthorized); its bucket's configuration first.
         source.bucket = std::move(bucket).value();
-        ReadSourceVersion(call, std::move(source), std::move(next));
+        const uint64_t bucket_id = source.bucket.bucket_id();
+        call->front.BucketConfigOf(
+            bucket_id, [call, source = std::move(source), next = std::move(next)](
+                           Result<BucketConfigCache::Config> config) mutable {
+              if (!config.ok()) return call->Fail(config.status());
+              source.config = *config;
+              ReadSourceVersion(call, std::move(source), std::move(next));
+            });
       });
 }
 
@@ -127,6 +157,8 @@ struct CopyPlan {
   bool replace_tags = false;
   std::vector<pb::MetadataPair> tags;  // with replace_tags
   std::optional<auth::ChecksumAlgorithm> checksum;  // x-amz-checksum-algorithm
+  // The copy's owner and ACL (x-amz-acl, x-amz-grant-*; never the source's).
+  ObjectWriteAccess access;
 };
 
 S3Result<CopyPlan> PlanCopy(const S3Call& call) {
@@ -189,7 +221,8 @@ S3Result<pb::ObjectVersion> DestinationOf(const S3Call& call, const SourceObject
       v.set_storage_class(*storage == "STANDARD" ? "" : std::string(*storage));
     }
   }
-  v.set_owner(call.user);
+  v.set_owner(plan.access.owner);
+  if (plan.access.acl) *v.mutable_acl() = *plan.access.acl;
   if (plan.replace_tags) {
     for (const pb::MetadataPair& t : plan.tags) *v.add_tags() = t;
   } else {
@@ -343,8 +376,11 @@ void CopyObject(CallPtr call) {
   auto plan = PlanCopy(*call);
   if (!plan.ok()) return call->Fail(plan.error());
   WithAuthorizedBucket(call, authz::Action::kPutObject, [call, plan = std::move(plan).value()] {
-    ResolveSource(call, [call, plan](SourceObject source) {
-      CopyResolved(call, plan, std::move(source));
+    WithObjectWriteAccess(call, [call, plan](ObjectWriteAccess access) mutable {
+      plan.access = std::move(access);
+      ResolveSource(call, [call, plan](SourceObject source) {
+        CopyResolved(call, plan, std::move(source));
+      });
     });
   });
 }

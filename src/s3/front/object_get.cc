@@ -358,6 +358,8 @@ void WithLatestLiveVersion(CallPtr call, bool with_data,
       call->bucket_info.bucket_id(), call->key, /*version_id=*/"", with_data,
       [call, found = std::move(found)](Result<std::optional<pb::ObjectVersion>> read) {
         if (!read.ok()) return call->Fail(read.status());
+        const bool live = read->has_value() && !(*read)->delete_marker();
+        if (!AuthorizedOnPendingObject(*call, live ? &**read : nullptr)) return;
         if (!read->has_value()) return call->Fail(S3Error(S3ErrorCode::kNoSuchKey));
         const pb::ObjectVersion& latest = **read;
         if (latest.delete_marker()) {
@@ -429,6 +431,8 @@ void WithSubresourceVersion(CallPtr call, std::function<void(const pb::ObjectVer
       call->bucket_info.bucket_id(), call->key,
       [call, http_method, found = std::move(found)](Result<std::optional<pb::ObjectHead>> head) {
         if (!head.ok()) return call->Fail(head.status());
+        const bool live = head->has_value() && !(*head)->latest().delete_marker();
+        if (!AuthorizedOnPendingObject(*call, live ? &(*head)->latest() : nullptr)) return;
         if (!head->has_value()) return call->Fail(S3Error(S3ErrorCode::kNoSuchKey));
         if ((*head)->latest().delete_marker()) {
           if (http_method == "GET" && call->HasParam("acl")) {
@@ -448,7 +452,12 @@ void GetObjectSubresource(CallPtr call) {
   WithAuthorizedBucket(call, action, [call] {
     WithSubresourceVersion(call, [call](const pb::ObjectVersion& v) {
       if (call->HasParam("acl")) {
-        return call->RespondXml(200, AccessControlPolicyXml(OwnerOfUser(*call, v.owner())));
+        // As decisions see it: disabled ACLs answer the bucket owner's.
+        const ObjectAccess access =
+            ObjectAccessOf(call->bucket_info.owner(), call->bucket_config.get(), v);
+        const Owner owner = OwnerOfUser(*call, access.owner);
+        if (!access.acl) return call->RespondXml(200, AccessControlPolicyXml(owner));
+        return call->RespondXml(200, StoredAclXml(owner, v.acl()));
       }
       std::vector<Tag> tags;
       for (const pb::MetadataPair& t : v.tags()) tags.push_back({t.name(), t.value()});
@@ -459,42 +468,56 @@ void GetObjectSubresource(CallPtr call) {
   });
 }
 
+namespace {
+
+// PutObjectTagging (`body`) or DeleteObjectTagging (`remove`) of version
+// `v`, decided on: one SetTags op on that version.
+void ApplyTags(CallPtr call, bool remove, const std::string& body, const pb::ObjectVersion& v) {
+  pb::S3Op op;
+  pb::SetTagsOp* set = op.mutable_set_tags();
+  set->set_bucket_id(call->bucket_info.bucket_id());
+  set->set_key(call->key);
+  set->set_version_id(v.version_id());  // the version decided on
+  if (!remove) {
+    auto tags = ParseTagging(body);
+    if (!tags.ok()) return call->Fail(tags.error());
+    if (auto valid = ValidateTagSet(*tags, limits::kS3ObjectTagsMax); !valid.ok()) {
+      return call->Fail(valid.error());
+    }
+    for (const Tag& t : *tags) {
+      pb::MetadataPair* pair = set->add_tags();
+      pair->set_name(t.key);
+      pair->set_value(t.value);
+    }
+  }
+  call->front.index().Apply(std::move(op), [call, remove](Result<pb::S3OpResult> r) {
+    if (!r.ok()) return call->Fail(r.status());
+    if (r->outcome() != pb::S3_OK) return call->Fail(OpOutcomeError(*call, *r));
+    http::Headers headers;
+    AddWrittenVersionHeader(call->bucket_info, r->version_id(), headers);
+    call->Respond(remove ? 204 : 200, std::move(headers), "");
+  });
+}
+
+}  // namespace
+
 void SetObjectTagging(CallPtr call) {
   const bool remove = call->head().method == "DELETE";
   const authz::Action action =
       remove ? ByVersion(*call, authz::Action::kDeleteObjectTagging, authz::Action::kDeleteObjectVersionTagging)
              : ByVersion(*call, authz::Action::kPutObjectTagging, authz::Action::kPutObjectVersionTagging);
+  if (const QueryParam* version = call->Param("versionId")) {
+    if (version->value.empty() || !IsVersionIdSyntax(version->value)) {
+      return call->Fail(VersionIdArgumentError(version->value));
+    }
+  }
   WithAuthorizedBucket(call, action, [call, remove] {
-    ReadSmallBody(call, limits::kS3XmlBodyBytesMax, [call, remove](S3Result<std::string> body) {
-      if (!body.ok()) return call->Fail(body.error());
-      pb::S3Op op;
-      pb::SetTagsOp* set = op.mutable_set_tags();
-      set->set_bucket_id(call->bucket_info.bucket_id());
-      set->set_key(call->key);
-      if (const QueryParam* version = call->Param("versionId")) {
-        if (version->value.empty() || !IsVersionIdSyntax(version->value)) {
-          return call->Fail(VersionIdArgumentError(version->value));
-        }
-        set->set_version_id(version->value);
-      }
-      if (!remove) {
-        auto tags = ParseTagging(*body);
-        if (!tags.ok()) return call->Fail(tags.error());
-        if (auto valid = ValidateTagSet(*tags, limits::kS3ObjectTagsMax); !valid.ok()) {
-          return call->Fail(valid.error());
-        }
-        for (const Tag& t : *tags) {
-          pb::MetadataPair* pair = set->add_tags();
-          pair->set_name(t.key);
-          pair->set_value(t.value);
-        }
-      }
-      call->front.index().Apply(std::move(op), [call, remove](Result<pb::S3OpResult> r) {
-        if (!r.ok()) return call->Fail(r.status());
-        if (r->outcome() != pb::S3_OK) return call->Fail(OpOutcomeError(*call, *r));
-        http::Headers headers;
-        AddWrittenVersionHeader(call->bucket_info, r->version_id(), headers);
-        call->Respond(remove ? 204 : 200, std::move(headers), "");
+    ReadSmallBody(call, limits::kS3XmlBodyBytesMax, [call, remove](S3Result<std::string> read) {
+      if (!read.ok()) return call->Fail(read.error());
+      // The version first: tagging is its owner's (the decision needs it).
+      WithSubresourceVersion(call, [call, remove, body = std::move(read).value()](
+                                       const pb::ObjectVersion& v) {
+        ApplyTags(call, remove, body, v);
       });
     });
   });

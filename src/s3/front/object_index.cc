@@ -27,6 +27,8 @@ std::string RoutingKeyOf(const pb::S3Op& op) {
       return model::HeadKey(op.abort_upload().bucket_id(), op.abort_upload().key());
     case pb::S3Op::kSetTags:
       return model::HeadKey(op.set_tags().bucket_id(), op.set_tags().key());
+    case pb::S3Op::kSetObjectAcl:
+      return model::HeadKey(op.set_object_acl().bucket_id(), op.set_object_acl().key());
     case pb::S3Op::kSetBucketConfig:
       return model::BucketConfigKey(op.set_bucket_config().bucket_id());
     case pb::S3Op::kGcDone:  // partition-internal: nodes apply it, never the router

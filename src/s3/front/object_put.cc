@@ -39,11 +39,12 @@ constexpr size_t kBodyPieceBytes = 1 << 20;
 class PutUpload : public std::enable_shared_from_this<PutUpload> {
  public:
   // `part`: the upload id and part number of an UploadPart; nullopt for a
-  // PutObject.
-  PutUpload(CallPtr call, std::optional<PartTarget> part)
+  // PutObject, which records `access` (its owner and ACL).
+  PutUpload(CallPtr call, std::optional<PartTarget> part, ObjectWriteAccess access = {})
       : call_(std::move(call)),
         front_(call_->front),
-        part_(std::move(part)) {}
+        part_(std::move(part)),
+        access_(std::move(access)) {}
 
   void Start() {
     if (auto st = Prepare(); !st.ok()) return call_->Fail(st.error());
@@ -91,6 +92,8 @@ class PutUpload : public std::enable_shared_from_this<PutUpload> {
     if (auto md5 = call_->Header("content-md5")) content_md5_ = std::string(*md5);
     if (!part_) {
       if (auto st = FillObjectMetadata(*call_, &object_); !st.ok()) return st;
+      object_.set_owner(access_.owner);
+      if (access_.acl) *object_.mutable_acl() = *access_.acl;
       if (auto tagging = call_->Header("x-amz-tagging")) {
         auto tags = ParseTaggingHeader(*tagging);
         if (!tags.ok()) return tags.error();
@@ -338,6 +341,7 @@ class PutUpload : public std::enable_shared_from_this<PutUpload> {
   CallPtr call_;
   S3Front& front_;
   const std::optional<PartTarget> part_;
+  const ObjectWriteAccess access_;
   uint64_t expected_size_ = 0;
   uint64_t size_ = 0;
   std::optional<auth::AwsChunkedDecoder> decoder_;
@@ -370,7 +374,9 @@ class PutUpload : public std::enable_shared_from_this<PutUpload> {
 
 void PutObject(CallPtr call) {
   WithAuthorizedBucket(call, authz::Action::kPutObject, [call] {
-    std::make_shared<PutUpload>(call, std::nullopt)->Start();
+    WithObjectWriteAccess(call, [call](ObjectWriteAccess access) {
+      std::make_shared<PutUpload>(call, std::nullopt, std::move(access))->Start();
+    });
   });
 }
 

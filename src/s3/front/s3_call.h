@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -90,6 +91,12 @@ struct S3Call : std::enable_shared_from_this<S3Call> {
   // The bucket's configuration record, when the access decision read it
   // (NeedsBucketAcl); null otherwise.
   std::shared_ptr<const pb::BucketConfig> bucket_config;
+  // An object-scope action (GetObject, ?acl, ?tagging, ...) whose decision
+  // waits for the version: WithAuthorizedBucket sets it, the version reads
+  // (WithLatestLiveVersion, WithVersion, WithSubresourceVersion) take the
+  // decision on what they read (AuthorizedOnPendingObject) before calling
+  // their continuation, so nothing of the object is answered undecided.
+  std::optional<authz::Action> pending_object_action;
   // The Access-Control-* headers of the CORS rule that admits this request
   // (WithCorsHeaders); every response carries them (StandardHeaders).
   http::Headers cors_headers;
@@ -182,26 +189,55 @@ void ListMultipartUploads(CallPtr call);  // GET ?uploads
 void CopyObject(CallPtr call);
 void UploadPartCopy(CallPtr call, PartTarget part);
 void DeleteObjects(CallPtr call);  // POST ?delete (batch_delete.cc)
-// PUT ?acl on a bucket or an object (acl.cc). A bucket's ACL (x-amz-acl,
-// x-amz-grant-* by id or group, or an AccessControlPolicy body) replaces
-// the one in its configuration record (one SetBucketConfigOp); grants by
-// email answer NotImplemented. Objects have no stored ACL yet: the private
-// ACL answers 200 and changes nothing, any other NotImplemented.
+// PUT ?acl on a bucket or an object (acl.cc). The ACL (x-amz-acl,
+// x-amz-grant-*, or an AccessControlPolicy body) replaces a bucket's in its
+// configuration record (one SetBucketConfigOp) or the addressed version's
+// (one SetObjectAclOp).
 void PutAcl(CallPtr call);
+// Stored ACLs (BucketConfig.acl, ObjectVersion.acl) to and from authz
+// grants; GrantsOf is nullopt (the private ACL) when the record holds none
+// or ACLs are disabled (AclsDisabled): the grants access decisions read.
+pb::StoredAcl StoredAclOf(const std::vector<authz::Grant>& grants);
+std::vector<authz::Grant> GrantsOfStored(const pb::StoredAcl& acl);
+std::optional<std::vector<authz::Grant>> GrantsOf(const pb::BucketConfig& config);
 // The ACL a request asks for by x-amz-acl, x-amz-grant-* or an
 // AccessControlPolicy `body` (one of them: InvalidRequest otherwise), for
-// a resource owned by `owner_id`; nullopt when it asks for none. Bad canned
-// names, ids, group URIs: InvalidArgument; more than kS3AclGrantsMax
-// grants: MalformedACLError; email grants: NotImplemented.
-S3Result<std::optional<std::vector<authz::Grant>>> RequestedAcl(const S3Call& call,
-                                                                std::string_view body,
-                                                                const std::string& owner_id);
-// Stored ACLs (BucketConfig.acl) to and from authz grants; GrantsOf is
-// nullopt (the private ACL) when the record holds none.
-pb::StoredAcl StoredAclOf(const std::vector<authz::Grant>& grants);
-std::optional<std::vector<authz::Grant>> GrantsOf(const pb::BucketConfig& config);
+// a resource owned by `owner_id` in a bucket owned by `bucket_owner_id`;
+// calls `next` with it (nullopt: none asked) or answers the error itself.
+// Bad canned names, ids, group URIs: InvalidArgument; more than
+// kS3AclGrantsMax grants: MalformedACLError. Grants naming users are
+// looked up in the registry (meta.find_user, one round trip per distinct
+// user): an email becomes its user's canonical id (none:
+// UnresolvableGrantByEmailAddress), a canonical id no user has is
+// InvalidArgument "Invalid id", as S3 answers.
+void WithRequestedAcl(CallPtr call, std::string_view body, const std::string& owner_id,
+                      const std::string& bucket_owner_id,
+                      std::function<void(std::optional<std::vector<authz::Grant>>)> next);
 // GetBucketAcl's document for a stored ACL.
 std::string StoredAclXml(const Owner& owner, const pb::StoredAcl& acl);
+
+// S3 Object Ownership (ownership.cc). PUT ?ownershipControls sets the
+// bucket's (one rule: BucketOwnerEnforced, BucketOwnerPreferred or
+// ObjectWriter), GET answers it (OwnershipControlsNotFoundError when there
+// is none), DELETE removes it (204); owner only.
+void PutBucketOwnershipControls(CallPtr call);
+void GetBucketOwnershipControls(CallPtr call);
+void DeleteBucketOwnershipControls(CallPtr call);
+// x-amz-object-ownership / ObjectOwnership values; nullopt: not S3's.
+std::optional<pb::ObjectOwnership> ParseObjectOwnership(std::string_view name);
+std::string_view ObjectOwnershipName(pb::ObjectOwnership ownership);
+// The bucket's setting; OBJECT_WRITER without controls (or record).
+pb::ObjectOwnership ObjectOwnershipOf(const pb::BucketConfig* config);
+// BucketOwnerEnforced: ACLs are disabled (they decide nothing; the
+// bucket's owner owns every object).
+bool AclsDisabled(const pb::BucketConfig* config);
+// Where ACLs are disabled, the only ACL a request may set is the bucket
+// owner's FULL_CONTROL alone (bucket-owner-full-control, or the same
+// grants spelled out); AccessControlListNotSupported for any other.
+// `grants` nullopt: none asked, always allowed.
+S3Status CheckAclAllowed(const pb::BucketConfig* config,
+                         const std::optional<std::vector<authz::Grant>>& grants,
+                         const std::string& bucket_owner_id);
 
 // CORS (cors.cc; rules checked and matched by s3/protocol/cors_rules.h).
 // PUT ?cors replaces the bucket's rules (owner only), GET ?cors answers
@@ -252,10 +288,50 @@ bool Authorized(S3Call& call, authz::Action action, const std::string& bucket,
                 const std::string& key, const std::string& bucket_owner,
                 std::string_view expected_owner_header = {},
                 std::optional<std::vector<authz::Grant>> bucket_acl = std::nullopt);
-// True when `action`'s decision depends on the bucket's stored ACL (a
-// bucket-scope action some ACL permission grants): only then is the
-// bucket's configuration read before deciding.
+// True when `action`'s decision depends on the bucket's configuration
+// record (a bucket-scope action some ACL permission grants, or an object
+// action: its ownership controls, and its ACL when the object is missing):
+// only then is the record read (through the cache) before deciding.
 bool NeedsBucketAcl(authz::Action action);
+
+// An object-scope decision's facts besides the version.
+struct ObjectTarget {
+  authz::Action action = authz::Action::kGetObject;
+  std::string bucket;
+  std::string key;
+  std::string bucket_owner;
+  const pb::BucketConfig* config = nullptr;  // null: none read (private, no controls)
+};
+// Who owns version `v` and its grants, as access decisions see them: the
+// writer and the version's ACL (nullopt: private).
+struct ObjectAccess {
+  std::string owner;  // a user name; "" the anonymous principal
+  std::optional<std::vector<authz::Grant>> acl;
+};
+ObjectAccess ObjectAccessOf(const std::string& bucket_owner, const pb::BucketConfig* config,
+                            const pb::ObjectVersion& v);
+// The decision for `target.action` on version `v` (the object's owner and
+// ACL, ObjectAccessOf). `v` null (no version to serve: none, or a delete
+// marker): decided as s3:ListBucket on the bucket, so that only who may
+// list it learns the object is missing, as S3 answers. True when allowed;
+// false after answering AccessDenied.
+bool AuthorizedOnObject(S3Call& call, const ObjectTarget& target, const pb::ObjectVersion* v,
+                        std::string_view expected_owner_header);
+// Takes the call's pending object decision (pending_object_action) on `v`
+// (null: missing); true when none is pending.
+bool AuthorizedOnPendingObject(S3Call& call, const pb::ObjectVersion* v);
+// What an object write records besides its bytes and metadata.
+struct ObjectWriteAccess {
+  std::string owner;  // a user name; "" the anonymous principal
+  std::optional<pb::StoredAcl> acl;  // nullopt: private
+};
+// For a write by the caller (PutObject, CopyObject, CreateMultipartUpload)
+// into call->bucket_info's bucket: the ACL it asks for (WithRequestedAcl)
+// and who owns what it writes (the writer); calls `next` or answers the
+// call's error itself.
+void WithObjectWriteAccess(CallPtr call, std::function<void(ObjectWriteAccess)> next);
+// The canonical id of the owner recorded as `user` ("": the anonymous one).
+std::string CanonicalIdOfOwner(const std::string& user);
 // The Owner element of a bucket, object, version or upload owned by the
 // Tessera user `user`: its canonical id, and its DisplayName (the caller's
 // own as registered; another user's name, decision D93).

@@ -22,6 +22,10 @@
 namespace tessera::s3::front {
 namespace {
 
+bool IsObjectScope(authz::Action action) {
+  return authz::RuleOf(action).scope == authz::Scope::kObject;
+}
+
 // S3FrontOptions.digest_threads: 0 means the cores beside one io thread,
 // clamped to 1..4.
 size_t DigestThreads(size_t configured) {
@@ -106,6 +110,9 @@ authz::Action AnonymousAction(const S3Call& call) {
     if (method == "POST") return authz::Action::kDeleteObject;
     return authz::Action::kListBucket;
   }
+  // The object's own ACL and owner decide these: dispatched undecided.
+  if (call.HasParam("acl")) return authz::Action::kPutObjectAcl;
+  if (call.HasParam("tagging")) return authz::Action::kPutObjectTagging;
   if (method == "PUT" || method == "POST") return authz::Action::kPutObject;
   if (method == "DELETE") return authz::Action::kDeleteObject;
   return authz::Action::kGetObject;
@@ -114,6 +121,8 @@ authz::Action AnonymousAction(const S3Call& call) {
 // An anonymous request: like S3, one for a bucket that does not exist
 // learns that (NoSuchBucket) before the access decision.
 void Dispatch(CallPtr call);
+void DispatchAnonymous(CallPtr call);
+bool ChargeBucketShare(S3Call& call);
 
 void AuthorizeAnonymous(CallPtr call) {
   const authz::Action action = AnonymousAction(*call);
@@ -126,6 +135,9 @@ void AuthorizeAnonymous(CallPtr call) {
       return call->Fail(S3Error(S3ErrorCode::kNoSuchBucket));
     }
     if (!bucket.ok()) return call->Fail(bucket.status());
+    // An object action: the object's ACL may grant it, which its handler
+    // learns when it reads the version (it decides there).
+    if (IsObjectScope(action)) return DispatchAnonymous(call);
     if (!NeedsBucketAcl(action)) {
       if (!Authorized(*call, action, call->bucket, call->key, bucket->owner(),
                       "x-amz-expected-bucket-owner")) {
@@ -137,24 +149,29 @@ void AuthorizeAnonymous(CallPtr call) {
     call->front.BucketConfigOf(
         bucket->bucket_id(), [call, action, owner](Result<BucketConfigCache::Config> config) {
           if (!config.ok()) return call->Fail(config.status());
-          // Anonymous writes would need an owner for what they create:
-          // decided against the private ACL (denied) whatever is granted.
-          const authz::ActionRule rule = authz::RuleOf(action);
-          const bool read = rule.permission == authz::Permission::kRead ||
-                            rule.permission == authz::Permission::kReadAcp;
+          // Writes too (public-read-write): what anonymous writes is owned
+          // by the anonymous principal.
           if (!Authorized(*call, action, call->bucket, call->key, owner,
-                          "x-amz-expected-bucket-owner",
-                          read ? GrantsOf(**config) : std::nullopt)) {
+                          "x-amz-expected-bucket-owner", GrantsOf(**config))) {
             return;
           }
           // Granted: dispatched like any request; its handler decides its
           // own action again (the same ACL, from the cache).
-          if (Status admitted = call->front.admission().Admit("", call->bucket); !admitted.ok()) {
-            return call->Fail(S3Error(S3ErrorCode::kSlowDown));
-          }
-          WithCorsHeaders(call, [call] { Dispatch(call); });
+          DispatchAnonymous(call);
         });
   });
+}
+
+void DispatchAnonymous(CallPtr call) {
+  if (Status admitted = call->front.admission().Admit("", call->bucket); !admitted.ok()) {
+    return call->Fail(S3Error(S3ErrorCode::kSlowDown));
+  }
+  // Charged to the bucket's capacity like a signed request (anonymous
+  // writes reach the partitions too).
+  if (!ChargeBucketShare(*call)) {
+    return call->Fail(S3Error(S3ErrorCode::kSlowDown), {{"Retry-After", "1"}});
+  }
+  WithCorsHeaders(call, [call] { Dispatch(call); });
 }
 
 void Dispatch(CallPtr call) {
@@ -169,11 +186,13 @@ void Dispatch(CallPtr call) {
       if (call->HasParam("versioning")) return PutBucketVersioning(call);
       if (call->HasParam("acl")) return PutAcl(call);
       if (call->HasParam("cors")) return PutBucketCors(call);
+      if (call->HasParam("ownershipControls")) return PutBucketOwnershipControls(call);
       return call->Fail(S3Error(S3ErrorCode::kNotImplemented));
     }
     if (method == "DELETE") {
       if (call->query.empty()) return DeleteBucket(call);
       if (call->HasParam("cors")) return DeleteBucketCors(call);
+      if (call->HasParam("ownershipControls")) return DeleteBucketOwnershipControls(call);
       return call->Fail(S3Error(S3ErrorCode::kNotImplemented));
     }
     if (method == "HEAD") return HeadBucket(call);
@@ -184,6 +203,7 @@ void Dispatch(CallPtr call) {
     }
     if (method == "GET") {
       if (call->HasParam("cors")) return GetBucketCors(call);
+      if (call->HasParam("ownershipControls")) return GetBucketOwnershipControls(call);
       for (const char* sub : {"location", "acl", "policy", "versioning", "tagging",
                               "lifecycle", "encryption", "logging", "website", "replication",
                               "ownershipControls", "publicAccessBlock", "object-lock",
@@ -497,8 +517,11 @@ void S3Call::Fail(const Status& status) { Fail(FromStatus(status)); }
 
 bool NeedsBucketAcl(authz::Action action) {
   const authz::ActionRule rule = authz::RuleOf(action);
+  if (rule.scope == authz::Scope::kObject) return true;  // MayLearnMissing, ownership
   return rule.scope == authz::Scope::kBucket && rule.permission.has_value();
 }
+
+
 
 void WithAuthorizedBucket(CallPtr call, authz::Action action, std::function<void()> next) {
   call->front.registry().GetBucket(
@@ -510,6 +533,8 @@ void WithAuthorizedBucket(CallPtr call, authz::Action action, std::function<void
           return call->Fail(bucket.status());
         }
         call->bucket_info = std::move(bucket).value();
+        // Object actions are decided on the version the handler reads.
+        if (IsObjectScope(action)) call->pending_object_action = action;
         if (!NeedsBucketAcl(action)) {
           if (!Authorized(*call, action, call->bucket, call->key, call->bucket_info.owner(),
                           "x-amz-expected-bucket-owner")) {
@@ -522,7 +547,8 @@ void WithAuthorizedBucket(CallPtr call, authz::Action action, std::function<void
             [call, action, next](Result<BucketConfigCache::Config> config) {
               if (!config.ok()) return call->Fail(config.status());
               call->bucket_config = *config;
-              if (!Authorized(*call, action, call->bucket, call->key, call->bucket_info.owner(),
+              if (!IsObjectScope(action) &&
+                  !Authorized(*call, action, call->bucket, call->key, call->bucket_info.owner(),
                               "x-amz-expected-bucket-owner", GrantsOf(**config))) {
                 return;
               }
@@ -531,17 +557,12 @@ void WithAuthorizedBucket(CallPtr call, authz::Action action, std::function<void
       });
 }
 
-bool Authorized(S3Call& call, authz::Action action, const std::string& bucket,
-                const std::string& key, const std::string& bucket_owner,
-                std::string_view expected_owner_header,
-                std::optional<std::vector<authz::Grant>> bucket_acl) {
-  authz::Request request;
+namespace {
+
+// Decides `request` (its principal and expected owner filled in here),
+// logs it and answers AccessDenied when denied.
+bool Decide(S3Call& call, authz::Request request, std::string_view expected_owner_header) {
   request.principal = call.principal;
-  request.action = action;
-  request.bucket = bucket;
-  request.key = key;
-  request.bucket_owner = bucket_owner;
-  request.bucket_acl = std::move(bucket_acl);
   if (!expected_owner_header.empty()) {
     if (auto expected = call.Header(expected_owner_header)) {
       request.expected_bucket_owner = std::string(*expected);
@@ -556,7 +577,58 @@ bool Authorized(S3Call& call, authz::Action action, const std::string& bucket,
   return false;
 }
 
+}  // namespace
+
+bool Authorized(S3Call& call, authz::Action action, const std::string& bucket,
+                const std::string& key, const std::string& bucket_owner,
+                std::string_view expected_owner_header,
+                std::optional<std::vector<authz::Grant>> bucket_acl) {
+  authz::Request request;
+  request.action = action;
+  request.bucket = bucket;
+  request.key = key;
+  request.bucket_owner = bucket_owner;
+  request.bucket_acl = std::move(bucket_acl);
+  return Decide(call, std::move(request), expected_owner_header);
+}
+
+bool AuthorizedOnObject(S3Call& call, const ObjectTarget& target, const pb::ObjectVersion* v,
+                        std::string_view expected_owner_header) {
+  authz::Request request;
+  request.bucket = target.bucket;
+  request.key = target.key;
+  request.bucket_owner = target.bucket_owner;
+  const pb::BucketConfig* config = target.config;
+  if (v == nullptr) {
+    // Nothing to serve: only who may list the bucket learns it (S3 answers
+    // 404 to holders of s3:ListBucket, 403 to anyone else).
+    request.action = authz::Action::kListBucket;
+    if (config != nullptr) request.bucket_acl = GrantsOf(*config);
+    return Decide(call, std::move(request), expected_owner_header);
+  }
+  request.action = target.action;
+  const ObjectAccess access = ObjectAccessOf(target.bucket_owner, config, *v);
+  request.object_owner = access.owner;
+  request.object_acl = access.acl;
+  return Decide(call, std::move(request), expected_owner_header);
+}
+
+bool AuthorizedOnPendingObject(S3Call& call, const pb::ObjectVersion* v) {
+  if (!call.pending_object_action) return true;
+  ObjectTarget target;
+  target.action = *call.pending_object_action;
+  target.bucket = call.bucket;
+  target.key = call.key;
+  target.bucket_owner = call.bucket_info.owner();
+  target.config = call.bucket_config.get();
+  call.pending_object_action.reset();
+  return AuthorizedOnObject(call, target, v, "x-amz-expected-bucket-owner");
+}
+
 Owner OwnerOfUser(const S3Call& call, const std::string& user) {
+  if (user.empty()) {
+    return Owner{std::string(authz::kAnonymousCanonicalId), std::string(authz::kAnonymousDisplayName)};
+  }
   if (user == call.user && !call.principal.canonical_id.empty()) {
     return Owner{call.principal.canonical_id, call.user_display_name};
   }

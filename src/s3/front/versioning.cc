@@ -103,6 +103,8 @@ void WithVersion(CallPtr call, uint64_t bucket_id, const std::string& key,
           }
           return call->Fail(version.status());
         }
+        const bool live = version->has_value() && !(*version)->delete_marker();
+        if (!AuthorizedOnPendingObject(*call, live ? &**version : nullptr)) return;
         if (!version->has_value()) {
           return call->Fail(S3Error(S3ErrorCode::kNoSuchVersion)
                                 .With("Key", key)

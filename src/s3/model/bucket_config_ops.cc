@@ -26,6 +26,13 @@ Result<pb::S3OpResult> ApplySetBucketConfig(const pb::SetBucketConfigOp& op, Sta
       config.clear_acl();
     }
   }
+  if (op.set_ownership_controls()) {
+    if (op.has_ownership_controls()) {
+      *config.mutable_ownership_controls() = op.ownership_controls();
+    } else {
+      config.clear_ownership_controls();
+    }
+  }
   const size_t bytes = config.ByteSizeLong();
   if (bytes == 0) {
     state.Delete(key);

@@ -111,6 +111,25 @@ TEST_F(BucketConfigOpsTest, AclAndCorsChangeIndependently) {
   EXPECT_FALSE(Config().has_value());
 }
 
+// Goal: ownership controls are set and removed without touching the ACL.
+TEST_F(BucketConfigOpsTest, OwnershipControlsChangeIndependently) {
+  ASSERT_EQ(Apply(SetCors({"*"})).outcome(), pb::S3_OK);
+  pb::S3Op set;
+  auto* op = set.mutable_set_bucket_config();
+  op->set_bucket_id(kBucket);
+  op->set_set_ownership_controls(true);
+  op->mutable_ownership_controls()->set_object_ownership(pb::BUCKET_OWNER_ENFORCED);
+  ASSERT_EQ(Apply(set).outcome(), pb::S3_OK);
+  ASSERT_TRUE(Config().has_value());
+  EXPECT_EQ(Config()->ownership_controls().object_ownership(), pb::BUCKET_OWNER_ENFORCED);
+  EXPECT_EQ(Config()->cors_rules_size(), 1) << "the CORS rules stay";
+  ASSERT_EQ(Apply(SetCors({})).outcome(), pb::S3_OK);
+  ASSERT_TRUE(Config().has_value()) << "the controls alone keep the record";
+  op->clear_ownership_controls();
+  ASSERT_EQ(Apply(set).outcome(), pb::S3_OK);
+  EXPECT_FALSE(Config().has_value()) << "no part left: no record";
+}
+
 TEST_F(BucketConfigOpsTest, DeleteRecordRemovesIt) {
   ASSERT_EQ(Apply(SetCors({"*"})).outcome(), pb::S3_OK);
   pb::S3Op del;

@@ -302,6 +302,7 @@ Result<pb::S3OpResult> ApplyS3Op(const pb::S3Op& op, uint64_t slot, StateAccess&
     case pb::S3Op::kGcDone: return ApplyGcDone(op.gc_done(), state);
     case pb::S3Op::kSetTags: return ApplySetTags(op.set_tags(), slot, state);
     case pb::S3Op::kSetBucketConfig: return ApplySetBucketConfig(op.set_bucket_config(), state);
+    case pb::S3Op::kSetObjectAcl: return ApplySetObjectAcl(op.set_object_acl(), slot, state);
     case pb::S3Op::OP_NOT_SET: break;
   }
   return Outcome(pb::S3_INVALID_REQUEST, "empty S3 op");

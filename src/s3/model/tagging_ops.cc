@@ -1,14 +1,15 @@
 #include "s3/model/tagging_ops.h"
 
+#include <functional>
+
 #include "s3/model/op_context.h"
 #include "s3/model/version_id.h"
 
 namespace tessera::s3::model {
 namespace {
 
-void SetTags(const pb::SetTagsOp& op, pb::ObjectVersion* version) {
-  *version->mutable_tags() = op.tags();
-}
+// What a sub-resource op changes in the version it addresses.
+using Change = std::function<void(pb::ObjectVersion*)>;
 
 // The answer naming the version whose tags were set.
 pb::S3OpResult Tagged(const pb::ObjectVersion& version) {
@@ -17,9 +18,11 @@ pb::S3OpResult Tagged(const pb::ObjectVersion& version) {
   return result;
 }
 
-}  // namespace
-
-Result<pb::S3OpResult> ApplySetTags(const pb::SetTagsOp& op, uint64_t slot, StateAccess& state) {
+// Applies `change` to the version that `op` (SetTagsOp, SetObjectAclOp)
+// addresses, as the header describes.
+template <typename Op>
+Result<pb::S3OpResult> ApplyToVersion(const Op& op, uint64_t slot, StateAccess& state,
+                                      const Change& change) {
   if (auto bad = ValidateTarget(op.bucket_id(), op.key()); !bad.empty()) {
     return Outcome(pb::S3_INVALID_REQUEST, std::string(bad));
   }
@@ -30,12 +33,12 @@ Result<pb::S3OpResult> ApplySetTags(const pb::SetTagsOp& op, uint64_t slot, Stat
   if (op.version_id().empty()) {
     if (!head) return Outcome(pb::S3_NO_SUCH_KEY);
     if (head->latest().delete_marker()) return Outcome(pb::S3_DELETE_MARKER);
-    SetTags(op, head->mutable_latest());
+    change(head->mutable_latest());
     if (head->latest_seq() != 0) {
       auto record = ctx.ReadVersion(head->latest_seq());
       if (!record.ok()) return record.status();
       if (!record->has_value()) return Status::Corruption("latest version record missing");
-      SetTags(op, (*record)->mutable_version());
+      change((*record)->mutable_version());
       ctx.WriteVersion(head->latest_seq(), **record);
     }
     ctx.Commit(live);
@@ -46,7 +49,7 @@ Result<pb::S3OpResult> ApplySetTags(const pb::SetTagsOp& op, uint64_t slot, Stat
   if (op.version_id() == kNullVersionId) {
     if (head->latest_seq() == 0) {  // a key written only while unversioned
       if (head->latest().delete_marker()) return Outcome(pb::S3_DELETE_MARKER);
-      SetTags(op, head->mutable_latest());
+      change(head->mutable_latest());
       ctx.Commit(live);
       return Tagged(head->latest());
     }
@@ -61,11 +64,26 @@ Result<pb::S3OpResult> ApplySetTags(const pb::SetTagsOp& op, uint64_t slot, Stat
     return Outcome(pb::S3_NO_SUCH_VERSION);
   }
   if ((*record)->version().delete_marker()) return Outcome(pb::S3_DELETE_MARKER);
-  SetTags(op, (*record)->mutable_version());
+  change((*record)->mutable_version());
   ctx.WriteVersion(seq, **record);
-  if (seq == head->latest_seq()) SetTags(op, head->mutable_latest());
+  if (seq == head->latest_seq()) change(head->mutable_latest());
   ctx.Commit(live);
   return Tagged((*record)->version());
+}
+
+}  // namespace
+
+Result<pb::S3OpResult> ApplySetTags(const pb::SetTagsOp& op, uint64_t slot, StateAccess& state) {
+  return ApplyToVersion(op, slot, state, [&op](pb::ObjectVersion* version) {
+    *version->mutable_tags() = op.tags();
+  });
+}
+
+Result<pb::S3OpResult> ApplySetObjectAcl(const pb::SetObjectAclOp& op, uint64_t slot,
+                                         StateAccess& state) {
+  return ApplyToVersion(op, slot, state, [&op](pb::ObjectVersion* version) {
+    *version->mutable_acl() = op.acl();
+  });
 }
 
 }  // namespace tessera::s3::model

@@ -131,5 +131,42 @@ TEST_F(TaggingOpsTest, DeleteMarkersHaveNoTags) {
   EXPECT_EQ(Joined(Head("k").latest()), "");
 }
 
+// Goal: SetObjectAcl replaces the ACL of exactly the version it addresses
+// (head copy and version record together) and keeps its tags; delete
+// markers and missing keys are refused as for tags.
+TEST_F(TaggingOpsTest, SetObjectAclAddressesOneVersion) {
+  const std::string v1 = Put("k", "e1", pb::VERSIONING_ENABLED).version_id();
+  const std::string v2 = Put("k", "e2", pb::VERSIONING_ENABLED).version_id();
+  Tag("k", "", {{"t", "1"}});
+  auto set_acl = [this](const std::string& key, const std::string& version, const char* grantee) {
+    pb::S3Op op;
+    auto* set = op.mutable_set_object_acl();
+    set->set_bucket_id(kBucket);
+    set->set_key(key);
+    set->set_version_id(version);
+    pb::StoredGrant* g = set->mutable_acl()->add_grants();
+    g->set_grantee(grantee);
+    g->set_permission("READ");
+    return Apply(op);
+  };
+  EXPECT_FALSE(Head("k").latest().has_acl()) << "absent until set: the private ACL";
+  const pb::S3OpResult latest = set_acl("k", "", "aa");
+  EXPECT_EQ(latest.outcome(), pb::S3_OK);
+  EXPECT_EQ(latest.version_id(), v2);
+  ASSERT_TRUE(Head("k").latest().has_acl());
+  EXPECT_EQ(Head("k").latest().acl().grants(0).grantee(), "aa");
+  EXPECT_EQ(Joined(Head("k").latest()), "t=1") << "the tags stay";
+  EXPECT_EQ(set_acl("k", v1, "bb").outcome(), pb::S3_OK);
+  EXPECT_EQ(Head("k").latest().acl().grants(0).grantee(), "aa") << "v1 is not the latest";
+  auto raw = state_.Get(VersionKey(kBucket, "k", ParseVersionSeq(v1).value_or(0)));
+  ASSERT_TRUE(raw.ok() && raw->has_value());
+  pb::VersionRecord record;
+  ASSERT_TRUE(record.ParseFromString(**raw));
+  EXPECT_EQ(record.version().acl().grants(0).grantee(), "bb");
+  EXPECT_EQ(set_acl("missing", "", "aa").outcome(), pb::S3_NO_SUCH_KEY);
+  DeleteLatest("k");
+  EXPECT_EQ(set_acl("k", "", "aa").outcome(), pb::S3_DELETE_MARKER);
+}
+
 }  // namespace
 }  // namespace tessera::s3::model

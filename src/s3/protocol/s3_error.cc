@@ -14,6 +14,8 @@ struct ErrorInfo {
 
 // One row per S3ErrorCode, in enum order (checked below).
 constexpr std::array kErrors = {
+    ErrorInfo{S3ErrorCode::kAccessControlListNotSupported, "AccessControlListNotSupported", 400,
+              "The bucket does not allow ACLs"},
     ErrorInfo{S3ErrorCode::kAccessDenied, "AccessDenied", 403, "Access Denied"},
     ErrorInfo{S3ErrorCode::kAccessForbidden, "AccessForbidden", 403,
               "CORSResponse: This CORS request is not allowed. This is usually because the "
@@ -60,6 +62,9 @@ constexpr std::array kErrors = {
     ErrorInfo{S3ErrorCode::kInvalidAccessKeyId, "InvalidAccessKeyId", 403,
               "The AWS Access Key Id you provided does not exist in our records."},
     ErrorInfo{S3ErrorCode::kInvalidArgument, "InvalidArgument", 400, "Invalid Argument"},
+    ErrorInfo{S3ErrorCode::kInvalidBucketAclWithObjectOwnership,
+              "InvalidBucketAclWithObjectOwnership", 400,
+              "Bucket cannot have ACLs set with ObjectOwnership's BucketOwnerEnforced setting"},
     ErrorInfo{S3ErrorCode::kInvalidBucketName, "InvalidBucketName", 400,
               "The specified bucket is not valid."},
     ErrorInfo{S3ErrorCode::kInvalidDigest, "InvalidDigest", 400,
@@ -124,6 +129,8 @@ constexpr std::array kErrors = {
     ErrorInfo{S3ErrorCode::kNotImplemented, "NotImplemented", 501,
               "A header you provided implies functionality that is not implemented"},
     ErrorInfo{S3ErrorCode::kNotModified, "NotModified", 304, "Not Modified"},
+    ErrorInfo{S3ErrorCode::kOwnershipControlsNotFoundError, "OwnershipControlsNotFoundError", 404,
+              "The bucket ownership controls were not found"},
     ErrorInfo{S3ErrorCode::kPreconditionFailed, "PreconditionFailed", 412,
               "At least one of the pre-conditions you specified did not hold"},
     ErrorInfo{S3ErrorCode::kRequestHeaderSectionTooLarge, "RequestHeaderSectionTooLarge", 400,
@@ -141,6 +148,8 @@ constexpr std::array kErrors = {
     ErrorInfo{S3ErrorCode::kSlowDown, "SlowDown", 503, "Please reduce your request rate."},
     ErrorInfo{S3ErrorCode::kTooManyBuckets, "TooManyBuckets", 400,
               "You have attempted to create more buckets than allowed."},
+    ErrorInfo{S3ErrorCode::kUnresolvableGrantByEmailAddress, "UnresolvableGrantByEmailAddress",
+              400, "The email address you provided does not match any account on record."},
     ErrorInfo{S3ErrorCode::kXAmzContentSHA256Mismatch, "XAmzContentSHA256Mismatch", 400,
               "The provided 'x-amz-content-sha256' header does not match what was computed."},
 };

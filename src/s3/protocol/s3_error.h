@@ -16,6 +16,7 @@
 namespace tessera::s3 {
 
 enum class S3ErrorCode {
+  kAccessControlListNotSupported,  // an ACL where ownership controls disable ACLs
   kAccessDenied,
   kAccessForbidden,  // a CORS preflight no rule admits
   kAuthorizationHeaderMalformed,
@@ -35,6 +36,7 @@ enum class S3ErrorCode {
   kInternalError,
   kInvalidAccessKeyId,
   kInvalidArgument,
+  kInvalidBucketAclWithObjectOwnership,
   kInvalidBucketName,
   kInvalidDigest,
   kInvalidLocationConstraint,
@@ -66,6 +68,7 @@ enum class S3ErrorCode {
   kNoSuchVersion,
   kNotImplemented,
   kNotModified,
+  kOwnershipControlsNotFoundError,
   kPreconditionFailed,
   kRequestHeaderSectionTooLarge,
   kRequestTimeTooSkewed,
@@ -74,6 +77,7 @@ enum class S3ErrorCode {
   kSignatureDoesNotMatch,
   kSlowDown,
   kTooManyBuckets,
+  kUnresolvableGrantByEmailAddress,
   kXAmzContentSHA256Mismatch,
 };
 

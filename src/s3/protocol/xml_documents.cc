@@ -862,4 +862,24 @@ S3Status ValidateTagSet(std::span<const Tag> tags, size_t tags_max) {
   return S3Status::Ok();
 }
 
+S3Result<std::string> ParseOwnershipControls(std::string_view body) {
+  pugi::xml_document doc;
+  auto root = LoadRoot(&doc, body, "OwnershipControls");
+  if (!root.ok()) return root.error();
+  std::vector<pugi::xml_node> rules;
+  ForEachChild(*root, "Rule", [&](const pugi::xml_node& rule) { rules.push_back(rule); });
+  if (rules.size() != 1) return Malformed();
+  const std::string value = TrimmedTextOf(FirstChild(rules[0], "ObjectOwnership"));
+  if (value != "BucketOwnerEnforced" && value != "BucketOwnerPreferred" && value != "ObjectWriter") {
+    return Malformed();
+  }
+  return value;
+}
+
+std::string OwnershipControlsXml(std::string_view object_ownership) {
+  XmlWriter w;
+  w.Root("OwnershipControls").Open("Rule").Element("ObjectOwnership", object_ownership);
+  return w.Close("Rule").Close("OwnershipControls").Finish();
+}
+
 }  // namespace tessera::s3

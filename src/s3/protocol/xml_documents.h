@@ -368,4 +368,10 @@ S3Result<std::vector<CorsRule>> ParseCorsConfiguration(std::string_view body);
 // keys. Failures: InvalidTag with AWS's message, naming the TagKey.
 S3Status ValidateTagSet(std::span<const Tag> tags, size_t tags_max);
 
+// <OwnershipControls><Rule><ObjectOwnership>X</ObjectOwnership></Rule>
+// </OwnershipControls>, X one of BucketOwnerEnforced, BucketOwnerPreferred,
+// ObjectWriter (S3 takes exactly one rule). The value, or MalformedXML.
+S3Result<std::string> ParseOwnershipControls(std::string_view body);
+std::string OwnershipControlsXml(std::string_view object_ownership);
+
 }  // namespace tessera::s3

@@ -662,5 +662,30 @@ TEST(ValidateTagSet, AwsRules) {
   EXPECT_EQ(dup_status.error().details, (std::vector<S3ErrorDetail>{{"TagKey", "k"}}));
 }
 
+// Goal: ownership controls parse only S3's three values in exactly one
+// rule, and render back.
+TEST(OwnershipControls, ParseAndRender) {
+  const auto parsed = ParseOwnershipControls(
+      "<OwnershipControls xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><Rule>"
+      "<ObjectOwnership>BucketOwnerPreferred</ObjectOwnership></Rule></OwnershipControls>");
+  ASSERT_TRUE(parsed.ok());
+  EXPECT_EQ(*parsed, "BucketOwnerPreferred");
+  for (const char* bad :
+       {"<OwnershipControls/>", "<OwnershipControls><Rule><ObjectOwnership>Mine</ObjectOwnership>"
+                                "</Rule></OwnershipControls>",
+        "<OwnershipControls><Rule><ObjectOwnership>ObjectWriter</ObjectOwnership></Rule><Rule>"
+        "<ObjectOwnership>ObjectWriter</ObjectOwnership></Rule></OwnershipControls>",
+        "<Other/>", "not xml"}) {
+    const auto r = ParseOwnershipControls(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.error().code, S3ErrorCode::kMalformedXML) << bad;
+  }
+  const std::string xml = OwnershipControlsXml("ObjectWriter");
+  EXPECT_NE(xml.find("<OwnershipControls xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
+                     "<Rule><ObjectOwnership>ObjectWriter</ObjectOwnership></Rule>"),
+            std::string::npos)
+      << xml;
+}
+
 }  // namespace
 }  // namespace tessera::s3
