@@ -3,7 +3,7 @@
 // configuration record (BucketConfig.ownership_controls, one
 // SetBucketConfigOp each), and what the setting means for the owner of
 // what is written and for ACLs. No controls act as ObjectWriter (decision
-// D-OBJACL-4).
+// D110).
 #include <utility>
 
 #include "common/limits.h"
