@@ -124,6 +124,9 @@ void PutBucketAcl(CallPtr call, std::string_view body) {
   auto grants = RequestedAcl(*call, body, CanonicalUserId(call->bucket_info.owner()));
   if (!grants.ok()) return call->Fail(grants.error());
   if (!*grants) return call->Fail(S3Error(S3ErrorCode::kMissingSecurityHeader));
+  if (S3Status block = CheckPublicAclAllowed(*call, **grants); !block.ok()) {
+    return call->Fail(block.error());  // BlockPublicAcls
+  }
   pb::SetBucketConfigOp op;
   op.set_bucket_id(call->bucket_info.bucket_id());
   op.set_set_acl(true);

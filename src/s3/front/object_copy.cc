@@ -98,12 +98,20 @@ void ResolveSource(CallPtr call, SourceCallback next) {
         const authz::Action action = source.target.version_id.empty()
                                          ? authz::Action::kGetObject
                                          : authz::Action::kGetObjectVersion;
-        if (!Authorized(*call, action, source.target.bucket, source.target.key, bucket->owner(),
-                        "x-amz-source-expected-bucket-owner")) {
-          return;
-        }
+        // The source bucket's policy joins that decision.
+        const uint64_t bucket_id = bucket->bucket_id();
         source.bucket = std::move(bucket).value();
-        ReadSourceVersion(call, std::move(source), std::move(next));
+        call->front.BucketConfigOf(
+            bucket_id, [call, action, source = std::move(source), next = std::move(next)](
+                           Result<BucketConfigCache::Config> config) mutable {
+              if (!config.ok()) return call->Fail(config.status());
+              if (!Authorized(*call, action, source.target.bucket, source.target.key,
+                              source.bucket.owner(), "x-amz-source-expected-bucket-owner",
+                              std::nullopt, config->get())) {
+                return;
+              }
+              ReadSourceVersion(call, std::move(source), std::move(next));
+            });
       });
 }
 

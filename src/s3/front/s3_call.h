@@ -88,7 +88,7 @@ struct S3Call : std::enable_shared_from_this<S3Call> {
   // The bucket's descriptor, for handlers that needed it.
   pb::BucketDescriptor bucket_info;
   // The bucket's configuration record, when the access decision read it
-  // (NeedsBucketAcl); null otherwise.
+  // (every WithAuthorizedBucket); null otherwise.
   std::shared_ptr<const pb::BucketConfig> bucket_config;
   // The Access-Control-* headers of the CORS rule that admits this request
   // (WithCorsHeaders); every response carries them (StandardHeaders).
@@ -207,6 +207,27 @@ std::string StoredAclXml(const Owner& owner, const pb::StoredAcl& acl);
 // PUT ?cors replaces the bucket's rules (owner only), GET ?cors answers
 // them (NoSuchCORSConfiguration when there are none), DELETE ?cors removes
 // them (204).
+// Bucket policies and the public access block (bucket_policy.cc): the
+// handlers, the facts the access decision reads from the bucket's
+// configuration (a policy that no longer parses is a Deny of everything),
+// the condition keys of a request (authz::PolicyRequest), and
+// BlockPublicAcls' check of an ACL a request asks for (AccessDenied when
+// the bucket's public access block refuses it; call.bucket_config read).
+void PutBucketPolicy(CallPtr call);
+void GetBucketPolicy(CallPtr call);
+void DeleteBucketPolicy(CallPtr call);
+void GetBucketPolicyStatus(CallPtr call);
+void PutPublicAccessBlock(CallPtr call);
+void GetPublicAccessBlock(CallPtr call);
+void DeletePublicAccessBlock(CallPtr call);
+struct PolicyFacts {
+  std::shared_ptr<const authz::Policy> policy;  // null: none
+  authz::PublicAccessBlock public_access_block;
+};
+PolicyFacts PolicyFactsOf(const pb::BucketConfig* config, const std::string& bucket);
+authz::ConditionValues PolicyConditionValues(const S3Call& call, authz::Action action);
+S3Status CheckPublicAclAllowed(const S3Call& call, const std::vector<authz::Grant>& grants);
+
 void PutBucketCors(CallPtr call);
 void GetBucketCors(CallPtr call);
 void DeleteBucketCors(CallPtr call);
@@ -247,14 +268,16 @@ inline authz::Action ByVersion(const S3Call& call, authz::Action latest, authz::
 // the owner the caller expects (x-amz-expected-bucket-owner, or
 // x-amz-source-expected-bucket-owner for a copy's source); none for
 // service-level actions. True when allowed; false after answering
-// AccessDenied.
+// AccessDenied. `config`: the bucket's configuration record, whose policy
+// and public access block join the decision (null: none considered).
 bool Authorized(S3Call& call, authz::Action action, const std::string& bucket,
                 const std::string& key, const std::string& bucket_owner,
                 std::string_view expected_owner_header = {},
-                std::optional<std::vector<authz::Grant>> bucket_acl = std::nullopt);
+                std::optional<std::vector<authz::Grant>> bucket_acl = std::nullopt,
+                const pb::BucketConfig* config = nullptr);
 // True when `action`'s decision depends on the bucket's stored ACL (a
-// bucket-scope action some ACL permission grants): only then is the
-// bucket's configuration read before deciding.
+// bucket-scope action some ACL permission grants). The configuration is
+// read before every decision on a bucket regardless (its policy).
 bool NeedsBucketAcl(authz::Action action);
 // The Owner element of a bucket, object, version or upload owned by the
 // Tessera user `user`: its canonical id, and its DisplayName (the caller's

@@ -126,13 +126,6 @@ void AuthorizeAnonymous(CallPtr call) {
       return call->Fail(S3Error(S3ErrorCode::kNoSuchBucket));
     }
     if (!bucket.ok()) return call->Fail(bucket.status());
-    if (!NeedsBucketAcl(action)) {
-      if (!Authorized(*call, action, call->bucket, call->key, bucket->owner(),
-                      "x-amz-expected-bucket-owner")) {
-        return;
-      }
-      TESSERA_CHECK(false);  // no ACL: nothing grants anonymous access
-    }
     const std::string owner = bucket->owner();
     call->front.BucketConfigOf(
         bucket->bucket_id(), [call, action, owner](Result<BucketConfigCache::Config> config) {
@@ -142,9 +135,13 @@ void AuthorizeAnonymous(CallPtr call) {
           const authz::ActionRule rule = authz::RuleOf(action);
           const bool read = rule.permission == authz::Permission::kRead ||
                             rule.permission == authz::Permission::kReadAcp;
+          // A bucket policy may grant anonymous reads (not writes, for
+          // the same reason); its Deny statements and the public access
+          // block apply.
           if (!Authorized(*call, action, call->bucket, call->key, owner,
                           "x-amz-expected-bucket-owner",
-                          read ? GrantsOf(**config) : std::nullopt)) {
+                          read ? GrantsOf(**config) : std::nullopt,
+                          read ? config->get() : nullptr)) {
             return;
           }
           // Granted: dispatched like any request; its handler decides its
@@ -169,11 +166,15 @@ void Dispatch(CallPtr call) {
       if (call->HasParam("versioning")) return PutBucketVersioning(call);
       if (call->HasParam("acl")) return PutAcl(call);
       if (call->HasParam("cors")) return PutBucketCors(call);
+      if (call->HasParam("policy")) return PutBucketPolicy(call);
+      if (call->HasParam("publicAccessBlock")) return PutPublicAccessBlock(call);
       return call->Fail(S3Error(S3ErrorCode::kNotImplemented));
     }
     if (method == "DELETE") {
       if (call->query.empty()) return DeleteBucket(call);
       if (call->HasParam("cors")) return DeleteBucketCors(call);
+      if (call->HasParam("policy")) return DeleteBucketPolicy(call);
+      if (call->HasParam("publicAccessBlock")) return DeletePublicAccessBlock(call);
       return call->Fail(S3Error(S3ErrorCode::kNotImplemented));
     }
     if (method == "HEAD") return HeadBucket(call);
@@ -184,6 +185,9 @@ void Dispatch(CallPtr call) {
     }
     if (method == "GET") {
       if (call->HasParam("cors")) return GetBucketCors(call);
+      if (call->HasParam("policy")) return GetBucketPolicy(call);
+      if (call->HasParam("policyStatus")) return GetBucketPolicyStatus(call);
+      if (call->HasParam("publicAccessBlock")) return GetPublicAccessBlock(call);
       for (const char* sub : {"location", "acl", "policy", "versioning", "tagging",
                               "lifecycle", "encryption", "logging", "website", "replication",
                               "ownershipControls", "publicAccessBlock", "object-lock",
@@ -510,20 +514,16 @@ void WithAuthorizedBucket(CallPtr call, authz::Action action, std::function<void
           return call->Fail(bucket.status());
         }
         call->bucket_info = std::move(bucket).value();
-        if (!NeedsBucketAcl(action)) {
-          if (!Authorized(*call, action, call->bucket, call->key, call->bucket_info.owner(),
-                          "x-amz-expected-bucket-owner")) {
-            return;
-          }
-          return next();
-        }
+        // Every decision reads the configuration (cached): the bucket
+        // policy may decide any action.
         call->front.BucketConfigOf(
             call->bucket_info.bucket_id(),
             [call, action, next](Result<BucketConfigCache::Config> config) {
               if (!config.ok()) return call->Fail(config.status());
               call->bucket_config = *config;
               if (!Authorized(*call, action, call->bucket, call->key, call->bucket_info.owner(),
-                              "x-amz-expected-bucket-owner", GrantsOf(**config))) {
+                              "x-amz-expected-bucket-owner", GrantsOf(**config),
+                              call->bucket_config.get())) {
                 return;
               }
               next();
@@ -534,7 +534,8 @@ void WithAuthorizedBucket(CallPtr call, authz::Action action, std::function<void
 bool Authorized(S3Call& call, authz::Action action, const std::string& bucket,
                 const std::string& key, const std::string& bucket_owner,
                 std::string_view expected_owner_header,
-                std::optional<std::vector<authz::Grant>> bucket_acl) {
+                std::optional<std::vector<authz::Grant>> bucket_acl,
+                const pb::BucketConfig* config) {
   authz::Request request;
   request.principal = call.principal;
   request.action = action;
@@ -546,6 +547,12 @@ bool Authorized(S3Call& call, authz::Action action, const std::string& bucket,
     if (auto expected = call.Header(expected_owner_header)) {
       request.expected_bucket_owner = std::string(*expected);
     }
+  }
+  if (config != nullptr && !bucket.empty()) {
+    PolicyFacts facts = PolicyFactsOf(config, bucket);
+    request.bucket_policy = std::move(facts.policy);
+    request.public_access_block = facts.public_access_block;
+    if (request.bucket_policy) request.policy_values = PolicyConditionValues(call, action);
   }
   const authz::Decision decision = authz::Authorize(request);
   if (spdlog::should_log(spdlog::level::debug)) {
