@@ -236,6 +236,14 @@ inline constexpr size_t kS3AclGrantsMax = 100;
 // configuration at 64 KiB and a policy at 20 KiB; the record is one value
 // in one partition, replicated by Paxos like any object head.
 inline constexpr size_t kS3BucketConfigBytesMax = 256 << 10;
+// A bucket policy document (S3's bound, MalformedPolicy beyond it), its
+// statements, and the JSON nesting depth the parser accepts (a policy needs
+// four levels: document, statement, condition operator, key).
+inline constexpr size_t kS3BucketPolicyBytesMax = 20 << 10;
+inline constexpr size_t kS3BucketPolicyStatementsMax = 100;
+inline constexpr size_t kS3BucketPolicyJsonDepthMax = 8;
+static_assert(kS3BucketPolicyBytesMax * 2 < kS3BucketConfigBytesMax,
+              "a policy must fit the bucket configuration record beside the other parts");
 // Buckets whose configuration one router caches (bucket_config_cache.h).
 inline constexpr size_t kS3BucketConfigCacheEntriesMax = 10'000;
 

@@ -9,7 +9,7 @@ namespace tessera::s3::authz {
 namespace {
 
 // Indexed by Action (checked by the unit test: every entry, in order).
-constexpr std::array<std::pair<Action, std::string_view>, 40> kActionNames{{
+constexpr std::array<std::pair<Action, std::string_view>, 45> kActionNames{{
     {Action::kListAllMyBuckets, "s3:ListAllMyBuckets"},
     {Action::kCreateBucket, "s3:CreateBucket"},
     {Action::kDeleteBucket, "s3:DeleteBucket"},
@@ -50,8 +50,13 @@ constexpr std::array<std::pair<Action, std::string_view>, 40> kActionNames{{
     {Action::kAbortMultipartUpload, "s3:AbortMultipartUpload"},
     {Action::kPutBucketOwnershipControls, "s3:PutBucketOwnershipControls"},
     {Action::kGetBucketOwnershipControls, "s3:GetBucketOwnershipControls"},
+    {Action::kPutBucketPolicy, "s3:PutBucketPolicy"},
+    {Action::kDeleteBucketPolicy, "s3:DeleteBucketPolicy"},
+    {Action::kGetBucketPolicyStatus, "s3:GetBucketPolicyStatus"},
+    {Action::kPutBucketPublicAccessBlock, "s3:PutBucketPublicAccessBlock"},
+    {Action::kGetBucketPublicAccessBlock, "s3:GetBucketPublicAccessBlock"},
 }};
-static_assert(kActionNames.back().first == Action::kGetBucketOwnershipControls);
+static_assert(kActionNames.back().first == Action::kGetBucketPublicAccessBlock);
 
 using P = Permission;
 constexpr ActionRule Service() { return ActionRule{Scope::kService, std::nullopt}; }
@@ -59,7 +64,7 @@ constexpr ActionRule Bucket(std::optional<P> p = std::nullopt) { return ActionRu
 constexpr ActionRule Object(std::optional<P> p = std::nullopt) { return ActionRule{Scope::kObject, p}; }
 
 // Indexed by Action, like kActionNames.
-constexpr std::array<ActionRule, 40> kRules{{
+constexpr std::array<ActionRule, 45> kRules{{
     Service(),                // kListAllMyBuckets
     Service(),                // kCreateBucket
     Bucket(),                 // kDeleteBucket
@@ -100,6 +105,11 @@ constexpr std::array<ActionRule, 40> kRules{{
     Bucket(P::kWrite),        // kAbortMultipartUpload
     Bucket(),                 // kPutBucketOwnershipControls
     Bucket(),                 // kGetBucketOwnershipControls
+    Bucket(),                 // kPutBucketPolicy
+    Bucket(),                 // kDeleteBucketPolicy
+    Bucket(),                 // kGetBucketPolicyStatus
+    Bucket(),                 // kPutBucketPublicAccessBlock
+    Bucket(),                 // kGetBucketPublicAccessBlock
 }};
 static_assert(kRules.size() == kActionNames.size());
 
@@ -142,6 +152,56 @@ std::string Escaped(std::string_view text) {
   return out;
 }
 
+// The calls the bucket owner always keeps (rule P1) and no policy grants
+// to anyone else (rule P3).
+bool IsPolicyCall(Action action) {
+  switch (action) {
+    case Action::kGetBucketPolicy:
+    case Action::kPutBucketPolicy:
+    case Action::kDeleteBucketPolicy:
+    case Action::kGetBucketPolicyStatus:
+    case Action::kPutBucketPublicAccessBlock:
+    case Action::kGetBucketPublicAccessBlock: return true;
+    default: return false;
+  }
+}
+
+// Rules P1-P3 of the header; nullopt: the policy does not decide.
+std::optional<Decision> ByPolicy(const Request& r) {
+  const Principal& p = r.principal;
+  const bool is_owner = !p.anonymous && !r.bucket_owner.empty() && p.user == r.bucket_owner;
+  if (is_owner && IsPolicyCall(r.action)) return std::nullopt;
+  PolicyRequest pr;
+  pr.anonymous = p.anonymous;
+  pr.canonical_id = p.canonical_id;
+  pr.user = p.user;
+  pr.action = std::string(ActionName(r.action));
+  pr.resource = ResourceArn(r.bucket, r.key);
+  pr.values = r.policy_values;
+  const PolicyVerdict verdict = EvaluatePolicy(*r.bucket_policy, pr);
+  std::string statement =
+      verdict.sid.empty() ? "#" + std::to_string(verdict.statement) : verdict.sid;
+  switch (verdict.kind) {
+    case PolicyVerdict::Kind::kNone: return std::nullopt;
+    case PolicyVerdict::Kind::kDeny:
+      return Decision{false, Reason::kBucketPolicyDeny, std::move(statement)};
+    case PolicyVerdict::Kind::kAllow: break;
+  }
+  if (!is_owner && IsPolicyCall(r.action)) return std::nullopt;
+  if (!is_owner && r.public_access_block.restrict_public_buckets &&
+      IsPublicPolicy(*r.bucket_policy)) {
+    return std::nullopt;
+  }
+  return Decision{true, Reason::kBucketPolicyAllow, std::move(statement)};
+}
+
+// IgnorePublicAcls (rule P4): the ACL without its public grants.
+std::optional<std::vector<Grant>> EffectiveAcl(const Request& r,
+                                               const std::optional<std::vector<Grant>>& acl) {
+  if (!acl || !r.public_access_block.ignore_public_acls) return acl;
+  return WithoutPublicGrants(*acl);
+}
+
 }  // namespace
 
 std::string_view ActionName(Action action) {
@@ -150,7 +210,7 @@ std::string_view ActionName(Action action) {
 }
 
 Action BucketSubresourceAction(std::string_view sub_resource) {
-  static constexpr std::array<std::pair<std::string_view, Action>, 9> kSubs{{
+  static constexpr std::array<std::pair<std::string_view, Action>, 11> kSubs{{
       {"location", Action::kGetBucketLocation},
       {"acl", Action::kGetBucketAcl},
       {"versioning", Action::kGetBucketVersioning},
@@ -160,6 +220,8 @@ Action BucketSubresourceAction(std::string_view sub_resource) {
       {"lifecycle", Action::kGetLifecycleConfiguration},
       {"logging", Action::kGetBucketLogging},
       {"requestPayment", Action::kGetBucketRequestPayment},
+      {"policyStatus", Action::kGetBucketPolicyStatus},
+      {"publicAccessBlock", Action::kGetBucketPublicAccessBlock},
   }};
   for (const auto& [name, action] : kSubs) {
     if (name == sub_resource) return action;
@@ -178,6 +240,8 @@ std::string_view ReasonName(Reason reason) {
     case Reason::kBucketAcl: return "bucket-acl";
     case Reason::kObjectAcl: return "object-acl";
     case Reason::kExpectedBucketOwner: return "expected-bucket-owner";
+    case Reason::kBucketPolicyAllow: return "bucket-policy-allow";
+    case Reason::kBucketPolicyDeny: return "bucket-policy-deny";
   }
   return "unknown";
 }
@@ -197,14 +261,17 @@ Decision Authorize(const Request& request) {
       *request.expected_bucket_owner != CanonicalUserId(request.bucket_owner)) {
     return Decision{false, Reason::kExpectedBucketOwner};
   }
+  if (request.bucket_policy) {
+    if (std::optional<Decision> by_policy = ByPolicy(request)) return *by_policy;
+  }
   if (rule.scope == Scope::kBucket) {
-    return OnResource(request, rule, request.bucket_owner, false, request.bucket_acl,
+    return OnResource(request, rule, request.bucket_owner, false, EffectiveAcl(request, request.bucket_acl),
                       Reason::kBucketOwner, Reason::kBucketAcl, Reason::kNotBucketOwner);
   }
   const std::string& owner = request.object_owner.value_or(request.bucket_owner);
   const bool anonymous_owned = request.object_owner && request.object_owner->empty();
-  return OnResource(request, rule, owner, anonymous_owned, request.object_acl, Reason::kObjectOwner,
-                    Reason::kObjectAcl, Reason::kNotObjectOwner);
+  return OnResource(request, rule, owner, anonymous_owned, EffectiveAcl(request, request.object_acl),
+                    Reason::kObjectOwner, Reason::kObjectAcl, Reason::kNotObjectOwner);
 }
 
 std::string DecisionLogLine(const Request& request, const Decision& decision) {
@@ -216,6 +283,7 @@ std::string DecisionLogLine(const Request& request, const Decision& decision) {
   line += " key=" + (request.key.empty() ? std::string("-") : Escaped(request.key));
   line += decision.allowed ? " decision=allow reason=" : " decision=deny reason=";
   line += ReasonName(decision.reason);
+  if (!decision.statement.empty()) line += " statement=" + Escaped(decision.statement);
   return line;
 }
 

@@ -28,8 +28,21 @@
 // map one-to-one to canonical ids); grants name canonical ids. An object
 // the anonymous principal wrote (public-read-write) is the anonymous
 // principal's (kAnonymousCanonicalId in grants and Owner elements).
-// Bucket policies, the public access block and ownership controls join
-// Request as further facts when they exist.
+// map one-to-one to canonical ids); grants name canonical ids.
+// Bucket policies and the public access block (public_access.h), before
+// rules 2-4 when the bucket has a policy (AWS's evaluation for a request
+// of the bucket owner's account or of anyone else on a bucket policy):
+//   P1. The bucket owner's own Get/Put/DeleteBucketPolicy, GetBucketPolicy
+//       Status and public access block calls skip the policy (the owner
+//       always keeps them, even against an explicit Deny, as AWS's root).
+//   P2. An applying Deny statement denies (even the owner's object calls).
+//   P3. An applying Allow statement allows, unless RestrictPublicBuckets is
+//       set, the policy is public and the principal is not the owner; it
+//       never grants another user the policy and public access block
+//       calls (AWS: only the owner's account may make them).
+//   P4. Otherwise rules 2-4 decide, IgnorePublicAcls dropping the grants
+//       to AllUsers and AuthenticatedUsers from both ACLs.
+// Ownership controls join Request as further facts when they exist.
 //
 // Pure functions; thread safety: stateless, safe from any thread.
 #pragma once
@@ -38,9 +51,15 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
+#include <memory>
+
 #include "s3/authz/acl.h"
+#include "s3/authz/policy.h"
+#include "s3/authz/policy_eval.h"
+#include "s3/authz/public_access.h"
 
 namespace tessera::s3::authz {
 
@@ -88,6 +107,12 @@ enum class Action : uint8_t {
   // Object Ownership (owner only; Put covers DeleteBucketOwnershipControls).
   kPutBucketOwnershipControls,
   kGetBucketOwnershipControls,
+  // Bucket policy and public access block calls (owner-only, rule P1).
+  kPutBucketPolicy,
+  kDeleteBucketPolicy,
+  kGetBucketPolicyStatus,
+  kPutBucketPublicAccessBlock,  // also DeletePublicAccessBlock, as in AWS
+  kGetBucketPublicAccessBlock,
 };
 
 // "s3:GetObject" and so on.
@@ -128,6 +153,11 @@ struct Request {
   // Anything else than the owner's id denies every bucket and object
   // action, before any other rule, as S3 answers a mismatch (403).
   std::optional<std::string> expected_bucket_owner;
+  // The bucket's policy (null: none) and the request's condition keys
+  // (policy_eval.h), and the bucket's public access block.
+  std::shared_ptr<const Policy> bucket_policy;
+  ConditionValues policy_values;
+  PublicAccessBlock public_access_block;
 };
 
 // Which resource an action is checked against, and how.
@@ -150,18 +180,27 @@ enum class Reason : uint8_t {
   kBucketAcl,       // allowed: the bucket's ACL grants the permission
   kObjectAcl,       // allowed: the object's ACL grants the permission
   kExpectedBucketOwner,  // denied: x-amz-expected-bucket-owner names another owner
+  kBucketPolicyAllow,    // allowed: an Allow statement of the bucket policy
+  kBucketPolicyDeny,     // denied: a Deny statement of the bucket policy
 };
 std::string_view ReasonName(Reason reason);
 
 struct Decision {
+  Decision() = default;
+  Decision(bool allowed_in, Reason reason_in, std::string statement_in = {})
+      : allowed(allowed_in), reason(reason_in), statement(std::move(statement_in)) {}
   bool allowed = false;
   Reason reason = Reason::kAnonymous;
+  // kBucketPolicyAllow / kBucketPolicyDeny: the deciding statement (its
+  // Sid, else "#<index>").
+  std::string statement;
 };
 
 Decision Authorize(const Request& request);
 
 // The decision as one key=value log line (event "s3.authz"), for the
-// front's debug log: principal, action, bucket, key, decision, reason.
+// front's debug log: principal, action, bucket, key, decision, reason
+// (and statement=<Sid> when the policy decided).
 std::string DecisionLogLine(const Request& request, const Decision& decision);
 
 }  // namespace tessera::s3::authz

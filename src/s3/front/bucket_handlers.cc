@@ -277,7 +277,6 @@ void GetBucketSubresource(CallPtr call) {
     if (call->HasParam("versioning")) {
       return call->RespondXml(200, VersioningConfigurationXml(VersioningOf(call->bucket_info)));
     }
-    if (call->HasParam("policy")) return call->Fail(S3Error(S3ErrorCode::kNoSuchBucketPolicy));
     if (call->HasParam("cors")) return call->Fail(S3Error(S3ErrorCode::kNoSuchCORSConfiguration));
     if (call->HasParam("tagging")) return call->Fail(S3Error(S3ErrorCode::kNoSuchTagSet));
     if (call->HasParam("lifecycle")) {

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "common/limits.h"
+#include "s3/authz/public_access.h"
 #include "s3/front/s3_call.h"
 #include "s3/front/s3_front.h"
 #include "s3/front/small_body.h"
@@ -59,11 +60,20 @@ bool AclsDisabled(const pb::BucketConfig* config) {
 S3Status CheckAclAllowed(const pb::BucketConfig* config,
                          const std::optional<std::vector<authz::Grant>>& grants,
                          const std::string& bucket_owner_id) {
-  if (!AclsDisabled(config) || !grants) return S3Status::Ok();
-  const std::vector<authz::Grant> owner_full_control = {
-      {authz::Grant::Kind::kCanonicalUser, bucket_owner_id, authz::Permission::kFullControl}};
-  if (*grants == owner_full_control) return S3Status::Ok();
-  return S3Error(S3ErrorCode::kAccessControlListNotSupported);
+  if (!grants) return S3Status::Ok();
+  if (AclsDisabled(config)) {
+    const std::vector<authz::Grant> owner_full_control = {
+        {authz::Grant::Kind::kCanonicalUser, bucket_owner_id, authz::Permission::kFullControl}};
+    if (*grants == owner_full_control) return S3Status::Ok();
+    return S3Error(S3ErrorCode::kAccessControlListNotSupported);
+  }
+  // BlockPublicAcls: an ACL granting AllUsers or AuthenticatedUsers is
+  // refused, whether canned or spelled out.
+  if (config != nullptr && config->public_access_block().block_public_acls() &&
+      authz::IsPublicAcl(*grants)) {
+    return S3Error(S3ErrorCode::kAccessDenied);
+  }
+  return S3Status::Ok();
 }
 
 void PutBucketOwnershipControls(CallPtr call) {

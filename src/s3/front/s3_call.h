@@ -89,7 +89,7 @@ struct S3Call : std::enable_shared_from_this<S3Call> {
   // The bucket's descriptor, for handlers that needed it.
   pb::BucketDescriptor bucket_info;
   // The bucket's configuration record, when the access decision read it
-  // (NeedsBucketAcl); null otherwise.
+  // (every WithAuthorizedBucket); null otherwise.
   std::shared_ptr<const pb::BucketConfig> bucket_config;
   // An object-scope action (GetObject, ?acl, ?tagging, ...) whose decision
   // waits for the version: WithAuthorizedBucket sets it, the version reads
@@ -233,8 +233,10 @@ pb::ObjectOwnership ObjectOwnershipOf(const pb::BucketConfig* config);
 bool AclsDisabled(const pb::BucketConfig* config);
 // Where ACLs are disabled, the only ACL a request may set is the bucket
 // owner's FULL_CONTROL alone (bucket-owner-full-control, or the same
-// grants spelled out); AccessControlListNotSupported for any other.
-// `grants` nullopt: none asked, always allowed.
+// grants spelled out); AccessControlListNotSupported for any other. Where
+// the public access block sets BlockPublicAcls, a public ACL (grants to
+// AllUsers or AuthenticatedUsers) is AccessDenied. `grants` nullopt: none
+// asked, always allowed.
 S3Status CheckAclAllowed(const pb::BucketConfig* config,
                          const std::optional<std::vector<authz::Grant>>& grants,
                          const std::string& bucket_owner_id);
@@ -243,6 +245,25 @@ S3Status CheckAclAllowed(const pb::BucketConfig* config,
 // PUT ?cors replaces the bucket's rules (owner only), GET ?cors answers
 // them (NoSuchCORSConfiguration when there are none), DELETE ?cors removes
 // them (204).
+// Bucket policies and the public access block (bucket_policy.cc): the
+// handlers, the facts the access decision reads from the bucket's
+// configuration (a policy that no longer parses is a Deny of everything)
+// and the condition keys of a request (authz::PolicyRequest). An ACL a
+// request asks for is checked against BlockPublicAcls by CheckAclAllowed.
+void PutBucketPolicy(CallPtr call);
+void GetBucketPolicy(CallPtr call);
+void DeleteBucketPolicy(CallPtr call);
+void GetBucketPolicyStatus(CallPtr call);
+void PutPublicAccessBlock(CallPtr call);
+void GetPublicAccessBlock(CallPtr call);
+void DeletePublicAccessBlock(CallPtr call);
+struct PolicyFacts {
+  std::shared_ptr<const authz::Policy> policy;  // null: none
+  authz::PublicAccessBlock public_access_block;
+};
+PolicyFacts PolicyFactsOf(const pb::BucketConfig* config, const std::string& bucket);
+authz::ConditionValues PolicyConditionValues(const S3Call& call, authz::Action action);
+
 void PutBucketCors(CallPtr call);
 void GetBucketCors(CallPtr call);
 void DeleteBucketCors(CallPtr call);
@@ -283,16 +304,13 @@ inline authz::Action ByVersion(const S3Call& call, authz::Action latest, authz::
 // the owner the caller expects (x-amz-expected-bucket-owner, or
 // x-amz-source-expected-bucket-owner for a copy's source); none for
 // service-level actions. True when allowed; false after answering
-// AccessDenied.
+// AccessDenied. `config`: the bucket's configuration record, whose policy
+// and public access block join the decision (null: none considered).
 bool Authorized(S3Call& call, authz::Action action, const std::string& bucket,
                 const std::string& key, const std::string& bucket_owner,
                 std::string_view expected_owner_header = {},
-                std::optional<std::vector<authz::Grant>> bucket_acl = std::nullopt);
-// True when `action`'s decision depends on the bucket's configuration
-// record (a bucket-scope action some ACL permission grants, or an object
-// action: its ownership controls, and its ACL when the object is missing):
-// only then is the record read (through the cache) before deciding.
-bool NeedsBucketAcl(authz::Action action);
+                std::optional<std::vector<authz::Grant>> bucket_acl = std::nullopt,
+                const pb::BucketConfig* config = nullptr);
 
 // An object-scope decision's facts besides the version.
 struct ObjectTarget {

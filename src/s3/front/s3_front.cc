@@ -135,24 +135,20 @@ void AuthorizeAnonymous(CallPtr call) {
       return call->Fail(S3Error(S3ErrorCode::kNoSuchBucket));
     }
     if (!bucket.ok()) return call->Fail(bucket.status());
-    // An object action: the object's ACL may grant it, which its handler
-    // learns when it reads the version (it decides there).
+    // An object action: the object's ACL (or the bucket's policy) may
+    // grant it, which its handler learns when it reads the version (it
+    // decides there).
     if (IsObjectScope(action)) return DispatchAnonymous(call);
-    if (!NeedsBucketAcl(action)) {
-      if (!Authorized(*call, action, call->bucket, call->key, bucket->owner(),
-                      "x-amz-expected-bucket-owner")) {
-        return;
-      }
-      TESSERA_CHECK(false);  // no ACL: nothing grants anonymous access
-    }
     const std::string owner = bucket->owner();
     call->front.BucketConfigOf(
         bucket->bucket_id(), [call, action, owner](Result<BucketConfigCache::Config> config) {
           if (!config.ok()) return call->Fail(config.status());
-          // Writes too (public-read-write): what anonymous writes is owned
-          // by the anonymous principal.
+          // A bucket ACL or policy may grant anonymous access, writes too
+          // (public-read-write): what anonymous writes is owned by the
+          // anonymous principal. The policy's Deny statements and the
+          // public access block apply.
           if (!Authorized(*call, action, call->bucket, call->key, owner,
-                          "x-amz-expected-bucket-owner", GrantsOf(**config))) {
+                          "x-amz-expected-bucket-owner", GrantsOf(**config), config->get())) {
             return;
           }
           // Granted: dispatched like any request; its handler decides its
@@ -187,12 +183,16 @@ void Dispatch(CallPtr call) {
       if (call->HasParam("acl")) return PutAcl(call);
       if (call->HasParam("cors")) return PutBucketCors(call);
       if (call->HasParam("ownershipControls")) return PutBucketOwnershipControls(call);
+      if (call->HasParam("policy")) return PutBucketPolicy(call);
+      if (call->HasParam("publicAccessBlock")) return PutPublicAccessBlock(call);
       return call->Fail(S3Error(S3ErrorCode::kNotImplemented));
     }
     if (method == "DELETE") {
       if (call->query.empty()) return DeleteBucket(call);
       if (call->HasParam("cors")) return DeleteBucketCors(call);
       if (call->HasParam("ownershipControls")) return DeleteBucketOwnershipControls(call);
+      if (call->HasParam("policy")) return DeleteBucketPolicy(call);
+      if (call->HasParam("publicAccessBlock")) return DeletePublicAccessBlock(call);
       return call->Fail(S3Error(S3ErrorCode::kNotImplemented));
     }
     if (method == "HEAD") return HeadBucket(call);
@@ -204,6 +204,9 @@ void Dispatch(CallPtr call) {
     if (method == "GET") {
       if (call->HasParam("cors")) return GetBucketCors(call);
       if (call->HasParam("ownershipControls")) return GetBucketOwnershipControls(call);
+      if (call->HasParam("policy")) return GetBucketPolicy(call);
+      if (call->HasParam("policyStatus")) return GetBucketPolicyStatus(call);
+      if (call->HasParam("publicAccessBlock")) return GetPublicAccessBlock(call);
       for (const char* sub : {"location", "acl", "policy", "versioning", "tagging",
                               "lifecycle", "encryption", "logging", "website", "replication",
                               "ownershipControls", "publicAccessBlock", "object-lock",
@@ -515,13 +518,6 @@ void S3Call::Fail(const S3Error& error, http::Headers headers) {
 
 void S3Call::Fail(const Status& status) { Fail(FromStatus(status)); }
 
-bool NeedsBucketAcl(authz::Action action) {
-  const authz::ActionRule rule = authz::RuleOf(action);
-  if (rule.scope == authz::Scope::kObject) return true;  // MayLearnMissing, ownership
-  return rule.scope == authz::Scope::kBucket && rule.permission.has_value();
-}
-
-
 
 void WithAuthorizedBucket(CallPtr call, authz::Action action, std::function<void()> next) {
   call->front.registry().GetBucket(
@@ -535,13 +531,8 @@ void WithAuthorizedBucket(CallPtr call, authz::Action action, std::function<void
         call->bucket_info = std::move(bucket).value();
         // Object actions are decided on the version the handler reads.
         if (IsObjectScope(action)) call->pending_object_action = action;
-        if (!NeedsBucketAcl(action)) {
-          if (!Authorized(*call, action, call->bucket, call->key, call->bucket_info.owner(),
-                          "x-amz-expected-bucket-owner")) {
-            return;
-          }
-          return next();
-        }
+        // Every decision reads the configuration (cached): the bucket
+        // policy may decide any action.
         call->front.BucketConfigOf(
             call->bucket_info.bucket_id(),
             [call, action, next](Result<BucketConfigCache::Config> config) {
@@ -549,7 +540,8 @@ void WithAuthorizedBucket(CallPtr call, authz::Action action, std::function<void
               call->bucket_config = *config;
               if (!IsObjectScope(action) &&
                   !Authorized(*call, action, call->bucket, call->key, call->bucket_info.owner(),
-                              "x-amz-expected-bucket-owner", GrantsOf(**config))) {
+                              "x-amz-expected-bucket-owner", GrantsOf(**config),
+                              call->bucket_config.get())) {
                 return;
               }
               next();
@@ -559,14 +551,22 @@ void WithAuthorizedBucket(CallPtr call, authz::Action action, std::function<void
 
 namespace {
 
-// Decides `request` (its principal and expected owner filled in here),
-// logs it and answers AccessDenied when denied.
-bool Decide(S3Call& call, authz::Request request, std::string_view expected_owner_header) {
+// Decides `request` (its principal and expected owner filled in here, and
+// the policy facts of `config` when not null), logs it and answers
+// AccessDenied when denied.
+bool Decide(S3Call& call, authz::Request request, std::string_view expected_owner_header,
+            const pb::BucketConfig* config) {
   request.principal = call.principal;
   if (!expected_owner_header.empty()) {
     if (auto expected = call.Header(expected_owner_header)) {
       request.expected_bucket_owner = std::string(*expected);
     }
+  }
+  if (config != nullptr && !request.bucket.empty()) {
+    PolicyFacts facts = PolicyFactsOf(config, request.bucket);
+    request.bucket_policy = std::move(facts.policy);
+    request.public_access_block = facts.public_access_block;
+    if (request.bucket_policy) request.policy_values = PolicyConditionValues(call, request.action);
   }
   const authz::Decision decision = authz::Authorize(request);
   if (spdlog::should_log(spdlog::level::debug)) {
@@ -582,14 +582,15 @@ bool Decide(S3Call& call, authz::Request request, std::string_view expected_owne
 bool Authorized(S3Call& call, authz::Action action, const std::string& bucket,
                 const std::string& key, const std::string& bucket_owner,
                 std::string_view expected_owner_header,
-                std::optional<std::vector<authz::Grant>> bucket_acl) {
+                std::optional<std::vector<authz::Grant>> bucket_acl,
+                const pb::BucketConfig* config) {
   authz::Request request;
   request.action = action;
   request.bucket = bucket;
   request.key = key;
   request.bucket_owner = bucket_owner;
   request.bucket_acl = std::move(bucket_acl);
-  return Decide(call, std::move(request), expected_owner_header);
+  return Decide(call, std::move(request), expected_owner_header, config);
 }
 
 bool AuthorizedOnObject(S3Call& call, const ObjectTarget& target, const pb::ObjectVersion* v,
@@ -604,13 +605,13 @@ bool AuthorizedOnObject(S3Call& call, const ObjectTarget& target, const pb::Obje
     // 404 to holders of s3:ListBucket, 403 to anyone else).
     request.action = authz::Action::kListBucket;
     if (config != nullptr) request.bucket_acl = GrantsOf(*config);
-    return Decide(call, std::move(request), expected_owner_header);
+    return Decide(call, std::move(request), expected_owner_header, config);
   }
   request.action = target.action;
   const ObjectAccess access = ObjectAccessOf(target.bucket_owner, config, *v);
   request.object_owner = access.owner;
   request.object_acl = access.acl;
-  return Decide(call, std::move(request), expected_owner_header);
+  return Decide(call, std::move(request), expected_owner_header, config);
 }
 
 bool AuthorizedOnPendingObject(S3Call& call, const pb::ObjectVersion* v) {

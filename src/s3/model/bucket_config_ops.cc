@@ -33,6 +33,20 @@ Result<pb::S3OpResult> ApplySetBucketConfig(const pb::SetBucketConfigOp& op, Sta
       config.clear_ownership_controls();
     }
   }
+  if (op.set_policy()) {
+    if (op.has_policy()) {
+      config.set_policy(op.policy());
+    } else {
+      config.clear_policy();
+    }
+  }
+  if (op.set_public_access_block()) {
+    if (op.has_public_access_block()) {
+      *config.mutable_public_access_block() = op.public_access_block();
+    } else {
+      config.clear_public_access_block();
+    }
+  }
   const size_t bytes = config.ByteSizeLong();
   if (bytes == 0) {
     state.Delete(key);

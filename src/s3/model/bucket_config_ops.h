@@ -1,5 +1,6 @@
-// Internal to src/s3/model: SetBucketConfig (PutBucketCors, DeleteBucketCors,
-// and DeleteBucket's removal of the record; contract as ApplyS3Op in
+// Internal to src/s3/model: SetBucketConfig (Put/DeleteBucketCors, PutBucketAcl,
+// Put/DeleteBucketPolicy, Put/DeletePublicAccessBlock, and DeleteBucket's
+// removal of the record; contract as ApplyS3Op in
 // object_ops.h).
 //  - The record is BucketConfigKey(bucket_id) (docs/formats/s3-keys.md).
 //  - The parts the op names are replaced, the others kept; a record left

@@ -175,3 +175,37 @@ TEST_F(BucketConfigOpsTest, ListingsDoNotSeeTheRecord) {
 
 }  // namespace
 }  // namespace tessera::s3::model
+
+namespace tessera::s3::model {
+namespace {
+
+// Goal: the policy and the public access block are parts like the others:
+// set, kept when another part changes, cleared on their own.
+TEST_F(BucketConfigOpsTest, PolicyAndPublicAccessBlockAreParts) {
+  pb::S3Op policy;
+  auto* set = policy.mutable_set_bucket_config();
+  set->set_bucket_id(kBucket);
+  set->set_set_policy(true);
+  set->set_policy(R"({"Statement":[]})");
+  ASSERT_EQ(Apply(policy).outcome(), pb::S3_OK);
+  pb::S3Op block;
+  block.mutable_set_bucket_config()->set_bucket_id(kBucket);
+  block.mutable_set_bucket_config()->set_set_public_access_block(true);
+  block.mutable_set_bucket_config()->mutable_public_access_block()->set_block_public_policy(true);
+  ASSERT_EQ(Apply(block).outcome(), pb::S3_OK);
+  ASSERT_EQ(Apply(SetCors({"*"})).outcome(), pb::S3_OK);
+  ASSERT_TRUE(Config().has_value());
+  EXPECT_EQ(Config()->policy(), R"({"Statement":[]})");
+  EXPECT_TRUE(Config()->public_access_block().block_public_policy());
+  set->clear_policy();  // set_policy without a policy: deleted
+  ASSERT_EQ(Apply(policy).outcome(), pb::S3_OK);
+  EXPECT_FALSE(Config()->has_policy());
+  EXPECT_TRUE(Config()->has_public_access_block());
+  block.mutable_set_bucket_config()->clear_public_access_block();
+  ASSERT_EQ(Apply(block).outcome(), pb::S3_OK);
+  ASSERT_EQ(Apply(SetCors({})).outcome(), pb::S3_OK);
+  EXPECT_FALSE(Config().has_value());
+}
+
+}  // namespace
+}  // namespace tessera::s3::model

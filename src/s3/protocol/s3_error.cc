@@ -97,6 +97,7 @@ constexpr std::array kErrors = {
               "published schema"},
     ErrorInfo{S3ErrorCode::kMalformedPOSTRequest, "MalformedPOSTRequest", 400,
               "The body of your POST request is not well-formed multipart/form-data."},
+    ErrorInfo{S3ErrorCode::kMalformedPolicy, "MalformedPolicy", 400, "Policies must be valid JSON"},
     ErrorInfo{S3ErrorCode::kMalformedXML, "MalformedXML", 400,
               "The XML you provided was not well-formed or did not validate against our "
               "published schema"},
@@ -120,6 +121,9 @@ constexpr std::array kErrors = {
     ErrorInfo{S3ErrorCode::kNoSuchKey, "NoSuchKey", 404, "The specified key does not exist."},
     ErrorInfo{S3ErrorCode::kNoSuchLifecycleConfiguration, "NoSuchLifecycleConfiguration", 404,
               "The lifecycle configuration does not exist"},
+    ErrorInfo{S3ErrorCode::kNoSuchPublicAccessBlockConfiguration,
+              "NoSuchPublicAccessBlockConfiguration", 404,
+              "The public access block configuration was not found"},
     ErrorInfo{S3ErrorCode::kNoSuchTagSet, "NoSuchTagSet", 404, "The TagSet does not exist"},
     ErrorInfo{S3ErrorCode::kNoSuchUpload, "NoSuchUpload", 404,
               "The specified upload does not exist. The upload ID may be invalid, or the upload "

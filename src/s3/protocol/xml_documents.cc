@@ -740,6 +740,44 @@ S3Result<VersioningRequest> ParseVersioningConfiguration(std::string_view body) 
   return request;
 }
 
+S3Result<PublicAccessBlockSettings> ParsePublicAccessBlockConfiguration(std::string_view body) {
+  pugi::xml_document doc;
+  auto root = LoadRoot(&doc, body, "PublicAccessBlockConfiguration");
+  if (!root.ok()) return root.error();
+  PublicAccessBlockSettings settings;
+  const std::pair<const char*, bool*> fields[] = {
+      {"BlockPublicAcls", &settings.block_public_acls},
+      {"IgnorePublicAcls", &settings.ignore_public_acls},
+      {"BlockPublicPolicy", &settings.block_public_policy},
+      {"RestrictPublicBuckets", &settings.restrict_public_buckets},
+  };
+  for (const auto& [name, value] : fields) {
+    pugi::xml_node node = FirstChild(*root, name);
+    if (!node) continue;
+    const std::string text = TrimmedTextOf(node);
+    if (text != "true" && text != "false") return Malformed();
+    *value = text == "true";
+  }
+  return settings;
+}
+
+std::string PublicAccessBlockConfigurationXml(const PublicAccessBlockSettings& settings) {
+  XmlWriter w;
+  w.Root("PublicAccessBlockConfiguration")
+      .Element("BlockPublicAcls", std::string_view(settings.block_public_acls ? "true" : "false"))
+      .Element("IgnorePublicAcls", std::string_view(settings.ignore_public_acls ? "true" : "false"))
+      .Element("BlockPublicPolicy", std::string_view(settings.block_public_policy ? "true" : "false"))
+      .Element("RestrictPublicBuckets",
+               std::string_view(settings.restrict_public_buckets ? "true" : "false"));
+  return w.Close("PublicAccessBlockConfiguration").Finish();
+}
+
+std::string PolicyStatusXml(bool is_public) {
+  XmlWriter w;
+  w.Root("PolicyStatus").Element("IsPublic", std::string_view(is_public ? "true" : "false"));
+  return w.Close("PolicyStatus").Finish();
+}
+
 S3Result<std::vector<AclGrant>> ParseAccessControlPolicy(std::string_view body) {
   const S3Error malformed(S3ErrorCode::kMalformedACLError);
   pugi::xml_document doc;

@@ -355,6 +355,20 @@ struct VersioningRequest {
 // Enabled/Disabled -> MalformedXML.
 S3Result<VersioningRequest> ParseVersioningConfiguration(std::string_view body);
 
+// PublicAccessBlockConfiguration (PUT/GET ?publicAccessBlock): the four
+// settings, absent ones false. Not XML, another root, or a value other
+// than true/false -> MalformedXML.
+struct PublicAccessBlockSettings {
+  bool block_public_acls = false;
+  bool ignore_public_acls = false;
+  bool block_public_policy = false;
+  bool restrict_public_buckets = false;
+};
+S3Result<PublicAccessBlockSettings> ParsePublicAccessBlockConfiguration(std::string_view body);
+std::string PublicAccessBlockConfigurationXml(const PublicAccessBlockSettings& settings);
+// <PolicyStatus><IsPublic>true|false</IsPublic></PolicyStatus>.
+std::string PolicyStatusXml(bool is_public);
+
 // <Tagging><TagSet><Tag><Key/><Value/></Tag>...</TagSet></Tagging>. Every
 // Tag needs a Key and a Value (else MalformedXML). The tag-set rules (count,
 // lengths, duplicates) are checked by ValidateTagSet, not here.

@@ -689,3 +689,37 @@ TEST(OwnershipControls, ParseAndRender) {
 
 }  // namespace
 }  // namespace tessera::s3
+
+namespace tessera::s3 {
+namespace {
+
+// Goal: a PublicAccessBlockConfiguration reads its four settings (absent:
+// false), refuses anything but true/false, and is written back in S3's
+// element order; PolicyStatus carries IsPublic.
+TEST(PublicAccessBlockXml, ParseAndWrite) {
+  const auto settings = ParsePublicAccessBlockConfiguration(
+      "<PublicAccessBlockConfiguration xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
+      "<BlockPublicAcls>true</BlockPublicAcls><RestrictPublicBuckets> false "
+      "</RestrictPublicBuckets></PublicAccessBlockConfiguration>");
+  ASSERT_TRUE(settings.ok());
+  EXPECT_TRUE(settings->block_public_acls);
+  EXPECT_FALSE(settings->ignore_public_acls);
+  EXPECT_FALSE(settings->restrict_public_buckets);
+  for (std::string_view bad :
+       {"", "<Other/>", "<PublicAccessBlockConfiguration><BlockPublicAcls>yes</BlockPublicAcls>"
+                        "</PublicAccessBlockConfiguration>"}) {
+    EXPECT_EQ(ErrorCodeOf(ParsePublicAccessBlockConfiguration(bad)), S3ErrorCode::kMalformedXML)
+        << bad;
+  }
+  const std::string xml = PublicAccessBlockConfigurationXml(*settings);
+  EXPECT_NE(xml.find("<BlockPublicAcls>true</BlockPublicAcls><IgnorePublicAcls>false"
+                     "</IgnorePublicAcls><BlockPublicPolicy>false</BlockPublicPolicy>"
+                     "<RestrictPublicBuckets>false</RestrictPublicBuckets>"),
+            std::string::npos)
+      << xml;
+  EXPECT_NE(PolicyStatusXml(true).find("<PolicyStatus"), std::string::npos);
+  EXPECT_NE(PolicyStatusXml(true).find("<IsPublic>true</IsPublic>"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tessera::s3
