@@ -256,9 +256,10 @@ class SeedRun {
       std::swap(members[i], members[faults_.Below(i + 1)]);
     }
     const size_t minority = 1 + faults_.Below((members.size() - 1) / 2);
-    const ReplicaId leader = cluster_.Leader();
-    if (leader != 0 && (config_.bug == SimBug::kAckBeforeQuorum || faults_.Chance(50))) {
-      std::swap(*std::find(members.begin(), members.end(), leader), members[0]);
+    const auto leader = std::find(members.begin(), members.end(), cluster_.Leader());
+    if (leader != members.end() &&
+        (config_.bug == SimBug::kAckBeforeQuorum || faults_.Chance(50))) {
+      std::swap(*leader, members[0]);
     }
     std::string sides = "split";
     for (size_t i = 0; i < members.size(); ++i) {
