@@ -42,17 +42,18 @@ install: deps
 	@cmake --build $(BUILD) -j $(JOBS) --target tessera
 	@DESTDIR="$(DESTDIR)" cmake --install $(BUILD) --prefix "$(PREFIX)" --strip
 
-# make soak [SEEDS=100000] [DURATION=seconds] [REPLICAS=3] [SEED_START=1000000] [HOST=core]
-#           [BUG=none]
-# Runs SEEDS seeds, or as many as fit in DURATION seconds when it is given.
-# HOST=production runs them on the production host (GroupHost,
-# PartitionStateMachine, NodeStore; 3 replicas) instead of the core's.
-# BUG=NAME injects a bug (`tessera sim --bug list`) to see it caught.
+# make soak [SEEDS=100000] [DURATION=seconds] [REPLICAS=3] [SEED_START=1000000]
+#           [HOST=production] [BUG=none]
+# Runs SEEDS seeds, or as many as fit in DURATION seconds when it is given,
+# on the production host (GroupHost, PartitionStateMachine, NodeStore; 3 or
+# 5 replicas); HOST=core runs the consensus core under the simulator's own
+# host instead. BUG=NAME injects a bug (`tessera sim --bug list`) to see it
+# caught.
 SEEDS      ?= 100000
 DURATION   ?= 0
 SEED_START ?= 1000000
 REPLICAS   ?= 3
-HOST       ?= core
+HOST       ?= production
 BUG        ?= none
 soak: build
 	@$(BUILD)/src/cli/tessera sim --host $(HOST) --replicas $(REPLICAS) --seed-start $(SEED_START) --bug $(BUG) \

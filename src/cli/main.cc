@@ -43,8 +43,8 @@ int main(int argc, char** argv) {
   sim_cmd->add_option("--bug", sim.bug,
                       "inject a host-side bug to show the checkers catch it ('list' names them)");
   sim_cmd->add_option("--host", sim.host,
-                      "core: the consensus core under the simulator's host; production: the "
-                      "production GroupHost, state machine and NodeStore")
+                      "production (default): the production GroupHost, state machine and "
+                      "NodeStore; core: the consensus core under the simulator's own host")
       ->check(CLI::IsMember({"core", "production"}));
 
   tessera::cli::ClusterCommandArgs cluster;

@@ -140,22 +140,24 @@ void GroupHost::Persist(consensus::Ready& ready) {
   write.group_id = group_id();
   write.hard_state = std::move(ready.hard_state);
   write.truncate_from = ready.truncate_from;
+  const Slot last_entry_slot = ready.entries.empty() ? 0 : ready.entries.back().slot();
   write.entries = std::move(ready.entries);
   auto after = std::make_shared<std::vector<pb::Message>>(std::move(ready.messages_after_persist));
   const uint64_t seq = ready.persist_seq;
   std::weak_ptr<GroupHost> weak = weak_from_this();
-  Status submitted = store_->SubmitLogWrite(std::move(write), [weak, after, seq](const Status& s) {
+  Status submitted = store_->SubmitLogWrite(std::move(write), [weak, after, seq,
+                                                                last_entry_slot](const Status& s) {
     auto self = weak.lock();
     if (!self) return;
-    self->executor_->Post([self, after, seq, s] {
+    self->executor_->Post([self, after, seq, s, last_entry_slot] {
       if (self->stopped_) return;
       if (self->installing_) {
         // Queued before the install, so durable before it; reported after
         // it, as when the install held the strand.
-        self->persisted_during_install_.push_back(PersistDone{after, seq, s});
+        self->persisted_during_install_.push_back(PersistDone{after, seq, s, last_entry_slot});
         return;
       }
-      self->OnPersistDone(PersistDone{after, seq, s});
+      self->OnPersistDone(PersistDone{after, seq, s, last_entry_slot});
     });
   });
   if (!submitted.ok()) {
@@ -175,7 +177,15 @@ void GroupHost::OnPersistDone(const PersistDone& done) {
   }
   for (pb::Message& m : *done.messages_after) sender_->Send(std::move(m));
   replica_->OnPersisted(done.seq);
+  if (options_.testing.ack_before_quorum) AckBeforeQuorum(done.last_entry_slot);
   SchedulePump();
+}
+
+void GroupHost::AckBeforeQuorum(Slot slot) {
+  for (auto it = writes_by_slot_.begin(); it != writes_by_slot_.end() && it->first <= slot;) {
+    it->second.done(pb::KvApplyResult{});
+    it = writes_by_slot_.erase(it);
+  }
 }
 
 void GroupHost::ApplyCommitted(const std::vector<pb::Entry>& entries) {
@@ -601,6 +611,14 @@ void GroupHost::TransferLeadership(consensus::ReplicaId to,
     spdlog::info("group.leadership_transfer group={} to={}", self->group_id(), to);
     self->SchedulePump();
     done(true);
+  });
+}
+
+void GroupHost::CampaignNow() {
+  executor_->Post([self = shared_from_this()] {
+    if (self->stopped_ || self->installing_) return;
+    self->replica_->Campaign(self->NowUs());
+    self->Pump();
   });
 }
 

@@ -46,6 +46,16 @@
 
 namespace tessera::node {
 
+// Bugs a test or the simulator plants in a GroupHost to show that its
+// checkers catch them (docs/decisions.md D115). Testing only: no
+// layout field, knob or flag sets them; the node never fills this struct.
+struct GroupHostTestingOptions {
+  // Acknowledge a write once this replica's own log write of its entry is
+  // durable, without waiting for the entry to be chosen and applied
+  // (the answer is an empty KvApplyResult).
+  bool ack_before_quorum = false;
+};
+
 struct GroupHostOptions {
   consensus::Options consensus;  // self, group_id, timings
   pb::Membership bootstrap_membership;  // used when the store has no state
@@ -84,6 +94,7 @@ struct GroupHostOptions {
   // and its process-wide counters (may be null; must outlive the host).
   SnapshotTransferOptions snapshot;
   SnapshotCounters* snapshot_counters = nullptr;
+  GroupHostTestingOptions testing;  // off; never set outside tests
 };
 
 struct GroupStatus {
@@ -163,6 +174,12 @@ class GroupHost : public std::enable_shared_from_this<GroupHost> {
   // NotLeader (with hint) when this replica does not lead, and the core's
   // InvalidArgument / Conflict.
   void TransferLeadership(consensus::ReplicaId to, std::function<void(Result<bool>)> done);
+  // Starts an election at once, skipping pre-vote (consensus::Replica::
+  // Campaign): a replica that lost patience, as the simulator's campaigns
+  // play it. Tests and the simulator only; an operator moves leadership
+  // with TransferLeadership. Nothing when stopped, installing, leading, or
+  // not a voter.
+  void CampaignNow();
   // A digest of this replica's applied state: applied_index, pair_count,
   // total_bytes and checksum of a SnapshotManifest (the rest unset). Equal
   // digests mean equal states. The consistent snapshot is taken on the
@@ -225,8 +242,12 @@ class GroupHost : public std::enable_shared_from_this<GroupHost> {
     std::shared_ptr<std::vector<pb::Message>> messages_after;
     uint64_t seq;
     Status status;
+    consensus::Slot last_entry_slot = 0;  // of the write's entries; 0: none
   };
   void OnPersistDone(const PersistDone& done);
+  // The ack-before-quorum bug (GroupHostTestingOptions): answers every
+  // pending write at or below `slot` as if it were applied.
+  void AckBeforeQuorum(consensus::Slot slot);
   void ApplyCommitted(const std::vector<pb::Entry>& entries);
   void StopOnApplyError(const Status& status);
   void AnswerSnapshotRequests(const std::vector<consensus::ReplicaId>& to);

@@ -109,6 +109,7 @@ HostCluster::HostCluster(HostClusterOptions options)
   network_.set_params(options_.network);
   for (ReplicaId id = 1; id <= options_.replicas + options_.spares; ++id) {
     replicas_[id].disk = std::make_shared<storage::CrashFileSystem>();
+    replicas_[id].disk->SetSkipLogSync(options_.skip_log_sync);
     replicas_[id].clock = std::make_shared<DriftClock>(
         options_.clock_offset_max_us == 0 ? 0 : clock_prng_.Below(options_.clock_offset_max_us));
   }
@@ -162,6 +163,7 @@ Status HostCluster::Restart(ReplicaId id, const RestartFaults& faults) {
   o.compaction_trigger_slots = options_.compaction_trigger_slots;
   o.compaction_keep_slots = options_.compaction_keep_slots;
   o.snapshot.chunk_bytes = options_.snapshot_chunk_bytes;
+  o.testing.ack_before_quorum = options_.ack_before_quorum;
   replica.gate = std::make_shared<PauseGate>();
   auto host = node::GroupHost::Start(
       std::make_unique<DriftingExecutor>(loop_.NewExecutor(), replica.clock, replica.gate,
@@ -265,6 +267,11 @@ void HostCluster::TransferLeadership(ReplicaId at, ReplicaId to) {
   replicas_.at(at).host->TransferLeadership(to, [this, what](Result<bool> r) {
     Trace(what + " -> " + (r.ok() ? (*r ? "started" : "already") : r.status().ToString()));
   });
+}
+
+void HostCluster::Campaign(ReplicaId id) {
+  Trace("campaign " + std::to_string(id));
+  replicas_.at(id).host->CampaignNow();
 }
 
 void HostCluster::SetClockRate(ReplicaId id, int64_t rate_ppm) {

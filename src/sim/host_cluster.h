@@ -70,6 +70,13 @@ struct HostClusterOptions {
   // clock, so GroupHost request ids repeat across replicas: the worst case
   // for telling proposals apart, which hosts must do by proposer (D99).
   bool equal_restart_stamps = false;
+  // Host bugs, to show that the checkers catch them (tests and
+  // `tessera sim --bug` only): every GroupHost acknowledges writes once
+  // its own log write is durable (GroupHostTestingOptions); every disk's
+  // fsync of a write-ahead log makes nothing durable
+  // (CrashFileSystem::SetSkipLogSync).
+  bool ack_before_quorum = false;
+  bool skip_log_sync = false;
 };
 
 // One replica's monotonic clock: continuous and piecewise linear in virtual
@@ -184,6 +191,10 @@ class HostCluster {
   // (GroupHost::TransferLeadership); the outcome goes to the trace.
   void TransferLeadership(ReplicaId at, ReplicaId to);
 
+  // Replica `id` (up) starts an election at once, skipping pre-vote
+  // (GroupHost::CampaignNow).
+  void Campaign(ReplicaId id);
+
   // The clock of `id` runs at (1 + rate_ppm / 1e6) times the virtual rate
   // from now on (clock drift; rate_ppm > -1'000'000). Up or down.
   void SetClockRate(ReplicaId id, int64_t rate_ppm);
@@ -219,6 +230,8 @@ class HostCluster {
   Result<std::string> Digest(ReplicaId id);
   std::optional<std::string> ValueAt(ReplicaId id, const std::string& key);
 
+  // Adds `event` to the trace (the owner's own events: a split's sides).
+  void Note(std::string event) { Trace(std::move(event)); }
   SimNetwork& network() { return network_; }
   node::VirtualTimeLoop& loop() { return loop_; }
   const std::vector<std::string>& trace() const { return trace_; }

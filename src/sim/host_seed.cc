@@ -146,7 +146,9 @@ class SeedRun {
       cluster_.Write(leader, Batch(key, value), pending_.back().second);
     }
     RunChecked(faults_.Range(1'000, 40'000));
-    if (lost_ == 0 && round >= loss_round_ && impaired_ == 0) LoseReplica();
+    if (lost_ == 0 && round >= loss_round_ && impaired_ == 0) {
+      faults_.Chance(50) ? LoseReplica() : RetireReplica();
+    }
     StepReplacement();
     if (clock_drift_ && faults_.Chance(15)) {
       DriftClock(Pick(faults_));
@@ -158,7 +160,13 @@ class SeedRun {
     // lease-ignore-drift bug runs it six times as often, always the leader.
     const bool bad_clocks = config_.bug == SimBug::kLeaseIgnoreDrift;
     if (bad_clocks && draw >= 24 && draw < 60) draw = 12;
-    if (draw >= 12 && draw < 20 && (bad_clocks || faults_.Chance(50)) && cluster_.Leader() != 0) {
+    // Acknowledging before a quorum shows when the leader is cut off with
+    // writes in flight; skipped fsyncs when the whole group loses power.
+    const bool early_acks = config_.bug == SimBug::kAckBeforeQuorum;
+    if (early_acks && draw >= 24 && draw < 60) draw = faults_.Chance(50) ? 12 : 48;
+    if (config_.bug == SimBug::kSkipFsync && draw >= 24 && draw < 60) draw = 56;
+    if (draw >= 12 && draw < 20 && (bad_clocks || early_acks || faults_.Chance(50)) &&
+        cluster_.Leader() != 0) {
       victim = cluster_.Leader();
     }
     const TimeUs now_us = cluster_.loop().now_us();
@@ -213,6 +221,13 @@ class SeedRun {
       impaired_ = victim;
       until_us_ = now_us + faults_.Range(50'000, 800'000);
       paused_ = true;
+    } else if (draw < 48 && faults_.Chance(50)) {
+      // A member that lost patience campaigns at once, skipping pre-vote:
+      // a rival of the leader, or a learner or lagging replica that must
+      // not win.
+      if (!cluster_.up(victim)) return;
+      cluster_.Campaign(victim);
+      ++stats_.campaigns;
     } else if (draw < 48) {
       // The leader hands leadership to another voter.
       const ReplicaId leader = cluster_.Leader();
@@ -220,7 +235,59 @@ class SeedRun {
       if (to == 0) return;
       cluster_.TransferLeadership(leader, to);
       ++stats_.transfers;
+    } else if (draw < 56) {
+      if (!Split()) return;
+      impaired_ = victim;
+      until_us_ = now_us + faults_.Range(50'000, 800'000);
+    } else if (draw < 60) {
+      PowerLoss();
+      impaired_ = victim;
+      until_us_ = now_us + faults_.Range(0, 300'000);
     }
+  }
+
+  // The group splits in two sides: a minority and a majority of the
+  // members, the leader on the minority side half the time (and always
+  // with the ack-before-quorum bug). Every link across is cut both ways.
+  bool Split() {
+    std::vector<ReplicaId> members = Members();
+    if (members.size() < 3) return false;
+    for (size_t i = members.size() - 1; i > 0; --i) {  // Fisher-Yates
+      std::swap(members[i], members[faults_.Below(i + 1)]);
+    }
+    const size_t minority = 1 + faults_.Below((members.size() - 1) / 2);
+    const auto leader = std::find(members.begin(), members.end(), cluster_.Leader());
+    if (leader != members.end() &&
+        (config_.bug == SimBug::kAckBeforeQuorum || faults_.Chance(50))) {
+      std::swap(*leader, members[0]);
+    }
+    std::string sides = "split";
+    for (size_t i = 0; i < members.size(); ++i) {
+      sides += (i == minority ? " | " : " ") + std::to_string(members[i]);
+      for (size_t j = minority; i < minority && j < members.size(); ++j) {
+        split_links_.push_back({members[i], members[j]});
+        split_links_.push_back({members[j], members[i]});
+      }
+    }
+    for (const auto& [from, to] : split_links_) cluster_.network().Block(from, to);
+    cluster_.Note(sides);
+    ++stats_.partitions;
+    ++stats_.splits;
+    return true;
+  }
+
+  // Every member loses power at once (torn tails on every disk) and comes
+  // back at the end of the impairment: what a synced write promised
+  // survives, as long as the store really synced it.
+  void PowerLoss() {
+    const bool torn = faults_.Chance(50);  // else every unsynced byte is gone
+    for (ReplicaId id : Members()) {
+      if (!cluster_.up(id)) continue;
+      CrashReplica(id, torn);
+      powered_off_.push_back(id);
+    }
+    ++stats_.crashes;
+    ++stats_.power_losses;
   }
 
   // A member other than `id` (0 when there is none).
@@ -238,7 +305,7 @@ class SeedRun {
     if (impaired_ != 0 && (all || cluster_.loop().now_us() >= until_us_)) {
       const ReplicaId id = impaired_;
       impaired_ = 0;
-      if (down_) {
+      if (down_ && IsMember(id)) {  // not a replica decommissioned meanwhile
         RestartFaults faults;
         if (die_in_install_ && !all) {
           faults.die_in_install_after_batches = faults_.Below(3);
@@ -254,6 +321,12 @@ class SeedRun {
         cluster_.network().RemoveGray(gray_.second, gray_.first, gray_loss_ppm_);
       }
       if (paused_) cluster_.Resume(id);
+      for (const auto& [from, to] : split_links_) cluster_.network().Unblock(from, to);
+      split_links_.clear();
+      for (ReplicaId off : powered_off_) {
+        if (IsMember(off)) Restart(off, {});
+      }
+      powered_off_.clear();
       one_way_ = gray_ = {0, 0};
       down_ = isolated_ = disk_failing_ = die_in_install_ = paused_ = false;
     }
@@ -292,7 +365,8 @@ class SeedRun {
     return members;
   }
   bool IsMember(ReplicaId id) const {
-    return id >= 1 && id <= voters_ + spares_ && id != lost_ && cluster_.provisioned(id);
+    return id >= 1 && id <= voters_ + spares_ && (id != lost_ || retiring_) &&
+           cluster_.provisioned(id);
   }
   ReplicaId Pick(Prng& prng) const {
     const std::vector<ReplicaId> members = Members();
@@ -305,6 +379,17 @@ class SeedRun {
     lost_ = Pick(faults_);
     CrashReplica(lost_);
     ++stats_.replicas_lost;
+  }
+
+  // The membership actor: a live voter (the leader, half the time) is
+  // replaced by the spare while it keeps running, and decommissioned (its
+  // process stops for good) only once the membership no longer names it.
+  void RetireReplica() {
+    const ReplicaId leader = cluster_.Leader();
+    lost_ = leader != 0 && faults_.Chance(50) ? leader : Pick(faults_);
+    retiring_ = true;
+    ++stats_.replicas_retired;
+    cluster_.Note("retire " + std::to_string(lost_));
   }
 
   // One step of the replacement, as an operator's autoadmin would take
@@ -345,6 +430,10 @@ class SeedRun {
       step = consensus::MembershipStep::kRemove;
       target = lost_;
     } else {
+      if (retiring_) {  // removed: the process stops for good
+        retiring_ = false;
+        if (cluster_.up(lost_)) CrashReplica(lost_);
+      }
       if (stats_.replicas_replaced == 0) stats_.replicas_replaced = 1;
       return true;
     }
@@ -391,9 +480,9 @@ class SeedRun {
   // Every crash goes through here: a client's put answered NotLeader by a
   // replica that did not crash meanwhile was refused before it was proposed
   // (a stop fails the pending writes with NotLeader too, outcome unknown).
-  void CrashReplica(ReplicaId id) {
+  void CrashReplica(ReplicaId id, bool torn = true) {
     ++crashes_of_[id];  // first: the stop answers the pending writes
-    cluster_.Crash(id);
+    cluster_.Crash(id, torn);
   }
 
   // Clock drift within the bound the leases assume: every rate within
@@ -691,7 +780,8 @@ class SeedRun {
   std::string lease_violation_;
   std::map<ReplicaId, uint64_t> crashes_of_;
   const uint32_t loss_round_;  // the first round that may lose a voter
-  ReplicaId lost_ = 0;         // the voter lost for good, or 0
+  ReplicaId lost_ = 0;         // the voter lost for good (or being retired), or 0
+  bool retiring_ = false;      // lost_ still runs until it is removed
   bool change_in_flight_ = false;
   HostSeedStats stats_;
   std::vector<std::pair<std::string, PendingResult>> pending_;
@@ -706,6 +796,8 @@ class SeedRun {
   bool die_in_install_ = false;  // restart it with a snapshot-install fault
   bool paused_ = false;
   std::pair<ReplicaId, ReplicaId> one_way_{0, 0};  // a blocked direction
+  std::vector<std::pair<ReplicaId, ReplicaId>> split_links_;  // cut by a split
+  std::vector<ReplicaId> powered_off_;  // down since a power loss
   std::pair<ReplicaId, ReplicaId> gray_{0, 0};     // a gray pair of links
   uint32_t gray_loss_ppm_ = 0;
   std::map<std::string, std::string> values_;  // of each round's key
@@ -717,6 +809,8 @@ HostSeedResult RunHostSeed(const HostSeedConfig& config) {
   Prng plan(DeriveSeed(config.seed, kStreamHostPlan));
   HostClusterOptions options = PlanOptions(config.seed, config.replicas, plan);
   options.equal_restart_stamps = config.equal_restart_stamps;
+  options.ack_before_quorum = config.bug == SimBug::kAckBeforeQuorum;
+  options.skip_log_sync = config.bug == SimBug::kSkipFsync;
   // A third of the seeds lose a voter for good and replace it (not with
   // bad clocks: those seeds cut off a leader as often as they can, which
   // a group that lost a voter cannot survive in time).
@@ -725,7 +819,10 @@ HostSeedResult RunHostSeed(const HostSeedConfig& config) {
   return run.Run();
 }
 
-std::vector<SimBug> HostSeedBugs() { return {SimBug::kLeaseIgnoreDrift, SimBug::kStaleRead}; }
+std::vector<SimBug> HostSeedBugs() {
+  return {SimBug::kAckBeforeQuorum, SimBug::kSkipFsync, SimBug::kLeaseIgnoreDrift,
+          SimBug::kStaleRead};
+}
 
 std::string CheckLeaseHolders(const std::vector<uint32_t>& holders, uint64_t at_us) {
   if (holders.size() < 2) return "";

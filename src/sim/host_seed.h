@@ -1,12 +1,15 @@
 // RunHostSeed: one seed of the simulator on the production host
 // (HostCluster): a plan drawn from the seed (network loss, duplication,
 // delays and delay spikes; one-way and gray links; process pauses;
-// leadership transfers;
+// leadership transfers and campaigns without pre-vote;
 // large values; crashes with torn tails, in the middle of group commits and
-// apply batches; partitions; a disk returning errors; a process dying in
+// apply batches, and of every member at once (a power loss); partitions
+// isolating a replica or splitting the group into a minority and a
+// majority; a disk returning errors; a process dying in
 // the middle of a snapshot install; a log compacted early enough that
 // lagging replicas need snapshots; clocks drifting within the bound the
-// leases assume; in a third of the seeds a voter lost for good, replaced
+// leases assume; in a third of the seeds a voter lost for good or a live
+// one retired (the leader, half the time), replaced
 // by a spare through the host's membership changes: add learner, promote,
 // remove), a stream of writes through the leader, clients putting
 // and lease-reading a few keys through whichever replica they believe
@@ -43,13 +46,16 @@ struct HostSeedConfig {
   // A bug to inject, to show that the checkers catch it (HostSeedBugs):
   // kStaleRead: clients' gets are the asked replica's applied state
   // (EVENTUAL), recorded as linearizable reads; kLeaseIgnoreDrift: clocks
-  // run at half, true or double speed, far outside max_clock_drift_ppm.
+  // run at half, true or double speed, far outside max_clock_drift_ppm;
+  // kAckBeforeQuorum: hosts acknowledge writes once their own log write
+  // is durable (GroupHostTestingOptions), and faults cut the leader off;
+  // kSkipFsync: syncs of the write-ahead log make nothing durable
+  // (CrashFileSystem::SetSkipLogSync), and faults are power losses.
   SimBug bug = SimBug::kNone;
   bool equal_restart_stamps = false;  // HostClusterOptions::equal_restart_stamps
 };
 
-// The bugs RunHostSeed can inject (the others live in the core simulator's
-// own host and have no counterpart in the production host).
+// The bugs RunHostSeed can inject: every SimBug the core's host injects.
 std::vector<SimBug> HostSeedBugs();
 
 struct HostSeedStats {
@@ -61,10 +67,14 @@ struct HostSeedStats {
   uint64_t gray_failures = 0;
   uint64_t pauses = 0;         // processes that stopped handling anything
   uint64_t transfers = 0;      // leadership handed to another voter
+  uint64_t campaigns = 0;      // elections started at once, without pre-vote
+  uint64_t splits = 0;         // of the partitions, splits into two sides
+  uint64_t power_losses = 0;   // of the crashes, every member at once
   uint64_t large_values = 0;   // writes of 16..256 KiB
   uint64_t clock_changes = 0;
   uint64_t replicas_lost = 0;       // voters lost for good
-  uint64_t replicas_replaced = 0;   // by a spare, through membership changes
+  uint64_t replicas_retired = 0;    // live voters the membership actor replaces
+  uint64_t replicas_replaced = 0;   // lost or retired, by a spare, through membership changes
   uint64_t membership_changes = 0;  // proposed (add learner, promote, remove)
   uint64_t client_ops = 0;    // clients' operations recorded in the history
   uint64_t strong_reads = 0;  // of them, gets answered by a lease read

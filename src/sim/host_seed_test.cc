@@ -9,12 +9,17 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <map>
 #include <sstream>
 #include <string>
 
 namespace tessera::sim {
 namespace {
+
+// An injected bug must be caught within this many seeds.
+constexpr uint64_t kBugDetectionSeedsMax = 60;
 
 TEST(HostSeedTest, SeedsPassTheirCheckersAndReplayExactly) {
   HostSeedStats total;
@@ -35,6 +40,9 @@ TEST(HostSeedTest, SeedsPassTheirCheckersAndReplayExactly) {
     total.pauses += result.stats.pauses;
     total.replicas_lost += result.stats.replicas_lost;
     total.replicas_replaced += result.stats.replicas_replaced;
+    total.replicas_retired += result.stats.replicas_retired;
+    total.splits += result.stats.splits;
+    total.power_losses += result.stats.power_losses;
   }
   EXPECT_GT(total.writes_acked, 8u * 4);
   EXPECT_GT(total.client_ops, 8u * 20);
@@ -42,8 +50,9 @@ TEST(HostSeedTest, SeedsPassTheirCheckersAndReplayExactly) {
   EXPECT_GT(total.clock_changes, 0u);
   EXPECT_GT(total.pauses, 0u);
   EXPECT_GT(total.replicas_lost, 0u);
-  EXPECT_EQ(total.replicas_replaced, total.replicas_lost);
+  EXPECT_EQ(total.replicas_replaced, total.replicas_lost + total.replicas_retired);
   EXPECT_GT(total.crashes, 0u);
+  EXPECT_GT(total.splits, 0u);
   EXPECT_GT(total.partitions, 0u);
   RecordProperty("crashes", std::to_string(total.crashes));
   RecordProperty("partitions", std::to_string(total.partitions));
@@ -70,7 +79,8 @@ TEST(HostSeedTest, FiveReplicaSeedsPass) {
     ASSERT_TRUE(result.ok) << "seed " << seed << ": " << result.violation
                            << "\nreplay: " << HostReplayCommand(seed, "none", 5);
     lost += result.stats.replicas_lost;
-    EXPECT_EQ(result.stats.replicas_replaced, result.stats.replicas_lost);
+    EXPECT_EQ(result.stats.replicas_replaced,
+              result.stats.replicas_lost + result.stats.replicas_retired);
   }
   EXPECT_GT(lost, 0u);
   // Seed 200131: a deposed leader's pending puts end when the new leader's
@@ -119,31 +129,45 @@ TEST(HostSeedTest, CommandSummarizesAndRefusesWhatItCannotRun) {
   args.replicas = 3;
   args.bug = "list";
   EXPECT_EQ(RunHostSimCommand(args, listed), 0);
-  EXPECT_EQ(listed.str(), "bugs: lease-ignore-drift stale-read\n");
-  std::ostringstream core_bug;
-  args.replicas = 3;
-  args.bug = "ack-before-quorum";
-  EXPECT_EQ(RunHostSimCommand(args, core_bug), 2);
-  EXPECT_NE(core_bug.str().find("needs --host core"), std::string::npos) << core_bug.str();
+  EXPECT_EQ(listed.str(), "bugs: ack-before-quorum skip-fsync lease-ignore-drift stale-read\n");
+  std::ostringstream unknown_bug;
+  args.bug = "no-such-bug";
+  EXPECT_EQ(RunHostSimCommand(args, unknown_bug), 2);
+  EXPECT_NE(unknown_bug.str().find("unknown --bug 'no-such-bug'"), std::string::npos)
+      << unknown_bug.str();
 }
 
-// Each bug the production host can inject is caught by its checker within
-// a few seeds: stale reads by linearizability, clocks outside the drift
-// bound by lease safety.
+// Each bug the production host can inject is caught by a checker meant
+// for it within a few seeds, in groups of 3 and 5: stale reads by
+// linearizability, clocks outside the drift bound by lease safety, writes
+// acknowledged before a quorum and skipped fsyncs by durability,
+// agreement or linearizability.
 TEST(HostSeedTest, InjectedBugsAreCaught) {
-  const std::map<SimBug, std::string> caught_by{
-      {SimBug::kStaleRead, "linearizability: "},
-      {SimBug::kLeaseIgnoreDrift, "lease safety: "}};
+  const std::vector<std::string> lost_writes{"durability: ", "agreement: ", "linearizability: "};
+  const std::map<SimBug, std::vector<std::string>> caught_by{
+      {SimBug::kAckBeforeQuorum, lost_writes},
+      {SimBug::kSkipFsync, lost_writes},
+      {SimBug::kStaleRead, {"linearizability: "}},
+      {SimBug::kLeaseIgnoreDrift, {"lease safety: "}}};
   for (SimBug bug : HostSeedBugs()) {
     ASSERT_EQ(caught_by.count(bug), 1u) << SimBugName(bug);
-    std::string violation;
-    for (uint64_t seed = 1; seed <= 60 && violation.empty(); ++seed) {
-      HostSeedConfig config;
-      config.seed = seed;
-      config.bug = bug;
-      violation = RunHostSeed(config).violation;
+    for (uint32_t replicas : {3u, 5u}) {
+      std::string violation;
+      uint64_t seed = 1;
+      for (; seed <= kBugDetectionSeedsMax && violation.empty(); ++seed) {
+        HostSeedConfig config;
+        config.seed = seed;
+        config.replicas = replicas;
+        config.bug = bug;
+        violation = RunHostSeed(config).violation;
+      }
+      const auto& prefixes = caught_by.at(bug);
+      EXPECT_TRUE(std::any_of(prefixes.begin(), prefixes.end(),
+                              [&](const std::string& p) { return violation.rfind(p, 0) == 0; }))
+          << SimBugName(bug) << " " << replicas << " replicas: '" << violation << "'";
+      std::printf("[ bug      ] %-18s %u replicas: seed %llu, %s\n", SimBugName(bug), replicas,
+                  static_cast<unsigned long long>(seed - 1), violation.substr(0, 120).c_str());
     }
-    EXPECT_EQ(violation.rfind(caught_by.at(bug), 0), 0u) << SimBugName(bug) << ": " << violation;
   }
 }
 

@@ -22,9 +22,13 @@ void Accumulate(const HostSeedStats& s, HostSeedStats& totals) {
   totals.gray_failures += s.gray_failures;
   totals.pauses += s.pauses;
   totals.transfers += s.transfers;
+  totals.campaigns += s.campaigns;
+  totals.splits += s.splits;
+  totals.power_losses += s.power_losses;
   totals.large_values += s.large_values;
   totals.replicas_lost += s.replicas_lost;
   totals.replicas_replaced += s.replicas_replaced;
+  totals.replicas_retired += s.replicas_retired;
   totals.membership_changes += s.membership_changes;
   totals.client_ops += s.client_ops;
   totals.strong_reads += s.strong_reads;
@@ -60,9 +64,9 @@ int RunHostSimCommand(const SimCommandArgs& args, std::ostream& out) {
   }
   const std::optional<SimBug> bug = SimBugFromName(args.bug);
   if (!bug || (*bug != SimBug::kNone && std::find(bugs.begin(), bugs.end(), *bug) == bugs.end())) {
-    out << "sim: --host production injects --bug";
+    out << "sim: unknown --bug '" << args.bug << "'; the production host injects";
     for (SimBug b : bugs) out << ' ' << SimBugName(b);
-    out << " (or none); '" << args.bug << "' needs --host core\n";
+    out << " (or none)\n";
     return 2;
   }
   // The hosts' log lines carry wall-clock stamps and would make the output
@@ -98,13 +102,15 @@ int RunHostSimCommand(const SimCommandArgs& args, std::ostream& out) {
       << totals.writes_acked
       << " writes acknowledged, " << totals.client_ops << " client operations ("
       << totals.strong_reads << " lease reads), " << totals.crashes
-      << " crashes, " << totals.partitions << " partitions, " << totals.disk_faults
+      << " crashes (" << totals.power_losses << " power losses), " << totals.partitions
+      << " partitions (" << totals.splits << " splits), " << totals.disk_faults
       << " failing disks, " << totals.install_faults << " install faults, "
       << totals.gray_failures << " gray links, " << totals.pauses << " pauses, "
-      << totals.transfers << " transfers, "
+      << totals.transfers << " transfers, " << totals.campaigns << " campaigns, "
       << totals.large_values << " large values, " << totals.clock_changes
       << " clock rate changes, " << totals.replicas_lost
-      << " replicas lost, " << totals.replicas_replaced << " replaced ("
+      << " replicas lost, " << totals.replicas_retired << " retired, "
+      << totals.replicas_replaced << " replaced ("
       << totals.membership_changes << " membership changes), "
       << totals.messages_sent << " messages, " << totals.virtual_time_us / 1'000'000
       << " s simulated\n";

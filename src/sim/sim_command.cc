@@ -45,8 +45,8 @@ void PrintBugs(std::ostream& out) {
 }  // namespace
 
 std::string ReplayCommand(uint32_t replicas, uint64_t seed, const std::string& bug) {
-  std::string command = "tessera sim --replicas " + std::to_string(replicas) + " --seed-start " +
-                        std::to_string(seed) + " --seeds 1 --trace";
+  std::string command = "tessera sim --host core --replicas " + std::to_string(replicas) +
+                        " --seed-start " + std::to_string(seed) + " --seeds 1 --trace";
   if (!bug.empty() && bug != "none") command += " --bug " + bug;
   return command;
 }

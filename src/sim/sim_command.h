@@ -1,9 +1,11 @@
 // `tessera sim`: runs seeds S..S+N-1 of the deterministic simulator and
 // reports every failing seed with the one-line command that replays it.
 //
-//   tessera sim --replicas R --seed-start S --seeds N [--trace] [--bug NAME]
-//   tessera sim --host production [--replicas 3|5] --seed-start S --seeds N [--trace]
-//               [--bug NAME]
+//   tessera sim [--replicas 3|5] --seed-start S --seeds N [--trace] [--bug NAME]
+//       the production host (default; host_sim_command.h)
+//   tessera sim --host core --replicas R --seed-start S --seeds N [--trace] [--bug NAME]
+//               [--replica-loss]
+//       the consensus core under the simulator's own host (simulator.h)
 //
 // Output (deterministic; no wall-clock figures): one line per failing seed,
 // a summary line, and on any failure the replay command of the first one.
@@ -29,17 +31,18 @@ struct SimCommandArgs {
   double duration_s = 0;
   // Every seed loses voters for good (SimConfig::replica_loss_every_seed).
   bool replica_loss = false;
-  // "core": the consensus core under the simulator's own host (sim_host.cc);
-  // "production": the production GroupHost, PartitionStateMachine and
-  // NodeStore (host_seed.h; RunHostSimCommand in host_sim_command.h).
-  std::string host = "core";
+  // "production" (the default): the production GroupHost,
+  // PartitionStateMachine and NodeStore (host_seed.h; RunHostSimCommand in
+  // host_sim_command.h); "core": the consensus core under the simulator's
+  // own host (sim_host.cc; RunSimCommand).
+  std::string host = "production";
 };
 
 // Returns 0 when every seed passed, 1 when one violated an invariant, 2 on
 // bad arguments (explained on `out`).
 int RunSimCommand(const SimCommandArgs& args, std::ostream& out);
 
-// "tessera sim --replicas 3 --seed-start 1234 --seeds 1 --trace [--bug NAME]"
+// "tessera sim --host core --replicas 3 --seed-start 1234 --seeds 1 --trace [--bug NAME]"
 std::string ReplayCommand(uint32_t replicas, uint64_t seed, const std::string& bug);
 
 // The seed loop both hosts share. `run_seed` runs one seed (writing its

@@ -60,7 +60,7 @@ TEST(SimSmokeTest, CommandReportsReplayLineOnFailure) {
   EXPECT_EQ(RunSimCommand(args, out), 0) << out.str();
   EXPECT_NE(out.str().find("2 passed, 0 failed"), std::string::npos) << out.str();
   EXPECT_EQ(ReplayCommand(5, 1234, "skip-fsync"),
-            "tessera sim --replicas 5 --seed-start 1234 --seeds 1 --trace --bug skip-fsync");
+            "tessera sim --host core --replicas 5 --seed-start 1234 --seeds 1 --trace --bug skip-fsync");
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
-// Goal: thousands of seeds of 3- and 5-replica groups pass every invariant,
-// runs are reproducible, and each injected host bug is caught by the
-// invariant meant to catch it within a bounded number of seeds.
+// Goal: hundreds of seeds of 3- and 5-replica groups on the production
+// host (GroupHost, PartitionStateMachine, NodeStore) pass every checker,
+// runs are reproducible, and the consensus core under the simulator's own
+// host (`--host core`, kept until it is deleted) still passes a short
+// sweep and catches each injected bug within a bounded number of seeds.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -8,15 +10,99 @@
 #include <set>
 #include <sstream>
 
+#include "sim/host_seed.h"
+#include "sim/host_sim_command.h"
 #include "sim/sim_command.h"
 #include "sim/simulator.h"
 
 namespace tessera::sim {
 namespace {
 
-constexpr uint64_t kSweepSeeds = 1'000;
+// Seeds per production-host sweep, by group size (about 40 and 80 ms a
+// seed: together about the time the core's 1'000-seed sweeps took).
+constexpr uint64_t kHostSweepSeeds3 = 500;
+constexpr uint64_t kHostSweepSeeds5 = 250;
+constexpr uint64_t kSweepSeeds = 100;  // of the core's own host
 // Bugs must be detected within this many seeds.
 constexpr uint64_t kBugDetectionSeedsMax = 200;
+
+void HostSweep(uint32_t replicas, uint64_t seeds) {
+  const auto started = std::chrono::steady_clock::now();
+  uint64_t failures = 0;
+  HostSeedStats t;
+  for (uint64_t seed = 1; seed <= seeds; ++seed) {
+    HostSeedConfig config;
+    config.seed = seed;
+    config.replicas = replicas;
+    const HostSeedResult result = RunHostSeed(config);
+    const HostSeedStats& s = result.stats;
+    t.writes_acked += s.writes_acked;
+    t.crashes += s.crashes;
+    t.power_losses += s.power_losses;
+    t.partitions += s.partitions;
+    t.splits += s.splits;
+    t.pauses += s.pauses;
+    t.transfers += s.transfers;
+    t.campaigns += s.campaigns;
+    t.strong_reads += s.strong_reads;
+    t.replicas_lost += s.replicas_lost;
+    t.replicas_retired += s.replicas_retired;
+    t.replicas_replaced += s.replicas_replaced;
+    t.membership_changes += s.membership_changes;
+    if (!result.ok && ++failures <= 20) {
+      ADD_FAILURE() << "seed " << seed << ": " << result.violation
+                    << "\n  replay: " << HostReplayCommand(seed, "none", replicas);
+    }
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  EXPECT_EQ(failures, 0u);
+  // Each sweep must exercise what it claims to.
+  EXPECT_GT(t.writes_acked, seeds * 5);
+  EXPECT_GT(t.crashes, seeds / 4);
+  EXPECT_GT(t.power_losses, 0u);
+  EXPECT_GT(t.splits, 0u);
+  EXPECT_GT(t.pauses, 0u);
+  EXPECT_GT(t.transfers, 0u);
+  EXPECT_GT(t.campaigns, 0u);
+  EXPECT_GT(t.strong_reads, seeds * 5);
+  EXPECT_GT(t.replicas_lost, 0u);
+  EXPECT_GT(t.replicas_retired, 0u);
+  EXPECT_EQ(t.replicas_replaced, t.replicas_lost + t.replicas_retired);
+  std::printf("[ sweep    ] production host, %u replicas: %llu seeds in %.1f s; %llu writes "
+              "acknowledged, %llu crashes (%llu power losses), %llu partitions (%llu splits), "
+              "%llu lease reads, %llu lost and %llu retired voters replaced\n",
+              replicas, static_cast<unsigned long long>(seeds), seconds,
+              static_cast<unsigned long long>(t.writes_acked),
+              static_cast<unsigned long long>(t.crashes),
+              static_cast<unsigned long long>(t.power_losses),
+              static_cast<unsigned long long>(t.partitions),
+              static_cast<unsigned long long>(t.splits),
+              static_cast<unsigned long long>(t.strong_reads),
+              static_cast<unsigned long long>(t.replicas_lost),
+              static_cast<unsigned long long>(t.replicas_retired));
+}
+
+TEST(SimTest, ThreeReplicaSweep) { HostSweep(3, kHostSweepSeeds3); }
+TEST(SimTest, FiveReplicaSweep) { HostSweep(5, kHostSweepSeeds5); }
+
+TEST(SimTest, Deterministic) {
+  for (uint32_t replicas : {3u, 5u}) {
+    for (uint64_t seed : {17u, 99u, 123'456u}) {
+      HostSeedConfig config;
+      config.replicas = replicas;
+      config.seed = seed;
+      const HostSeedResult a = RunHostSeed(config);
+      const HostSeedResult b = RunHostSeed(config);
+      EXPECT_EQ(a.trace_hash, b.trace_hash) << "seed " << seed;
+      EXPECT_EQ(a.stats.messages_sent, b.stats.messages_sent);
+      config.seed = seed + 1;
+      EXPECT_NE(RunHostSeed(config).trace_hash, a.trace_hash);
+    }
+  }
+}
+
+// --- the consensus core under the simulator's own host (--host core) -----
 
 void Sweep(uint32_t replicas, uint64_t seed_start) {
   const auto started = std::chrono::steady_clock::now();
@@ -61,16 +147,17 @@ void Sweep(uint32_t replicas, uint64_t seed_start) {
               static_cast<unsigned long long>(snapshots));
 }
 
-TEST(SimTest, ThreeReplicaSweep) { Sweep(3, 1); }
-TEST(SimTest, FiveReplicaSweep) { Sweep(5, 1); }
+TEST(SimCoreTest, ThreeReplicaSweep) { Sweep(3, 1); }
+TEST(SimCoreTest, FiveReplicaSweep) { Sweep(5, 1); }
 
 // Every seed loses one or two voters for good; the autoadmin's planner must
 // bring the group back to `replicas` voters in three AZs with nothing lost
 // (the seed ends only then, or fails the liveness check).
-TEST(SimTest, ReplicaLossSweep) {
+TEST(SimCoreTest, ReplicaLossSweep) {
+  constexpr uint64_t kLossSeeds = 100;
   for (uint32_t replicas : {3u, 5u}) {
     uint64_t lost = 0, replaced = 0, log_replicas = 0, failures = 0;
-    for (uint64_t seed = 1; seed <= 300; ++seed) {
+    for (uint64_t seed = 1; seed <= kLossSeeds; ++seed) {
       SimConfig config;
       config.replicas = replicas;
       config.seed = seed;
@@ -85,22 +172,23 @@ TEST(SimTest, ReplicaLossSweep) {
       }
     }
     EXPECT_EQ(failures, 0u);
-    EXPECT_GT(lost, 300u);
+    EXPECT_GT(lost, kLossSeeds);
     // A replacement may itself be lost later: the final voters from spares
     // number at least one per seed.
-    EXPECT_GE(replaced, 300u) << "lost voters were replaced";
+    EXPECT_GE(replaced, kLossSeeds) << "lost voters were replaced";
     // The first loss of a seed is stood in for by a log replica (a spare
     // remains for the full replacement).
-    EXPECT_GE(log_replicas, 300u) << "log replicas stood in";
-    std::printf("[ loss     ] %u replicas: 300 seeds, %llu voters lost for good, %llu replaced, "
+    EXPECT_GE(log_replicas, kLossSeeds) << "log replicas stood in";
+    std::printf("[ loss     ] %u replicas: %llu seeds, %llu voters lost for good, %llu replaced, "
                 "%llu log replicas\n",
-                replicas, static_cast<unsigned long long>(lost),
+                replicas, static_cast<unsigned long long>(kLossSeeds),
+                static_cast<unsigned long long>(lost),
                 static_cast<unsigned long long>(replaced),
                 static_cast<unsigned long long>(log_replicas));
   }
 }
 
-TEST(SimTest, Deterministic) {
+TEST(SimCoreTest, Deterministic) {
   for (uint32_t replicas : {3u, 5u}) {
     for (uint64_t seed : {17u, 99u, 123'456u}) {
       SimConfig config;

@@ -64,6 +64,11 @@ class CrashFileSystem : private internal::MemEnvHolder, public rocksdb::FileSyst
   // The power cut. Returns the unsynced bytes lost, over all files.
   uint64_t Crash(const TornTail& keep = {});
   void SetFailWrites(bool fail) { fail_writes_ = fail; }
+  // The skip-fsync bug (tests only): a sync of a write-ahead log file
+  // ("*.log") reports success and makes nothing durable, as a store that
+  // skipped its fsync would; a crash then loses what it promised. Other
+  // files (MANIFEST, SSTs) still sync, so the store opens after the crash.
+  void SetSkipLogSync(bool skip) { skip_log_sync_ = skip; }
   // Bytes appended but not synced, over all files.
   uint64_t unsynced_bytes() const;
 
@@ -88,6 +93,7 @@ class CrashFileSystem : private internal::MemEnvHolder, public rocksdb::FileSyst
   std::map<std::string, FileState> files_;  // every file written through this file system
   std::atomic<uint64_t> generation_{0};
   std::atomic<bool> fail_writes_{false};
+  std::atomic<bool> skip_log_sync_{false};
 };
 
 }  // namespace tessera::storage

@@ -74,6 +74,24 @@ TEST(CrashFileSystem, FailingDiskRefusesWritesAndSyncsUntilCleared) {
   EXPECT_EQ(Contents(fs, "/crash/f"), "y");
 }
 
+// The skip-fsync bug: a log file's sync reports success, makes nothing
+// durable, and the crash takes its bytes; other files still sync.
+TEST(CrashFileSystem, SkippedLogSyncLosesTheLogAtTheCrash) {
+  CrashFileSystem fs;
+  const rocksdb::IOOptions io;
+  auto log = Create(fs, "/crash/000004.log");
+  auto manifest = Create(fs, "/crash/MANIFEST-000001");
+  fs.SetSkipLogSync(true);
+  ASSERT_TRUE(log->Append("promised", io, nullptr).ok());
+  ASSERT_TRUE(log->Sync(io, nullptr).ok());
+  ASSERT_TRUE(manifest->Append("edit", io, nullptr).ok());
+  ASSERT_TRUE(manifest->Sync(io, nullptr).ok());
+  EXPECT_EQ(fs.unsynced_bytes(), 8u);
+  fs.Crash();
+  EXPECT_EQ(Contents(fs, "/crash/000004.log"), "");
+  EXPECT_EQ(Contents(fs, "/crash/MANIFEST-000001"), "edit");
+}
+
 std::unique_ptr<NodeStore> OpenOn(const std::shared_ptr<CrashFileSystem>& fs,
                                   bool stepped_workers = false) {
   NodeStoreOptions options;
