@@ -18,6 +18,9 @@ constexpr const char* kS3Refusal =
 
 // The most groups SplitDriver remembers as checked small.
 constexpr size_t kSmallGroupsMax = 4096;
+// A group checked small is counted again after this many rounds even when
+// its estimate did not grow (memtable estimates move in coarse steps).
+constexpr uint32_t kRecheckAfterRounds = 10;
 
 std::string GroupName(uint64_t id) { return "group " + std::to_string(id); }
 
@@ -155,7 +158,9 @@ SplitOutcome SplitDriver::Carry(const SplitWork& work, uint64_t epoch) {
   if (key.empty()) {
     out.step = "choose_key";
     const auto small = small_at_estimate_.find(group);
-    if (work.split_bytes > 0 && small != small_at_estimate_.end() && work.estimated_bytes <= small->second) {
+    if (work.split_bytes > 0 && small != small_at_estimate_.end() &&
+        work.estimated_bytes <= small->second.estimate && small->second.skips_left > 0) {
+      --small->second.skips_left;
       out.step = "exact_size";  // checked before; the estimate has not grown since
       return out;
     }
@@ -163,7 +168,7 @@ SplitOutcome SplitDriver::Carry(const SplitWork& work, uint64_t epoch) {
     if (!chosen.ok()) {
       out.status = chosen.status();
     } else if (work.split_bytes > 0 && chosen->state_bytes() <= work.split_bytes) {
-      small_at_estimate_[group] = work.estimated_bytes;
+      small_at_estimate_[group] = SmallGroup{work.estimated_bytes, kRecheckAfterRounds};
       while (small_at_estimate_.size() > kSmallGroupsMax) small_at_estimate_.erase(small_at_estimate_.begin());
       out.step = "exact_size";
       return out;

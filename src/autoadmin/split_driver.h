@@ -25,7 +25,8 @@
 //      is not above split_bytes stops there: the estimate counts what
 //      compactions have not dropped yet (a parent just after its split).
 //      Its estimate is remembered, and the group is not scanned again
-//      until its estimate grows past it.
+//      until its estimate grows past it or 10 rounds passed (memtable
+//      estimates move in coarse steps).
 //      A split the parent refuses for good (admin.split_group answers
 //      InvalidArgument or Conflict: the entry was refused, so it applied
 //      nowhere) is abandoned; a key that cannot be chosen or reserved
@@ -130,7 +131,11 @@ class SplitDriver {
   SplitTimeouts timeouts_;
   // Size-planned groups whose exact state was at most split_bytes: the
   // estimate at that check (see above). Bounded by the groups planned.
-  std::map<uint64_t, uint64_t> small_at_estimate_;
+  struct SmallGroup {
+    uint64_t estimate = 0;
+    uint32_t skips_left = 0;
+  };
+  std::map<uint64_t, SmallGroup> small_at_estimate_;
 };
 
 }  // namespace tessera::autoadmin
