@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <ctime>
 #include <future>
 #include <optional>
@@ -46,6 +47,21 @@ pb::MembershipChangeKind KindOf(const Action& action) {
 bool TryAnother(const Status& s) {
   return s.code() == StatusCode::kUnavailable || s.code() == StatusCode::kTimeout ||
          s.code() == StatusCode::kIOError || s.code() == StatusCode::kAborted;
+}
+
+// A key for humans: printable ASCII as is, other bytes as \xHH.
+std::string PrintableKey(const std::string& key) {
+  std::string out = "\"";
+  for (unsigned char c : key) {
+    if (c >= 0x20 && c < 0x7f && c != '\\' && c != '"') {
+      out += static_cast<char>(c);
+    } else {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\x%02x", c);
+      out += buf;
+    }
+  }
+  return out + "\"";
 }
 
 }  // namespace
@@ -100,6 +116,17 @@ Result<std::unique_ptr<AutoadminService>> AutoadminService::Start(const cluster:
   auto base = blob::BlobSlotMap::Build(std::move(refs));
   if (!base.ok()) return base.status();
   s->base_slot_map_.emplace(std::move(base).value());
+  SplitCalls calls;
+  AutoadminService* self = s.get();
+  calls.meta = [self](const std::string& method, const std::string& payload,
+                      std::chrono::milliseconds timeout) { return self->CallMeta(method, payload, timeout); };
+  calls.node = [self](uint32_t node, const std::string& method, const std::string& payload,
+                      std::chrono::milliseconds timeout) {
+    return self->client_.Call(node, method, payload, timeout);
+  };
+  SplitTimeouts timeouts;
+  timeouts.call = s->options_.call_timeout;
+  s->splits_ = std::make_unique<SplitDriver>(std::move(calls), timeouts);
   s->lease_thread_ = StartNamedThread("aa-lease", [p = s.get()] { p->LeaseLoop(); });
   s->round_thread_ = StartNamedThread("aa-rounds", [p = s.get()] { p->RoundLoop(); });
   spdlog::info("autoadmin.started self={} lease_ms={} dead_after_ms={} max_concurrent={}",
@@ -308,9 +335,9 @@ size_t AutoadminService::RunRound() {
     last_view_ = *view;
   }
   if (ActiveEpoch() == 0) return 0;
+  size_t done = RunSplits(*view);
   std::vector<Action> actions = Plan(*view, options_.planner);
   if (auto move = MoveBlobSlots(*view)) actions.push_back(std::move(*move));
-  size_t done = 0;
   for (const Action& action : actions) {
     const uint64_t epoch = ActiveEpoch();
     if (epoch == 0) return done;
@@ -323,6 +350,78 @@ size_t AutoadminService::RunRound() {
     }
   }
   return done;
+}
+
+size_t AutoadminService::RunSplits(ClusterView& view) {
+  auto answer = CallMeta("meta.splits", pb::SplitsRequest().SerializeAsString(), options_.call_timeout);
+  pb::SplitsResponse splits;
+  if (!answer.ok() || !splits.ParseFromString(*answer)) {
+    // Without the intents no split may start (it could double one in
+    // progress); repairs go on (a replica added mid-split creates the
+    // child empty once it has the narrowed parent, step 6).
+    spdlog::warn("autoadmin.splits_unread status=\"{}\"", answer.status().ToString());
+    return 0;
+  }
+  {
+    std::lock_guard lock(mu_);
+    last_splits_ = splits;
+  }
+  const SplitPlan plan = PlanSplits(view, splits, options_.planner);
+  size_t done = 0;
+  for (const SplitRefusal& refusal : plan.refusals) {
+    RecordRefusal(refusal);
+    const uint64_t epoch = ActiveEpoch();
+    const auto group = view.groups.find(refusal.group_id);
+    if (!refusal.abandon_request || epoch == 0 || group == view.groups.end()) continue;
+    if (splits_->Abandon(group->second.descriptor, epoch).ok()) ++done;
+  }
+  for (const SplitWork& work : plan.work) {
+    const uint64_t epoch = ActiveEpoch();
+    if (epoch == 0) return done;
+    const SplitOutcome outcome = splits_->Carry(work, epoch);
+    // A stale estimate (exact state within split_bytes): nothing to record.
+    if (outcome.step == "exact_size" && outcome.status.ok()) continue;
+    RecordSplit(work, outcome);
+    if (outcome.committed || outcome.abandoned) ++done;
+    if (outcome.status.code() == StatusCode::kStaleEpoch) {
+      LoseLease(outcome.status.message());
+      return done;
+    }
+  }
+  return done;
+}
+
+void AutoadminService::RecordSplit(const SplitWork& work, const SplitOutcome& outcome) {
+  const uint64_t group = work.parent.group_id();
+  const std::string result = outcome.committed ? "committed"
+                             : outcome.abandoned ? "abandoned: " + outcome.status.ToString()
+                             : outcome.status.ok() ? "ok"
+                                                   : outcome.status.ToString();
+  if (outcome.committed || outcome.abandoned) {
+    spdlog::info("autoadmin.split group={} table={} step={} result=\"{}\" reason=\"{}\"", group,
+                 work.parent.table(), outcome.step, result, work.reason);
+  } else if (!outcome.status.ok()) {
+    spdlog::warn("autoadmin.split_step_failed group={} step={} status=\"{}\"", group, outcome.step,
+                 outcome.status.ToString());
+  }
+  if (outcome.abandoned || (work.requested && !outcome.status.ok())) {
+    RecordRefusal({group, work.parent.table(), outcome.step + ": " + outcome.status.ToString(), false});
+  }
+  std::lock_guard lock(mu_);
+  split_history_.push_back(UtcNow() + " group=" + std::to_string(group) + " (" + work.parent.table() +
+                           ") " + outcome.step + " -> " + result + " (" + work.reason + ")");
+  while (split_history_.size() > limits::kAutoadminHistoryMax) split_history_.pop_front();
+}
+
+void AutoadminService::RecordRefusal(const SplitRefusal& refusal) {
+  std::lock_guard lock(mu_);
+  const std::string line = "group " + std::to_string(refusal.group_id) + " (" + refusal.table + "): " +
+                           refusal.reason;
+  if (split_refusals_[refusal.group_id] != line) {
+    spdlog::warn("autoadmin.split_refused group={} reason=\"{}\"", refusal.group_id, refusal.reason);
+  }
+  split_refusals_[refusal.group_id] = line;
+  while (split_refusals_.size() > limits::kSplitRefusalsMax) split_refusals_.erase(split_refusals_.begin());
 }
 
 std::optional<Action> AutoadminService::MoveBlobSlots(const ClusterView& view) const {
@@ -469,6 +568,25 @@ std::string AutoadminService::StatusText() const {
         << group.descriptor.epoch() << ": replicas " << replicas << "\n";
   }
   if (changing == 0) out << "  none\n";
+  out << "splits in progress:\n";
+  if (last_splits_.intents_size() == 0) out << "  none\n";
+  for (const pb::SplitPartitionResponse& i : last_splits_.intents()) {
+    out << "  group " << i.parent().group_id() << " (" << i.parent().table() << ") -> group "
+        << i.child().group_id() << " at key " << PrintableKey(i.child().start_key()) << "\n";
+  }
+  out << "splits requested:\n";
+  if (last_splits_.requests_size() == 0) out << "  none\n";
+  for (const pb::SplitRequestRecord& r : last_splits_.requests()) {
+    out << "  group " << r.group_id() << " (" << r.table() << ") at "
+        << (r.split_key().empty() ? std::string("a key the leader chooses") : "key " + PrintableKey(r.split_key()))
+        << "\n";
+  }
+  out << "split refusals:\n";
+  if (split_refusals_.empty()) out << "  none\n";
+  for (const auto& [group, line] : split_refusals_) out << "  " << line << "\n";
+  out << "last split steps:\n";
+  if (split_history_.empty()) out << "  none\n";
+  for (const std::string& line : split_history_) out << "  " << line << "\n";
   out << "last actions:\n";
   if (history_.empty()) out << "  none\n";
   for (const HistoryEntry& h : history_) {

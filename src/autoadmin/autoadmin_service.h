@@ -14,7 +14,9 @@
 //    plans (planner.h) and carries out the actions one by one, each call
 //    carrying E as its fencing token. Before each action it checks it is
 //    still active; an answer of StaleEpoch ends its tenure at once.
-// Each round it also moves the blob slots of dead or draining nodes
+// Each round it also carries partition splits on (split_driver.h: meta's
+// intents and requested splits, and partitions above split_bytes) before
+// planning the rest, and moves the blob slots of dead or draining nodes
 // (blob_slot_planner.h; meta.update_blob_slots, fenced the same way).
 // It only calls: meta's lease, partition and blob slot RPCs and the nodes' admin RPCs,
 // as role autoadmin; it never touches another process's files.
@@ -40,6 +42,7 @@
 #include "autoadmin/health_tracker.h"
 #include "autoadmin/lag_tracker.h"
 #include "autoadmin/planner.h"
+#include "autoadmin/split_driver.h"
 #include "cluster/cluster_client.h"
 #include "cluster/process_table.h"
 #include "common/metrics.h"
@@ -73,8 +76,10 @@ class AutoadminService {
   void Stop();
 
   // Human-readable state: whether this instance acts (and its epoch), the
-  // nodes it does not see as healthy and why, groups mid-replacement, and
-  // the last limits::kAutoadminHistoryMax actions with times and outcomes.
+  // nodes it does not see as healthy and why, groups mid-replacement, the
+  // splits in progress and requested, the last split refusals (at most
+  // limits::kSplitRefusalsMax groups) and split steps, and the last
+  // limits::kAutoadminHistoryMax actions with times and outcomes.
   std::string StatusText() const;
 
   // After a round whose actions succeeded, the next starts after a tenth of
@@ -102,6 +107,11 @@ class AutoadminService {
   // The blob slots to move off lost nodes, as one action; nullopt when none.
   std::optional<Action> MoveBlobSlots(const ClusterView& view) const;
   Status Execute(const Action& action, uint64_t epoch);
+  // The split steps of this round (split_driver.h); the number that
+  // progressed. Marks splitting parents in `view`.
+  size_t RunSplits(ClusterView& view);
+  void RecordSplit(const SplitWork& work, const SplitOutcome& outcome);
+  void RecordRefusal(const SplitRefusal& refusal);
   // Calls `method` on the meta replicas in turn until one answers other than
   // unreachable (followers forward to the leader).
   Result<std::string> CallMeta(const std::string& method, const std::string& payload,
@@ -139,6 +149,12 @@ class AutoadminService {
     std::string outcome;
   };
   std::deque<HistoryEntry> history_;
+  // Splits: meta's intents and requests as the last round read them, the
+  // last split steps and the last refusals (by group), for StatusText.
+  std::unique_ptr<SplitDriver> splits_;  // round thread only
+  pb::SplitsResponse last_splits_;
+  std::deque<std::string> split_history_;
+  std::map<uint64_t, std::string> split_refusals_;
   std::thread lease_thread_;
   std::thread round_thread_;
 };

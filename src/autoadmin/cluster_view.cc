@@ -18,6 +18,7 @@ void FindLeaders(ClusterView& view) {
   for (auto& [group_id, group] : view.groups) {
     group.leader = 0;
     group.stopped_voters.clear();
+    group.state_bytes = 0;
     std::tuple<uint64_t, uint32_t> best{0, 0};
     for (const auto& [node_id, node] : view.nodes) {
       if (!Answered(node.health)) continue;
@@ -31,6 +32,7 @@ void FindLeaders(ClusterView& view) {
       const std::tuple<uint64_t, uint32_t> ballot{it->second.ballot_round, it->second.ballot_replica};
       if (group.leader == 0 || ballot > best) {
         group.leader = node_id;
+        group.state_bytes = it->second.state_bytes;
         best = ballot;
       }
     }

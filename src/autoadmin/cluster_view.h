@@ -43,6 +43,9 @@ struct ReplicaReport {
   // The group stopped on that node for good (a failed log write or
   // snapshot install): it serves nothing until its process restarts.
   bool stopped = false;
+  // Leaders only: the estimated key+value bytes of the group's state
+  // (GroupStatusProto.state_bytes); 0 elsewhere.
+  uint64_t state_bytes = 0;
 };
 
 struct NodeView {
@@ -87,7 +90,8 @@ struct ClusterView {
   pb::BlobSlotAssignments blob_slots;   // meta's newest (blob_slot_planner.h)
 };
 
-// Fills each group's leader and stopped voters from the nodes' reports.
+// Fills each group's leader, stopped voters and state bytes (the
+// leader's report) from the nodes' reports.
 void FindLeaders(ClusterView& view);
 
 }  // namespace tessera::autoadmin

@@ -30,6 +30,7 @@ ReplicaReport ReportOf(const pb::GroupStatusProto& status) {
   *r.membership.mutable_learners() = status.learners();
   *r.membership.mutable_log_only() = status.log_only();
   r.membership_pending = status.membership_pending();
+  r.state_bytes = status.state_bytes();
   r.stopped = status.stopped();
   return r;
 }

@@ -16,12 +16,14 @@ TEST(HealthTracker, DeadAfterTheBoundWithoutAnAnswer) {
   g->set_group_id(1000);
   g->set_role("leader");
   g->set_applied(42);
+  g->set_state_bytes(9'000);
   g->add_voters(1);
   g->add_voters(2);
   t.OnPoll(1, &status, 2'000);
   t.OnPoll(2, nullptr, 2'000);
   EXPECT_EQ(t.nodes().at(1).health, NodeHealth::kHealthy);
   EXPECT_EQ(t.nodes().at(1).groups.at(1000).applied, 42u);
+  EXPECT_EQ(t.nodes().at(1).groups.at(1000).state_bytes, 9'000u);
   EXPECT_EQ(t.nodes().at(1).groups.at(1000).membership.voters_size(), 2);
   // Never answered: counted from the tracker's start.
   EXPECT_EQ(t.nodes().at(2).health, NodeHealth::kUnreachable);
@@ -87,11 +89,14 @@ TEST(FindLeaders, HighestBallotAmongHealthyReportsWins) {
   v.nodes[1].groups[1000].ballot_round = 3;
   v.nodes[2].groups[1000].role = "leader";
   v.nodes[2].groups[1000].ballot_round = 4;
+  v.nodes[2].groups[1000].state_bytes = 7'000;
+  v.nodes[1].groups[1000].state_bytes = 1;
   v.nodes[3].groups[1000].role = "leader";
   v.nodes[3].groups[1000].ballot_round = 9;
   v.nodes[3].health = NodeHealth::kUnreachable;  // its report is old
   FindLeaders(v);
   EXPECT_EQ(v.groups[1000].leader, 2u);
+  EXPECT_EQ(v.groups[1000].state_bytes, 7'000u);  // the split planner's figure: the leader's
 }
 
 }  // namespace

@@ -524,6 +524,9 @@ std::vector<Action> Plan(const ClusterView& view, const PlannerOptions& options)
   Round round(view, options);
   std::vector<Action> actions;
   for (const auto& [id, group] : view.groups) {
+    // A splitting group's replica set must stay the one the split was
+    // ordered on (split_driver.h).
+    if (group.splitting) continue;
     if (auto a = round.Decide(group)) actions.push_back(std::move(*a));
   }
   return actions;

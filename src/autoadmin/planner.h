@@ -122,7 +122,8 @@ struct Action {
   std::string reason;  // for logs and `tessera autoadmin status`
 };
 
-// Actions for this round, at most one per group, groups in ascending id.
+// Actions for this round, at most one per group, groups in ascending id;
+// none for a group that is `splitting`.
 std::vector<Action> Plan(const ClusterView& view, const PlannerOptions& options);
 
 }  // namespace tessera::autoadmin

@@ -139,6 +139,34 @@ void AddKvTableCommands(CLI::App& kv, KvCommandArgs& args, Common common) {
   }
 }
 
+// `kv partitions`, `kv partition split` (kv_partition_command.h).
+template <class Common>
+void AddKvPartitionCommands(CLI::App& kv, KvCommandArgs& args, Common common) {
+  KvPartitionArgs& p = args.partition_cmd;
+  CLI::App* list = kv.add_subcommand("partitions", "list a table's partitions (meta's map)");
+  common(list);
+  list->add_option("table", p.table, "the table")->required();
+  list->callback([&args] {
+    args.action = "partition";
+    args.partition_cmd.action = "list";
+  });
+  CLI::App* partition = kv.add_subcommand("partition", "split a table's partition");
+  partition->require_subcommand(1);
+  CLI::App* split = partition->add_subcommand(
+      "split", "ask the autoadmin to split a partition (at --key, or --auto at the key halving it)");
+  common(split);
+  split->add_option("table", p.table, "the table")->required();
+  split->add_option("--key", p.key, "split the partition holding this key at it");
+  split->add_flag("--auto", p.auto_key, "split at the key that halves the partition's bytes");
+  split->add_option("--in", p.in_key, "with --auto: a key of the partition to split (default: the first)");
+  split->add_flag("--no-wait", p.no_wait, "return once meta recorded the request");
+  AddKnobFlag(split, knobs::kClusterSplitTimeoutS, p.timeout_s);
+  split->callback([&args] {
+    args.action = "partition";
+    args.partition_cmd.action = "split";
+  });
+}
+
 CLI::App* AddKvCommands(CLI::App& app, KvCommandArgs& args) {
   args.dir = DefaultClusterDir();
   CLI::App* kv = app.add_subcommand("kv", "the key-value API of a running cluster (via its router)");
@@ -187,6 +215,7 @@ CLI::App* AddKvCommands(CLI::App& app, KvCommandArgs& args) {
     sub->callback([&args, name] { args.action = name; });
   }
   AddKvTableCommands(*kv, args, common);
+  AddKvPartitionCommands(*kv, args, common);
   return kv;
 }
 

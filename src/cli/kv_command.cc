@@ -71,6 +71,12 @@ int RunKvCommand(const KvCommandArgs& a, std::ostream& out, std::ostream& err) {
     table.dir = a.dir;
     return RunKvTableCommand(table, out, err);
   }
+  if (a.action == "partition") {
+    KvPartitionArgs partition = a.partition_cmd;
+    partition.layout_path = a.layout_path;
+    partition.dir = a.dir;
+    return RunKvPartitionCommand(partition, out, err);
+  }
   if (a.action == "token") {
     std::optional<router::KvGrant> narrowed;
     if (!a.token_tables.empty() || a.token_read_only) {

@@ -13,12 +13,13 @@
 #include <string>
 #include <vector>
 
+#include "cli/kv_partition_command.h"
 #include "cli/kv_table_command.h"
 
 namespace tessera::cli {
 
 struct KvCommandArgs {
-  std::string action;  // token | revoke | put | get | del | scan | table
+  std::string action;  // token | revoke | put | get | del | scan | table | partition
   std::string layout_path;  // --layout; empty: not given (cli/cluster_record.h)
   std::string dir;
   std::string table;
@@ -35,6 +36,7 @@ struct KvCommandArgs {
   bool token_read_only = false;             // token: reads only
   std::string revoked_token;                // revoke: the token
   KvTableArgs table_cmd;  // table create|describe|update (its dir/layout: the ones above)
+  KvPartitionArgs partition_cmd;  // partitions, partition split (likewise)
 };
 
 // The text `kv get` prints for `value`: the value, and a newline when

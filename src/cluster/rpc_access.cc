@@ -33,6 +33,7 @@ std::shared_ptr<const rpc::AccessPolicy> NodeAccessPolicy() {
     p->Allow("admin.drop_group", {kAutoadmin, kCli});
     p->Allow("admin.transfer_leadership", {kAutoadmin, kCli});
     p->Allow("admin.split_group", {kAutoadmin, kCli});
+    p->Allow("admin.split_key", {kAutoadmin, kCli});
     p->Allow("admin.faults", {kCli});
     p->Allow("admin.state_digest", {kCli});
     return std::shared_ptr<const rpc::AccessPolicy>(std::move(p));
@@ -57,6 +58,9 @@ std::shared_ptr<const rpc::AccessPolicy> MetaAccessPolicy() {
     }
     // Drains: the operator sets them, the autoadmin reads them.
     p->Allow("meta.set_drain", {kMeta, kCli});
+    // Requested splits: the operator asks, the autoadmin carries them out.
+    p->Allow("meta.request_split", {kMeta, kCli});
+    p->Allow("meta.splits", {kAutoadmin, kMeta, kCli});
     p->Allow("meta.add_node", {kMeta, kCli});
     p->Allow("meta.drains", {kAutoadmin, kMeta, kCli});
     for (std::string_view m : {"meta.get_bucket", "meta.get_user_by_key", "meta.find_user"}) {

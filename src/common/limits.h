@@ -595,6 +595,13 @@ inline constexpr uint32_t kAutoadminLeaseMsMin = 1'000;
 inline constexpr uint32_t kAutoadminLeaseMsMax = 60'000;
 // `tessera autoadmin status`: the actions an instance remembers.
 inline constexpr size_t kAutoadminHistoryMax = 100;
+// Requested splits (`tessera kv partition split`, meta "sr/") pending at
+// once; a request beyond it is Throttled. Also the most split intents and
+// requests meta.splits answers.
+inline constexpr size_t kSplitRequestsMax = 16;
+inline constexpr size_t kSplitIntentsListedMax = 256;
+// `tessera autoadmin status`: the split refusals an instance remembers.
+inline constexpr size_t kSplitRefusalsMax = 16;
 // io threads of a router or node process (cluster/io_threads.h).
 inline constexpr unsigned kProcessIoThreadsMax = 8;
 // `tessera cluster up` that fails names a disk with less free space than

@@ -261,6 +261,10 @@ inline constexpr Knob<uint32_t> kClusterDrainTimeoutS{
     "cluster.drain_timeout_s", P::kCluster, U::kS, 600, 1, 86'400,
     "", "tessera cluster drain --timeout", "ClusterCommandArgs.drain_timeout_s",
     "how long `cluster drain` waits for the replicas to leave the nodes"};
+inline constexpr Knob<uint32_t> kClusterSplitTimeoutS{
+    "cluster.split_timeout_s", P::kCluster, U::kS, 120, 1, 86'400,
+    "", "tessera kv partition split --timeout", "KvPartitionArgs.timeout_s",
+    "how long `kv partition split` waits for meta's map to show both halves"};
 
 // The table, ordered by process, as docs/knobs.md lists it.
 inline constexpr std::array kAllKnobs = {
@@ -317,6 +321,7 @@ inline constexpr std::array kAllKnobs = {
     Describe(kGacEnabled),
     Describe(kClusterPartitions),
     Describe(kClusterDrainTimeoutS),
+    Describe(kClusterSplitTimeoutS),
 };
 
 // The knob named `name`; nullptr when none is.

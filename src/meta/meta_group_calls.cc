@@ -13,6 +13,20 @@ Result<std::optional<pb::KvRecord>> ReadStrongSync(node::GroupHost& group, const
   return future.get();
 }
 
+Result<pb::KvScanResponse> ScanStrongSync(node::GroupHost& group, const std::string& start,
+                                          const std::string& end, uint32_t limit) {
+  pb::KvScanRequest request;
+  request.set_start_key(start);
+  request.set_end_key(end);
+  request.set_limit(limit);
+  request.set_consistency(pb::CONSISTENCY_STRONG);
+  std::promise<Result<pb::KvScanResponse>> promise;
+  auto future = promise.get_future();
+  group.Scan(std::move(request),
+             [&promise](Result<pb::KvScanResponse> r) { promise.set_value(std::move(r)); });
+  return future.get();
+}
+
 Result<pb::KvApplyResult> WriteSync(node::GroupHost& group, pb::KvBatch batch) {
   std::promise<Result<pb::KvApplyResult>> promise;
   auto future = promise.get_future();

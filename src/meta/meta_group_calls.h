@@ -27,6 +27,11 @@ namespace tessera::meta {
 // error.
 Result<std::optional<pb::KvRecord>> ReadStrongSync(node::GroupHost& group, const std::string& key);
 
+// A strongly consistent scan of [start, end) on the meta group, at most
+// `limit` items (the state machine's cap applies too).
+Result<pb::KvScanResponse> ScanStrongSync(node::GroupHost& group, const std::string& start,
+                                          const std::string& end, uint32_t limit);
+
 // One batch through the meta group's log; answers once it is applied.
 Result<pb::KvApplyResult> WriteSync(node::GroupHost& group, pb::KvBatch batch);
 

@@ -18,6 +18,12 @@ std::string SplitIntentKey(uint64_t parent_group_id) {
   return key;
 }
 
+std::string SplitRequestKey(uint64_t group_id) {
+  std::string key(kSplitRequestPrefix);
+  AppendBigEndian64(&key, group_id);
+  return key;
+}
+
 std::string PartitionKey(std::string_view table, std::string_view start_key) {
   std::string key(kPartitionPrefix);
   key.append(table);

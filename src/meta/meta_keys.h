@@ -37,6 +37,10 @@ inline constexpr std::string_view kBlobSlotsKey = "a/blob_slots";
 // big-endian parent group id.
 inline constexpr std::string_view kSplitIntentPrefix = "s/";
 std::string SplitIntentKey(uint64_t parent_group_id);
+// A split an operator requested and the autoadmin has not yet reserved
+// (pb::SplitRequestRecord): "sr/" + 8-byte big-endian group id.
+inline constexpr std::string_view kSplitRequestPrefix = "sr/";
+std::string SplitRequestKey(uint64_t group_id);
 
 std::string TableKey(std::string_view table);
 std::string PartitionKey(std::string_view table, std::string_view start_key);

@@ -506,5 +506,74 @@ TEST_F(PartitionSplitTest, ReserveCommitIdempotentFencedAndServed) {
   EXPECT_TRUE(Serves(kMetas[0], "\x10", parent.group_id()));
 }
 
+// Requested splits (`tessera kv partition split`): meta checks them, keeps
+// one per partition, lists them with the intents, and the reserve (or an
+// abandon) deletes them.
+TEST_F(PartitionSplitTest, RequestsAreCheckedListedAndTakenByTheReserve) {
+  pb::AutoadminLeaseRequest lease_request;
+  lease_request.set_holder(autoadmin_id_);
+  lease_request.set_duration_ms(10'000);
+  auto lease = AsAutoadmin<pb::AutoadminLeaseResponse>("meta.autoadmin_lease",
+                                                       lease_request.SerializeAsString());
+  ASSERT_TRUE(lease.ok()) << lease.status().ToString();
+  pb::CreateTableRequest create;
+  create.set_name("asked");
+  create.set_partitions(2);
+  auto created = CreateTable(create, kMetas);
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  const pb::PartitionDescriptor low = created->partitions(0);   // ["", "\x80")
+  const pb::PartitionDescriptor high = created->partitions(1);  // ["\x80", "")
+  ASSERT_TRUE(WaitFor([&] { return Lookup(kMetas[0], "asked", "").ok(); }, 10s));
+  auto ask = [&](const std::string& table, const std::string& key, bool auto_key) {
+    pb::RequestSplitRequest r;
+    r.set_table(table);
+    r.set_key(key);
+    r.set_auto_key(auto_key);
+    return Call<pb::SplitRequestRecord>(kMetas[0], "meta.request_split", r.SerializeAsString(), 10s);
+  };
+  EXPECT_EQ(ask("nosuch", "a", false).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(ask("_s3", "a", true).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(ask("asked", "\x80", false).status().code(), StatusCode::kInvalidArgument);  // a start
+  EXPECT_EQ(ask("asked", "", false).status().code(), StatusCode::kInvalidArgument);
+  auto first = ask("asked", "\x40", false);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_EQ(first->group_id(), low.group_id());
+  EXPECT_EQ(first->split_key(), "\x40");
+  auto again = ask("asked", "\x40", false);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->SerializeAsString(), first->SerializeAsString());
+  EXPECT_EQ(ask("asked", "\x20", false).status().code(), StatusCode::kConflict);
+  auto chosen = ask("asked", "\x90", true);
+  ASSERT_TRUE(chosen.ok()) << chosen.status().ToString();
+  EXPECT_EQ(chosen->group_id(), high.group_id());
+  EXPECT_TRUE(chosen->split_key().empty());
+  auto listed = AsAutoadmin<pb::SplitsResponse>("meta.splits", "");
+  ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+  EXPECT_EQ(listed->requests_size(), 2);
+  EXPECT_EQ(listed->intents_size(), 0);
+
+  pb::SplitPartitionRequest reserve;
+  reserve.set_autoadmin_epoch(lease->lease().epoch());
+  reserve.set_table("asked");
+  reserve.set_parent_group_id(low.group_id());
+  reserve.set_parent_epoch(low.epoch());
+  reserve.set_parent_start_key(low.start_key());
+  reserve.set_split_key("\x40");
+  ASSERT_TRUE(Split(reserve).ok());
+  EXPECT_EQ(ask("asked", "\x40", false).status().code(), StatusCode::kConflict);  // in progress
+  pb::SplitPartitionRequest drop;
+  drop.set_autoadmin_epoch(lease->lease().epoch());
+  drop.set_table("asked");
+  drop.set_parent_group_id(high.group_id());
+  drop.set_parent_start_key(high.start_key());
+  drop.set_abandon(true);
+  ASSERT_TRUE(Split(drop).ok());
+  listed = AsAutoadmin<pb::SplitsResponse>("meta.splits", "");
+  ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+  EXPECT_EQ(listed->requests_size(), 0);
+  ASSERT_EQ(listed->intents_size(), 1);
+  EXPECT_EQ(listed->intents(0).parent().group_id(), low.group_id());
+}
+
 }  // namespace
 }  // namespace tessera::meta

@@ -181,7 +181,7 @@ Status MetaService::RegisterHandlers() {
         HandleCreateTable(peer, request, responder);
       }));
   for (const char* method : {"meta.autoadmin_lease", "meta.update_partition", "meta.split_partition",
-                             "meta.update_blob_slots", "meta.set_drain", "meta.drains",
+                             "meta.request_split", "meta.splits", "meta.update_blob_slots", "meta.set_drain", "meta.drains",
                              "meta.add_node", "meta.update_table_capacity"}) {
     TESSERA_RETURN_IF_ERROR(server_->RegisterHandler(
         method, [this](const rpc::PeerInfo& peer, const pb::Envelope& request,
@@ -394,6 +394,16 @@ uint64_t UnixMs() { return static_cast<uint64_t>(fault_clock::WallNowMs()); }
 
 }  // namespace
 
+Result<pb::SplitRequestRecord> MetaService::RequestSplit(PartitionAdmin& admin,
+                                                         const pb::RequestSplitRequest& request) {
+  if (!memds_.Table(request.table())) {
+    return Status::InvalidArgument("no table '" + request.table() + "'");
+  }
+  auto holder = memds_.Lookup(request.table(), request.key());
+  if (!holder.ok()) return holder.status();
+  return admin.RequestSplit(request, holder->partition());
+}
+
 void MetaService::RunPartitionAdmin(const rpc::PeerInfo& peer, const pb::Envelope& request,
                                     rpc::Responder responder) {
   PartitionAdmin& admin = *partition_admin_;
@@ -408,6 +418,12 @@ void MetaService::RunPartitionAdmin(const rpc::PeerInfo& peer, const pb::Envelop
   } else if (m == "meta.split_partition") {
     answer = Answer<pb::SplitPartitionRequest>(
         request, [&](const pb::SplitPartitionRequest& r) { return admin.SplitPartition(r); });
+  } else if (m == "meta.request_split") {
+    answer = Answer<pb::RequestSplitRequest>(request, [&](const pb::RequestSplitRequest& r) {
+      return RequestSplit(admin, r);
+    });
+  } else if (m == "meta.splits") {
+    answer = Answer<pb::SplitsRequest>(request, [&](const pb::SplitsRequest&) { return admin.Splits(); });
   } else if (m == "meta.update_blob_slots") {
     answer = Answer<pb::UpdateBlobSlotsRequest>(
         request, [&](const pb::UpdateBlobSlotsRequest& r) { return admin.UpdateBlobSlots(r); });

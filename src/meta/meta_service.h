@@ -118,6 +118,10 @@ class MetaService {
   // worker thread; NotLeader answers are forwarded to the leader.
   void RunPartitionAdmin(const rpc::PeerInfo& peer, const pb::Envelope& request,
                          rpc::Responder responder);
+  // meta.request_split: the partition holding the key (MemDs), then
+  // PartitionAdmin::RequestSplit; InvalidArgument for an unknown table.
+  Result<pb::SplitRequestRecord> RequestSplit(PartitionAdmin& admin,
+                                              const pb::RequestSplitRequest& request);
 
   // create_table, on the worker thread.
   void RunCreateTable(const rpc::PeerInfo& peer, const std::string& payload,

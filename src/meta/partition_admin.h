@@ -83,6 +83,15 @@ class PartitionAdmin {
   // meanwhile; StaleEpoch as UpdatePartition.
   Result<pb::SplitPartitionResponse> SplitPartition(const pb::SplitPartitionRequest& request);
 
+  // See cluster_rpc.proto, RequestSplitRequest. `holder` is the partition
+  // of the table holding request.key as the caller's MemDs sees it; it is
+  // checked against the stored descriptor (Conflict when the map moved).
+  Result<pb::SplitRequestRecord> RequestSplit(const pb::RequestSplitRequest& request,
+                                              const pb::PartitionDescriptor& holder);
+  // The split intents and requested splits (strong reads), at most
+  // limits::kSplitIntentsListedMax and kSplitRequestsMax.
+  Result<pb::SplitsResponse> Splits();
+
   // See cluster_rpc.proto, UpdateBlobSlotsRequest: the stored assignments
   // after the change (version + 1). InvalidArgument for no slot, a slot >=
   // limits::kBlobSlots or named twice, or replicas that are not 1..3
@@ -116,12 +125,17 @@ class PartitionAdmin {
     std::optional<pb::KvRecord> intent_record;
     pb::PartitionDescriptor parent;
     pb::SplitPartitionResponse intent;
+    std::string request_key;  // the parent's requested split, if any
+    std::optional<pb::KvRecord> request_record;
   };
   Result<SplitRecords> ReadSplitRecords(const pb::SplitPartitionRequest& request);
   Result<pb::SplitPartitionResponse> ReserveSplit(const pb::SplitPartitionRequest& request,
                                                   const SplitRecords& records);
   Result<pb::SplitPartitionResponse> CommitSplit(const pb::SplitPartitionRequest& request,
                                                  const SplitRecords& records);
+  // Deletes the parent's requested split (if read) in `batch`, conditioned
+  // on its version.
+  static void DropRequest(pb::KvBatch& batch, const SplitRecords& records);
   Result<pb::SplitPartitionResponse> AbandonSplit(const pb::SplitPartitionRequest& request,
                                                   const SplitRecords& records);
   // The lease record's version when `autoadmin_epoch` is the lease's epoch;

@@ -55,6 +55,14 @@ Status CheckSplitKey(const pb::PartitionDescriptor& parent, const std::string& s
 
 }  // namespace
 
+void PartitionAdmin::DropRequest(pb::KvBatch& batch, const SplitRecords& records) {
+  if (!records.request_record) return;
+  AddCondition(batch, records.request_key, records.request_record);
+  pb::KvWrite* drop = batch.add_writes();
+  drop->set_key(records.request_key);
+  drop->set_delete_(true);
+}
+
 Result<PartitionAdmin::SplitRecords> PartitionAdmin::ReadSplitRecords(
     const pb::SplitPartitionRequest& request) {
   if (request.table().empty() || request.parent_group_id() == 0) {
@@ -67,8 +75,12 @@ Result<PartitionAdmin::SplitRecords> PartitionAdmin::ReadSplitRecords(
   if (!parent.ok()) return parent.status();
   auto intent = ReadStrongSync(group_, out.intent_key);
   if (!intent.ok()) return intent.status();
+  out.request_key = SplitRequestKey(request.parent_group_id());
+  auto requested = ReadStrongSync(group_, out.request_key);
+  if (!requested.ok()) return requested.status();
   out.parent_record = std::move(parent).value();
   out.intent_record = std::move(intent).value();
+  out.request_record = std::move(requested).value();
   if (out.parent_record) {
     auto stored = Parse<pb::PartitionDescriptor>(*out.parent_record, "stored descriptor");
     if (!stored.ok()) return stored.status();
@@ -136,6 +148,7 @@ Result<pb::SplitPartitionResponse> PartitionAdmin::ReserveSplit(const pb::SplitP
   lease->set_version(*lease_version);
   AddPut(batch, records.intent_key, intent.SerializeAsString());
   AddPut(batch, std::string(kNextGroupIdKey), EncodeCounter(child_id + 1));
+  DropRequest(batch, records);
   TESSERA_RETURN_IF_ERROR(Apply(group_, std::move(batch), "split reserve"));
   spdlog::info("meta.split_reserved table={} parent={} child={} epoch={} autoadmin_epoch={}",
                parent.table(), parent.group_id(), child_id, parent.epoch(), request.autoadmin_epoch());
@@ -205,7 +218,7 @@ Result<pb::SplitPartitionResponse> PartitionAdmin::AbandonSplit(const pb::SplitP
                                                                 const SplitRecords& records) {
   pb::SplitPartitionResponse out;
   *out.mutable_parent() = records.parent;
-  if (!records.intent_record) return out;
+  if (!records.intent_record && !records.request_record) return out;
   auto lease_version = CheckEpoch(request.autoadmin_epoch(), "split of group=" + std::to_string(request.parent_group_id()));
   if (!lease_version.ok()) return lease_version.status();
   pb::KvBatch batch;
@@ -213,9 +226,12 @@ Result<pb::SplitPartitionResponse> PartitionAdmin::AbandonSplit(const pb::SplitP
   pb::KvCondition* lease = batch.add_conditions();
   lease->set_key(std::string(kAutoadminLeaseKey));
   lease->set_version(*lease_version);
-  pb::KvWrite* drop = batch.add_writes();
-  drop->set_key(records.intent_key);
-  drop->set_delete_(true);
+  if (records.intent_record) {
+    pb::KvWrite* drop = batch.add_writes();
+    drop->set_key(records.intent_key);
+    drop->set_delete_(true);
+  }
+  DropRequest(batch, records);
   TESSERA_RETURN_IF_ERROR(Apply(group_, std::move(batch), "split abandon"));
   spdlog::info("meta.split_abandoned parent={} child={} autoadmin_epoch={}", request.parent_group_id(),
                records.intent.child().group_id(), request.autoadmin_epoch());

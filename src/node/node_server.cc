@@ -141,7 +141,7 @@ class NodeServer::Impl {
   KvAdmission admission_{options_.node_id, options_.admission, metrics_};
   std::unique_ptr<rpc::RpcServer> rpc_;
   std::unique_ptr<http::HttpServer> http_;
-  // admin.state_digest's scans: one at a time, a few waiting.
+  // admin.state_digest's and admin.split_key's scans: one at a time, a few waiting.
   JobThread digest_jobs_{"state-digest", limits::kNodeDigestJobsMax};
   // admin.change_membership / admin.drop_group / admin.transfer_leadership
   // (membership_rpcs.h), admin.split_group (split_rpc.h).
@@ -277,6 +277,10 @@ Status NodeServer::Impl::RegisterHandlers() {
       {"admin.split_group",
        [this](const PeerInfo&, const pb::Envelope& r, Responder s) {
          ServeSplitGroup(*replication_, admin_jobs_, r, std::move(s));
+       }},
+      {"admin.split_key",
+       [this](const PeerInfo&, const pb::Envelope& r, Responder s) {
+         ServeSplitKey(*replication_, digest_jobs_, r, std::move(s));
        }},
       {"blob.read",
        [this](const PeerInfo&, const pb::Envelope& r, Responder s) { blob_->HandleRead(r, std::move(s)); }},
@@ -484,7 +488,10 @@ void NodeServer::Impl::OnCreateGroup(const pb::Envelope& request, rpc::Responder
   // CreateGroup recovers the group from the store: slow work, off the
   // connection's strand.
   asio::post(io_, [this, create = std::move(create), responder] {
-    const Status status = replication_->CreateGroup(create.partition());
+    const Status status =
+        create.split_parent_group_id() == 0
+            ? replication_->CreateGroup(create.partition())
+            : replication_->CreateSplitChild(create.partition(), create.split_parent_group_id());
     if (!status.ok()) return responder.Fail(status);
     responder.Reply(pb::CreateGroupResponse().SerializeAsString());
   });
@@ -502,11 +509,18 @@ void NodeServer::Impl::CollectStatus(std::function<void(std::vector<pb::GroupSta
   auto collector = std::make_shared<Collector>();
   collector->remaining = groups.size();
   collector->done = std::move(done);
+  storage::NodeStore* store = &replication_->store();
   for (const HostedGroup& g : groups) {
     const uint64_t id = g.descriptor.group_id();
-    g.host->GetStatus([collector, id](GroupStatus s) {
+    g.host->GetStatus([collector, id, store](GroupStatus s) {
+      pb::GroupStatusProto status = ToProto(id, s);
+      // The leader's estimate of its state's size, for the split planner.
+      if (s.role == consensus::Role::kLeader && !s.log_only) {
+        auto bytes = store->ApproximateStateBytes(id);
+        if (bytes.ok()) status.set_state_bytes(*bytes);
+      }
       std::unique_lock lock(collector->mu);
-      collector->statuses.push_back(ToProto(id, s));
+      collector->statuses.push_back(std::move(status));
       if (--collector->remaining > 0) return;
       std::sort(collector->statuses.begin(), collector->statuses.end(),
                 [](const auto& a, const auto& b) { return a.group_id() < b.group_id(); });

@@ -127,6 +127,60 @@ Status ReplicationHost::RestoreGroups() {
 Status ReplicationHost::CreateGroup(const pb::PartitionDescriptor& descriptor) {
   TESSERA_RETURN_IF_ERROR(ValidateDescriptor(descriptor, options_.self_id));
   std::lock_guard lock(mu_);
+  return CreateGroupLocked(descriptor);
+}
+
+Result<bool> ReplicationHost::ParentNarrowedLocked(const HostedGroup& parent,
+                                                   const std::string& split_key) {
+  bool log_only = false;
+  for (const pb::ReplicaPlacement& r : parent.descriptor.replicas()) {
+    if (r.node_id() == options_.self_id) log_only = r.log_only();
+  }
+  // A log replica stores no range end; it narrows its descriptor when the
+  // split entry commits (GroupHost::NarrowOnLogSplits).
+  if (log_only) return parent.descriptor.end_key() == split_key;
+  auto end = store_->RangeEnd(parent.descriptor.group_id());
+  if (!end.ok()) return end.status();
+  return end->has_value() && **end == split_key;
+}
+
+Status ReplicationHost::CreateSplitChild(const pb::PartitionDescriptor& child, uint64_t parent) {
+  TESSERA_RETURN_IF_ERROR(ValidateDescriptor(child, options_.self_id));
+  if (parent == 0 || parent == child.group_id()) {
+    return Status::InvalidArgument("a split child names a parent group other than itself");
+  }
+  std::lock_guard lock(mu_);
+  if (stopped_) return Status::Unavailable("replication host stopped");
+  if (groups_.count(child.group_id())) return Status::Ok();
+  const std::string child_name = "group " + std::to_string(child.group_id());
+  auto stored = store_->Get(kDescriptorGroupId, DescriptorKey(child.group_id()));
+  if (stored.ok()) {
+    // This replica applied the split: the host starts the child once the
+    // apply finished (contract 10); start it here if that did not happen.
+    auto pending = store_->SplitPending(parent);
+    if (!pending.ok()) return pending.status();
+    if (*pending) return Status::Unavailable(child_name + ": the split is being applied here");
+    pb::PartitionDescriptor descriptor;
+    if (!descriptor.ParseFromString(*stored)) {
+      return Status::Corruption("stored descriptor of " + child_name + " does not parse");
+    }
+    return StartGroupLocked(descriptor);
+  }
+  if (stored.status().code() != StatusCode::kNotFound) return stored.status();
+  const auto it = groups_.find(parent);
+  if (it != groups_.end()) {
+    auto narrowed = ParentNarrowedLocked(it->second, child.start_key());
+    if (!narrowed.ok()) return narrowed.status();
+    if (!*narrowed) {
+      return Status::Unavailable("group " + std::to_string(parent) +
+                                 " has not reached its split here yet");
+    }
+  }
+  spdlog::info("node.split_child_created_empty child={} parent={}", child.group_id(), parent);
+  return CreateGroupLocked(child);
+}
+
+Status ReplicationHost::CreateGroupLocked(const pb::PartitionDescriptor& descriptor) {
   if (stopped_) return Status::Unavailable("replication host stopped");
   if (groups_.count(descriptor.group_id())) return Status::Ok();
   if (groups_.size() >= limits::kHostedGroupsMax) {

@@ -47,6 +47,17 @@
 //     both are written in the split's synced first batch. Once the split
 //     applied, the child is started here (as at a restart: from its stored
 //     descriptor and state, at the split slot + 1).
+// 11. CreateSplitChild (docs/partition-splits.md step 6) creates the child
+//     of a split of `parent` only where that cannot race the split's apply:
+//     the child hosted -> OK; its descriptor stored (this replica applied
+//     the split) -> started from it once no split marker of the parent is
+//     left (Unavailable while one is); the parent hosted here and its
+//     range (stored range end; a log replica's descriptor) already ending
+//     at the child's start (this replica skipped the entry through a
+//     snapshot taken after it) -> created empty, as CreateGroup; the
+//     parent hosted here and not yet narrowed -> Unavailable (it has not
+//     reached the split slot; ask again); the parent not hosted here ->
+//     created empty.
 //
 // Thread safety: every method may be called from any thread; mu_ guards the
 // group map and the descriptor writes.
@@ -103,6 +114,9 @@ class ReplicationHost {
   // duplicates, or a replica set without this process; Unavailable after
   // Stop; Throttled beyond limits::kHostedGroupsMax groups.
   Status CreateGroup(const pb::PartitionDescriptor& descriptor);
+  // See contract 11; the errors of CreateGroup, and Unavailable while the
+  // parent's replica here has not reached (or is applying) the split.
+  Status CreateSplitChild(const pb::PartitionDescriptor& child, uint64_t parent);
   // See contract 6. OK when `epoch` >= the highest seen (which becomes
   // `epoch`); StaleEpoch otherwise; the store's errors.
   Status AdmitAutoadminEpoch(uint64_t epoch);
@@ -131,6 +145,11 @@ class ReplicationHost {
   Status RestoreGroups();
   // Starts a group; mu_ held.
   Status StartGroupLocked(const pb::PartitionDescriptor& descriptor);
+  // Contract 2 with mu_ held.
+  Status CreateGroupLocked(const pb::PartitionDescriptor& descriptor);
+  // Whether the parent's replica here (hosted, not stored with the child)
+  // already ends its range at `split_key`; mu_ held.
+  Result<bool> ParentNarrowedLocked(const HostedGroup& parent, const std::string& split_key);
   // Contract 10, on the parent's strand: narrows the parent's descriptor
   // in memory and returns the descriptor writes of the split's first batch.
   Result<std::vector<storage::GroupMutation>> SplitDescriptors(uint64_t parent,

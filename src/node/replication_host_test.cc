@@ -202,6 +202,71 @@ TEST_F(ReplicationHostTest, StoredRangeEndNarrowsTheDescriptorAtRestore) {
   }
 }
 
+// Goal: admin.create_group of a split's child (step 6) answers Unavailable
+// while the parent's replica has not reached the split, OK once it applied
+// it (the child it started), creates an empty child where the replica
+// skipped the entry (its stored range end already ends at the split key)
+// and where the parent is not hosted.
+TEST_F(ReplicationHostTest, SplitChildIsCreatedOnlyWhereTheSplitCannotRace) {
+  constexpr uint64_t kParent = 7, kChild = 20;
+  pb::PartitionDescriptor child = Descriptor(kChild, {1});
+  child.set_start_key("m");
+  WithHost([&](ReplicationHost& host) {
+    ASSERT_TRUE(host.CreateGroup(Descriptor(kParent, {1})).ok());
+    auto parent = host.Find(kParent);
+    for (int i = 0; i < 200; ++i) {
+      ASSERT_TRUE(WriteUntilLed(*parent, PutCommand(std::string(1, static_cast<char>('a' + i % 26)) +
+                                                    std::to_string(i))).ok());
+    }
+    auto bytes = host.store().ApproximateStateBytes(kParent);
+    ASSERT_TRUE(bytes.ok());
+    EXPECT_GT(*bytes, 0u);  // the planner's estimate sees the memtable
+    EXPECT_EQ(host.CreateSplitChild(child, kParent).code(), StatusCode::kUnavailable);
+    EXPECT_EQ(host.Find(kChild), nullptr);
+    pb::KvCommand split;
+    split.mutable_split()->set_split_key("m");
+    split.mutable_split()->set_child_group_id(kChild);
+    ASSERT_TRUE(WriteUntilLed(*parent, split).ok());
+    ASSERT_NE(WaitFor(host, kChild), nullptr);
+    EXPECT_TRUE(host.CreateSplitChild(child, kParent).ok());
+    EXPECT_EQ(host.Groups().size(), 2u);
+    // A parent this node does not host: the child starts empty here.
+    pb::PartitionDescriptor other = Descriptor(31, {1});
+    other.set_start_key("x");
+    EXPECT_TRUE(host.CreateSplitChild(other, 99).ok());
+    EXPECT_NE(host.Find(31), nullptr);
+    EXPECT_EQ(host.CreateSplitChild(other, 31).code(), StatusCode::kInvalidArgument);
+  });
+}
+
+TEST_F(ReplicationHostTest, SplitChildStartsEmptyWhereASnapshotSkippedTheSplit) {
+  constexpr uint64_t kParent = 7, kChild = 20;
+  WithHost([](ReplicationHost& host) {
+    ASSERT_TRUE(host.CreateGroup(Descriptor(kParent, {1})).ok());
+  });
+  {
+    storage::NodeStoreOptions so;
+    so.path = dir_ + "/rocksdb";
+    auto store = std::move(storage::NodeStore::Open(so)).value();
+    ASSERT_TRUE(store->StageSnapshotChunk(kParent, 1, 0, {{"a", "1"}}).ok());
+    pb::SnapshotManifest manifest = *store->StagedSnapshot(kParent);
+    manifest.mutable_range_end()->set_end_key("m");
+    pb::SnapshotMeta meta;
+    meta.set_last_slot(30);
+    meta.mutable_membership()->add_voters(1);
+    ASSERT_TRUE(store->InstallStagedSnapshot(kParent, manifest, meta).ok());
+  }
+  WithHost([](ReplicationHost& host) {
+    pb::PartitionDescriptor child = Descriptor(kChild, {1});
+    child.set_start_key("n");  // not where the parent's range ends
+    EXPECT_EQ(host.CreateSplitChild(child, kParent).code(), StatusCode::kUnavailable);
+    child.set_start_key("m");
+    EXPECT_TRUE(host.CreateSplitChild(child, kParent).ok());
+    EXPECT_NE(host.Find(kChild), nullptr);
+    EXPECT_TRUE(host.CreateSplitChild(child, kParent).ok());  // idempotent
+  });
+}
+
 // The descriptor keys' bytes on disk: "group/" and the group id big-endian,
 // so group 0x0102030405060708 is found where earlier versions stored it.
 TEST(DescriptorKey, GroupIdIsEightBytesBigEndian) {

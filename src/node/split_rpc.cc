@@ -2,6 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <functional>
+#include <optional>
+
 #include "node/rpc_handler_util.h"
 #include "node/split_key.h"
 #include "tessera/cluster_rpc.pb.h"
@@ -38,7 +41,83 @@ Result<bool> AlreadySplit(ReplicationHost& replication, const pb::SplitGroupRequ
   return end->has_value() && **end == split.split_key();
 }
 
+// The group's stored descriptor; NotFound when it is not hosted.
+Result<pb::PartitionDescriptor> DescriptorOf(const ReplicationHost& replication, uint64_t group) {
+  std::optional<pb::PartitionDescriptor> found;
+  (void)replication.DescriptorAllows(group, [&found](const pb::PartitionDescriptor& d) {
+    found = d;
+    return true;
+  });
+  if (!found) return Status::NotFound("group " + std::to_string(group) + " not hosted here");
+  return *found;
+}
+
+// Calls `row(key, bytes)` for each row of a consistent view of the group's
+// state until it returns false.
+Status VisitState(ReplicationHost& replication, uint64_t group,
+                  const std::function<bool(const std::string&, uint64_t)>& row) {
+  auto snapshot = replication.store().OpenSnapshot(group);
+  if (!snapshot.ok()) return snapshot.status();
+  for (;;) {
+    auto next = (*snapshot)->Next();
+    if (!next.ok()) return next.status();
+    if (!next->has_value()) return Status::Ok();
+    if (!row((*next)->key, (*next)->key.size() + (*next)->value.size())) return Status::Ok();
+  }
+}
+
+// Step 2: the total first, then the row before which half of it lies,
+// moved to a boundary the table allows.
+Result<pb::SplitKeyResponse> ChooseKeyOf(ReplicationHost& replication, uint64_t group) {
+  auto descriptor = DescriptorOf(replication, group);
+  if (!descriptor.ok()) return descriptor.status();
+  pb::SplitKeyResponse out;
+  uint64_t total = 0, rows = 0;
+  TESSERA_RETURN_IF_ERROR(VisitState(replication, group, [&](const std::string&, uint64_t bytes) {
+    total += bytes;
+    ++rows;
+    return true;
+  }));
+  HalfBytesCursor cursor(total);
+  TESSERA_RETURN_IF_ERROR(VisitState(replication, group, [&](const std::string& key, uint64_t bytes) {
+    return !cursor.Feed(key, bytes);
+  }));
+  out.set_state_bytes(total);
+  out.set_rows(rows);
+  const std::string name = "group " + std::to_string(group);
+  if (!cursor.crossing_key()) {
+    return Status::InvalidArgument(name + " cannot be halved (" + std::to_string(rows) + " rows)");
+  }
+  const SplitKeyRules rules{descriptor->start_key(), descriptor->end_key(),
+                            descriptor->table() == kS3Table};
+  auto key = ChooseSplitKey(*cursor.crossing_key(), rules);
+  if (!key) return Status::InvalidArgument(name + " has no split key its table allows");
+  out.set_split_key(std::move(*key));
+  return out;
+}
+
 }  // namespace
+
+void ServeSplitKey(ReplicationHost& replication, JobThread& scanner, const pb::Envelope& request,
+                   rpc::Responder responder) {
+  pb::SplitKeyRequest choose;
+  if (!ParsePayload(request, responder, &choose)) return;
+  std::shared_ptr<GroupHost> host = FindGroupOrFail(replication, choose.group_id(), responder);
+  if (!host) return;
+  host->GetStatus([&replication, &scanner, choose, responder](GroupStatus s) {
+    if (s.stopped || s.role != consensus::Role::kLeader) {
+      return responder.Fail(Status::NotLeader(s.stopped ? 0 : s.leader));
+    }
+    const Status submitted = scanner.Submit([&replication, choose, responder] {
+      auto chosen = ChooseKeyOf(replication, choose.group_id());
+      if (!chosen.ok()) return responder.Fail(chosen.status());
+      spdlog::info("node.split_key_chosen group={} state_bytes={} rows={}", choose.group_id(),
+                   chosen->state_bytes(), chosen->rows());
+      responder.Reply(chosen->SerializeAsString());
+    });
+    if (!submitted.ok()) responder.Fail(submitted);
+  });
+}
 
 void ServeSplitGroup(ReplicationHost& replication, JobThread& admin_jobs,
                      const pb::Envelope& request, rpc::Responder responder) {

@@ -199,6 +199,12 @@ class NodeStore {
                     const std::vector<GroupMutation>& side_writes);
   // The group's range end after its splits; nullopt when no split narrowed it.
   Result<std::optional<std::string>> RangeEnd(GroupId group) const;
+  // An estimate of the bytes of the group's user keys and values:
+  // RocksDB's approximate size of [UserKeysBegin, UserKeysEnd) in files
+  // and memtables (obsolete versions not yet compacted count too). For the
+  // split planner (admin.status state_bytes), never for a decision that
+  // must be exact.
+  Result<uint64_t> ApproximateStateBytes(GroupId group) const;
   // True while the parent has a split marker (only after a failed
   // ApplySplit: Open finishes every marked split).
   Result<bool> SplitPending(GroupId parent) const;

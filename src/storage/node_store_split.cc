@@ -49,6 +49,19 @@ Result<std::optional<std::string>> NodeStore::RangeEnd(GroupId group) const {
   return std::optional<std::string>(record->end_key());
 }
 
+Result<uint64_t> NodeStore::ApproximateStateBytes(GroupId group) const {
+  const std::string begin = UserKeysBegin(group);
+  const std::string end = UserKeysEnd(group);
+  const rocksdb::Range range(begin, end);
+  rocksdb::SizeApproximationOptions options;
+  options.include_memtables = true;
+  options.include_files = true;
+  uint64_t bytes = 0;
+  TESSERA_RETURN_IF_ERROR(FromRocks(db_->GetApproximateSizes(options, cfs_.state, &range, 1, &bytes),
+                                    "approximate size " + GroupName(group)));
+  return bytes;
+}
+
 Result<bool> NodeStore::SplitPending(GroupId parent) const {
   std::string stored;
   rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), cfs_.meta, SplitMarkerKey(parent), &stored);
