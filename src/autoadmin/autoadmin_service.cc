@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "common/limits.h"
+#include "common/quoted_key.h"
 #include "common/thread_name.h"
 #include "tessera/cluster_rpc.pb.h"
 
@@ -47,21 +48,6 @@ pb::MembershipChangeKind KindOf(const Action& action) {
 bool TryAnother(const Status& s) {
   return s.code() == StatusCode::kUnavailable || s.code() == StatusCode::kTimeout ||
          s.code() == StatusCode::kIOError || s.code() == StatusCode::kAborted;
-}
-
-// A key for humans: printable ASCII as is, other bytes as \xHH.
-std::string PrintableKey(const std::string& key) {
-  std::string out = "\"";
-  for (unsigned char c : key) {
-    if (c >= 0x20 && c < 0x7f && c != '\\' && c != '"') {
-      out += static_cast<char>(c);
-    } else {
-      char buf[8];
-      std::snprintf(buf, sizeof(buf), "\\x%02x", c);
-      out += buf;
-    }
-  }
-  return out + "\"";
 }
 
 }  // namespace
@@ -572,13 +558,13 @@ std::string AutoadminService::StatusText() const {
   if (last_splits_.intents_size() == 0) out << "  none\n";
   for (const pb::SplitPartitionResponse& i : last_splits_.intents()) {
     out << "  group " << i.parent().group_id() << " (" << i.parent().table() << ") -> group "
-        << i.child().group_id() << " at key " << PrintableKey(i.child().start_key()) << "\n";
+        << i.child().group_id() << " at key " << QuotedKey(i.child().start_key()) << "\n";
   }
   out << "splits requested:\n";
   if (last_splits_.requests_size() == 0) out << "  none\n";
   for (const pb::SplitRequestRecord& r : last_splits_.requests()) {
     out << "  group " << r.group_id() << " (" << r.table() << ") at "
-        << (r.split_key().empty() ? std::string("a key the leader chooses") : "key " + PrintableKey(r.split_key()))
+        << (r.split_key().empty() ? std::string("a key the leader chooses") : "key " + QuotedKey(r.split_key()))
         << "\n";
   }
   out << "split refusals:\n";

@@ -10,6 +10,7 @@
 
 #include "cli/cluster_session.h"
 #include "cli/partition_calls.h"
+#include "common/quoted_key.h"
 #include "meta/meta_keys.h"
 
 namespace tessera::cli {
@@ -20,20 +21,6 @@ using std::chrono::milliseconds;
 
 constexpr milliseconds kRpcTimeout{10'000};
 constexpr milliseconds kPollEvery{250};
-
-std::string Quoted(const std::string& key) {
-  std::string out = "\"";
-  for (unsigned char c : key) {
-    if (c >= 0x20 && c < 0x7f && c != '\\' && c != '"') {
-      out += static_cast<char>(c);
-    } else {
-      char buf[8];
-      std::snprintf(buf, sizeof(buf), "\\x%02x", c);
-      out += buf;
-    }
-  }
-  return out + "\"";
-}
 
 int Fail(std::ostream& err, const std::string& what, const Status& s) {
   err << "tessera kv " << what << ": " << s.ToString() << "\n";
@@ -124,7 +111,7 @@ std::string PartitionLines(const std::vector<pb::PartitionDescriptor>& partition
       replicas += (replicas.empty() ? "" : ",") + std::to_string(r.node_id());
     }
     out += "group " + std::to_string(p.group_id()) + " epoch " + std::to_string(p.epoch()) + " [" +
-           Quoted(p.start_key()) + ", " + Quoted(p.end_key()) + ") replicas " + replicas + "\n";
+           QuotedKey(p.start_key()) + ", " + QuotedKey(p.end_key()) + ") replicas " + replicas + "\n";
   }
   return out;
 }
@@ -164,7 +151,7 @@ int RunKvPartitionCommand(const KvPartitionArgs& a, std::ostream& out, std::ostr
   }
   if (a.no_wait) {
     out << "requested: group " << record.group_id() << " at "
-        << (record.split_key().empty() ? std::string("a key its leader chooses") : Quoted(record.split_key()))
+        << (record.split_key().empty() ? std::string("a key its leader chooses") : QuotedKey(record.split_key()))
         << "\n";
     return 0;
   }

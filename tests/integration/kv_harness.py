@@ -5,6 +5,7 @@ of a Prometheus metric's series.
 Python 3 standard library only. Binary: $TESSERA_BIN (set by ctest).
 """
 
+import base64
 import os
 import re
 import shutil
@@ -25,6 +26,22 @@ def series_sum(text, name, labels):
         if all(have.get(k) == v for k, v in labels.items()):
             total += float(m.group(3))
     return total
+
+
+def scan_page(page):
+    """One page of the HTTP KV API's scan (GET /kv/TABLE?start=...), parsed
+    from JSON: ([(key bytes, value bytes)], the next page's start key as
+    bytes, or None after the last page)."""
+    items = []
+    for it in page["items"]:
+        k = it["key"].encode() if "key" in it else base64.b64decode(it["key_base64"])
+        v = it["value"].encode() if "value" in it else base64.b64decode(it["value_base64"])
+        items.append((k, v))
+    if "next_base64" in page:
+        return items, base64.b64decode(page["next_base64"])
+    if page.get("next") is not None:
+        return items, page["next"].encode()
+    return items, None
 
 
 class KvCluster:

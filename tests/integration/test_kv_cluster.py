@@ -43,6 +43,7 @@ import urllib.parse
 import urllib.request
 
 from free_ports import free_ports
+from kv_harness import scan_page
 
 TESSERA_BIN = os.environ.get("TESSERA_BIN", "")
 PARTITIONS = 4
@@ -262,15 +263,9 @@ class Cluster:
             page = json.loads(body)
             pages += 1
             assert len(page["items"]) <= limit, page
-            for it in page["items"]:
-                k = it["key"].encode() if "key" in it else base64.b64decode(it["key_base64"])
-                v = it["value"].encode() if "value" in it else base64.b64decode(it["value_base64"])
-                items.append((k, v))
-            if "next_base64" in page:
-                cursor = base64.b64decode(page["next_base64"])
-            elif page.get("next") is not None:
-                cursor = page["next"].encode()
-            else:
+            page_items, cursor = scan_page(page)
+            items.extend(page_items)
+            if cursor is None:
                 return items, pages
             assert pages < 1000, "scan does not terminate"
 

@@ -21,7 +21,6 @@ Python 3 standard library only; free loopback ports, a fresh temp dir,
 `tessera cluster down` at the end. Binary: $TESSERA_BIN (set by ctest).
 """
 
-import base64
 import json
 import re
 import subprocess
@@ -33,7 +32,7 @@ import urllib.parse
 import urllib.request
 
 from free_ports import free_ports
-from kv_harness import TESSERA_BIN, KvCluster
+from kv_harness import TESSERA_BIN, KvCluster, scan_page
 
 AZS = ("az1", "az2", "az3")
 HTTP_TIMEOUT_S = 15
@@ -89,16 +88,9 @@ class Cluster(KvCluster):
             q = urllib.parse.urlencode({"limit": "50", "start": cursor})
             status, body = self.request("GET", f"/kv/{table}?{q}")
             assert status == 200, (status, body)
-            page = json.loads(body)
-            for it in page["items"]:
-                k = it["key"].encode() if "key" in it else base64.b64decode(it["key_base64"])
-                v = it["value"].encode() if "value" in it else base64.b64decode(it["value_base64"])
-                items.append((k, v))
-            if "next_base64" in page:
-                cursor = base64.b64decode(page["next_base64"])
-            elif page.get("next") is not None:
-                cursor = page["next"].encode()
-            else:
+            page_items, cursor = scan_page(json.loads(body))
+            items.extend(page_items)
+            if cursor is None:
                 return items
         raise AssertionError("scan does not terminate")
 

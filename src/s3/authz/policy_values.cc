@@ -6,19 +6,10 @@
 #include <cmath>
 #include <string>
 
+#include "s3/protocol/http_rules.h"
+
 namespace tessera::s3::authz {
 namespace {
-
-// Days from 1970-01-01 to y-m-d (proleptic Gregorian; Howard Hinnant's
-// days_from_civil).
-int64_t DaysFromCivil(int64_t y, unsigned m, unsigned d) {
-  y -= m <= 2;
-  const int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const auto yoe = static_cast<unsigned>(y - era * 400);
-  const unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
-  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + static_cast<int64_t>(doe) - 719468;
-}
 
 // `count` digits at text[*pos] as a number; advances *pos.
 std::optional<unsigned> Digits(std::string_view text, size_t* pos, size_t count) {

@@ -10,11 +10,9 @@
 #include "common/limits.h"
 
 namespace tessera::s3 {
-namespace {
 
-// ---- Calendar arithmetic (proleptic Gregorian, UTC) -------------------------
-// Howard Hinnant's days_from_civil / civil_from_days: exact for every int64
-// day count we can meet, no time zone, no libc state.
+// Howard Hinnant's days_from_civil: exact for every int64 day count we can
+// meet, no time zone, no libc state.
 int64_t DaysFromCivil(int64_t y, unsigned m, unsigned d) {
   y -= m <= 2;
   const int64_t era = (y >= 0 ? y : y - 399) / 400;
@@ -23,6 +21,10 @@ int64_t DaysFromCivil(int64_t y, unsigned m, unsigned d) {
   const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
   return era * 146097 + static_cast<int64_t>(doe) - 719468;
 }
+
+namespace {
+
+// ---- Calendar arithmetic (proleptic Gregorian, UTC) -------------------------
 
 struct Civil {
   int64_t year;

@@ -22,6 +22,9 @@ namespace tessera::s3 {
 using HeaderField = std::pair<std::string, std::string>;
 
 // ---- Dates ------------------------------------------------------------------
+// Days from 1970-01-01 to year-month-day (proleptic Gregorian, UTC; month
+// 1..12, day 1..31, not checked against the month's length).
+int64_t DaysFromCivil(int64_t y, unsigned m, unsigned d);
 // RFC 1123 / IMF-fixdate, "Wed, 12 Oct 2009 17:50:00 GMT" (seconds; the
 // milliseconds are truncated). For Last-Modified, Date, Expires.
 std::string FormatHttpDate(int64_t unix_ms);
