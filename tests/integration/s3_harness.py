@@ -424,6 +424,11 @@ class S3Cluster:
                               verify=self.ca_bundle if https else True, config=cfg)
 
 
+def canonical_id(user_name):
+    """The S3 canonical user id Tessera gives user `user_name` (64 hex digits)."""
+    return hashlib.sha256(b"tessera-s3-user/" + user_name.encode()).hexdigest()
+
+
 # --- hand-made requests ----------------------------------------------------------
 
 def sha256_hex(data):

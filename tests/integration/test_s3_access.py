@@ -9,7 +9,6 @@ refused by `tessera s3 user create`.
 
 Standard library + boto3 and the aws CLI (s3_harness). Binary: $TESSERA_BIN."""
 
-import hashlib
 import json
 import sys
 import unittest
@@ -19,10 +18,6 @@ import s3_harness as h
 CLUSTER = None
 USERS = {}
 BUCKET = "carols-bucket"
-
-
-def canonical_id(name):
-    return hashlib.sha256(b"tessera-s3-user/" + name.encode()).hexdigest()
 
 
 def create_user(name, *flags):
@@ -62,14 +57,14 @@ def try_create(s3):
 class UserIdentityTest(h.ClusterTestCase):
     def test_user_create_prints_the_identity(self):
         carol = USERS["carol"]
-        self.assertEqual(carol["canonical_id"].strip(), canonical_id("carol"))
+        self.assertEqual(carol["canonical_id"].strip(), h.canonical_id("carol"))
         self.assertEqual(carol["display_name"].strip(), "Carol C")
         self.assertEqual(carol["email"].strip(), "carol@example.com")
         dave = USERS["dave"]
         self.assertEqual(dave["display_name"].strip(), "dave")
         self.assertNotIn("email", dave)
         listing = self.c.cli("s3", "user", "list").stdout
-        self.assertIn(f"id={canonical_id('carol')} display_name=Carol C email=carol@example.com",
+        self.assertIn(f"id={h.canonical_id('carol')} display_name=Carol C email=carol@example.com",
                       listing)
 
     def test_bad_identities_are_refused(self):
@@ -88,7 +83,7 @@ class UserIdentityTest(h.ClusterTestCase):
 class OwnerElementsTest(h.ClusterTestCase):
     def test_owner_is_the_canonical_id_and_display_name(self):
         s3 = client("carol")
-        me = {"ID": canonical_id("carol"), "DisplayName": "Carol C"}
+        me = {"ID": h.canonical_id("carol"), "DisplayName": "Carol C"}
         self.assertEqual(s3.list_buckets()["Owner"], me)
         acl = s3.get_bucket_acl(Bucket=BUCKET)
         self.assertEqual(acl["Owner"], me)
@@ -165,7 +160,7 @@ class ExpectedBucketOwnerTest(h.ClusterTestCase):
     def test_expected_bucket_owner_is_checked_on_every_call(self):
         from botocore.exceptions import ClientError
         s3 = client("carol")
-        mine, other = canonical_id("carol"), canonical_id("dave")
+        mine, other = h.canonical_id("carol"), h.canonical_id("dave")
         s3.get_object(Bucket=BUCKET, Key="k", ExpectedBucketOwner=mine)
         s3.list_objects_v2(Bucket=BUCKET, ExpectedBucketOwner=mine)
         s3.put_object(Bucket=BUCKET, Key="expected", Body=b"x", ExpectedBucketOwner=mine)
@@ -206,7 +201,7 @@ class AwsCliTest(h.ClusterTestCase):
                                      secret_key=u["secret_key"].strip())
         _, out, _ = self.c.aws("s3api", "get-bucket-acl", "--bucket", BUCKET, env=env("carol"))
         acl = json.loads(out)
-        self.assertEqual(acl["Owner"]["ID"], canonical_id("carol"))
+        self.assertEqual(acl["Owner"]["ID"], h.canonical_id("carol"))
         self.assertEqual(acl["Owner"]["DisplayName"], "Carol C")
         rc, _, err = self.c.aws("s3api", "get-bucket-acl", "--bucket", BUCKET, env=env("dave"),
                                 check=False)
@@ -217,7 +212,7 @@ class AwsCliTest(h.ClusterTestCase):
         self.assertNotEqual(rc, 0)
         self.assertIn("403", err)
         rc, _, err = self.c.aws("s3api", "list-objects-v2", "--bucket", BUCKET,
-                                "--expected-bucket-owner", canonical_id("dave"), env=env("carol"),
+                                "--expected-bucket-owner", h.canonical_id("dave"), env=env("carol"),
                                 check=False)
         self.assertNotEqual(rc, 0)
         self.assertIn("AccessDenied", err)

@@ -13,7 +13,6 @@ and change nothing; a re-created bucket starts private.
 
 Standard library + boto3 and the aws CLI (s3_harness). Binary: $TESSERA_BIN."""
 
-import hashlib
 import json
 import sys
 import unittest
@@ -25,10 +24,6 @@ USERS = {}
 SHARED = "erins-shared"
 ALL_USERS = "http://acs.amazonaws.com/groups/global/AllUsers"
 AUTH_USERS = "http://acs.amazonaws.com/groups/global/AuthenticatedUsers"
-
-
-def canonical_id(name):
-    return hashlib.sha256(b"tessera-s3-user/" + name.encode()).hexdigest()
 
 
 def setUpModule():
@@ -59,9 +54,9 @@ def anonymous():
 def try_create(s3):
     try:
         s3.create_bucket(Bucket=SHARED,
-                         GrantFullControl=f'id="{canonical_id("erin")}"',
-                         GrantWrite=f'id="{canonical_id("frank")}"',
-                         GrantRead=f'id="{canonical_id("frank")}"')
+                         GrantFullControl=f'id="{h.canonical_id("erin")}"',
+                         GrantWrite=f'id="{h.canonical_id("frank")}"',
+                         GrantRead=f'id="{h.canonical_id("frank")}"')
         return True
     except Exception as e:  # the new key may not have reached the router yet
         print(f"[create_bucket: {e}]", file=sys.stderr)
@@ -108,8 +103,8 @@ class BucketAclTest(h.ClusterTestCase):
         # ACL set by CreateBucket's x-amz-grant-* headers, answered as set
         # (in header order: read, write, read-acp, write-acp, full-control).
         self.assertEqual(grants(self.erin.get_bucket_acl(Bucket=SHARED)), [
-            (canonical_id("frank"), "READ"), (canonical_id("frank"), "WRITE"),
-            (canonical_id("erin"), "FULL_CONTROL")])
+            (h.canonical_id("frank"), "READ"), (h.canonical_id("frank"), "WRITE"),
+            (h.canonical_id("erin"), "FULL_CONTROL")])
         # frank: WRITE uploads, READ lists.
         self.frank.put_object(Bucket=SHARED, Key="franks", Body=b"frank's bytes")
         keys = [o["Key"] for o in self.frank.list_objects_v2(Bucket=SHARED)["Contents"]]
@@ -142,7 +137,7 @@ class BucketAclTest(h.ClusterTestCase):
     def test_2_public_read_lists_anonymously_and_nothing_more(self):
         self.put_acl(ACL="public-read")
         self.assertEqual(grants(self.erin.get_bucket_acl(Bucket=SHARED)), [
-            (canonical_id("erin"), "FULL_CONTROL"), (ALL_USERS, "READ")])
+            (h.canonical_id("erin"), "FULL_CONTROL"), (ALL_USERS, "READ")])
         keys = [o["Key"] for o in self.anon.list_objects_v2(Bucket=SHARED)["Contents"]]
         self.assertIn("erins", keys)
         self.assertIn("erins", [o["Key"] for o in self.gina.list_objects_v2(Bucket=SHARED)["Contents"]])
@@ -174,27 +169,27 @@ class BucketAclTest(h.ClusterTestCase):
         self.assertEqual(error_code(self.anon.list_objects_v2, Bucket=SHARED), "AccessDenied")
 
     def test_3_policy_body_and_aws_cli_round_trip(self):
-        me = {"ID": canonical_id("erin"), "Type": "CanonicalUser"}
-        policy = {"Owner": {"ID": canonical_id("erin")}, "Grants": [
+        me = {"ID": h.canonical_id("erin"), "Type": "CanonicalUser"}
+        policy = {"Owner": {"ID": h.canonical_id("erin")}, "Grants": [
             {"Grantee": me, "Permission": "FULL_CONTROL"},
             {"Grantee": {"Type": "Group", "URI": AUTH_USERS}, "Permission": "READ_ACP"},
-            {"Grantee": {"ID": canonical_id("gina"), "Type": "CanonicalUser"},
+            {"Grantee": {"ID": h.canonical_id("gina"), "Type": "CanonicalUser"},
              "Permission": "WRITE_ACP"}]}
         self.put_acl(AccessControlPolicy=policy)
         self.assertEqual(grants(self.erin.get_bucket_acl(Bucket=SHARED)), [
-            (canonical_id("erin"), "FULL_CONTROL"), (AUTH_USERS, "READ_ACP"),
-            (canonical_id("gina"), "WRITE_ACP")])
+            (h.canonical_id("erin"), "FULL_CONTROL"), (AUTH_USERS, "READ_ACP"),
+            (h.canonical_id("gina"), "WRITE_ACP")])
         self.assertEqual(len(self.frank.get_bucket_acl(Bucket=SHARED)["Grants"]), 3)  # READ_ACP
         self.assertEqual(error_code(self.frank.list_objects_v2, Bucket=SHARED), "AccessDenied")
         self.gina.put_bucket_acl(Bucket=SHARED, ACL="private")  # WRITE_ACP
         self.assertEqual(error_code(self.frank.get_bucket_acl, Bucket=SHARED), "AccessDenied")
         env = self.c.client_env(access_key=USERS["erin"][0], secret_key=USERS["erin"][1])
         self.c.aws("s3api", "put-bucket-acl", "--bucket", SHARED, "--grant-read",
-                   f'uri="{ALL_USERS}"', "--grant-full-control", f'id="{canonical_id("erin")}"',
+                   f'uri="{ALL_USERS}"', "--grant-full-control", f'id="{h.canonical_id("erin")}"',
                    env=env)
         _, out, _ = self.c.aws("s3api", "get-bucket-acl", "--bucket", SHARED, env=env)
         self.assertEqual(grants(json.loads(out)), [(ALL_USERS, "READ"),
-                                                   (canonical_id("erin"), "FULL_CONTROL")])
+                                                   (h.canonical_id("erin"), "FULL_CONTROL")])
         self.put_acl(ACL="private")
 
     def test_4_bad_acls_are_refused_and_change_nothing(self):
@@ -202,7 +197,7 @@ class BucketAclTest(h.ClusterTestCase):
         raw = h.S3Raw(self.c, access_key=USERS["erin"][0], secret_key=USERS["erin"][1])
         too_many = "".join(
             f'<Grant><Grantee xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" '
-            f'xsi:type="CanonicalUser"><ID>{canonical_id(f"u{i}")}</ID></Grantee>'
+            f'xsi:type="CanonicalUser"><ID>{h.canonical_id(f"u{i}")}</ID></Grantee>'
             f'<Permission>READ</Permission></Grant>' for i in range(101))
         cases = [
             ({"x-amz-acl": "no-such-acl"}, b"", 400, "InvalidArgument"),
@@ -210,7 +205,7 @@ class BucketAclTest(h.ClusterTestCase):
             ({"x-amz-grant-read": 'uri="http://example.com/group"'}, b"", 400, "InvalidArgument"),
             ({"x-amz-grant-read": 'emailAddress="nobody@example.com"'}, b"", 400,
              "UnresolvableGrantByEmailAddress"),
-            ({"x-amz-grant-read": f'id="{canonical_id("nobody")}"'}, b"", 400,
+            ({"x-amz-grant-read": f'id="{h.canonical_id("nobody")}"'}, b"", 400,
              "InvalidArgument"),
             ({"x-amz-grant-read": 'bogus="x"'}, b"", 400, "InvalidArgument"),
             ({"x-amz-acl": "public-read", "x-amz-grant-read": f'uri="{ALL_USERS}"'}, b"", 400,
@@ -224,7 +219,7 @@ class BucketAclTest(h.ClusterTestCase):
                 r = raw.request("PUT", f"/{SHARED}", [("acl", None)], headers, body)
                 self.assertEqual((r.status, r.error()["Code"]), (status, code), r)
         self.assertEqual(grants(self.erin.get_bucket_acl(Bucket=SHARED)),
-                         [(canonical_id("erin"), "FULL_CONTROL")])
+                         [(h.canonical_id("erin"), "FULL_CONTROL")])
         # A bad ACL at CreateBucket creates nothing.
         self.assertEqual(error_code(self.erin.create_bucket, Bucket="erins-bad", ACL="bogus"),
                          "InvalidArgument")
@@ -237,7 +232,7 @@ class BucketAclTest(h.ClusterTestCase):
         self.erin.delete_bucket(Bucket=name)
         self.erin.create_bucket(Bucket=name)
         self.assertEqual(grants(self.erin.get_bucket_acl(Bucket=name)),
-                         [(canonical_id("erin"), "FULL_CONTROL")])
+                         [(h.canonical_id("erin"), "FULL_CONTROL")])
         self.assertEqual(error_code(self.anon.list_objects_v2, Bucket=name), "AccessDenied")
         self.erin.delete_bucket(Bucket=name)
 

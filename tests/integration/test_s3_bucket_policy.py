@@ -16,7 +16,6 @@ delpolicy round trip.
 Standard library + boto3, the aws CLI and s3cmd (s3_harness). Binary:
 $TESSERA_BIN."""
 
-import hashlib
 import json
 import os
 import shutil
@@ -28,10 +27,6 @@ import s3_harness as h
 CLUSTER = None
 USERS = {}
 BUCKET = "olgas-policy"
-
-
-def canonical_id(name):
-    return hashlib.sha256(b"tessera-s3-user/" + name.encode()).hexdigest()
 
 
 def setUpModule():
@@ -162,7 +157,7 @@ class BucketPolicyTest(h.ClusterTestCase):
     def test_3_grant_to_a_second_user(self):
         self.assertEqual(code_of(self.pete.put_object, Bucket=BUCKET, Key="p", Body=b"p"),
                          "AccessDenied")
-        self.put_policy(policy(statement({"AWS": canonical_id("pete")}, "s3:PutObject", OBJECTS),
+        self.put_policy(policy(statement({"AWS": h.canonical_id("pete")}, "s3:PutObject", OBJECTS),
                                statement("*", "s3:GetObject", f"arn:aws:s3:::{BUCKET}/public/*")))
         self.pete.put_object(Bucket=BUCKET, Key="petes", Body=b"p")
         # A copy's source is decided with its bucket's policy too.
@@ -186,14 +181,14 @@ class BucketPolicyTest(h.ClusterTestCase):
     def test_4_source_ip(self):
         for cidr, allowed in (("127.0.0.1/32", True), ("10.0.0.0/8", False)):
             self.put_policy(policy(statement(
-                {"AWS": f"arn:aws:iam::{canonical_id('pete')}:user/pete"}, "s3:GetObject",
+                {"AWS": f"arn:aws:iam::{h.canonical_id('pete')}:user/pete"}, "s3:GetObject",
                 OBJECTS, condition={"IpAddress": {"aws:SourceIp": cidr}})))
             with self.subTest(cidr=cidr):
                 err = code_of(self.pete.get_object, Bucket=BUCKET, Key="private/b")
                 self.assertEqual(err, None if allowed else "AccessDenied")
 
     def test_5_secure_transport(self):
-        self.put_policy(policy(statement({"CanonicalUser": canonical_id("pete")},
+        self.put_policy(policy(statement({"CanonicalUser": h.canonical_id("pete")},
                                          "s3:GetObject", OBJECTS,
                                          condition={"Bool": {"aws:SecureTransport": "true"}})))
         self.assertEqual(code_of(self.pete.get_object, Bucket=BUCKET, Key="private/b"),
@@ -236,7 +231,7 @@ class BucketPolicyTest(h.ClusterTestCase):
                          ["PublicAccessBlockConfiguration"], block)
         self.assertEqual(code_of(self.olga.put_bucket_policy, Bucket=BUCKET, Policy=PUBLIC_READ),
                          "AccessDenied")
-        self.put_policy(policy(statement({"AWS": canonical_id("pete")}, "s3:GetObject", OBJECTS)))
+        self.put_policy(policy(statement({"AWS": h.canonical_id("pete")}, "s3:GetObject", OBJECTS)))
         # RestrictPublicBuckets: a public policy gives anonymous nothing.
         self.olga.delete_public_access_block(Bucket=BUCKET)
         self.put_policy(PUBLIC_READ)

@@ -13,7 +13,6 @@ x-amz-expected-bucket-owner; and every case nothing grants is denied.
 Standard library + boto3, aws CLI, s3cmd, rclone (s3_harness). Binary:
 $TESSERA_BIN."""
 
-import hashlib
 import json
 import os
 import sys
@@ -27,10 +26,6 @@ EMAILS = {"alice": "alice@example.com", "bob": "Bob@Example.com"}
 BUCKET = "alices-objects"
 ALL_USERS = "http://acs.amazonaws.com/groups/global/AllUsers"
 ANONYMOUS_ID = "65a011a29cdf8ec533ec3d1ccaae921c"
-
-
-def canonical_id(name):
-    return hashlib.sha256(b"tessera-s3-user/" + name.encode()).hexdigest()
 
 
 def create_user(name):
@@ -104,12 +99,12 @@ class ObjectAclTest(h.ClusterTestCase):
         a, b = self.alice, self.bob
         a.put_object(Bucket=BUCKET, Key="pub", Body=b"public", ACL="public-read")
         self.assertEqual(grants(a.get_object_acl(Bucket=BUCKET, Key="pub")),
-                         [(canonical_id("alice"), "FULL_CONTROL"), (ALL_USERS, "READ")])
+                         [(h.canonical_id("alice"), "FULL_CONTROL"), (ALL_USERS, "READ")])
         self.assertEqual(self.anon.get_object(Bucket=BUCKET, Key="pub")["Body"].read(), b"public")
         self.carol.head_object(Bucket=BUCKET, Key="pub")
         a.put_object(Bucket=BUCKET, Key="priv", Body=b"private")
         self.assertEqual(grants(a.get_object_acl(Bucket=BUCKET, Key="priv")),
-                         [(canonical_id("alice"), "FULL_CONTROL")])
+                         [(h.canonical_id("alice"), "FULL_CONTROL")])
         self.assert_denied({
             "anonymous GET private": lambda: self.anon.get_object(Bucket=BUCKET, Key="priv"),
             "bob GET private": lambda: b.get_object(Bucket=BUCKET, Key="priv"),
@@ -121,29 +116,29 @@ class ObjectAclTest(h.ClusterTestCase):
         # Grants by id and by email (stored as the canonical id), READ for
         # bob and nothing else.
         a.put_object_acl(Bucket=BUCKET, Key="priv", GrantRead=f'emailAddress="{EMAILS["bob"]}"',
-                         GrantFullControl=f'id="{canonical_id("alice")}"')
+                         GrantFullControl=f'id="{h.canonical_id("alice")}"')
         self.assertEqual(grants(a.get_object_acl(Bucket=BUCKET, Key="priv")),
-                         [(canonical_id("bob"), "READ"), (canonical_id("alice"), "FULL_CONTROL")])
+                         [(h.canonical_id("bob"), "READ"), (h.canonical_id("alice"), "FULL_CONTROL")])
         self.assertEqual(b.get_object(Bucket=BUCKET, Key="priv")["Body"].read(), b"private")
         self.assert_denied({
             "bob GetObjectAcl with READ": lambda: b.get_object_acl(Bucket=BUCKET, Key="priv"),
             "carol GET": lambda: self.carol.get_object(Bucket=BUCKET, Key="priv"),
         })
         # An AccessControlPolicy body with a grant by email and a group.
-        policy = {"Owner": {"ID": canonical_id("alice")}, "Grants": [
+        policy = {"Owner": {"ID": h.canonical_id("alice")}, "Grants": [
             {"Grantee": {"Type": "AmazonCustomerByEmail", "EmailAddress": "bob@example.COM"},
              "Permission": "READ_ACP"},
             {"Grantee": {"Type": "Group", "URI": ALL_USERS}, "Permission": "READ"}]}
         a.put_object_acl(Bucket=BUCKET, Key="priv", AccessControlPolicy=policy)
         self.assertEqual(grants(b.get_object_acl(Bucket=BUCKET, Key="priv")),
-                         [(canonical_id("bob"), "READ_ACP"), (ALL_USERS, "READ")])
+                         [(h.canonical_id("bob"), "READ_ACP"), (ALL_USERS, "READ")])
         self.assertEqual(error_code(b.get_object, Bucket=BUCKET, Key="priv"), None)
         # Unknown email and id: refused, nothing changes.
         raw = h.S3Raw(self.c, access_key=USERS["alice"][0], secret_key=USERS["alice"][1])
         for headers, status, code in [
                 ({"x-amz-grant-read": 'emailAddress="nobody@example.com"'}, 400,
                  "UnresolvableGrantByEmailAddress"),
-                ({"x-amz-grant-read": f'id="{canonical_id("nobody")}"'}, 400, "InvalidArgument"),
+                ({"x-amz-grant-read": f'id="{h.canonical_id("nobody")}"'}, 400, "InvalidArgument"),
                 ({"x-amz-grant-read": 'id="short"'}, 400, "InvalidArgument")]:
             with self.subTest(headers=headers):
                 r = raw.request("PUT", f"/{BUCKET}/priv", [("acl", None)], headers)
@@ -155,8 +150,8 @@ class ObjectAclTest(h.ClusterTestCase):
         # Bucket READ lists but reads no object; a missing key is 404 only
         # for who may list.
         a.put_object(Bucket=BUCKET, Key="priv2", Body=b"p2")
-        a.put_bucket_acl(Bucket=BUCKET, GrantRead=f'id="{canonical_id("bob")}"',
-                         GrantFullControl=f'id="{canonical_id("alice")}"')
+        a.put_bucket_acl(Bucket=BUCKET, GrantRead=f'id="{h.canonical_id("bob")}"',
+                         GrantFullControl=f'id="{h.canonical_id("alice")}"')
         self.assertIn("priv2", [o["Key"] for o in b.list_objects_v2(Bucket=BUCKET)["Contents"]])
         self.assertEqual(error_code(b.get_object, Bucket=BUCKET, Key="priv2"), "AccessDenied")
         self.assertEqual(error_code(b.head_object, Bucket=BUCKET, Key="missing"), "NotFound")
@@ -164,25 +159,25 @@ class ObjectAclTest(h.ClusterTestCase):
                          "AccessDenied")
         self.assertEqual(error_code(b.get_object, Bucket=BUCKET, Key="missing"), "NoSuchKey")
         # x-amz-expected-bucket-owner: the owner's canonical id, or denied.
-        a.get_object(Bucket=BUCKET, Key="priv2", ExpectedBucketOwner=canonical_id("alice"))
+        a.get_object(Bucket=BUCKET, Key="priv2", ExpectedBucketOwner=h.canonical_id("alice"))
         self.assertEqual(error_code(a.get_object, Bucket=BUCKET, Key="priv2",
-                                    ExpectedBucketOwner=canonical_id("bob")), "AccessDenied")
+                                    ExpectedBucketOwner=h.canonical_id("bob")), "AccessDenied")
         # The aws CLI reads the ACL back the same.
         env = self.c.client_env(access_key=USERS["alice"][0], secret_key=USERS["alice"][1])
         _, out, _ = self.c.aws("s3api", "get-object-acl", "--bucket", BUCKET, "--key", "pub",
                                env=env)
-        self.assertEqual(grants(json.loads(out)), [(canonical_id("alice"), "FULL_CONTROL"),
+        self.assertEqual(grants(json.loads(out)), [(h.canonical_id("alice"), "FULL_CONTROL"),
                                                    (ALL_USERS, "READ")])
         a.put_bucket_acl(Bucket=BUCKET, ACL="private")
 
     def test_2_the_writer_owns_its_objects(self):
         a, b = self.alice, self.bob
-        a.put_bucket_acl(Bucket=BUCKET, GrantWrite=f'id="{canonical_id("bob")}"',
-                         GrantFullControl=f'id="{canonical_id("alice")}"')
+        a.put_bucket_acl(Bucket=BUCKET, GrantWrite=f'id="{h.canonical_id("bob")}"',
+                         GrantFullControl=f'id="{h.canonical_id("alice")}"')
         b.put_object(Bucket=BUCKET, Key="bobs", Body=b"bob's")
         self.assertEqual(b.get_object(Bucket=BUCKET, Key="bobs")["Body"].read(), b"bob's")
         self.assertEqual(b.get_object_acl(Bucket=BUCKET, Key="bobs")["Owner"]["ID"],
-                         canonical_id("bob"))
+                         h.canonical_id("bob"))
         self.assert_denied({
             "bucket owner GET": lambda: a.get_object(Bucket=BUCKET, Key="bobs"),
             "bucket owner GetObjectAcl": lambda: a.get_object_acl(Bucket=BUCKET, Key="bobs"),
@@ -191,8 +186,8 @@ class ObjectAclTest(h.ClusterTestCase):
         b.put_object(Bucket=BUCKET, Key="bobs-bofc", Body=b"shared", ACL="bucket-owner-full-control")
         self.assertEqual(a.get_object(Bucket=BUCKET, Key="bobs-bofc")["Body"].read(), b"shared")
         self.assertEqual(grants(a.get_object_acl(Bucket=BUCKET, Key="bobs-bofc")),
-                         [(canonical_id("bob"), "FULL_CONTROL"),
-                          (canonical_id("alice"), "FULL_CONTROL")])
+                         [(h.canonical_id("bob"), "FULL_CONTROL"),
+                          (h.canonical_id("alice"), "FULL_CONTROL")])
         # A copy takes the ACL asked for, never the source's.
         a.put_object(Bucket=BUCKET, Key="pub-src", Body=b"src", ACL="public-read")
         a.copy_object(Bucket=BUCKET, Key="copy-private", CopySource=f"{BUCKET}/pub-src")
@@ -213,7 +208,7 @@ class ObjectAclTest(h.ClusterTestCase):
                                                                 "ETag": part["ETag"]}]})
         self.assertEqual(self.anon.get_object(Bucket=BUCKET, Key="mp")["Body"].read(), b"multi")
         self.assertEqual(grants(b.get_object_acl(Bucket=BUCKET, Key="mp")),
-                         [(canonical_id("bob"), "FULL_CONTROL"), (ALL_USERS, "READ")])
+                         [(h.canonical_id("bob"), "FULL_CONTROL"), (ALL_USERS, "READ")])
         a.put_bucket_acl(Bucket=BUCKET, ACL="private")
         self.assertEqual(error_code(b.put_object, Bucket=BUCKET, Key="late", Body=b"x"),
                          "AccessDenied")
@@ -230,7 +225,7 @@ class ObjectAclTest(h.ClusterTestCase):
                          b"one")
         self.assertEqual(error_code(self.anon.get_object, Bucket=name, Key="k"), "AccessDenied")
         self.assertEqual(grants(a.get_object_acl(Bucket=name, Key="k")),
-                         [(canonical_id("alice"), "FULL_CONTROL")])
+                         [(h.canonical_id("alice"), "FULL_CONTROL")])
         marker = a.delete_object(Bucket=name, Key="k")["VersionId"]
         self.assertEqual(error_code(a.put_object_acl, Bucket=name, Key="k", VersionId=marker,
                                     ACL="private"), "MethodNotAllowed")
@@ -260,8 +255,8 @@ class ObjectAclTest(h.ClusterTestCase):
     def test_5_ownership_controls(self):
         a, b = self.alice, self.bob
         name = "alices-owned"
-        a.create_bucket(Bucket=name, GrantWrite=f'id="{canonical_id("bob")}"',
-                        GrantFullControl=f'id="{canonical_id("alice")}"')
+        a.create_bucket(Bucket=name, GrantWrite=f'id="{h.canonical_id("bob")}"',
+                        GrantFullControl=f'id="{h.canonical_id("alice")}"')
         self.assertEqual(error_code(a.get_bucket_ownership_controls, Bucket=name),
                          "OwnershipControlsNotFoundError")
         b.put_object(Bucket=name, Key="bobs", Body=b"bob's")
@@ -276,9 +271,9 @@ class ObjectAclTest(h.ClusterTestCase):
         self.assertEqual(got, [{"ObjectOwnership": "BucketOwnerEnforced"}])
         self.assertEqual(a.get_object(Bucket=name, Key="bobs")["Body"].read(), b"bob's")
         self.assertEqual(grants(a.get_object_acl(Bucket=name, Key="bobs")),
-                         [(canonical_id("alice"), "FULL_CONTROL")])
+                         [(h.canonical_id("alice"), "FULL_CONTROL")])
         self.assertEqual(grants(a.get_bucket_acl(Bucket=name)),
-                         [(canonical_id("alice"), "FULL_CONTROL")])
+                         [(h.canonical_id("alice"), "FULL_CONTROL")])
         a.put_object(Bucket=name, Key="bofc", Body=b"x", ACL="bucket-owner-full-control")
         for call, kw in [(a.put_object, {"Key": "p", "Body": b"p", "ACL": "public-read"}),
                          (a.put_object_acl, {"Key": "bofc", "ACL": "public-read"}),
@@ -293,15 +288,15 @@ class ObjectAclTest(h.ClusterTestCase):
         b.put_object(Bucket=name, Key="given", Body=b"g", ACL="bucket-owner-full-control")
         b.put_object(Bucket=name, Key="kept", Body=b"k")
         self.assertEqual(a.get_object_acl(Bucket=name, Key="given")["Owner"]["ID"],
-                         canonical_id("alice"))
+                         h.canonical_id("alice"))
         self.assertEqual(b.get_object_acl(Bucket=name, Key="kept")["Owner"]["ID"],
-                         canonical_id("bob"))
+                         h.canonical_id("bob"))
         self.assertEqual(error_code(a.get_object, Bucket=name, Key="kept"), "AccessDenied")
         # ObjectWriter, then none again.
         a.put_bucket_ownership_controls(Bucket=name, OwnershipControls=rules("ObjectWriter"))
         b.put_object(Bucket=name, Key="bobs2", Body=b"b", ACL="bucket-owner-full-control")
         self.assertEqual(a.get_object_acl(Bucket=name, Key="bobs2")["Owner"]["ID"],
-                         canonical_id("bob"))
+                         h.canonical_id("bob"))
         a.delete_bucket_ownership_controls(Bucket=name)
         self.assertEqual(error_code(a.get_bucket_ownership_controls, Bucket=name),
                          "OwnershipControlsNotFoundError")
