@@ -99,10 +99,10 @@ class PostCase(h.ClusterTestCase):
         self.s3 = self.c.boto3_client()
         self.raw = h.S3Raw(self.c)
 
-    def post(self, fields, data, bucket=BUCKET, **kw):
+    def post(self, fields, data, bucket=BUCKET, headers=None, **kw):
         content_type, body = form_body(fields, data, **kw)
-        return self.raw.send("POST", f"/{bucket}", headers={"Content-Type": content_type},
-                             body=body)
+        return self.raw.send("POST", f"/{bucket}",
+                             headers={"Content-Type": content_type, **(headers or {})}, body=body)
 
     def presigned(self, key, fields=None, conditions=None, bucket=BUCKET):
         """generate_presigned_post's fields as a list, key first."""
@@ -121,7 +121,7 @@ class SignedUploadTest(PostCase):
     def test_answers_and_stored_metadata(self):
         data = b"posted by a form\n"
         extra = {"Content-Type": "text/plain", "x-amz-meta-color": "teal",
-                 "Cache-Control": "max-age=60",
+                 "Cache-Control": "max-age=60", "x-amz-checksum-crc32": h.crc32_b64(data),
                  "tagging": "<Tagging><TagSet><Tag><Key>k</Key><Value>v</Value></Tag>"
                             "</TagSet></Tagging>"}
         fields = self.presigned("a/plain.txt", extra, [{k: v} for k, v in extra.items()])
@@ -130,8 +130,9 @@ class SignedUploadTest(PostCase):
         etag = '"' + hashlib.md5(data).hexdigest() + '"'
         self.assertEqual(r.header("ETag"), etag)
         self.assertTrue(r.header("Location").endswith(f"/{BUCKET}/a/plain.txt"), r)
-        got = self.s3.get_object(Bucket=BUCKET, Key="a/plain.txt")
+        got = self.s3.get_object(Bucket=BUCKET, Key="a/plain.txt", ChecksumMode="ENABLED")
         self.assertEqual(got["Body"].read(), data)
+        self.assertEqual(got["ChecksumCRC32"], h.crc32_b64(data))
         self.assertEqual(got["ContentType"], "text/plain")
         self.assertEqual(got["CacheControl"], "max-age=60")
         self.assertEqual(got["Metadata"], {"color": "teal"})
@@ -185,7 +186,8 @@ class SignedUploadTest(PostCase):
         signature = base64.b64encode(hmac.new(self.c.secret_key.encode(), policy,
                                               hashlib.sha1).digest()).decode()
         fields = [("key", "v2/old.txt"), ("AWSAccessKeyId", self.c.access_key),
-                  ("policy", policy.decode()), ("signature", signature)]
+                  ("policy", policy.decode()), ("signature", signature),
+                  ("x-ignore-note", "not checked, not stored")]
         r = self.post(fields, b"signed the old way")
         self.assertEqual(r.status, 204, r)
         self.assertEqual(self.s3.get_object(Bucket=BUCKET, Key="v2/old.txt")["Body"].read(),
@@ -205,6 +207,13 @@ class SignedUploadTest(PostCase):
         r = self.raw.request("GET", f"/{PUBLIC}/anon.txt", sign=False)
         self.assertEqual((r.status, r.body), (200, b"anyone"), r)
         self.assertEqual(self.raw.head_status(PUBLIC, "anon.txt"), 403)
+        # A page on another origin reads the answer where a CORS rule admits POST.
+        origin = "https://forms.example.com"
+        self.s3.put_bucket_cors(Bucket=PUBLIC, CORSConfiguration={"CORSRules": [{
+            "AllowedOrigins": [origin], "AllowedMethods": ["POST"], "ExposeHeaders": ["ETag"]}]})
+        r = self.post([("key", "cors.txt")], b"x", bucket=PUBLIC, headers={"Origin": origin})
+        self.assertEqual((r.status, r.header("Access-Control-Allow-Origin"),
+                          r.header("Access-Control-Expose-Headers")), (204, origin, "ETag"), r)
 
 
 class RefusalTest(PostCase):
@@ -223,6 +232,12 @@ class RefusalTest(PostCase):
              "SignatureDoesNotMatch", 403),
             ("unknown key", v4_form(self.c, base, [("key", "r/6")], access_key="AKIDUNKNOWN0000"),
              "InvalidAccessKeyId", 403),
+            ("bad Content-MD5", v4_form(self.c, base + [{"Content-MD5": h.md5_b64(b"other")}],
+                                        [("key", "r/8"), ("Content-MD5", h.md5_b64(b"other"))]),
+             "BadDigest", 400),
+            ("bad checksum", v4_form(self.c, base + [{"x-amz-checksum-crc32": h.crc32_b64(b"o")}],
+                                     [("key", "r/9"), ("x-amz-checksum-crc32", h.crc32_b64(b"o"))]),
+             "BadDigest", 400),
             ("no key field", v4_form(self.c, [{"bucket": BUCKET}], []), "InvalidArgument", 400),
             ("bad policy", [("key", "r/7"), ("AWSAccessKeyId", self.c.access_key),
                             ("policy", "bm90IGpzb24="),  # "not json", rightly signed
@@ -234,7 +249,7 @@ class RefusalTest(PostCase):
         for what, fields, code, status in refused:
             with self.subTest(what):
                 self.assert_refused(self.post(fields, b"never stored"), code, status)
-        for key in ("r/1", "r/2", "elsewhere/3", "r/4", "r/5", "r/6", "r/7"):
+        for key in ("r/1", "r/2", "elsewhere/3", "r/4", "r/5", "r/6", "r/7", "r/8", "r/9"):
             self.assert_absent(key)
 
     def test_content_length_range_frees_what_was_written(self):
