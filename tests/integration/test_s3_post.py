@@ -179,6 +179,25 @@ class SignedUploadTest(PostCase):
         self.assertEqual(self.raw.request("GET", f"/{BUCKET}/a/plain.txt", sign=False).status,
                          403)
 
+    def test_curl_form_over_https(self):
+        # curl -F: its own multipart encoding, Expect: 100-continue for a
+        # body past 1 MiB, TLS.
+        data = os.urandom((2 << 20) + 7)
+        path = os.path.join(self.tmp, "big.bin")
+        with open(path, "wb") as f:
+            f.write(data)
+        s3 = self.c.boto3_client(https=True)
+        post = s3.generate_presigned_post(BUCKET, "curl/${filename}", Fields={
+            "success_action_status": "201"}, Conditions=[["starts-with", "$key", "curl/"],
+                                                         {"success_action_status": "201"}])
+        args = [a for n, v in post["fields"].items() for a in ("-F", f"{n}={v}")]
+        rc, out, err = self.c.curl("-w", "\n%{http_code}", *args, "-F", f"file=@{path}",
+                                   post["url"], https=True)
+        body, _, status = out.rpartition("\n")
+        self.assertEqual(status, "201", out + err)
+        self.assertIn("<Key>curl/big.bin</Key>", body)
+        self.assertEqual(s3.get_object(Bucket=BUCKET, Key="curl/big.bin")["Body"].read(), data)
+
     def test_sigv2_form(self):
         policy = base64.b64encode(json.dumps({
             "expiration": "2099-01-01T00:00:00.000Z",
@@ -253,16 +272,20 @@ class RefusalTest(PostCase):
             self.assert_absent(key)
 
     def test_content_length_range_frees_what_was_written(self):
-        conditions = [["starts-with", "$key", "len/"], ["content-length-range", 10, 2 << 20]]
-        small = v4_form(self.c, conditions, [("key", "len/small")])
-        r = self.post(small, b"tiny")
+        # Blobs are 8 MiB (router.s3_blob_bytes): each refusal below comes
+        # after a whole blob was written, which must be freed.
+        conditions = [["starts-with", "$key", "len/"], ["content-length-range", 9 << 20, 10 << 20]]
+        r = self.post(v4_form(self.c, conditions, [("key", "len/small")]), b"tiny")
         self.assert_refused(r, "EntityTooSmall", 400)
         self.assertEqual(r.error().get("ProposedSize"), "4", r)
-        large = v4_form(self.c, conditions, [("key", "len/large")])
-        r = self.post(large, os.urandom(5 << 20))  # a blob and more written before the refusal
+        r = self.post(v4_form(self.c, conditions, [("key", "len/under")]),
+                      os.urandom((8 << 20) + (512 << 10)))  # refused once the file ended
+        self.assert_refused(r, "EntityTooSmall", 400)
+        r = self.post(v4_form(self.c, conditions, [("key", "len/large")]),
+                      os.urandom(12 << 20))  # refused as it passes 10 MiB
         self.assert_refused(r, "EntityTooLarge", 400)
-        self.assert_absent("len/small")
-        self.assert_absent("len/large")
+        for key in ("len/small", "len/under", "len/large"):
+            self.assert_absent(key)
         self.c.wait_s3_check(self, 90)
 
     def test_malformed_forms(self):
