@@ -17,7 +17,9 @@ Goal: prove against a whole local Tessera cluster that:
      to a private bucket, acl=public-read where BlockPublicAcls is set;
   4. a real HTML form in headless Chromium on another origin uploads a
      file, follows the redirect to a page that reads what S3 appended, and
-     the object reads back byte-identical.
+     the object reads back byte-identical; a script on another origin
+     POSTs a FormData and reads the 201 answer and its ETag where the
+     bucket's CORS rule admits POST.
 One cluster for the whole file.
 """
 
@@ -332,6 +334,22 @@ DONE = """<!doctype html><html><body><pre id="out"></pre>
 </body></html>"""
 
 
+FETCH = """<!doctype html><html><body><pre id="out"></pre>
+<script>
+(async () => {
+  const fd = new FormData();
+  for (const [n, v] of Object.entries(%(fields)s)) fd.append(n, v);
+  fd.append('file', new File([%(content)s], 'f.txt'));
+  let out;
+  try {
+    const r = await fetch(%(url)s, {method: 'POST', body: fd});
+    out = {status: r.status, etag: r.headers.get('ETag'), body: await r.text()};
+  } catch (e) { out = {blocked: String(e)}; }
+  document.getElementById('out').textContent = 'RESULT' + JSON.stringify(out) + 'END';
+})();
+</script></body></html>"""
+
+
 class BrowserTest(PostCase):
     def test_an_html_form_uploads_and_follows_the_redirect(self):
         if not h.CHROMIUM:
@@ -365,6 +383,37 @@ class BrowserTest(PostCase):
                                  "etag": ['"' + hashlib.md5(expected).hexdigest() + '"']})
         got = self.s3.get_object(Bucket=BUCKET, Key="browser/hello.txt")
         self.assertEqual(got["Body"].read(), expected)
+
+    def test_a_script_on_another_origin_posts_a_form_data(self):
+        if not h.CHROMIUM:
+            self.skipTest("chromium is not installed (Debian package chromium; "
+                          "scripts/install-deps.sh installs it)")
+        page_port = free_ports.free_ports(1)[0]
+        origin = f"http://127.0.0.1:{page_port}"
+        bucket = "post-cors"
+        self.s3.create_bucket(Bucket=bucket)
+        self.s3.put_bucket_cors(Bucket=bucket, CORSConfiguration={"CORSRules": [{
+            "AllowedOrigins": [origin], "AllowedMethods": ["POST"], "ExposeHeaders": ["ETag"]}]})
+        post = self.s3.generate_presigned_post(
+            bucket, "fetched.txt", Fields={"success_action_status": "201"},
+            Conditions=[{"success_action_status": "201"}], ExpiresIn=600)
+        content = "sent by fetch\n"
+        site = os.path.join(self.tmp, "site")
+        os.makedirs(site)
+        with open(os.path.join(site, "fetch.html"), "w") as f:
+            f.write(FETCH % {"fields": json.dumps(post["fields"]), "url": json.dumps(post["url"]),
+                             "content": json.dumps(content)})
+        h.serve_directory(self, site, page_port)
+        stdout, stderr = h.chromium_dom(self, self.c, f"{origin}/fetch.html")
+        found = re.search(r'<pre id="out">RESULT(.*?)END</pre>', stdout, re.S)
+        self.assertIsNotNone(found, stdout[-2000:] + stderr[-2000:])
+        result = json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&")
+                            .replace("&lt;", "<").replace("&gt;", ">"))
+        etag = '"' + hashlib.md5(content.encode()).hexdigest() + '"'
+        self.assertEqual((result.get("status"), result.get("etag")), (201, etag), result)
+        self.assertIn("<Key>fetched.txt</Key>", result["body"])
+        self.assertEqual(self.s3.get_object(Bucket=bucket, Key="fetched.txt")["Body"].read(),
+                         content.encode())
 
 
 if __name__ == "__main__":
