@@ -12,7 +12,7 @@ Goal: prove against a whole local Tessera cluster that:
   3. refusals carry S3's error code and store nothing: expired policy, bad
      signature, unknown key, failed eq / starts-with conditions, an extra
      field, content-length-range too small or too large (a large file's
-     blobs are freed: `tessera s3 check` stays clean), no file, a
+     blobs are freed: `tessera s3 check` stays clean), no file or two, a
      malformed body, no key, a POST that is not a form, an anonymous POST
      to a private bucket, acl=public-read where BlockPublicAcls is set;
   4. a real HTML form in headless Chromium on another origin uploads a
@@ -294,7 +294,12 @@ class RefusalTest(PostCase):
         fields = v4_form(self.c, [["starts-with", "$key", "m/"]], [("key", "m/1")])
         content_type, body = form_body(fields, b"", files=0)
         r = self.raw.send("POST", f"/{BUCKET}", headers={"Content-Type": content_type}, body=body)
-        self.assert_refused(r, "IncorrectNumberOfFilesInPostRequest", 400)
+        self.assert_refused(r, "InvalidArgument", 400)
+        self.assertEqual((r.error()["ArgumentName"], r.error()["Message"]),
+                         ("file", "POST requires exactly one file upload per request."))
+        content_type, body = form_body(fields, b"data", files=2)
+        r = self.raw.send("POST", f"/{BUCKET}", headers={"Content-Type": content_type}, body=body)
+        self.assert_refused(r, "InvalidArgument", 400)
         content_type, body = form_body(fields, b"data")
         r = self.raw.send("POST", f"/{BUCKET}", headers={"Content-Type": content_type},
                           body=body[:-40])  # no closing delimiter
