@@ -310,7 +310,12 @@ class RefusalTest(PostCase):
         r = self.raw.send("POST", f"/{BUCKET}", headers={"Content-Type": "text/plain"},
                           body=b"key=m/2")
         self.assert_refused(r, "PreconditionFailed", 412)
+        # A value that would split a response when replayed as a header.
+        fields = v4_form(self.c, [{"key": "m/3"}, {"x-amz-meta-a": "x\r\nSet-Cookie: y"}],
+                         [("key", "m/3"), ("x-amz-meta-a", "x\r\nSet-Cookie: y")])
+        self.assert_refused(self.post(fields, b"x"), "InvalidArgument", 400)
         self.assert_absent("m/1")
+        self.assert_absent("m/3")
 
     def test_block_public_acls(self):
         fields = v4_form(self.c, [{"bucket": BLOCKED}, {"key": "pub"}, {"acl": "public-read"}],

@@ -201,6 +201,11 @@ class PostUpload : public FormDataSink, public std::enable_shared_from_this<Post
     call_->key = SubstituteFilename(*key, file_->filename);
     if (auto valid = ValidateObjectKey(call_->key); !valid.ok()) return Abort(valid.error());
     call_->form_headers = FormHeadersOf(fields_);
+    // A field's value may become a response header (metadata, Content-Type):
+    // refused as a request header carrying CR, LF or NUL is.
+    if (auto clean = CheckFieldCharacters(*call_->form_headers, {}); !clean.ok()) {
+      return Abort(clean.error());
+    }
     if (!AdmitAsPutObject(*call_)) return Stop();
     WithAuthorizedBucket(call_, authz::Action::kPutObject, [self = shared_from_this()] {
       WithObjectWriteAccess(self->call_, [self](ObjectWriteAccess access) {
