@@ -30,6 +30,7 @@
 #include "s3/auth/md5.h"
 #include "s3/auth/post_policy.h"
 #include "s3/auth/post_signature.h"
+#include "s3/auth/request_parts.h"
 #include "s3/front/blob_writer.h"
 #include "s3/front/object_metadata.h"
 #include "s3/front/s3_call.h"
@@ -43,12 +44,6 @@ namespace {
 
 constexpr size_t kBodyPieceBytes = 1 << 20;
 
-std::string Lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 // The form's signature fields: not headers of the object.
 bool IsSignatureField(std::string_view lower_name) {
   return lower_name == "x-amz-algorithm" || lower_name == "x-amz-credential" ||
@@ -61,7 +56,7 @@ bool IsSignatureField(std::string_view lower_name) {
 http::Headers FormHeadersOf(const auth::PostFields& fields) {
   http::Headers out;
   for (const auto& [name, value] : fields) {
-    std::string lower = Lower(name);
+    std::string lower = auth::ToLowerAscii(name);
     if (lower == "acl") lower = "x-amz-acl";
     if (IsSignatureField(lower) || !S3Call::IsFormDefinedHeader(lower)) continue;
     out.emplace_back(std::move(lower), value);
@@ -411,7 +406,7 @@ class PostUpload : public FormDataSink, public std::enable_shared_from_this<Post
 void PostObject(CallPtr call) {
   const std::string_view content_type = call->head().Header("content-type").value_or("");
   auto boundary = FormDataBoundary(content_type);
-  if (!boundary.ok() && Lower(content_type).starts_with("multipart/form-data")) {
+  if (!boundary.ok() && auth::StartsWithIgnoreCase(content_type, "multipart/form-data")) {
     return call->Fail(boundary.error());
   }
   if (!boundary.ok()) {

@@ -12,6 +12,7 @@
 
 #include "common/check.h"
 #include "s3/auth/authenticate.h"
+#include "s3/auth/request_parts.h"
 #include "s3/front/s3_call.h"
 #include "s3/front/s3_charge.h"
 #include "s3/model/op_context.h"
@@ -445,8 +446,7 @@ void S3Front::Handle(std::shared_ptr<http::Exchange> exchange) {
 // --- S3Call -------------------------------------------------------------------
 
 bool S3Call::IsFormDefinedHeader(std::string_view name) {
-  std::string lower(name);
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string lower = auth::ToLowerAscii(name);
   if (lower.starts_with("x-amz-")) return true;
   for (std::string_view defined : {"content-type", "cache-control", "content-disposition",
                                    "content-encoding", "content-language", "expires",
