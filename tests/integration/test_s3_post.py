@@ -165,6 +165,13 @@ class SignedUploadTest(PostCase):
                           "etag": [etag]})
         self.assertEqual(self.s3.head_object(Bucket=BUCKET, Key="a/303 file.txt")["ETag"], etag)
 
+        # A redirect that is no absolute http(s) URL is ignored, as S3 ignores it.
+        extra = {"success_action_redirect": "javascript:alert(1)", "success_action_status": "201"}
+        r = self.post(self.presigned("a/ignored.txt", extra, [{k: v} for k, v in extra.items()]),
+                      data)
+        self.assertEqual((r.status, r.header("Location")),
+                         (201, f"http://{self.raw.host}/{BUCKET}/a/ignored.txt"), r)
+
     def test_filename_acl_and_a_blob_sized_file(self):
         data = os.urandom(3 << 20)  # past the inline size: stored in blobs
         fields = self.presigned("up/${filename}", {"acl": "public-read"},
