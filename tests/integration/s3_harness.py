@@ -424,6 +424,37 @@ class S3Cluster:
                               verify=self.ca_bundle if https else True, config=cfg)
 
 
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def serve_directory(test, directory, port):
+    """Serves `directory` over plain HTTP on 127.0.0.1:`port` (a page on
+    another origin than the router) until the test ends."""
+    import http.server
+    import threading
+    handler = lambda *a, **kw: http.server.SimpleHTTPRequestHandler(*a, directory=directory, **kw)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    test.addCleanup(server.server_close)
+    test.addCleanup(server.shutdown)
+
+
+def chromium_dom(test, cluster, url, budget_ms=20000):
+    """Loads `url` in headless Chromium (a fresh profile under test.tmp,
+    the cluster's plain environment) and returns the DOM of the page it
+    ends on (--dump-dom), after `budget_ms` of virtual time."""
+    profile = tempfile.mkdtemp(prefix="chromium-", dir=test.tmp)
+    p = subprocess.run(
+        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+         "--no-first-run", "--disable-background-networking", "--disable-component-update",
+         "--disable-sync", "--disable-dev-shm-usage", f"--user-data-dir={profile}",
+         f"--virtual-time-budget={budget_ms}", "--dump-dom", url],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace",
+        timeout=120, env=cluster.plain_env())
+    test.assertEqual(p.returncode, 0, p.stderr[-2000:])
+    return p.stdout, p.stderr
+
+
 def canonical_id(user_name):
     """The S3 canonical user id Tessera gives user `user_name` (64 hex digits)."""
     return hashlib.sha256(b"tessera-s3-user/" + user_name.encode()).hexdigest()

@@ -43,11 +43,17 @@ struct S3Call : std::enable_shared_from_this<S3Call> {
   // The decoded query parameter, or nullptr.
   const QueryParam* Param(std::string_view name) const;
   bool HasParam(std::string_view name) const { return Param(name) != nullptr; }
-  // A request header, or one sent as a query parameter (query_headers).
+  // A request header, or one sent as a query parameter (query_headers); for
+  // a POST upload, the names its form defines come from form_headers only.
   std::optional<std::string_view> Header(std::string_view name) const {
+    if (form_headers && IsFormDefinedHeader(name)) return http::FindHeader(*form_headers, name);
     if (auto value = head().Header(name)) return value;
     return http::FindHeader(query_headers, name);
   }
+  // The header names a POST upload's form fields define (Content-Type,
+  // Cache-Control, Content-Disposition, Content-Encoding, Content-Language,
+  // Expires, Content-MD5, x-amz-*): the form's values replace the request's.
+  static bool IsFormDefinedHeader(std::string_view name);
   // The request's headers followed by query_headers.
   http::Headers AllHeaders() const;
   // The request as authentication reads it (method, target, AllHeaders).
@@ -80,6 +86,11 @@ struct S3Call : std::enable_shared_from_this<S3Call> {
   // S3 reads those as headers, for the signature and for the request. Only
   // names absent from the real headers.
   http::Headers query_headers;
+  // A POST upload (object_post.cc): the fields of its form that S3 reads
+  // as the object's headers, set once the form's fields are read; Header
+  // and AllHeaders answer them instead of the request's own (which, from a
+  // browser, describe the form, not the object).
+  std::optional<http::Headers> form_headers;
   // Authenticated caller: its user name and, for authorization, its
   // principal (anonymous until authenticated) and DisplayName.
   auth::AuthContext auth;
@@ -178,6 +189,15 @@ struct PartTarget {
 };
 void CreateMultipartUpload(CallPtr call);
 void UploadPart(CallPtr call, PartTarget part);
+// POST /bucket with a multipart/form-data body (object_post.cc): a browser
+// upload, authenticated by its form's signature and policy, not by the
+// request's headers; answered 204, 200, 201 (PostResponse) or 303 to the
+// form's success_action_redirect.
+void PostObject(CallPtr call);
+// Admission and the bucket's capacity charge of a request whose principal
+// and key are known only after it was dispatched (a POST upload, charged
+// as the PutObject it is); false after answering SlowDown.
+bool AdmitAsPutObject(S3Call& call);
 void CompleteMultipartUpload(CallPtr call);
 void AbortMultipartUpload(CallPtr call);
 void ListParts(CallPtr call);

@@ -12,6 +12,7 @@
 
 #include "common/check.h"
 #include "s3/auth/authenticate.h"
+#include "s3/auth/request_parts.h"
 #include "s3/front/s3_call.h"
 #include "s3/front/s3_charge.h"
 #include "s3/model/op_context.h"
@@ -122,7 +123,7 @@ authz::Action AnonymousAction(const S3Call& call) {
 // learns that (NoSuchBucket) before the access decision.
 void Dispatch(CallPtr call);
 void DispatchAnonymous(CallPtr call);
-bool ChargeBucketShare(S3Call& call);
+bool ChargeBucketShare(S3Call& call, std::string_view method);
 
 void AuthorizeAnonymous(CallPtr call) {
   const authz::Action action = AnonymousAction(*call);
@@ -164,7 +165,7 @@ void DispatchAnonymous(CallPtr call) {
   }
   // Charged to the bucket's capacity like a signed request (anonymous
   // writes reach the partitions too).
-  if (!ChargeBucketShare(*call)) {
+  if (!ChargeBucketShare(*call, call->head().method)) {
     return call->Fail(S3Error(S3ErrorCode::kSlowDown), {{"Retry-After", "1"}});
   }
   WithCorsHeaders(call, [call] { Dispatch(call); });
@@ -258,12 +259,12 @@ void Dispatch(CallPtr call) {
 // (s3_charge.h; GAC knows the bucket as BucketGacName). False: the share
 // cannot pay (the request is refused and never reaches a partition). A
 // bucket without a capacity, or a router without GAC, is not charged.
-bool ChargeBucketShare(S3Call& call) {
+bool ChargeBucketShare(S3Call& call, std::string_view method) {
   gac::GacClient* gac = call.front.gac();
   if (gac == nullptr || call.bucket.empty()) return true;
   const http::Headers headers = call.AllHeaders();
   S3RequestShape shape;
-  shape.method = call.head().method;
+  shape.method = method;
   shape.has_bucket = true;
   shape.key = call.key;
   shape.query = call.query;
@@ -281,7 +282,26 @@ bool ChargeBucketShare(S3Call& call) {
   return true;
 }
 
+// POST /bucket without a sub-resource or credentials in its headers: a
+// browser upload, whose form carries its credentials (PostObject).
+bool IsPostUpload(const S3Call& call) {
+  return call.head().method == "POST" && !call.bucket.empty() && call.key.empty() &&
+         call.query.empty() && !call.head().Header("authorization");
+}
+
 }  // namespace
+
+bool AdmitAsPutObject(S3Call& call) {
+  if (Status admitted = call.front.admission().Admit(call.user, call.bucket); !admitted.ok()) {
+    call.Fail(S3Error(S3ErrorCode::kSlowDown), {{"Retry-After", "1"}});
+    return false;
+  }
+  if (!ChargeBucketShare(call, "PUT")) {
+    call.Fail(S3Error(S3ErrorCode::kSlowDown), {{"Retry-After", "1"}});
+    return false;
+  }
+  return true;
+}
 
 Result<uint64_t> NewRequestIdSalt() {
   uint64_t salt = 0;
@@ -373,6 +393,7 @@ void S3Front::Handle(std::shared_ptr<http::Exchange> exchange) {
   if (auto fields = CheckFieldCharacters(all_headers, call->query); !fields.ok()) {
     return call->Fail(fields.error());
   }
+  if (IsPostUpload(*call)) return WithCorsHeaders(call, [call] { PostObject(call); });
   // Authenticate twice: once to learn the access key (the lookup records it
   // and knows no secret), then with the secret from the registry.
   auth::AuthConfig config;
@@ -415,7 +436,7 @@ void S3Front::Handle(std::shared_ptr<http::Exchange> exchange) {
         !admitted.ok()) {
       return call->Fail(S3Error(S3ErrorCode::kSlowDown), {{"Retry-After", "1"}});
     }
-    if (!ChargeBucketShare(*call)) {
+    if (!ChargeBucketShare(*call, call->head().method)) {
       return call->Fail(S3Error(S3ErrorCode::kSlowDown), {{"Retry-After", "1"}});
     }
     WithCorsHeaders(call, [call] { Dispatch(call); });
@@ -424,9 +445,24 @@ void S3Front::Handle(std::shared_ptr<http::Exchange> exchange) {
 
 // --- S3Call -------------------------------------------------------------------
 
+bool S3Call::IsFormDefinedHeader(std::string_view name) {
+  const std::string lower = auth::ToLowerAscii(name);
+  if (lower.starts_with("x-amz-")) return true;
+  for (std::string_view defined : {"content-type", "cache-control", "content-disposition",
+                                   "content-encoding", "content-language", "expires",
+                                   "content-md5"}) {
+    if (lower == defined) return true;
+  }
+  return false;
+}
+
 http::Headers S3Call::AllHeaders() const {
   http::Headers all = head().headers;
   all.insert(all.end(), query_headers.begin(), query_headers.end());
+  if (form_headers) {
+    std::erase_if(all, [](const auto& h) { return IsFormDefinedHeader(h.first); });
+    all.insert(all.end(), form_headers->begin(), form_headers->end());
+  }
   return all;
 }
 
