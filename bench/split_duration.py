@@ -47,30 +47,17 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "integ
 from autoadmin_recovery import Kv, p99  # noqa: E402  (the same HTTP KV client and figure)
 
 VALUE_BYTES = 64 << 10
-AZS = ("az1", "az2", "az3")
 TABLE = "bench"
 
 
 def write_layout(path):
-    from free_ports import free_ports
-    ports = iter(free_ports(3 * 2 + 3 * 2 + 4 + 1))
-    lines = ['name: "split-bench"', 'azs: ["az1", "az2", "az3"]']
-    for az in AZS:
-        lines.append(f'nodes {{ name: "{az}-n1" az: "{az}" host: "127.0.0.1" '
-                     f"peer_port: {next(ports)} http_port: {next(ports)} }}")
-    for az in AZS:
-        lines.append(f'meta {{ name: "meta-{az}" az: "{az}" host: "127.0.0.1" '
-                     f"peer_port: {next(ports)} http_port: {next(ports)} }}")
-    kv, http_port, s3, s3_tls = next(ports), next(ports), next(ports), next(ports)
-    lines.append(f'routers {{ name: "router-1" az: "az1" host: "127.0.0.1" kv_port: {kv} '
-                 f"http_port: {http_port} s3_port: {s3} s3_tls_port: {s3_tls} }}")
-    lines.append(f'autoadmin {{ name: "autoadmin-az1" az: "az1" host: "127.0.0.1" '
-                 f"http_port: {next(ports)} }}")
+    from kv_harness import three_az_layout
+    lines, router_http, _ = three_az_layout("split-bench", autoadmin=True)
     # Far above any load here: the only split is the one the round asks for.
     lines.append("autoadmin_settings { split_bytes: 1099511627776 poll_interval_ms: 300 }")
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
-    return http_port
+    return router_http[0]
 
 
 class TableKv(Kv):
