@@ -409,17 +409,17 @@ class S3Cluster:
         return self.run(["curl", "-sS", "--noproxy", "*", *extra, *args], https=https, **kw)
 
     def boto3_client(self, https=False, access_key=None, secret_key=None, signature=None,
-                     retries=2, **config):
+                     retries=2, region=REGION, **config):
         import boto3
         from botocore.config import Config
         config.setdefault("connect_timeout", 10)
         config.setdefault("read_timeout", 60)
-        cfg = Config(region_name=REGION, signature_version=signature or "s3v4",
+        cfg = Config(region_name=region, signature_version=signature or "s3v4",
                      s3={"addressing_style": "path"},
                      retries={"max_attempts": retries, "mode": "standard"}, **config)
         session = boto3.session.Session(aws_access_key_id=access_key or self.access_key,
                                         aws_secret_access_key=secret_key or self.secret_key,
-                                        region_name=REGION)
+                                        region_name=region)
         return session.client("s3", endpoint_url=self.endpoint(https),
                               verify=self.ca_bundle if https else True, config=cfg)
 

@@ -16,6 +16,7 @@
 #include "http/stream_server.h"
 #include "s3/auth/auth_context.h"
 #include "s3/authz/authorize.h"
+#include "s3/front/policy_facts.h"
 #include "s3/protocol/http_rules.h"
 #include "s3/protocol/s3_error.h"
 #include "s3/protocol/xml_documents.h"
@@ -102,6 +103,9 @@ struct S3Call : std::enable_shared_from_this<S3Call> {
   // The bucket's configuration record, when the access decision read it
   // (every WithAuthorizedBucket); null otherwise.
   std::shared_ptr<const pb::BucketConfig> bucket_config;
+  // What the decisions derive from it (parsed policy, public access
+  // block), set with bucket_config; shared with the router's cache.
+  std::shared_ptr<const PolicyFacts> bucket_facts;
   // An object-scope action (GetObject, ?acl, ?tagging, ...) whose decision
   // waits for the version: WithAuthorizedBucket sets it, the version reads
   // (WithLatestLiveVersion, WithVersion, WithSubresourceVersion) take the
@@ -277,12 +281,10 @@ void GetBucketPolicyStatus(CallPtr call);
 void PutPublicAccessBlock(CallPtr call);
 void GetPublicAccessBlock(CallPtr call);
 void DeletePublicAccessBlock(CallPtr call);
-struct PolicyFacts {
-  std::shared_ptr<const authz::Policy> policy;  // null: none
-  authz::PublicAccessBlock public_access_block;
-};
-PolicyFacts PolicyFactsOf(const pb::BucketConfig* config, const std::string& bucket);
 authz::ConditionValues PolicyConditionValues(const S3Call& call, authz::Action action);
+// The tags of version `v` as s3:ExistingObjectTag/<key> values (D107: an
+// object decision is taken on the version the handler read), appended.
+void AddExistingObjectTags(const pb::ObjectVersion& v, authz::ConditionValues& values);
 
 void PutBucketCors(CallPtr call);
 void GetBucketCors(CallPtr call);
@@ -324,13 +326,14 @@ inline authz::Action ByVersion(const S3Call& call, authz::Action latest, authz::
 // the owner the caller expects (x-amz-expected-bucket-owner, or
 // x-amz-source-expected-bucket-owner for a copy's source); none for
 // service-level actions. True when allowed; false after answering
-// AccessDenied. `config`: the bucket's configuration record, whose policy
-// and public access block join the decision (null: none considered).
+// AccessDenied. `facts`: the bucket's policy facts (its configuration
+// record's policy and public access block) joining the decision (null:
+// none considered).
 bool Authorized(S3Call& call, authz::Action action, const std::string& bucket,
                 const std::string& key, const std::string& bucket_owner,
                 std::string_view expected_owner_header = {},
                 std::optional<std::vector<authz::Grant>> bucket_acl = std::nullopt,
-                const pb::BucketConfig* config = nullptr);
+                const PolicyFacts* facts = nullptr);
 
 // An object-scope decision's facts besides the version.
 struct ObjectTarget {
@@ -339,6 +342,7 @@ struct ObjectTarget {
   std::string key;
   std::string bucket_owner;
   const pb::BucketConfig* config = nullptr;  // null: none read (private, no controls)
+  const PolicyFacts* facts = nullptr;         // config's policy facts (null: none)
 };
 // Who owns version `v` and its grants, as access decisions see them: the
 // writer and the version's ACL (nullopt: private).

@@ -142,14 +142,16 @@ void AuthorizeAnonymous(CallPtr call) {
     if (IsObjectScope(action)) return DispatchAnonymous(call);
     const std::string owner = bucket->owner();
     call->front.BucketConfigOf(
-        bucket->bucket_id(), [call, action, owner](Result<BucketConfigCache::Config> config) {
+        bucket->bucket_id(), call->bucket,
+        [call, action, owner](Result<BucketConfigCache::Cached> config) {
           if (!config.ok()) return call->Fail(config.status());
           // A bucket ACL or policy may grant anonymous access, writes too
           // (public-read-write): what anonymous writes is owned by the
           // anonymous principal. The policy's Deny statements and the
           // public access block apply.
           if (!Authorized(*call, action, call->bucket, call->key, owner,
-                          "x-amz-expected-bucket-owner", GrantsOf(**config), config->get())) {
+                          "x-amz-expected-bucket-owner", GrantsOf(*config->record),
+                          config->facts.get())) {
             return;
           }
           // Granted: dispatched like any request; its handler decides its
@@ -328,19 +330,19 @@ S3Front::S3Front(ObjectIndex& index, router::RegistryClient& registry, blob::Blo
       "Blobs kept for an op whose outcome is unknown (orphans for the sweeper if it did not commit)", {});
 }
 
-void S3Front::BucketConfigOf(uint64_t bucket_id,
-                             std::function<void(Result<BucketConfigCache::Config>)> done) {
+void S3Front::BucketConfigOf(uint64_t bucket_id, std::string_view bucket,
+                             std::function<void(Result<BucketConfigCache::Cached>)> done) {
   if (auto cached = bucket_configs_.Find(bucket_id, BucketConfigCache::Clock::now())) {
     return done(std::move(*cached));
   }
   const uint64_t token = bucket_configs_.FetchToken();
-  index_.ReadBucketConfig(
-      bucket_id, [this, bucket_id, token, done = std::move(done)](Result<pb::BucketConfig> read) {
-        if (!read.ok()) return done(read.status());
-        auto config = std::make_shared<const pb::BucketConfig>(std::move(read).value());
-        bucket_configs_.Put(bucket_id, config, token, BucketConfigCache::Clock::now());
-        done(BucketConfigCache::Config(std::move(config)));
-      });
+  index_.ReadBucketConfig(bucket_id, [this, bucket_id, bucket = std::string(bucket), token,
+                                      done = std::move(done)](Result<pb::BucketConfig> read) {
+    if (!read.ok()) return done(read.status());
+    auto config = std::make_shared<const pb::BucketConfig>(std::move(read).value());
+    done(bucket_configs_.Put(bucket_id, bucket, std::move(config), token,
+                             BucketConfigCache::Clock::now()));
+  });
 }
 
 void S3Front::SetBucketConfig(pb::SetBucketConfigOp op, ObjectIndex::Callback<pb::S3OpResult> done) {
@@ -570,14 +572,15 @@ void WithAuthorizedBucket(CallPtr call, authz::Action action, std::function<void
         // Every decision reads the configuration (cached): the bucket
         // policy may decide any action.
         call->front.BucketConfigOf(
-            call->bucket_info.bucket_id(),
-            [call, action, next](Result<BucketConfigCache::Config> config) {
+            call->bucket_info.bucket_id(), call->bucket,
+            [call, action, next](Result<BucketConfigCache::Cached> config) {
               if (!config.ok()) return call->Fail(config.status());
-              call->bucket_config = *config;
+              call->bucket_config = config->record;
+              call->bucket_facts = config->facts;
               if (!IsObjectScope(action) &&
                   !Authorized(*call, action, call->bucket, call->key, call->bucket_info.owner(),
-                              "x-amz-expected-bucket-owner", GrantsOf(**config),
-                              call->bucket_config.get())) {
+                              "x-amz-expected-bucket-owner", GrantsOf(*config->record),
+                              call->bucket_facts.get())) {
                 return;
               }
               next();
@@ -588,27 +591,36 @@ void WithAuthorizedBucket(CallPtr call, authz::Action action, std::function<void
 namespace {
 
 // Decides `request` (its principal and expected owner filled in here, and
-// the policy facts of `config` when not null), logs it and answers
-// AccessDenied when denied.
+// the bucket's policy facts when not null), logs it and answers
+// AccessDenied (405 MethodNotAllowed: a policy call granted to another
+// user) when denied. `version`: the object version decided on (its tags
+// are s3:ExistingObjectTag/<key>); null for bucket decisions.
 bool Decide(S3Call& call, authz::Request request, std::string_view expected_owner_header,
-            const pb::BucketConfig* config) {
+            const PolicyFacts* facts, const pb::ObjectVersion* version = nullptr) {
   request.principal = call.principal;
   if (!expected_owner_header.empty()) {
     if (auto expected = call.Header(expected_owner_header)) {
       request.expected_bucket_owner = std::string(*expected);
     }
   }
-  if (config != nullptr && !request.bucket.empty()) {
-    PolicyFacts facts = PolicyFactsOf(config, request.bucket);
-    request.bucket_policy = std::move(facts.policy);
-    request.public_access_block = facts.public_access_block;
-    if (request.bucket_policy) request.policy_values = PolicyConditionValues(call, request.action);
+  if (facts != nullptr && !request.bucket.empty()) {
+    request.bucket_policy = facts->policy;
+    request.bucket_policy_public = facts->policy_public;
+    request.public_access_block = facts->public_access_block;
+    if (request.bucket_policy) {
+      request.policy_values = PolicyConditionValues(call, request.action);
+      if (version != nullptr) AddExistingObjectTags(*version, request.policy_values);
+    }
   }
   const authz::Decision decision = authz::Authorize(request);
   if (spdlog::should_log(spdlog::level::debug)) {
     spdlog::debug("{} request_id={}", authz::DecisionLogLine(request, decision), call.request_id);
   }
   if (decision.allowed) return true;
+  if (decision.reason == authz::Reason::kNotOwnerAccount) {
+    call.Fail(MethodNotAllowedError(std::string(call.head().method), "BUCKET"));
+    return false;
+  }
   call.Fail(S3Error(S3ErrorCode::kAccessDenied));
   return false;
 }
@@ -619,14 +631,14 @@ bool Authorized(S3Call& call, authz::Action action, const std::string& bucket,
                 const std::string& key, const std::string& bucket_owner,
                 std::string_view expected_owner_header,
                 std::optional<std::vector<authz::Grant>> bucket_acl,
-                const pb::BucketConfig* config) {
+                const PolicyFacts* facts) {
   authz::Request request;
   request.action = action;
   request.bucket = bucket;
   request.key = key;
   request.bucket_owner = bucket_owner;
   request.bucket_acl = std::move(bucket_acl);
-  return Decide(call, std::move(request), expected_owner_header, config);
+  return Decide(call, std::move(request), expected_owner_header, facts);
 }
 
 bool AuthorizedOnObject(S3Call& call, const ObjectTarget& target, const pb::ObjectVersion* v,
@@ -641,13 +653,13 @@ bool AuthorizedOnObject(S3Call& call, const ObjectTarget& target, const pb::Obje
     // 404 to holders of s3:ListBucket, 403 to anyone else).
     request.action = authz::Action::kListBucket;
     if (config != nullptr) request.bucket_acl = GrantsOf(*config);
-    return Decide(call, std::move(request), expected_owner_header, config);
+    return Decide(call, std::move(request), expected_owner_header, target.facts);
   }
   request.action = target.action;
   const ObjectAccess access = ObjectAccessOf(target.bucket_owner, config, *v);
   request.object_owner = access.owner;
   request.object_acl = access.acl;
-  return Decide(call, std::move(request), expected_owner_header, config);
+  return Decide(call, std::move(request), expected_owner_header, target.facts, v);
 }
 
 bool AuthorizedOnPendingObject(S3Call& call, const pb::ObjectVersion* v) {
@@ -658,6 +670,7 @@ bool AuthorizedOnPendingObject(S3Call& call, const pb::ObjectVersion* v) {
   target.key = call.key;
   target.bucket_owner = call.bucket_info.owner();
   target.config = call.bucket_config.get();
+  target.facts = call.bucket_facts.get();
   call.pending_object_action.reset();
   return AuthorizedOnObject(call, target, v, "x-amz-expected-bucket-owner");
 }
