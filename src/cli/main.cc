@@ -39,7 +39,7 @@ int main(int argc, char** argv) {
                       "stop starting seeds after this many seconds (soak runs)")
       ->check(CLI::NonNegativeNumber);
   sim_cmd->add_flag("--replica-loss", sim.replica_loss,
-                    "every seed loses voters for good; the autoadmin's planner replaces them");
+                    "every seed loses a voter for good; the autoadmin's planner replaces it");
   sim_cmd->add_option("--bug", sim.bug,
                       "inject a host-side bug to show the checkers catch it ('list' names them)");
   sim_cmd->add_option("--host", sim.host,

@@ -168,7 +168,8 @@ class HostCluster {
   // Starts spare `id` (down, never provisioned before) on its empty disk
   // with `bootstrap` as its membership until its log says otherwise (the
   // membership that names it a learner, as the node's ReplicationHost
-  // does). The store's or host's errors.
+  // does); a log replica (GroupHostOptions::log_only) when `bootstrap`
+  // marks it log-only. The store's or host's errors.
   Status Provision(ReplicaId id, const pb::Membership& bootstrap);
   bool provisioned(ReplicaId id) const {
     return id <= options_.replicas || replicas_.at(id).bootstrap.has_value();
@@ -226,6 +227,10 @@ class HostCluster {
   // The first slot of the log of `id` (up): above 1 once it compacted or
   // installed a snapshot.
   consensus::Slot LogStart(ReplicaId id);
+  // What the disk of `id` (up) holds of the group's log: hard state, log
+  // base, the entries from log_start and the applied index, as a restart
+  // would recover them (NodeStore::RecoverGroup).
+  Result<consensus::RecoveredState> DurableLog(ReplicaId id);
   // The state digest of `id` (GroupHost::StateDigest), as text.
   Result<std::string> Digest(ReplicaId id);
   std::optional<std::string> ValueAt(ReplicaId id, const std::string& key);
@@ -242,6 +247,7 @@ class HostCluster {
     std::shared_ptr<storage::CrashFileSystem> disk;
     std::shared_ptr<DriftClock> clock;
     std::optional<pb::Membership> bootstrap;  // a provisioned spare's
+    bool log_only = false;                    // a spare provisioned as a log replica
     std::shared_ptr<PauseGate> gate;          // of the current incarnation
     std::unique_ptr<storage::NodeStore> store;
     std::shared_ptr<node::GroupHost> host;
