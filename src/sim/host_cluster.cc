@@ -166,6 +166,12 @@ Status HostCluster::Restart(ReplicaId id, const RestartFaults& faults) {
   o.compaction_keep_slots = options_.compaction_keep_slots;
   o.snapshot.chunk_bytes = options_.snapshot_chunk_bytes;
   o.testing.ack_before_quorum = options_.ack_before_quorum;
+  replica.contract = std::make_shared<ReadyContract>(id);
+  o.testing.on_ready = [this, contract = replica.contract](const consensus::Ready& ready) {
+    if (contract->Check(ready).empty() || !contract_violation_.empty()) return;
+    contract_violation_ = contract->violation();
+    Trace(contract_violation_);
+  };
   replica.gate = std::make_shared<PauseGate>();
   auto host = node::GroupHost::Start(
       std::make_unique<DriftingExecutor>(loop_.NewExecutor(), replica.clock, replica.gate,

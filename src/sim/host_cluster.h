@@ -33,6 +33,7 @@
 #include "node/group_host.h"
 #include "node/virtual_time_loop.h"
 #include "sim/prng.h"
+#include "sim/ready_contract.h"
 #include "sim/sim_network.h"
 #include "sim/sim_transport.h"
 #include "storage/crash_file_system.h"
@@ -235,6 +236,11 @@ class HostCluster {
   Result<std::string> Digest(ReplicaId id);
   std::optional<std::string> ValueAt(ReplicaId id, const std::string& key);
 
+  // The first breach of ready.h's contract by any replica's consensus core
+  // (ReadyContract on every Ready batch, through
+  // GroupHostTestingOptions::on_ready); empty when none.
+  const std::string& contract_violation() const { return contract_violation_; }
+
   // Adds `event` to the trace (the owner's own events: a split's sides).
   void Note(std::string event) { Trace(std::move(event)); }
   SimNetwork& network() { return network_; }
@@ -249,6 +255,7 @@ class HostCluster {
     std::optional<pb::Membership> bootstrap;  // a provisioned spare's
     bool log_only = false;                    // a spare provisioned as a log replica
     std::shared_ptr<PauseGate> gate;          // of the current incarnation
+    std::shared_ptr<ReadyContract> contract;  // of the current incarnation
     std::unique_ptr<storage::NodeStore> store;
     std::shared_ptr<node::GroupHost> host;
     uint64_t incarnation = 0;
@@ -270,6 +277,7 @@ class HostCluster {
   JobThread scanner_{"sim-digest", 4};
   std::map<ReplicaId, Replica> replicas_;
   std::vector<std::string> trace_;
+  std::string contract_violation_;
 };
 
 }  // namespace tessera::sim

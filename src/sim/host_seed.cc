@@ -875,6 +875,7 @@ class SeedRun {
     for (ReplicaId id : Members()) ObserveLog(id);
     stats_.log_slots_checked = agreement_.slots();
     if (!log_error_.empty()) return Fail(log_error_);
+    if (!cluster_.contract_violation().empty()) return Fail(cluster_.contract_violation());
     std::string violation = CheckAcknowledgedWrites(acked_, held);
     if (violation.empty()) violation = agreement_.violation();
     if (violation.empty()) violation = CheckDigestsEqual(digests);

@@ -18,6 +18,8 @@
 // a few keys through whichever replica they believe leads, a heal, and
 // the checkers:
 //   durability  every acknowledged write is on every member at the end;
+//   contract    every Ready batch of every replica's consensus core keeps
+//               ready.h's promises (ReadyContract, HostCluster);
 //   agreement   the replicas' durable logs agree per applied slot and
 //               apply each request id once (LogAgreement: every replica's
 //               log before each of its crashes and at the end), and their

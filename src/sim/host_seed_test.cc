@@ -8,6 +8,7 @@
 #include "sim/host_autoadmin.h"
 #include "sim/host_sim_command.h"
 #include "sim/log_agreement.h"
+#include "sim/ready_contract.h"
 
 #include <gtest/gtest.h>
 
@@ -265,6 +266,63 @@ TEST(HostSeedTest, LogAgreementCatchesKnownViolations) {
   d.entries = {entry(1, 1, "x", 1, 10), entry(2, 1, "x", 1, 10)};  // one request, two slots
   d.applied_index = 2;
   EXPECT_EQ(twice.Observe(1, d), "agreement: request 10 of proposer 1 applied at slots 1 and 2");
+}
+
+TEST(HostSeedTest, ReadyContractCatchesKnownViolations) {
+  auto entry = [](uint64_t slot) {
+    pb::Entry e;
+    e.set_slot(slot);
+    return e;
+  };
+  consensus::Ready persist;
+  persist.entries = {entry(5), entry(6)};
+  persist.persist_seq = 1;
+  persist.committed = {entry(3), entry(4)};
+  ReadyContract ok(1);
+  EXPECT_EQ(ok.Check(persist), "");
+  consensus::Ready next;
+  next.committed = {entry(5)};
+  next.snapshot_to_install.emplace();
+  next.snapshot_to_install->mutable_meta()->set_last_slot(9);
+  EXPECT_EQ(ok.Check(next), "");
+  consensus::Ready after_install;
+  after_install.committed = {entry(10)};
+  EXPECT_EQ(ok.Check(after_install), "") << "committed slots follow the snapshot's last slot";
+
+  ReadyContract gap(2);
+  EXPECT_EQ(gap.Check(persist), "");
+  consensus::Ready skipped;
+  skipped.committed = {entry(6)};
+  EXPECT_EQ(gap.Check(skipped), "contract: replica 2 Ready 2: committed slot 6 after 4");
+
+  ReadyContract behind(3);
+  EXPECT_EQ(behind.Check(persist), "");
+  consensus::Ready old_snapshot;
+  old_snapshot.snapshot_to_install.emplace();
+  old_snapshot.snapshot_to_install->mutable_meta()->set_last_slot(2);
+  EXPECT_NE(behind.Check(old_snapshot).find("snapshot to install at slot 2 behind committed slot 4"),
+            std::string::npos);
+
+  ReadyContract unsequenced(1);
+  consensus::Ready no_seq = persist;
+  no_seq.persist_seq = 0;
+  EXPECT_NE(unsequenced.Check(no_seq).find("a write without a persist_seq"), std::string::npos);
+
+  ReadyContract backwards(1);
+  consensus::Ready promise;
+  promise.hard_state.emplace();
+  promise.hard_state->mutable_promised()->set_round(4);
+  promise.persist_seq = 1;
+  EXPECT_EQ(backwards.Check(promise), "");
+  promise.hard_state->mutable_promised()->set_round(3);
+  promise.persist_seq = 2;
+  EXPECT_NE(backwards.Check(promise).find("promised ballot 3.0 below 4.0"), std::string::npos);
+
+  ReadyContract to_self(1);
+  consensus::Ready message;
+  message.messages.emplace_back();
+  message.messages.back().set_to(1);
+  EXPECT_EQ(to_self.Check(message), "contract: replica 1 Ready 1: a message addressed to 1");
 }
 
 TEST(HostSeedTest, ReplacementNotConvergedSaysWhatIsMissing) {

@@ -35,7 +35,9 @@ TEST_F(HostSmokeTest, ShortSweepPasses) {
                                << HostReplayCommand(seed, "none", replicas, loss);
         EXPECT_GT(result.stats.writes_acked, 0u);
         EXPECT_GT(result.stats.log_slots_checked, 0u);
-        if (loss) EXPECT_EQ(result.stats.replicas_replaced, 1u);
+        if (loss) {
+          EXPECT_EQ(result.stats.replicas_replaced, 1u);
+        }
       }
     }
   }
