@@ -42,7 +42,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/simulator.h"
+#include "sim/sim_bug.h"
 
 namespace tessera::sim {
 
@@ -67,7 +67,7 @@ struct HostSeedConfig {
   bool replica_loss_every_seed = false;
 };
 
-// The bugs RunHostSeed can inject: every SimBug the core's host injects.
+// The bugs RunHostSeed can inject: every SimBug.
 std::vector<SimBug> HostSeedBugs();
 
 struct HostSeedStats {
