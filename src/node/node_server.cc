@@ -135,6 +135,7 @@ class NodeServer::Impl {
   std::unique_ptr<blob::BlobService> blob_;
   std::unique_ptr<blob::BlobClient> blob_client_;  // GC and sweeper
   std::unique_ptr<blob::SlotMapRefresher> slot_map_refresher_;
+  std::unique_ptr<RoutedOwnerRefs> gc_owner_refs_;  // the GC thread's (owner rule)
   std::unique_ptr<BlobGc> blob_gc_;
   std::unique_ptr<BlobMaintenance> blob_maintenance_;
   std::unique_ptr<PeerProber> peer_prober_;
@@ -355,7 +356,9 @@ Status NodeServer::Impl::StartBlobMaintenance() {
   slot_map_refresher_ = std::make_unique<blob::SlotMapRefresher>(
       *pool_, meta_ids, std::move(slot_map).value(), *blob_client_, metrics_,
       blob::SlotMapRefresher::kIntervalMsDefault);
-  blob_gc_ = std::make_unique<BlobGc>(*replication_, *blob_client_, metrics_, options_.gc);
+  gc_owner_refs_ = std::make_unique<RoutedOwnerRefs>(options_.node_id, *replication_, *pool_, meta_ids);
+  blob_gc_ = std::make_unique<BlobGc>(*replication_, *blob_client_, gc_owner_refs_.get(), metrics_,
+                                      options_.gc);
   blob_maintenance_ = std::make_unique<BlobMaintenance>(options_.node_id, *replication_, blob_->store(),
                                                         *blob_client_, *pool_, meta_ids,
                                                         metrics_, options_.sweep);
@@ -724,6 +727,7 @@ NodeServer::~NodeServer() {
   impl_->http_.reset();
   impl_->rpc_.reset();
   impl_->blob_gc_.reset();
+  impl_->gc_owner_refs_.reset();
   impl_->slot_map_refresher_.reset();
   impl_->blob_maintenance_.reset();
   impl_->peer_prober_.reset();

@@ -97,6 +97,11 @@ class PartitionStateMachine {
                    const storage::ValueFilter& wants_value, const RowVisitor& visit) const;
 
   GroupId group() const { return group_; }
+  // The range end a split stored for the group (nullopt: never narrowed by
+  // a split applied or installed here). Reads the store, uncached: safe
+  // from reads on any thread; a read on the group's executor sees the end
+  // of the state it reads.
+  Result<std::optional<std::string>> StoredRangeEnd() const { return store_->RangeEnd(group_); }
   // Forgets the cached range end: the host calls it after a snapshot
   // replaced the state (the installed range end may differ).
   void ForgetRangeEnd() { range_end_.reset(); }
