@@ -403,9 +403,18 @@ void NodeServer::Impl::OnGet(const pb::Envelope& request, rpc::Responder respond
   const admission::Admission admitted = admission_.Admit(
       group_id, admission::CapacityKind::kRead, admission::ReadUnits(0, consistency));
   if (!admitted.admitted) return responder.Fail(ThroughputExceeded(group_id, "read"));
-  host->Read(get.key(), get.consistency(), [this, responder, group_id, consistency, admitted,
-                                            key_bytes = get.key().size()](
-                                               Result<std::optional<pb::KvRecord>> r) {
+  // GroupHost::Read, with the range checked again in the state read: a
+  // split may apply while a STRONG read waits (D-S3SPLIT-3).
+  auto read = [key = get.key()](Result<const PartitionStateMachine*> state)
+      -> Result<std::optional<pb::KvRecord>> {
+    if (!state.ok()) return state.status();
+    TESSERA_RETURN_IF_ERROR((*state)->CheckKeyInRange(key));
+    return (*state)->Get(key);
+  };
+  host->ReadState(get.consistency(), [this, read, responder, group_id, consistency, admitted,
+                                      key_bytes = get.key().size()](
+                                         Result<const PartitionStateMachine*> state) {
+    Result<std::optional<pb::KvRecord>> r = read(state);
     if (!r.ok()) {
       admission_.Return(group_id, admission::CapacityKind::kRead, admitted);
       return responder.Fail(r.status());
@@ -440,7 +449,16 @@ void NodeServer::Impl::OnScan(const pb::Envelope& request, rpc::Responder respon
   const admission::Admission admitted = admission_.Admit(
       group_id, admission::CapacityKind::kRead, admission::ReadUnits(0, consistency));
   if (!admitted.admitted) return responder.Fail(ThroughputExceeded(group_id, "read"));
-  host->Scan(std::move(scan), [this, responder, group_id, consistency, admitted](Result<pb::KvScanResponse> r) {
+  // GroupHost::Scan, with the range checked again in the state read (a
+  // scan of a parent narrowed meanwhile would end early: D-S3SPLIT-3).
+  const pb::Consistency scan_consistency = scan.consistency();
+  host->ReadState(scan_consistency, [this, scan = std::move(scan), responder, group_id, consistency,
+                                     admitted](Result<const PartitionStateMachine*> state) {
+    Result<pb::KvScanResponse> r = [&]() -> Result<pb::KvScanResponse> {
+      if (!state.ok()) return state.status();
+      TESSERA_RETURN_IF_ERROR((*state)->CheckEndInRange(scan.end_key()));
+      return (*state)->Scan(scan.start_key(), scan.end_key(), scan.limit());
+    }();
     if (!r.ok()) {
       admission_.Return(group_id, admission::CapacityKind::kRead, admitted);
       return responder.Fail(r.status());

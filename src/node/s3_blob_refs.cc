@@ -73,13 +73,7 @@ Result<std::vector<s3::model::RecordRow>> PartitionRecords::Scan(const std::stri
 }
 
 Status OwnerInRange(const PartitionStateMachine& state, const std::string& owner) {
-  auto end = state.StoredRangeEnd();
-  if (!end.ok()) return end.status();
-  if (end->has_value() && owner >= **end) {
-    return Status::WrongPartition("the owner is outside the range of group " +
-                                  std::to_string(state.group()) + " (moved by a split)");
-  }
-  return Status::Ok();
+  return state.CheckKeyInRange(owner);
 }
 
 Result<pb::S3BlobRefsResponse> AnswerBlobRefs(const PartitionStateMachine& state,

@@ -59,22 +59,6 @@ class StatePoints : public s3::model::PointReader {
   const PartitionStateMachine& state_;
 };
 
-// The read's state still serves [.., bound): no split applied since the
-// descriptor check moved `bound`'s side away. The descriptor is checked
-// before the read waits for its lease or index, and a split entry may
-// apply meanwhile; the state's stored range end is the one the rows read
-// belong to. `bound_is_end`: `bound` is an exclusive end (empty: none),
-// else a key that must lie below the range end.
-Status StillInRange(const PartitionStateMachine& state, const std::string& bound, bool bound_is_end) {
-  auto end = state.StoredRangeEnd();
-  if (!end.ok()) return end.status();
-  if (!end->has_value()) return Status::Ok();
-  const bool inside = bound_is_end ? !bound.empty() && bound <= **end : bound < **end;
-  if (inside) return Status::Ok();
-  return Status::WrongPartition("a split moved the read's keys out of group " +
-                                std::to_string(state.group()));
-}
-
 void OnGet(ReplicationHost* replication, const pb::Envelope& request, rpc::Responder responder) {
   pb::S3GetRequest get;
   if (!ParsePayload(request, responder, &get)) return;
@@ -101,7 +85,8 @@ void OnList(ReplicationHost* replication, const pb::Envelope& request, rpc::Resp
   host->ReadState(consistency, [list = std::move(list), responder](
                                    Result<const PartitionStateMachine*> state) {
     if (!state.ok()) return responder.Fail(state.status());
-    const Status in_range = StillInRange(**state, list.end_key(), /*bound_is_end=*/true);
+    // Checked again in the state read (D-S3SPLIT-3).
+    const Status in_range = (*state)->CheckEndInRange(list.end_key());
     if (!in_range.ok()) return responder.Fail(in_range);
     auto listed = s3::model::ListPartition(StateRecords(**state), list);
     if (!listed.ok()) return responder.Fail(listed.status());
@@ -146,8 +131,8 @@ void ReadS3Object(ReplicationHost& replication, const pb::S3GetRequest& request,
   host->ReadState(consistency, [request, done = std::move(done)](
                                    Result<const PartitionStateMachine*> state) {
     if (!state.ok()) return done(state.status());
-    const Status in_range = StillInRange(
-        **state, s3::model::ObjectPrefix(request.bucket_id(), request.key()), /*bound_is_end=*/false);
+    const Status in_range =
+        (*state)->CheckKeyInRange(s3::model::ObjectPrefix(request.bucket_id(), request.key()));
     if (!in_range.ok()) return done(in_range);
     done(s3::model::ReadObject(StatePoints(**state), request));
   });
