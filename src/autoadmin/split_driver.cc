@@ -9,13 +9,6 @@
 namespace tessera::autoadmin {
 namespace {
 
-// The S3 table (meta/registry_keys.h kS3TableName): its splits wait for the
-// blob GC's owner rule (docs/partition-splits.md, "_s3").
-constexpr std::string_view kS3Table = "_s3";
-constexpr const char* kS3Refusal =
-    "splits of _s3 are not supported yet (the blob GC does not check moved objects against their "
-    "new group)";
-
 // The most groups SplitDriver remembers as checked small.
 constexpr size_t kSmallGroupsMax = 4096;
 // A group checked small is counted again after this many rounds even when
@@ -81,10 +74,6 @@ SplitPlan PlanSplits(ClusterView& view, const pb::SplitsResponse& splits,
                                "the requested partition is no longer in the map", true});
       continue;
     }
-    if (request.table() == kS3Table) {
-      plan.refusals.push_back({request.group_id(), request.table(), kS3Refusal, true});
-      continue;
-    }
     it->second.splitting = true;  // counts against max_concurrent while it waits
     if (in_progress >= options.max_concurrent || !ReadyToSplit(it->second, view)) continue;
     ++in_progress;
@@ -96,14 +85,7 @@ SplitPlan PlanSplits(ClusterView& view, const pb::SplitsResponse& splits,
     w.reason = request.split_key().empty() ? "requested (key chosen at the leader)" : "requested at a key";
     plan.work.push_back(std::move(w));
   }
-  // Size: `_s3` partitions are refused and left out of the budget.
-  ClusterView sized = view;
-  for (auto& [id, group] : sized.groups) {
-    if (group.descriptor.table() != kS3Table || group.state_bytes <= options.split_bytes) continue;
-    if (!group.splitting) plan.refusals.push_back({id, group.descriptor.table(), kS3Refusal, false});
-    group.state_bytes = 0;
-  }
-  for (const SplitDecision& d : PlanSizeSplits(sized, options)) {
+  for (const SplitDecision& d : PlanSizeSplits(view, options)) {
     const GroupView& g = view.groups.at(d.group_id);
     SplitWork w;
     w.parent = g.descriptor;

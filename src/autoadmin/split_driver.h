@@ -10,9 +10,9 @@
 //   1. PlanSplits: every intent is carried on (its parent is marked
 //      `splitting`, so no other action is planned for it); requested
 //      splits, then size-planned ones (split_planner.h) start while fewer
-//      than max_concurrent splits are in progress. `_s3` partitions are
-//      refused (the blob GC's owner rule for moved objects is not built),
-//      as is a request for a partition that is gone.
+//      than max_concurrent splits are in progress (`_s3` like any table:
+//      its key falls between objects); a request for a partition that is
+//      gone is refused.
 //   2. SplitDriver::Carry, per split, as far as it gets this round:
 //        start:  the key (given, or admin.split_key at the leader) ->
 //                reserve (meta.split_partition, child 0; deletes the

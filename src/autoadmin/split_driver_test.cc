@@ -1,5 +1,5 @@
 // Goal: the split driver carries a split on from whatever it finds (an
-// intent, a request, a partition above split_bytes), refuses `_s3`, keeps
+// intent, a request, a partition above split_bytes; `_s3` alike), keeps
 // within max_concurrent, calls the steps in order, and abandons only a
 // split the parent refused (never one that may have been ordered).
 #include "autoadmin/split_driver.h"
@@ -72,21 +72,23 @@ TEST(PlanSplits, IntentsFirstThenRequestsThenSizeWithinTheBudget) {
   EXPECT_TRUE(plan.refusals.empty());
 }
 
-TEST(PlanSplits, S3IsRefusedAndLeftOutOfTheBudget) {
+// `_s3` splits by size and by request like any table (the key is chosen
+// between objects at the leader, node/split_key.h).
+TEST(PlanSplits, S3SplitsLikeAnyTable) {
   ClusterView v = ThreeNodes();
   AddGroup(v, 1000, 9'000'000, "_s3");
   AddGroup(v, 1001, 1'000'000);
+  AddGroup(v, 1002, 10, "_s3");
   pb::SplitsResponse splits;
   pb::SplitRequestRecord* r = splits.add_requests();
   r->set_table("_s3");
-  r->set_group_id(1000);
-  const SplitPlan plan = PlanSplits(v, splits, Options(4096, 1));
-  ASSERT_EQ(plan.work.size(), 1u);
-  EXPECT_EQ(plan.work[0].parent.group_id(), 1001u);
-  ASSERT_FALSE(plan.refusals.empty());
-  EXPECT_EQ(plan.refusals[0].group_id, 1000u);
-  EXPECT_TRUE(plan.refusals[0].abandon_request);
-  EXPECT_NE(plan.refusals[0].reason.find("_s3"), std::string::npos);
+  r->set_group_id(1002);
+  const SplitPlan plan = PlanSplits(v, splits, Options(4096, 2));
+  ASSERT_EQ(plan.work.size(), 2u);
+  EXPECT_TRUE(plan.work[0].requested);
+  EXPECT_EQ(plan.work[0].parent.group_id(), 1002u);
+  EXPECT_EQ(plan.work[1].parent.group_id(), 1000u);  // the largest
+  EXPECT_TRUE(plan.refusals.empty());
 }
 
 // Records the calls; answers from a table keyed by method (node calls by

@@ -14,7 +14,7 @@
 // halves, and prints them as `partitions` does; a request the autoadmin
 // refused (it is gone, the map unchanged) fails with the hint to read
 // `tessera autoadmin status`.
-// Exit codes: 0 done, 2 bad input (unknown table, `_s3`, a key that is a
+// Exit codes: 0 done, 2 bad input (unknown table, a key that is a
 // partition's start), 3 failed or timed out; the message on err.
 #pragma once
 

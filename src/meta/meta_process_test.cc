@@ -532,7 +532,9 @@ TEST_F(PartitionSplitTest, RequestsAreCheckedListedAndTakenByTheReserve) {
     return Call<pb::SplitRequestRecord>(kMetas[0], "meta.request_split", r.SerializeAsString(), 10s);
   };
   EXPECT_EQ(ask("nosuch", "a", false).status().code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(ask("_s3", "a", true).status().code(), StatusCode::kInvalidArgument);
+  // `_s3` splits only between objects: not inside the records of key "k".
+  EXPECT_EQ(ask("_s3", std::string("\0\0\0\0\0\0\0\x05k\0\x01", 11), false).status().code(),
+            StatusCode::kInvalidArgument);
   EXPECT_EQ(ask("asked", "\x80", false).status().code(), StatusCode::kInvalidArgument);  // a start
   EXPECT_EQ(ask("asked", "", false).status().code(), StatusCode::kInvalidArgument);
   auto first = ask("asked", "\x40", false);

@@ -22,20 +22,18 @@ std::string PrefixEnd(std::string_view prefix) {
 }
 
 Status CheckRequest(const pb::RequestSplitRequest& request, const pb::PartitionDescriptor& holder) {
-  if (request.table() == kS3TableName) {
-    return Status::InvalidArgument(
-        "splits of the _s3 table are not supported yet (the blob GC does not yet check moved "
-        "objects against their new group)");
-  }
   if (request.auto_key()) return Status::Ok();
   if (request.key().empty() || request.key().size() > limits::kMetaSplitPointBytesMax) {
     return Status::InvalidArgument("the split key must be 1.." +
                                    std::to_string(limits::kMetaSplitPointBytesMax) + " bytes");
   }
-  const node::SplitKeyRules rules{holder.start_key(), holder.end_key(), false};
+  const bool s3 = request.table() == kS3TableName;
+  const node::SplitKeyRules rules{holder.start_key(), holder.end_key(), s3};
   if (!node::SplitKeyAllowed(request.key(), rules)) {
-    return Status::InvalidArgument("the split key is the start of partition (group " +
-                                   std::to_string(holder.group_id()) + "), not inside it");
+    return Status::InvalidArgument(
+        "the split key is the start of partition (group " + std::to_string(holder.group_id()) +
+        "), not inside it" + (s3 ? ", or falls inside one object's records (_s3 splits only "
+                                   "between objects)" : ""));
   }
   return Status::Ok();
 }

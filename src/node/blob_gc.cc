@@ -9,10 +9,7 @@
 #include <vector>
 
 #include "common/wait_for.h"
-#include "node/s3_blob_refs.h"
-#include "s3/model/blob_refs.h"
-#include "s3/model/gc_ops.h"
-#include "s3/model/s3_keys.h"
+#include "node/gc_check.h"
 
 namespace tessera::node {
 namespace {
@@ -21,44 +18,6 @@ constexpr const char* kS3Table = "_s3";
 // Longest wait for one step (a read, a chunk of deletes, a GcDone write);
 // every callback comes by its own timeout well before.
 constexpr std::chrono::milliseconds kStepWait{30'000};
-
-// One GC record, verified on the leader: which of its blobs are still
-// referenced (kept) and which may go.
-struct CheckedRecord {
-  uint64_t gc_slot = 0;
-  std::vector<std::string> referenced;
-  std::vector<std::string> unreferenced;
-};
-
-// On the group's strand: the first GC records and their references.
-Result<std::vector<CheckedRecord>> CheckRecords(const PartitionStateMachine& state) {
-  const PartitionRecords records(state);
-  auto pending = s3::model::ReadGcRecords(records, limits::kGcRecordsPerRoundMax);
-  if (!pending.ok()) return pending.status();
-  std::vector<CheckedRecord> out;
-  for (const s3::model::PendingGc& gc : *pending) {
-    const std::set<std::string> ids(gc.record.blob_ids().begin(), gc.record.blob_ids().end());
-    std::set<std::string> referenced;
-    // Bucket 0 never holds objects (a refused op's blobs): nothing to check.
-    if (gc.record.bucket_id() != s3::model::kInternalBucketId) {
-      auto refs = s3::model::ReferencedAmong(
-          records, s3::model::ObjectPrefix(gc.record.bucket_id(), gc.record.key()), ids,
-          limits::kBlobRefsScanRowsMax);
-      if (!refs.ok()) {
-        spdlog::warn("s3.gc_check_failed slot={} status=\"{}\"", gc.gc_slot, refs.status().ToString());
-        continue;  // kept for a later round
-      }
-      referenced = std::move(refs).value();
-    }
-    CheckedRecord checked;
-    checked.gc_slot = gc.gc_slot;
-    for (const std::string& id : ids) {
-      (referenced.count(id) ? checked.referenced : checked.unreferenced).push_back(id);
-    }
-    out.push_back(std::move(checked));
-  }
-  return out;
-}
 
 struct Deleted {
   std::set<std::string> ids;   // deleted or absent on every replica
@@ -124,18 +83,22 @@ struct BlobGc::Metrics {
         referenced(r.GetCounter("tessera_s3_gc_referenced_skipped_total",
                                 "Blobs in GC records still referenced (kept; a bug elsewhere)")),
         errors(r.GetCounter("tessera_s3_gc_errors_total",
-                            "GC steps that failed (retried in a later round)")) {}
+                            "GC steps that failed (retried in a later round)")),
+        checked_at_owner(r.GetCounter("tessera_s3_gc_checked_at_owner_total",
+                                      "GC records checked at their owner's group (moved by a split)")) {}
   metrics::Counter& records;
   metrics::Counter& copies_deleted;
   metrics::Counter& blobs_retired;
   metrics::Counter& referenced;
   metrics::Counter& errors;
+  metrics::Counter& checked_at_owner;
 };
 
-BlobGc::BlobGc(ReplicationHost& replication, blob::BlobClient& blobs, metrics::Registry& metrics,
-               BlobGcOptions options)
+BlobGc::BlobGc(ReplicationHost& replication, blob::BlobClient& blobs, RoutedOwnerRefs* owner_refs,
+               metrics::Registry& metrics, BlobGcOptions options)
     : replication_(replication),
       blobs_(blobs),
+      owner_refs_(owner_refs),
       options_(options),
       metrics_(std::make_unique<Metrics>(metrics)) {}
 
@@ -148,6 +111,7 @@ void BlobGc::Start() {
 void BlobGc::Stop() { worker_.Stop(); }
 
 size_t BlobGc::RunRound() {
+  map_refreshed_ = false;
   size_t retired = 0;
   for (const HostedGroup& group : replication_.Groups()) {
     if (group.descriptor.table() != kS3Table) continue;
@@ -160,11 +124,11 @@ size_t BlobGc::RunRound() {
 size_t BlobGc::CollectGroup(uint64_t group_id) {
   std::shared_ptr<GroupHost> host = replication_.Find(group_id);
   if (!host) return 0;
-  using Checked = Result<std::vector<CheckedRecord>>;
+  using Checked = Result<std::vector<CheckedGcRecord>>;
   auto checked = WaitFor<Checked>(kStepWait, [&](auto finish) {
     host->ReadState(pb::CONSISTENCY_STRONG, [finish](Result<const PartitionStateMachine*> state) {
       if (!state.ok()) return finish(Checked(state.status()));
-      finish(CheckRecords(**state));
+      finish(CheckGcRecords(**state));
     });
   });
   if (!checked || !checked->ok()) {
@@ -173,7 +137,8 @@ size_t BlobGc::CollectGroup(uint64_t group_id) {
     return 0;
   }
   size_t retired = 0;
-  for (const CheckedRecord& record : **checked) {
+  for (CheckedGcRecord& record : **checked) {
+    if (record.at_owner && !CheckOwnerElsewhere(record)) continue;  // kept for a later round
     const Deleted deleted = DeleteEverywhere(blobs_, record.unreferenced, metrics_->errors);
     metrics_->copies_deleted.Increment(deleted.copies_removed);
     for (const std::string& id : record.referenced) {
@@ -200,6 +165,27 @@ size_t BlobGc::CollectGroup(uint64_t group_id) {
     }
   }
   return retired;
+}
+
+// The owner rule (gc_check.h rule 2): the partition map is read once per
+// round, when the first moved owner shows up.
+bool BlobGc::CheckOwnerElsewhere(CheckedGcRecord& record) {
+  if (!owner_refs_) return false;
+  if (!map_refreshed_) {
+    map_refreshed_ = true;
+    const Status refreshed = owner_refs_->Refresh();
+    if (!refreshed.ok()) {
+      metrics_->errors.Increment();
+      spdlog::warn("s3.gc_map_unavailable status=\"{}\"", refreshed.ToString());
+    }
+  }
+  if (!owner_refs_->has_map()) return false;
+  if (CheckAtOwner(*owner_refs_, record)) {
+    metrics_->checked_at_owner.Increment();
+    return true;
+  }
+  metrics_->errors.Increment();
+  return false;
 }
 
 }  // namespace tessera::node

@@ -15,17 +15,24 @@
 //     which retires those ids and the record once empty. A blob whose
 //     delete failed (a replica down) stays in the record for a later round.
 // Referenced blobs are dropped from the record without being deleted: they
-// indicate a bug elsewhere (counted, logged).
+// indicate a bug elsewhere, or a retried put that named them again
+// (counted, logged).
+//
+// The owner rule (gc_check.h): a record whose owner a split moved out of
+// the group's range is checked at the owner's current group through
+// RoutedOwnerRefs (partition map read once per round when needed); no
+// answer keeps the record whole for a later round, never deletes.
 //
 // Metrics: tessera_s3_gc_records_total (records fully retired),
 // tessera_s3_gc_blob_copies_deleted_total (files actually removed, counted
 // when removed), tessera_s3_gc_blobs_retired_total (blobs confirmed gone on
 // every replica and retired from their record),
-// tessera_s3_gc_referenced_skipped_total, tessera_s3_gc_errors_total.
+// tessera_s3_gc_referenced_skipped_total, tessera_s3_gc_errors_total,
+// tessera_s3_gc_checked_at_owner_total (records checked at another group).
 //
 // Thread safety: the rounds run on the collector's own thread and block on
 // the group and blob callbacks; Start/Stop from one thread. The replication
-// host and the blob client must outlive the collector.
+// host, the blob client and the owner refs must outlive the collector.
 #pragma once
 
 #include <cstddef>
@@ -37,6 +44,8 @@
 #include "common/metrics.h"
 #include "common/periodic_worker.h"
 #include "knobs/knobs.h"
+#include "node/gc_check.h"
+#include "node/owner_refs.h"
 #include "node/replication_host.h"
 
 namespace tessera::node {
@@ -47,8 +56,9 @@ struct BlobGcOptions {
 
 class BlobGc {
  public:
-  BlobGc(ReplicationHost& replication, blob::BlobClient& blobs, metrics::Registry& metrics,
-         BlobGcOptions options);
+  // `owner_refs` may be null: records of moved owners are then kept.
+  BlobGc(ReplicationHost& replication, blob::BlobClient& blobs, RoutedOwnerRefs* owner_refs,
+         metrics::Registry& metrics, BlobGcOptions options);
   ~BlobGc();  // Stop
   BlobGc(const BlobGc&) = delete;
   BlobGc& operator=(const BlobGc&) = delete;
@@ -66,9 +76,12 @@ class BlobGc {
   struct Metrics;
   struct Work;
   size_t CollectGroup(uint64_t group_id);
+  bool CheckOwnerElsewhere(CheckedGcRecord& record);
 
   ReplicationHost& replication_;
   blob::BlobClient& blobs_;
+  RoutedOwnerRefs* const owner_refs_;
+  bool map_refreshed_ = false;  // this round (collector thread only)
   const BlobGcOptions options_;
   std::unique_ptr<Metrics> metrics_;
   PeriodicWorker worker_;  // last: stopped (joined) before the members it uses go

@@ -10,45 +10,16 @@
 
 #include "common/fault_clock.h"
 #include "common/wait_for.h"
-#include "node/s3_blob_refs.h"
-#include "tessera/cluster_rpc.pb.h"
-#include "tessera/s3.pb.h"
 
 namespace tessera::node {
 namespace {
 
-constexpr const char* kS3Table = "_s3";
-constexpr std::chrono::milliseconds kRpcTimeout{5'000};
+// Longest wait for one blob stat or put of a repair.
 constexpr std::chrono::milliseconds kStepWait{30'000};
 
 // The wall clock with the process's injected offset (admin.faults
 // clock_offset_ms), compared with blob files' mtimes.
 int64_t NowMs() { return fault_clock::WallNowMs(); }
-
-// One rpc to `peer`, waited for.
-Result<std::string> CallPeer(rpc::ChannelPool& pool, uint32_t peer, const std::string& method,
-                             std::string payload) {
-  auto channel = pool.Get(peer);
-  if (!channel.ok()) return channel.status();
-  auto reply = WaitFor<Result<std::string>>(kStepWait, [&](auto finish) {
-    const Status accepted = (*channel)->Call(method, std::move(payload), kRpcTimeout, finish);
-    if (!accepted.ok()) finish(accepted);
-  });
-  if (!reply) return Status::Timeout(method + " to " + std::to_string(peer) + " did not answer");
-  return std::move(*reply);
-}
-
-// The `_s3` partition holding the records of `owner`.
-const pb::PartitionDescriptor* PartitionOf(const std::vector<pb::PartitionDescriptor>& partitions,
-                                           const std::string& owner) {
-  const std::string first_record = owner + '\0';
-  for (const pb::PartitionDescriptor& p : partitions) {
-    if (p.start_key() <= first_record && (p.end_key().empty() || first_record < p.end_key())) {
-      return &p;
-    }
-  }
-  return nullptr;
-}
 
 }  // namespace
 
@@ -76,11 +47,10 @@ struct BlobMaintenance::Metrics {
   metrics::Counter& errors;
 };
 
-// What one round learned: the partition map, replicas that failed.
+// One round's clock (the partition map and the failed replicas live in
+// owner_refs_, refreshed each round).
 struct BlobMaintenance::Round {
   int64_t now_ms = 0;
-  std::optional<std::vector<pb::PartitionDescriptor>> partitions;
-  std::set<uint32_t> failed_nodes;
 };
 
 BlobMaintenance::BlobMaintenance(uint32_t self_id, ReplicationHost& replication,
@@ -91,8 +61,7 @@ BlobMaintenance::BlobMaintenance(uint32_t self_id, ReplicationHost& replication,
       replication_(replication),
       store_(store),
       blobs_(blobs),
-      pool_(pool),
-      meta_ids_(std::move(meta_ids)),
+      owner_refs_(self_id, replication, pool, std::move(meta_ids)),
       options_(options),
       metrics_(std::make_unique<Metrics>(metrics)) {}
 
@@ -136,31 +105,21 @@ void BlobMaintenance::Examine(Round& round, const std::vector<blob::BlobListEntr
     by_owner[e.owner].push_back(&e);
   }
   if (by_owner.empty()) return;
-  auto tables = CallPeer(pool_, meta_ids_.empty() ? 0 : meta_ids_[NowMs() % meta_ids_.size()],
-                         "meta.tables", pb::TablesRequest().SerializeAsString());
-  pb::TablesResponse map;
-  if (!tables.ok() || !map.ParseFromString(*tables)) {
+  if (!owner_refs_.Refresh().ok()) {
     metrics_->errors.Increment();
     return;
   }
-  round.partitions.emplace();
-  for (const pb::PartitionDescriptor& p : map.partitions()) {
-    if (p.table() == kS3Table) round.partitions->push_back(p);
-  }
   for (const auto& [owner, blobs] : by_owner) {
-    const pb::PartitionDescriptor* partition = PartitionOf(*round.partitions, owner);
-    if (!partition) {
-      metrics_->errors.Increment();
-      continue;
-    }
-    auto refs = AskReferences(round, *partition, owner, blobs);
+    std::vector<std::string> ids;
+    for (const blob::BlobListEntry* e : blobs) ids.push_back(e->id.ToString());
+    auto refs = owner_refs_.Referenced(owner, ids);
     if (!refs.ok()) {
       metrics_->errors.Increment();
       continue;
     }
     for (const blob::BlobListEntry* e : blobs) {
       if (refs->count(e->id.ToString())) {
-        Repair(round, *e);
+        Repair(*e);
       } else if (round.now_ms - e->mtime_ms >= int64_t{options_.orphan_grace_s} * 1000) {
         const Status deleted = store_.Delete(e->id);
         if (deleted.ok()) {
@@ -174,62 +133,18 @@ void BlobMaintenance::Examine(Round& round, const std::vector<blob::BlobListEntr
   }
 }
 
-// Asks the partition's leader (trying its replicas, the hinted leader
-// first) which of `blobs` the owner's records reference.
-Result<std::set<std::string>> BlobMaintenance::AskReferences(
-    Round& round, const pb::PartitionDescriptor& partition, const std::string& owner,
-    const std::vector<const blob::BlobListEntry*>& blobs) {
-  pb::S3BlobRefsRequest request;
-  request.set_group_id(partition.group_id());
-  request.set_owner(owner);
-  for (const blob::BlobListEntry* e : blobs) request.add_blob_ids(e->id.ToString());
-  std::vector<uint32_t> order;
-  if (partition.leader_hint() != 0) order.push_back(partition.leader_hint());
-  for (const pb::ReplicaPlacement& r : partition.replicas()) order.push_back(r.node_id());
-  std::set<uint32_t> tried;
-  Status last = Status::Unavailable("no replica of group " + std::to_string(partition.group_id()));
-  for (size_t i = 0; i < order.size() && tried.size() < order.size(); ++i) {
-    const uint32_t node = order[i];
-    if (!tried.insert(node).second || round.failed_nodes.count(node)) continue;
-    Result<pb::S3BlobRefsResponse> answer = Ask(node, request);
-    if (answer.ok()) return std::set<std::string>(answer->referenced().begin(), answer->referenced().end());
-    last = answer.status();
-    if (last.code() == StatusCode::kNotLeader) {
-      if (last.leader_hint() != 0) order.push_back(last.leader_hint());
-    } else if (last.code() == StatusCode::kUnavailable || last.code() == StatusCode::kTimeout) {
-      round.failed_nodes.insert(node);
-    }
-  }
-  return last;
-}
-
-Result<pb::S3BlobRefsResponse> BlobMaintenance::Ask(uint32_t node, const pb::S3BlobRefsRequest& request) {
-  if (node == self_id_) {
-    auto local = WaitFor<Result<pb::S3BlobRefsResponse>>(kStepWait, [&](auto finish) {
-      QueryBlobRefs(replication_, request, finish);
-    });
-    if (!local) return Status::Timeout("local s3.blob_refs did not answer");
-    return std::move(*local);
-  }
-  auto reply = CallPeer(pool_, node, "s3.blob_refs", request.SerializeAsString());
-  if (!reply.ok()) return reply.status();
-  pb::S3BlobRefsResponse response;
-  if (!response.ParseFromString(*reply)) return Status::Corruption("unparseable s3.blob_refs answer");
-  return response;
-}
-
 // The slot's replicas (the map in force) must hold the blob; copies it to
 // those that lack it or hold a damaged copy. A copy on a node that is no
 // longer one of the slot's replicas (the autoadmin moved the slot) is
 // handed off: deleted once every replica holds the blob.
-void BlobMaintenance::Repair(Round& round, const blob::BlobListEntry& entry) {
+void BlobMaintenance::Repair(const blob::BlobListEntry& entry) {
   const std::shared_ptr<const blob::BlobSlotMap> map = blobs_.slot_map();
   const std::vector<uint32_t>& replicas = map->ReplicasOf(entry.id.slot);
   const bool mine = std::find(replicas.begin(), replicas.end(), self_id_) != replicas.end();
   bool all_hold = true;
   for (const uint32_t node : replicas) {
     if (node == self_id_) continue;
-    if (round.failed_nodes.count(node)) {
+    if (owner_refs_.failed_nodes().count(node)) {
       all_hold = false;
       continue;
     }
@@ -239,7 +154,7 @@ void BlobMaintenance::Repair(Round& round, const blob::BlobListEntry& entry) {
     if (stat && stat->ok()) continue;
     const StatusCode code = stat ? stat->status().code() : StatusCode::kTimeout;
     if (code != StatusCode::kNotFound && code != StatusCode::kCorruption) {
-      round.failed_nodes.insert(node);
+      owner_refs_.failed_nodes().insert(node);
       metrics_->repair_errors.Increment();
       all_hold = false;
       continue;
@@ -256,7 +171,7 @@ void BlobMaintenance::Repair(Round& round, const blob::BlobListEntry& entry) {
       metrics_->repaired.Increment();
       spdlog::info("blob.repaired id={} to_node={}", entry.id.ToString(), node);
     } else {
-      round.failed_nodes.insert(node);
+      owner_refs_.failed_nodes().insert(node);
       metrics_->repair_errors.Increment();
       all_hold = false;
     }

@@ -7,9 +7,10 @@
 // whose file is older than min_age_s:
 //  * empty owner (format-1 files): never touched, counted;
 //  * otherwise it asks the leader of the `_s3` partition holding the owner
-//    (partition map: meta.tables from the metadata replicas, once per
-//    round; the question: "s3.blob_refs", answered locally when the group
-//    is hosted here) whether a record of the owner references the blob:
+//    (RoutedOwnerRefs, owner_refs.h: partition map from meta.tables once
+//    per round; a group the owner moved out of by a split answers
+//    WrongPartition, never "unreferenced") whether a record of the owner
+//    references the blob:
 //    - referenced: every other replica of the blob's slot must hold it
 //      (blob.stat); one that lacks it (or holds a bad copy) gets this
 //      node's copy (blob.put to that node, same owner);
@@ -41,6 +42,7 @@
 #include "common/metrics.h"
 #include "common/periodic_worker.h"
 #include "knobs/knobs.h"
+#include "node/owner_refs.h"
 #include "node/replication_host.h"
 #include "rpc/channel_pool.h"
 #include "tessera/cluster_rpc.pb.h"
@@ -76,18 +78,13 @@ class BlobMaintenance {
   struct Metrics;
   struct Round;
   void Examine(Round& round, const std::vector<blob::BlobListEntry>& entries);
-  Result<std::set<std::string>> AskReferences(Round& round, const pb::PartitionDescriptor& partition,
-                                              const std::string& owner,
-                                              const std::vector<const blob::BlobListEntry*>& blobs);
-  Result<pb::S3BlobRefsResponse> Ask(uint32_t node, const pb::S3BlobRefsRequest& request);
-  void Repair(Round& round, const blob::BlobListEntry& entry);
+  void Repair(const blob::BlobListEntry& entry);
 
   const uint32_t self_id_;
   ReplicationHost& replication_;
   blob::BlobStore& store_;
   blob::BlobClient& blobs_;
-  rpc::ChannelPool& pool_;
-  const std::vector<uint32_t> meta_ids_;
+  RoutedOwnerRefs owner_refs_;  // the map and the failed replicas of the round
   const BlobSweepOptions options_;
   std::unique_ptr<Metrics> metrics_;
   // Where the next round starts (sweeper thread only).

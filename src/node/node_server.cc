@@ -126,6 +126,7 @@ class NodeServer::Impl {
   std::unique_ptr<blob::BlobService> blob_;
   std::unique_ptr<blob::BlobClient> blob_client_;  // GC and sweeper
   std::unique_ptr<blob::SlotMapRefresher> slot_map_refresher_;
+  std::unique_ptr<RoutedOwnerRefs> gc_owner_refs_;  // the GC thread's (owner rule)
   std::unique_ptr<BlobGc> blob_gc_;
   std::unique_ptr<BlobMaintenance> blob_maintenance_;
   std::unique_ptr<PeerProber> peer_prober_;
@@ -348,7 +349,9 @@ Status NodeServer::Impl::StartBlobMaintenance() {
   slot_map_refresher_ = std::make_unique<blob::SlotMapRefresher>(
       *pool_, meta_ids, std::move(slot_map).value(), *blob_client_, metrics_,
       blob::SlotMapRefresher::kIntervalMsDefault);
-  blob_gc_ = std::make_unique<BlobGc>(*replication_, *blob_client_, metrics_, options_.gc);
+  gc_owner_refs_ = std::make_unique<RoutedOwnerRefs>(options_.node_id, *replication_, *pool_, meta_ids);
+  blob_gc_ = std::make_unique<BlobGc>(*replication_, *blob_client_, gc_owner_refs_.get(), metrics_,
+                                      options_.gc);
   blob_maintenance_ = std::make_unique<BlobMaintenance>(options_.node_id, *replication_, blob_->store(),
                                                         *blob_client_, *pool_, meta_ids,
                                                         metrics_, options_.sweep);
@@ -391,9 +394,18 @@ void NodeServer::Impl::OnGet(const pb::Envelope& request, rpc::Responder respond
   }
   auto charge = ReadCharge::Admit(admission_, group_id, get.consistency());
   if (!charge.ok()) return responder.Fail(charge.status());
-  host->Read(get.key(), get.consistency(), [responder, charge = *charge,
-                                            key_bytes = get.key().size()](
-                                               Result<std::optional<pb::KvRecord>> r) {
+  // GroupHost::Read, with the range checked again in the state read: a
+  // split may apply while a STRONG read waits (D130).
+  auto read = [key = get.key()](Result<const PartitionStateMachine*> state)
+      -> Result<std::optional<pb::KvRecord>> {
+    if (!state.ok()) return state.status();
+    TESSERA_RETURN_IF_ERROR((*state)->CheckKeyInRange(key));
+    return (*state)->Get(key);
+  };
+  host->ReadState(get.consistency(), [read, responder, charge = *charge,
+                                      key_bytes = get.key().size()](
+                                         Result<const PartitionStateMachine*> state) {
+    Result<std::optional<pb::KvRecord>> r = read(state);
     if (!r.ok()) {
       charge.Failed();
       return responder.Fail(r.status());
@@ -424,7 +436,16 @@ void NodeServer::Impl::OnScan(const pb::Envelope& request, rpc::Responder respon
   }
   auto charge = ReadCharge::Admit(admission_, group_id, scan.consistency());
   if (!charge.ok()) return responder.Fail(charge.status());
-  host->Scan(std::move(scan), [responder, charge = *charge](Result<pb::KvScanResponse> r) {
+  // GroupHost::Scan, with the range checked again in the state read (a
+  // scan of a parent narrowed meanwhile would end early: D130).
+  const pb::Consistency scan_consistency = scan.consistency();
+  host->ReadState(scan_consistency, [scan = std::move(scan), responder, charge = *charge](
+                                        Result<const PartitionStateMachine*> state) {
+    Result<pb::KvScanResponse> r = [&]() -> Result<pb::KvScanResponse> {
+      if (!state.ok()) return state.status();
+      TESSERA_RETURN_IF_ERROR((*state)->CheckEndInRange(scan.end_key()));
+      return (*state)->Scan(scan.start_key(), scan.end_key(), scan.limit());
+    }();
     if (!r.ok()) {
       charge.Failed();
       return responder.Fail(r.status());
@@ -710,6 +731,7 @@ NodeServer::~NodeServer() {
   impl_->http_.reset();
   impl_->rpc_.reset();
   impl_->blob_gc_.reset();
+  impl_->gc_owner_refs_.reset();
   impl_->slot_map_refresher_.reset();
   impl_->blob_maintenance_.reset();
   impl_->peer_prober_.reset();

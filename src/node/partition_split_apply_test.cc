@@ -165,6 +165,29 @@ TEST(PartitionSplitApply, ParentKeepsTheLeftHalfChildGetsTheRight) {
 
 // Goal: a split at or above the range end, or naming the parent or group 0
 // as the child, is not applied and changes nothing but the applied index.
+// Reads check their keys in the state they read (D130): before the
+// split everything is in range; after it, a key at or past the split key
+// and a scan reaching past it are WrongPartition.
+TEST(PartitionSplitApply, ReadsCheckTheRangeOfTheStateTheyRead) {
+  TempStore store;
+  PartitionStateMachine sm(store.get(), kParent);
+  ASSERT_TRUE(sm.Apply({Put(1, "a", "1"), Put(2, "z", "2")}).ok());
+  EXPECT_TRUE(sm.CheckKeyInRange("z").ok());
+  EXPECT_TRUE(sm.CheckEndInRange("").ok());
+  ASSERT_TRUE(sm.Apply({Split(3, "m")}).ok());
+  EXPECT_TRUE(sm.CheckKeyInRange("a").ok());
+  EXPECT_TRUE(sm.CheckKeyInRange("lzz").ok());
+  EXPECT_EQ(sm.CheckKeyInRange("m").code(), StatusCode::kWrongPartition);
+  EXPECT_EQ(sm.CheckKeyInRange("z").code(), StatusCode::kWrongPartition);
+  EXPECT_TRUE(sm.CheckEndInRange("m").ok());
+  EXPECT_TRUE(sm.CheckEndInRange("b").ok());
+  EXPECT_EQ(sm.CheckEndInRange("").code(), StatusCode::kWrongPartition);
+  EXPECT_EQ(sm.CheckEndInRange("ma").code(), StatusCode::kWrongPartition);
+  // A fresh state machine over the same store reads the stored end.
+  PartitionStateMachine reopened(store.get(), kParent);
+  EXPECT_EQ(reopened.CheckKeyInRange("m").code(), StatusCode::kWrongPartition);
+}
+
 TEST(PartitionSplitApply, InvalidSplitChangesNothing) {
   TempStore store;
   PartitionStateMachine sm(store.get(), kParent);

@@ -251,7 +251,7 @@ Result<std::vector<SlotResult>> PartitionStateMachine::Apply(const std::vector<p
   return results;
 }
 
-Result<std::optional<std::string>> PartitionStateMachine::RangeEnd() {
+Result<std::optional<std::string>> PartitionStateMachine::RangeEnd() const {
   if (!range_end_) {
     auto stored = store_->RangeEnd(group_);
     if (!stored.ok()) return stored.status();
@@ -304,6 +304,28 @@ Result<std::optional<pb::KvRecord>> PartitionStateMachine::Get(const std::string
     return Status::Corruption("unparseable KvRecord in group " + std::to_string(group_));
   }
   return std::optional<pb::KvRecord>(std::move(record));
+}
+
+namespace {
+
+Status MovedBySplit(GroupId group) {
+  return Status::WrongPartition("a split moved the read's keys out of group " + std::to_string(group));
+}
+
+}  // namespace
+
+Status PartitionStateMachine::CheckKeyInRange(std::string_view key) const {
+  auto end = RangeEnd();
+  if (!end.ok()) return end.status();
+  if (end->has_value() && key >= **end) return MovedBySplit(group_);
+  return Status::Ok();
+}
+
+Status PartitionStateMachine::CheckEndInRange(std::string_view end_key) const {
+  auto end = RangeEnd();
+  if (!end.ok()) return end.status();
+  if (end->has_value() && (end_key.empty() || end_key > **end)) return MovedBySplit(group_);
+  return Status::Ok();
 }
 
 Result<pb::KvScanResponse> PartitionStateMachine::Scan(const std::string& start_key,

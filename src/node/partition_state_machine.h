@@ -97,6 +97,14 @@ class PartitionStateMachine {
                    const storage::ValueFilter& wants_value, const RowVisitor& visit) const;
 
   GroupId group() const { return group_; }
+  // For reads, checked in the state they read (a split entry may apply
+  // while a STRONG read waits for its lease or index, after the node
+  // checked the request against the group's descriptor): WrongPartition
+  // when `key` is at or past the range end a split stored, or when an
+  // exclusive `end_key` (empty: none) reaches past it. On the group's
+  // executor only (ReadState's callbacks): they use the cached range end.
+  Status CheckKeyInRange(std::string_view key) const;
+  Status CheckEndInRange(std::string_view end_key) const;
   // Forgets the cached range end: the host calls it after a snapshot
   // replaced the state (the installed range end may differ).
   void ForgetRangeEnd() { range_end_.reset(); }
@@ -109,14 +117,14 @@ class PartitionStateMachine {
 
  private:
   // The group's range end (cached after the first read; a split updates it).
-  Result<std::optional<std::string>> RangeEnd();
+  Result<std::optional<std::string>> RangeEnd() const;
   // Applies one split entry; its result (not applied when the split is
   // invalid for this group's state, the same on every replica).
   Result<pb::KvApplyResult> ApplySplit(const pb::KvSplit& split, Slot slot);
 
   storage::NodeStore* store_;
   GroupId group_;
-  std::optional<std::optional<std::string>> range_end_;  // RangeEnd's cache
+  mutable std::optional<std::optional<std::string>> range_end_;  // RangeEnd's cache
   SplitPrepareFn split_prepare_;
   SplitAppliedFn split_applied_;
 };

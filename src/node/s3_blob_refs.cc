@@ -3,6 +3,7 @@
 #include <set>
 
 #include "common/limits.h"
+#include "node/partition_range.h"
 #include "node/rpc_handler_util.h"
 #include "s3/model/blob_refs.h"
 #include "s3/model/gc_ops.h"
@@ -71,11 +72,18 @@ Result<std::vector<s3::model::RecordRow>> PartitionRecords::Scan(const std::stri
   return out;
 }
 
+Status OwnerInRange(const PartitionStateMachine& state, const std::string& owner) {
+  return state.CheckKeyInRange(owner);
+}
+
 Result<pb::S3BlobRefsResponse> AnswerBlobRefs(const PartitionStateMachine& state,
                                               const pb::S3BlobRefsRequest& request) {
   if (request.blob_ids_size() > static_cast<int>(limits::kBlobRefsIdsMax)) {
     return Status::InvalidArgument("s3.blob_refs: too many blob ids");
   }
+  // Contract 1 of owner_refs.h: a group the owner left never answers
+  // "unreferenced" (its records of the owner are gone or going).
+  TESSERA_RETURN_IF_ERROR(OwnerInRange(state, request.owner()));
   const std::set<std::string> candidates(request.blob_ids().begin(), request.blob_ids().end());
   auto referenced = s3::model::ReferencedAmong(PartitionRecords(state), request.owner(), candidates,
                                                limits::kBlobRefsScanRowsMax);
@@ -89,6 +97,12 @@ void QueryBlobRefs(ReplicationHost& replication, const pb::S3BlobRefsRequest& re
                    std::function<void(Result<pb::S3BlobRefsResponse>)> done) {
   std::shared_ptr<GroupHost> host = replication.Find(request.group_id());
   if (!host) return done(Status::NotFound("group " + std::to_string(request.group_id()) + " not hosted here"));
+  if (!replication.DescriptorAllows(request.group_id(), [&request](const pb::PartitionDescriptor& d) {
+        return KeyInRange(d, request.owner());
+      })) {
+    return done(Status::WrongPartition("the owner is outside the range of group " +
+                                       std::to_string(request.group_id())));
+  }
   host->ReadState(pb::CONSISTENCY_STRONG,
                   [request, done = std::move(done)](Result<const PartitionStateMachine*> state) {
                     if (!state.ok()) return done(state.status());

@@ -9,6 +9,9 @@
 //                   records (the checker, `tessera s3 check`)
 // Both are STRONG reads under the group's leader lease and fail like kv.get:
 // NotFound for a group not hosted here, NotLeader with a hint,
+// WrongPartition (s3.blob_refs) for an owner outside the group's range (a
+// split moved it: the group's records of it are gone, so its answer would
+// say "unreferenced" for blobs the owner's new group may reference),
 // InvalidArgument for a bad request (too many ids, a bad owner),
 // Unavailable when the object has too many records to scan
 // (limits::kBlobRefsScanRowsMax).
@@ -43,8 +46,11 @@ class PartitionRecords : public s3::model::RecordSource {
   const PartitionStateMachine& state_;
 };
 
-// The s3.blob_refs answer from the state of a partition (pure; the
-// handler's work on the group's strand).
+// OK when `owner` (`B K`) lies below the range end a split stored for the
+// partition (none: OK); else WrongPartition.
+Status OwnerInRange(const PartitionStateMachine& state, const std::string& owner);
+// The s3.blob_refs answer from the state of a partition (the handler's
+// work on the group's strand); OwnerInRange checked first.
 Result<pb::S3BlobRefsResponse> AnswerBlobRefs(const PartitionStateMachine& state,
                                               const pb::S3BlobRefsRequest& request);
 

@@ -116,6 +116,11 @@ void OnList(ReplicationHost* replication, KvAdmission* admission, const pb::Enve
       charge.Failed();
       return responder.Fail(state.status());
     }
+    // Checked again in the state read (D130).
+    if (Status in_range = (*state)->CheckEndInRange(list.end_key()); !in_range.ok()) {
+      charge.Failed();
+      return responder.Fail(in_range);
+    }
     auto listed = s3::model::ListPartition(StateRecords(**state), list);
     if (!listed.ok()) {
       charge.Failed();
@@ -163,6 +168,9 @@ void ReadS3Object(ReplicationHost& replication, const pb::S3GetRequest& request,
   host->ReadState(consistency, [request, done = std::move(done)](
                                    Result<const PartitionStateMachine*> state) {
     if (!state.ok()) return done(state.status());
+    const Status in_range =
+        (*state)->CheckKeyInRange(s3::model::ObjectPrefix(request.bucket_id(), request.key()));
+    if (!in_range.ok()) return done(in_range);
     done(s3::model::ReadObject(StatePoints(**state), request));
   });
 }

@@ -20,12 +20,12 @@ bool AtObjectBoundary(std::string_view key) {
   const size_t separator = rest.find('\0');
   if (separator == std::string_view::npos) return true;  // B K: before K's records
   const std::string_view suffix = rest.substr(separator + 1);
-  // Records of K are `B K 00 t ...` with t in 01..05: a key before the
-  // first possible one (`B K 00`, `B K 00 00..`, `B K 00 01`) or past the
-  // last type byte splits no object.
-  if (suffix.empty() || suffix == std::string_view("\x01", 1)) return true;
-  const auto type = static_cast<unsigned char>(suffix[0]);
-  return type == 0 || type > kLastRecordType;
+  // Records of K are `B K 00 t ...` with t in 01..05, and every S3 op on K
+  // is routed (and range-checked) by its prefix `B K`, which sorts before
+  // `B K 00`: a key `B K 00 ...` splits K unless it lies past the last
+  // type byte (then `B K` and every record of K stay left).
+  if (suffix.empty()) return false;
+  return static_cast<unsigned char>(suffix[0]) > kLastRecordType;
 }
 
 }  // namespace

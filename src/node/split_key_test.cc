@@ -82,7 +82,9 @@ TEST(ChooseSplitKey, S3NeverSplitsInternalRecords) {
 TEST(SplitKeyAllowed, S3RefusesKeysInsideAnObjectsRecords) {
   const SplitKeyRules rules{"", "", true};
   EXPECT_TRUE(SplitKeyAllowed(s3m::ObjectPrefix(3, "k"), rules));
-  EXPECT_TRUE(SplitKeyAllowed(s3m::HeadKey(3, "k"), rules));   // every record of k goes right
+  // The op's routing key `B k` would stay left while the records go right.
+  EXPECT_FALSE(SplitKeyAllowed(s3m::HeadKey(3, "k"), rules));
+  EXPECT_FALSE(SplitKeyAllowed(s3m::ObjectPrefix(3, "k") + std::string("\0", 1), rules));
   EXPECT_TRUE(SplitKeyAllowed(s3m::ObjectEnd(3, "k"), rules));  // every record of k stays left
   EXPECT_FALSE(SplitKeyAllowed(s3m::VersionKey(3, "k", 1), rules));
   EXPECT_FALSE(SplitKeyAllowed(s3m::DataKey(3, "k", 0), rules));

@@ -12,22 +12,19 @@
 namespace tessera::node {
 namespace {
 
-// The S3 table's name (meta/registry_keys.h, kS3TableName). Its splits
-// wait for the blob-GC rule for moved objects (docs/partition-splits.md,
-// "_s3"), so they are refused here.
+// The S3 table's name (meta/registry_keys.h, kS3TableName): split only
+// between objects (split_key.h, SplitKeyRules::whole_objects).
 constexpr std::string_view kS3Table = "_s3";
 
 // InvalidArgument unless the group's descriptor allows splitting at the key.
 Status CheckSplitAllowed(const ReplicationHost& replication, const pb::SplitGroupRequest& split) {
   Status verdict = Status::Ok();
   (void)replication.DescriptorAllows(split.group_id(), [&](const pb::PartitionDescriptor& d) {
-    if (d.table() == kS3Table) {
-      verdict = Status::InvalidArgument(
-          "splits of the _s3 table are not supported yet (the blob GC does not yet check "
-          "moved objects against their new group)");
-    } else if (!SplitKeyAllowed(split.split_key(), SplitKeyRules{d.start_key(), d.end_key(), false})) {
+    if (!SplitKeyAllowed(split.split_key(),
+                         SplitKeyRules{d.start_key(), d.end_key(), d.table() == kS3Table})) {
       verdict = Status::InvalidArgument("split key is not strictly inside group " +
-                                        std::to_string(split.group_id()) + "'s range");
+                                        std::to_string(split.group_id()) +
+                                        "'s range, or (table _s3) falls inside one object's records");
     }
     return true;
   });

@@ -247,14 +247,17 @@ void ObjectIndex::List(ListQuery query, Callback<ListPage> done) {
   std::make_shared<ListWalk>(*this, std::move(query), std::move(done))->Step();
 }
 
-// Sums the usage records of every partition overlapping the bucket.
+// Sums the usage records of every partition from the table's start to the
+// bucket's end: usage records are per-partition deltas, and the parent of a
+// split keeps its counts of the objects that moved (decisions.md, "_s3
+// splits: usage").
 class ObjectIndex::UsageWalk : public std::enable_shared_from_this<UsageWalk> {
  public:
   UsageWalk(ObjectIndex& index, uint64_t bucket_id, Callback<pb::BucketUsage> done)
       : index_(index),
         bucket_id_(bucket_id),
-        cursor_(model::BucketPrefix(bucket_id)),
-        end_(model::PrefixSuccessor(cursor_)),
+        cursor_(),
+        end_(model::PrefixSuccessor(model::BucketPrefix(bucket_id))),
         done_(std::move(done)) {}
 
   void Step() {

@@ -81,6 +81,10 @@ class ObjectIndex {
   // The upload's parts numbered above `after`, ascending, at most `limit`.
   void ListUploadParts(uint64_t bucket_id, const std::string& key, const std::string& upload_id,
                        uint32_t after, uint32_t limit, Callback<std::vector<pb::PartRecord>> done);
+  // The bucket's usage: the sum of the usage records of every `_s3`
+  // partition from the table's start to the bucket's end (a partition a
+  // split left holding none of the bucket's keys keeps its counts of the
+  // objects that moved; partitions past the bucket never held any).
   void Usage(uint64_t bucket_id, Callback<pb::BucketUsage> done);
   // The bucket's configuration record (strong read); an empty BucketConfig
   // when it has none.
