@@ -113,7 +113,7 @@ class MetaProcessFixture : public ::testing::Test {
     const std::string name = table_->ById(id)->name;
     supervisor_->ReapExited();
     auto pid = supervisor_->Launch(
-        {name, {TESSERA_BINARY, "meta", "--layout", layout_path_, "--name", name, "--dir", dir_}});
+        {name, {TESSERA_BINARY, "meta", "--layout", layout_path_, "--name", name, "--dir", dir_}, ""});
     ASSERT_TRUE(pid.ok()) << pid.status().ToString();
   }
 

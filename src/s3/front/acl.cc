@@ -264,15 +264,15 @@ void WithObjectWriteAccess(CallPtr call, std::function<void(ObjectWriteAccess)> 
   WithRequestedAcl(call, "", CanonicalIdOfOwner(owner), bucket_owner_id,
                    [call, owner, bucket_owner_id, next = std::move(next)](
                        std::optional<std::vector<authz::Grant>> grants) {
-                     const pb::BucketConfig* config = call->bucket_config.get();
-                     if (S3Status allowed = CheckAclAllowed(config, grants, bucket_owner_id);
+                     const pb::BucketConfig* bucket_config = call->bucket_config.get();
+                     if (S3Status allowed = CheckAclAllowed(bucket_config, grants, bucket_owner_id);
                          !allowed.ok()) {
                        return call->Fail(allowed.error());
                      }
                      ObjectWriteAccess access;
                      access.owner = owner;
                      // Disabled ACLs store none (the owner's FULL_CONTROL).
-                     if (grants && !AclsDisabled(config)) access.acl = StoredAclOf(*grants);
+                     if (grants && !AclsDisabled(bucket_config)) access.acl = StoredAclOf(*grants);
                      next(std::move(access));
                    });
 }

@@ -129,9 +129,9 @@ void ResolveSource(CallPtr call, SourceCallback next) {
         // (SourceAuthorized); its bucket's configuration first.
         source.bucket = std::move(bucket).value();
         const uint64_t bucket_id = source.bucket.bucket_id();
-        const std::string bucket_name = source.target.bucket;
+        const std::string source_bucket = source.target.bucket;
         call->front.BucketConfigOf(
-            bucket_id, bucket_name, [call, source = std::move(source), next = std::move(next)](
+            bucket_id, source_bucket, [call, source = std::move(source), next = std::move(next)](
                            Result<BucketConfigCache::Cached> config) mutable {
               if (!config.ok()) return call->Fail(config.status());
               source.config = config->record;

@@ -168,7 +168,9 @@ TEST_F(BucketConfigOpsTest, ListingsDoNotSeeTheRecord) {
       auto listed = ListPartition(state_, list);
       ASSERT_TRUE(listed.ok()) << listed.status().ToString();
       ASSERT_EQ(listed->items_size(), uploads ? 0 : 1);
-      if (!uploads) EXPECT_EQ(listed->items(0).entry().key(), "a");
+      if (!uploads) {
+        EXPECT_EQ(listed->items(0).entry().key(), "a");
+      }
     }
   }
 }
