@@ -27,6 +27,7 @@ Python 3 standard library only; free loopback ports, a fresh temp dir,
 import json
 import random
 import subprocess
+import sys
 import threading
 import time
 import unittest
@@ -244,6 +245,7 @@ class KvLoadSplitTest(unittest.TestCase):
         left = sum(p["load"] for p in later if p["end"] != "" and p["end"] <= split_key)
         right = sum(p["load"] for p in later if p["end"] == "" or p["end"] > split_key)
         total = left + right
+        print(f"load split after {took:.1f} s; halves serve {left} and {right} req/s", file=sys.stderr)
         self.assertGreater(total, 0, later)
         self.assertGreaterEqual(left / total, 0.25, later)
         self.assertGreaterEqual(right / total, 0.25, later)
