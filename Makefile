@@ -45,10 +45,9 @@ install: deps
 # make soak [SEEDS=100000] [DURATION=seconds] [REPLICAS=3] [SEED_START=1000000]
 #           [HOST=production] [BUG=none]
 # Runs SEEDS seeds, or as many as fit in DURATION seconds when it is given,
-# on the production host (GroupHost, PartitionStateMachine, NodeStore; 3 or
-# 5 replicas); HOST=core runs the consensus core under the simulator's own
-# host instead. BUG=NAME injects a bug (`tessera sim --bug list`) to see it
-# caught.
+# on the production host (GroupHost, PartitionStateMachine, NodeStore; 3, 5,
+# 7 or 9 replicas; HOST=production is the only host). BUG=NAME injects a bug
+# (`tessera sim --bug list`) to see it caught.
 SEEDS      ?= 100000
 DURATION   ?= 0
 SEED_START ?= 1000000

@@ -3,7 +3,9 @@
 # is missing, so repeated `make` runs cost nothing.
 #   scripts/install-deps.sh          build and test packages (gnuplot-nox draws
 #                                    experiment reports, chromium checks them;
-#                                    iproute2's ip and tc build `--netns` runs)
+#                                    iproute2's ip and tc build `--netns` runs,
+#                                    iptables and libnetfilter-queue shape
+#                                    them where the kernel has no netem)
 #   scripts/install-deps.sh --fuzz   also clang and its libFuzzer runtime
 #                                    (`make fuzz`)
 #   scripts/install-deps.sh --bench  also what `make bench` drives the peers
@@ -20,7 +22,7 @@ packages=(
   libgtest-dev libgmock-dev
   libssl-dev libpugixml-dev libjemalloc-dev libisal-dev nlohmann-json3-dev
   curl s3cmd rclone openssl
-  iproute2
+  iproute2 iptables libnetfilter-queue-dev
   gnuplot-nox chromium
 )
 case "${1:-}" in

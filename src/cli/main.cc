@@ -30,7 +30,7 @@ int main(int argc, char** argv) {
   tessera::sim::SimCommandArgs sim;
   CLI::App* sim_cmd = app.add_subcommand(
       "sim", "run the deterministic simulation of replication groups over a range of seeds");
-  sim_cmd->add_option("--replicas", sim.replicas, "replicas per group (3 or 5)")
+  sim_cmd->add_option("--replicas", sim.replicas, "replicas per group (3, 5, 7 or 9)")
       ->check(CLI::Range(3, 9));
   sim_cmd->add_option("--seed-start", sim.seed_start, "first seed");
   sim_cmd->add_option("--seeds", sim.seeds, "number of seeds")->check(CLI::PositiveNumber);
@@ -39,13 +39,13 @@ int main(int argc, char** argv) {
                       "stop starting seeds after this many seconds (soak runs)")
       ->check(CLI::NonNegativeNumber);
   sim_cmd->add_flag("--replica-loss", sim.replica_loss,
-                    "every seed loses voters for good; the autoadmin's planner replaces them");
+                    "every seed loses a voter for good; the autoadmin's planner replaces it");
   sim_cmd->add_option("--bug", sim.bug,
                       "inject a host-side bug to show the checkers catch it ('list' names them)");
   sim_cmd->add_option("--host", sim.host,
-                      "production (default): the production GroupHost, state machine and "
-                      "NodeStore; core: the consensus core under the simulator's own host")
-      ->check(CLI::IsMember({"core", "production"}));
+                      "production (the only one): the production GroupHost, state machine and "
+                      "NodeStore with time, disks and network simulated")
+      ->check(CLI::IsMember({"production"}));
 
   tessera::cli::ClusterCommandArgs cluster;
   CLI::App* cluster_cmd = tessera::cli::AddClusterCommands(app, cluster);
@@ -158,8 +158,7 @@ int main(int argc, char** argv) {
   }
 
   if (*sim_cmd) {
-    return sim.host == "production" ? tessera::sim::RunHostSimCommand(sim, std::cout)
-                                    : tessera::sim::RunSimCommand(sim, std::cout);
+    return tessera::sim::RunHostSimCommand(sim, std::cout);
   }
   if (*config_cmd) return tessera::cli::RunConfigCommand(config, std::cout);
   if (*node_cmd) return tessera::node::RunNodeCommand(node);

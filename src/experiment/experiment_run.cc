@@ -84,7 +84,7 @@ Result<std::string> MakeResultDir(const RunOptions& o, const std::string& name) 
 // built and cut), and `layout`'s hosts mapped to their addresses.
 Status OpenNetns(Run& run, pb::ClusterLayout& layout, std::ostream& out) {
   run.netns_log.open(run.dir + "/netns.log", std::ios::trunc);
-  auto net = NetnsNetwork::Create(layout, EffectiveShaping(run.experiment.spec.netns()),
+  auto net = NetnsNetwork::Create(layout, EffectiveShaping(run.experiment.spec.netns()), run.seed,
                                   run.netns_log, out);
   if (!net.ok()) return net.status();
   run.netns = std::move(net).value();
@@ -93,9 +93,9 @@ Status OpenNetns(Run& run, pb::ClusterLayout& layout, std::ostream& out) {
   out << "network namespaces:";
   for (const std::string& ns : plan.Namespaces()) out << " " << ns;
   out << " (" << plan.subnet << "; log: " << run.dir << "/netns.log)\n";
-  if (!run.netns->netem_missing().empty()) {
-    out << "warning: no delay, jitter or loss between AZs: this kernel has no netem qdisc ("
-        << run.netns->netem_missing() << ")\n";
+  if (!run.netns->shaping_missing().empty()) {
+    out << "warning: no delay, jitter or loss between AZs: " << run.netns->shaping_missing()
+        << "\n";
   }
   return Status::Ok();
 }

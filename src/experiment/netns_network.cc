@@ -171,7 +171,8 @@ void NetnsNetwork::RemoveStale(std::ostream& log, std::ostream& err) {
 
 Result<std::unique_ptr<NetnsNetwork>> NetnsNetwork::Create(const pb::ClusterLayout& layout,
                                                            const NetnsShaping& shaping,
-                                                           std::ostream& log, std::ostream& err) {
+                                                           uint64_t seed, std::ostream& log,
+                                                           std::ostream& err) {
   if (Status st = CheckAvailable(); !st.ok()) return st;
   RemoveStale(log, err);
   const int pid = static_cast<int>(::getpid());
@@ -195,26 +196,58 @@ Result<std::unique_ptr<NetnsNetwork>> NetnsNetwork::Create(const pb::ClusterLayo
   for (const NetnsCommand& c : ClassifyCommands(p)) {
     if (st.ok()) st = net->Run(c);
   }
-  const std::vector<NetnsCommand> netem = NetemCommands(p, shaping);
-  for (size_t i = 0; i < netem.size() && st.ok(); ++i) {
-    Status added = net->Run(netem[i]);
-    if (added.ok()) continue;
-    // The first AZ's netem refused: a kernel built without sch_netem. The
-    // cuts still work; say so. A later AZ's refusal is an error (the AZs
-    // would be shaped unevenly).
-    if (i > 0) st = added;
-    if (i == 0) net->netem_missing_ = added.message();
-    break;
-  }
-  log << "netem delay_ms=" << shaping.delay_ms << " jitter_ms=" << shaping.jitter_ms
-      << " loss_percent=" << shaping.loss_percent
-      << " applied=" << (shaping.any() && net->netem_missing_.empty() ? "yes" : "no") << "\n"
-      << std::flush;
+  if (st.ok()) net->shaping_missing_ = net->Shape(shaping, seed, &st);
   if (!st.ok()) {
     (void)net->Teardown();
     return Status(st.code(), "building the --netns network: " + st.message());
   }
   return net;
+}
+
+std::string NetnsNetwork::Shape(const NetnsShaping& shaping, uint64_t seed, Status* error) {
+  if (!shaping.any()) return "";
+  std::string missing;
+  const std::vector<NetnsCommand> netem = NetemCommands(plan_, shaping);
+  for (size_t i = 0; i < netem.size(); ++i) {
+    Status added = Run(netem[i]);
+    if (added.ok()) continue;
+    // The first AZ's netem refused: a kernel built without sch_netem. A
+    // later AZ's refusal is an error (the AZs would be shaped unevenly).
+    if (i > 0) *error = added;
+    if (i == 0) missing = "no netem qdisc (" + added.message() + ")";
+    break;
+  }
+  const char* by = "netem";
+  if (!missing.empty() && error->ok()) {
+    by = "queue";
+    const std::string queue_missing = StartQueueShaper(shaping, seed, error);
+    if (!queue_missing.empty()) missing += "; " + queue_missing;
+    if (queue_missing.empty()) missing.clear();
+  }
+  log_ << "netns shaping delay_ms=" << shaping.delay_ms << " jitter_ms=" << shaping.jitter_ms
+       << " loss_percent=" << shaping.loss_percent << " by=" << by
+       << " applied=" << (missing.empty() && error->ok() ? "yes" : "no") << "\n"
+       << std::flush;
+  return missing;
+}
+
+std::string NetnsNetwork::StartQueueShaper(const NetnsShaping& shaping, uint64_t seed,
+                                           Status* error) {
+  if (!FindTool("iptables").ok()) return "no iptables (Debian package iptables)";
+  const std::vector<NetnsCommand> rules = QueueShapingCommands(plan_);
+  for (size_t i = 0; i < rules.size(); ++i) {
+    Status added = Run(rules[i]);
+    if (added.ok()) continue;
+    // As for netem: the first refusal means the kernel lacks NFQUEUE.
+    if (i > 0) *error = added;
+    return "iptables refused the NFQUEUE rule (" + added.message() + ")";
+  }
+  std::vector<std::string> paths;
+  for (const auto& [az, path] : NamespacePaths()) paths.push_back(path);
+  auto shaper = QueueShaper::Start(paths, shaping, seed);
+  if (!shaper.ok()) return shaper.status().message();
+  shaper_ = std::move(shaper).value();
+  return "";
 }
 
 NetnsNetwork::~NetnsNetwork() { (void)Teardown(); }
@@ -281,6 +314,13 @@ Status NetnsNetwork::ClearCuts() {
 
 Status NetnsNetwork::Teardown() {
   if (torn_down_) return Status::Ok();
+  if (shaper_ != nullptr) {
+    shaper_->Stop();
+    const ShaperCounters n = shaper_->counters();
+    log_ << "netns shaper delayed=" << n.delayed << " lost=" << n.lost
+         << " overflow=" << n.overflow << "\n";
+    shaper_.reset();
+  }
   std::string failed;
   for (const NetnsCommand& c : TeardownCommands(plan_)) {
     const bool link = c[1] == "link";

@@ -1,6 +1,7 @@
 // NetnsNetwork: the network of one `--netns` experiment run (netns_plan.h
 // says how it is wired), built, cut and taken down by running `ip` and
-// `tc` (iproute2). Every step is logged as one line to the run's
+// `tc` (iproute2); the delay, jitter and loss between AZs come from netem,
+// or where the kernel has none from the queue shaper (queue_shaper.h). Every step is logged as one line to the run's
 // netns.log, which also records the drop counts of every cut.
 //
 // Lifetime: Create builds everything or nothing (a failed step takes down
@@ -23,6 +24,7 @@
 #include "common/result.h"
 #include "experiment/az_cutter.h"
 #include "experiment/netns_plan.h"
+#include "experiment/queue_shaper.h"
 
 namespace tessera::experiment {
 
@@ -40,10 +42,12 @@ class NetnsNetwork final : public AzCutter {
 
   // Builds the network for `layout` (its hosts as the layout file has
   // them) on a /24 of 198.18.0.0/15 that no route of the machine
-  // overlaps. A kernel without netem (sch_netem) gets no delay: the
-  // network is built anyway and netem_missing() says why.
+  // overlaps. Shaping: netem; on a kernel without sch_netem the queue
+  // shaper, its draws seeded by `seed`; when neither can run (no netem,
+  // no iptables or nfnetlink_queue) the network is built anyway without
+  // delay and shaping_missing() says why.
   static Result<std::unique_ptr<NetnsNetwork>> Create(const pb::ClusterLayout& layout,
-                                                      const NetnsShaping& shaping,
+                                                      const NetnsShaping& shaping, uint64_t seed,
                                                       std::ostream& log, std::ostream& err);
   ~NetnsNetwork() override;
   NetnsNetwork(const NetnsNetwork&) = delete;
@@ -51,7 +55,7 @@ class NetnsNetwork final : public AzCutter {
 
   const NetnsPlan& plan() const { return plan_; }
   // Empty when the requested delay, jitter and loss are in force.
-  const std::string& netem_missing() const { return netem_missing_; }
+  const std::string& shaping_missing() const { return shaping_missing_; }
   // AZ -> /run/netns/NS: where the AZ's processes run.
   std::map<std::string, std::string> NamespacePaths() const;
 
@@ -59,8 +63,9 @@ class NetnsNetwork final : public AzCutter {
   // Logs the packets each cut dropped, then removes every cut.
   Status ClearCuts() override;
 
-  // Deletes every namespace of the run (and so every veth and the bridge).
-  // Idempotent; the error names the namespaces that could not be deleted.
+  // Stops the queue shaper (logging its counters), then deletes every
+  // namespace of the run (and so every veth and the bridge). Idempotent;
+  // the error names the namespaces that could not be deleted.
   Status Teardown();
 
  private:
@@ -68,10 +73,14 @@ class NetnsNetwork final : public AzCutter {
   Status Run(const NetnsCommand& command);
   Status ApplyCut(const NetnsAz& from);
   uint64_t DroppedPackets(const NetnsAz& az);
+  // netem in every AZ, else the queue shaper; "" when in force, else why not.
+  std::string Shape(const NetnsShaping& shaping, uint64_t seed, Status* error);
+  std::string StartQueueShaper(const NetnsShaping& shaping, uint64_t seed, Status* error);
 
   NetnsPlan plan_;
   std::ostream& log_;
-  std::string netem_missing_;
+  std::string shaping_missing_;
+  std::unique_ptr<QueueShaper> shaper_;  // when the kernel has no netem
   std::map<std::string, std::set<std::string>> cuts_;  // AZ -> addresses it drops packets to
   std::map<std::string, uint64_t> dropped_before_;      // AZ -> counter at the last clear
   bool torn_down_ = false;

@@ -232,6 +232,21 @@ std::vector<NetnsCommand> NetemCommands(const NetnsPlan& plan, const NetnsShapin
   return c;
 }
 
+std::vector<NetnsCommand> QueueShapingCommands(const NetnsPlan& plan) {
+  std::vector<NetnsCommand> c;
+  for (const NetnsAz& a : plan.azs) {
+    for (const NetnsAz& other : plan.azs) {
+      if (other.az == a.az) continue;
+      for (const std::string& address : other.addresses) {
+        c.push_back({"ip", "netns", "exec", a.ns, "iptables", "-w", "-t", "mangle", "-A",
+                     "POSTROUTING", "-o", kDevice, "-d", address + "/32", "-j", "NFQUEUE",
+                     "--queue-num", std::to_string(kNetnsShaperQueue), "--queue-bypass"});
+      }
+    }
+  }
+  return c;
+}
+
 std::vector<NetnsCommand> TeardownCommands(const NetnsPlan& plan) {
   // The root's veth first: it would go with the bridge namespace, but the
   // kernel destroys a namespace's devices asynchronously, after `ip netns

@@ -24,7 +24,9 @@
 //   root htb 1: (default class 1:1); class 1:2 leads to netem (delay,
 //   jitter, loss) and u32 filters (prio 2) send every packet for another
 //   AZ's address there: traffic inside an AZ and to the root namespace is
-//   not delayed. Cuts are one classic-BPF filter (prio 1, handle 1, direct
+//   not delayed. On a kernel without netem, iptables rules (mangle
+//   POSTROUTING, before tc) queue the same packets to the queue shaper
+//   instead (queue_shaper.h). Cuts are one classic-BPF filter (prio 1, handle 1, direct
 //   action) that drops (TC_ACT_SHOT) IPv4 packets to the addresses cut off;
 //   the htb qdisc counts them in its "dropped" statistic.
 //
@@ -50,6 +52,9 @@ inline constexpr double kNetnsJitterMsDefault = 0.2;
 inline constexpr double kNetnsDelayMsMax = 1000.0;
 inline constexpr char kNetnsPrefix[] = "tessera-";          // namespaces: tessera-PID-...
 inline constexpr char kNetnsHostInterfacePrefix[] = "tsn";  // root veth: tsnPID
+// The NFQUEUE number each AZ's namespace sends its inter-AZ packets to when
+// the queue shaper stands in for netem (queue numbers are per namespace).
+inline constexpr uint16_t kNetnsShaperQueue = 0;
 
 // The experiment file's `netns` block with its defaults filled in.
 struct NetnsShaping {
@@ -102,6 +107,11 @@ std::vector<NetnsCommand> BuildCommands(const NetnsPlan& plan);
 std::vector<NetnsCommand> ClassifyCommands(const NetnsPlan& plan);
 // The netem qdisc of each AZ's class 1:2; empty when !shaping.any().
 std::vector<NetnsCommand> NetemCommands(const NetnsPlan& plan, const NetnsShaping& shaping);
+// Where the kernel has no netem: in each AZ's namespace, iptables rules
+// sending every packet for another AZ's address to NFQUEUE
+// kNetnsShaperQueue (with --queue-bypass: packets pass when no shaper is
+// bound), for queue_shaper.h to delay or drop.
+std::vector<NetnsCommand> QueueShapingCommands(const NetnsPlan& plan);
 // `ip link del` of the root's veth, then `ip netns del` of every namespace
 // (deleting a namespace deletes its veth ends and bridge).
 std::vector<NetnsCommand> TeardownCommands(const NetnsPlan& plan);

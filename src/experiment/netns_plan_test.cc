@@ -131,6 +131,24 @@ TEST(NetnsPlanTest, OnlyInterAzTrafficGoesThroughNetem) {
   EXPECT_TRUE(NetemCommands(*plan, NetnsShaping{0, 0, 0}).empty());
 }
 
+TEST(NetnsPlanTest, WithoutNetemOnlyInterAzTrafficIsQueuedToTheShaper) {
+  auto plan = PlanNetns(TestLayout(), 12, 1);
+  ASSERT_TRUE(plan.ok());
+  const Commands c = QueueShapingCommands(*plan);
+  const NetnsCommand to_az2 = {"ip", "netns", "exec", "tessera-12-az1", "iptables", "-w", "-t",
+                               "mangle", "-A", "POSTROUTING", "-o", "eth0", "-d",
+                               "198.18.1.32/32", "-j", "NFQUEUE", "--queue-num", "0",
+                               "--queue-bypass"};
+  EXPECT_TRUE(Has(c, to_az2));
+  NetnsCommand to_self = to_az2;
+  to_self[13] = "198.18.1.16/32";  // az1's own address: not queued
+  EXPECT_FALSE(Has(c, to_self));
+  NetnsCommand to_host = to_az2;
+  to_host[13] = "198.18.1.1/32";   // the root namespace: not queued
+  EXPECT_FALSE(Has(c, to_host));
+  EXPECT_EQ(c.size(), 6u);  // 3 AZs x 2 others
+}
+
 TEST(NetnsPlanTest, CutIsOneDropFilterPerAz) {
   auto plan = PlanNetns(TestLayout(), 12, 1);
   ASSERT_TRUE(plan.ok());

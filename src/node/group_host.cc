@@ -115,6 +115,7 @@ void GroupHost::OnTick() {
 void GroupHost::Pump() {
   while (!stopped_ && !installing_ && replica_->HasReady()) {
     consensus::Ready ready = replica_->TakeReady();
+    if (options_.testing.on_ready) options_.testing.on_ready(ready);
     for (pb::Message& m : ready.messages) sender_->Send(std::move(m));
     Persist(ready);
     if (!ready.committed.empty()) ApplyCommitted(ready.committed);

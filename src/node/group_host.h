@@ -54,6 +54,10 @@ struct GroupHostTestingOptions {
   // durable, without waiting for the entry to be chosen and applied
   // (the answer is an empty KvApplyResult).
   bool ack_before_quorum = false;
+  // Called on the strand with every Ready batch the consensus core hands
+  // over, before the host acts on it: the simulator checks the core keeps
+  // ready.h's contract (sim/ready_contract.h). Must not block.
+  std::function<void(const consensus::Ready&)> on_ready;
 };
 
 struct GroupHostOptions {

@@ -27,6 +27,7 @@
 #include "node/peer_prober.h"
 #include "node/rpc_handler_util.h"
 #include "node/s3_blob_refs.h"
+#include "node/read_charge.h"
 #include "node/s3_reads.h"
 #include "common/limits.h"
 #include "http/http_server.h"
@@ -92,11 +93,6 @@ pb::GroupStatusProto ToProto(uint64_t group_id, const GroupStatus& s) {
   return p;
 }
 
-admission::ReadConsistency ReadConsistencyOf(pb::Consistency c) {
-  return c == pb::CONSISTENCY_EVENTUAL ? admission::ReadConsistency::kEventual
-                                       : admission::ReadConsistency::kStrong;
-}
-
 // A write's cost (admission/capacity_units.h): a batch by its items and
 // conditions; an S3 command (the `_s3` table) as one write unit.
 double WriteUnitsOf(const pb::KvWriteRequest& write) {
@@ -113,11 +109,6 @@ double WriteUnitsOf(const pb::KvWriteRequest& write) {
 bool NotProposed(StatusCode code) {
   return code == StatusCode::kNotLeader || code == StatusCode::kThrottled ||
          code == StatusCode::kStaleEpoch || code == StatusCode::kNotFound;
-}
-
-Status ThroughputExceeded(uint64_t group_id, const char* kind) {
-  return Status::ThroughputExceeded(std::string(kind) + " capacity of partition " +
-                                    std::to_string(group_id) + " exceeded; back off and retry");
 }
 
 // A request whose key left the group's range (partition_range.h).
@@ -319,7 +310,9 @@ Status NodeServer::Impl::RegisterHandlers() {
       {"blob.stat",
        [this](const PeerInfo&, const pb::Envelope& r, Responder s) { blob_->HandleStat(r, std::move(s)); }},
   };
-  for (auto& entry : S3ReadHandlers(replication_.get())) handlers.push_back(std::move(entry));
+  for (auto& entry : S3ReadHandlers(replication_.get(), &admission_)) {
+    handlers.push_back(std::move(entry));
+  }
   for (auto& entry : S3BlobRefHandlers(replication_.get())) handlers.push_back(std::move(entry));
   for (const auto& [method, handler] : handlers) {
     TESSERA_RETURN_IF_ERROR(rpc_->RegisterHandler(method, handler));
@@ -424,21 +417,17 @@ void NodeServer::Impl::OnGet(const pb::Envelope& request, rpc::Responder respond
           group_id, [&get](const pb::PartitionDescriptor& d) { return KeyInRange(d, get.key()); })) {
     return responder.Fail(WrongPartition(group_id));
   }
-  const admission::ReadConsistency consistency = ReadConsistencyOf(get.consistency());
-  const admission::Admission admitted = admission_.Admit(
-      group_id, admission::CapacityKind::kRead, admission::ReadUnits(0, consistency));
-  if (!admitted.admitted) return responder.Fail(ThroughputExceeded(group_id, "read"));
+  auto charge = ReadCharge::Admit(admission_, group_id, get.consistency());
+  if (!charge.ok()) return responder.Fail(charge.status());
   load_finders_.Record(group_id, get.key(), SteadyNowMs());
-  host->Read(get.key(), get.consistency(), [this, responder, group_id, consistency, admitted,
+  host->Read(get.key(), get.consistency(), [responder, charge = *charge,
                                             key_bytes = get.key().size()](
                                                Result<std::optional<pb::KvRecord>> r) {
     if (!r.ok()) {
-      admission_.Return(group_id, admission::CapacityKind::kRead, admitted);
+      charge.Failed();
       return responder.Fail(r.status());
     }
-    const uint64_t bytes = r->has_value() ? key_bytes + (*r)->value().size() : 0;
-    admission_.Charge(group_id, admission::CapacityKind::kRead, admitted,
-                      admission::ReadUnits(bytes, consistency) - admitted.units);
+    charge.Served(r->has_value() ? key_bytes + (*r)->value().size() : 0);
     pb::KvGetResponse response;
     if (r->has_value()) {
       response.set_found(true);
@@ -462,20 +451,17 @@ void NodeServer::Impl::OnScan(const pb::Envelope& request, rpc::Responder respon
           group_id, [&scan](const pb::PartitionDescriptor& d) { return ScanInRange(d, scan); })) {
     return responder.Fail(WrongPartition(group_id));
   }
-  const admission::ReadConsistency consistency = ReadConsistencyOf(scan.consistency());
-  const admission::Admission admitted = admission_.Admit(
-      group_id, admission::CapacityKind::kRead, admission::ReadUnits(0, consistency));
-  if (!admitted.admitted) return responder.Fail(ThroughputExceeded(group_id, "read"));
+  auto charge = ReadCharge::Admit(admission_, group_id, scan.consistency());
+  if (!charge.ok()) return responder.Fail(charge.status());
   load_finders_.Record(group_id, scan.start_key(), SteadyNowMs());
-  host->Scan(std::move(scan), [this, responder, group_id, consistency, admitted](Result<pb::KvScanResponse> r) {
+  host->Scan(std::move(scan), [responder, charge = *charge](Result<pb::KvScanResponse> r) {
     if (!r.ok()) {
-      admission_.Return(group_id, admission::CapacityKind::kRead, admitted);
+      charge.Failed();
       return responder.Fail(r.status());
     }
     uint64_t bytes = 0;
     for (const pb::KvItem& item : r->items()) bytes += item.key().size() + item.value().size();
-    admission_.Charge(group_id, admission::CapacityKind::kRead, admitted,
-                      admission::ReadUnits(bytes, consistency) - admitted.units);
+    charge.Served(bytes);
     responder.Reply(r->SerializeAsString());
   });
 }

@@ -2,6 +2,7 @@
 
 #include "common/limits.h"
 #include "node/partition_range.h"
+#include "node/read_charge.h"
 #include "node/rpc_handler_util.h"
 #include "s3/model/listing.h"
 #include "s3/model/object_read.h"
@@ -59,16 +60,41 @@ class StatePoints : public s3::model::PointReader {
   const PartitionStateMachine& state_;
 };
 
-void OnGet(ReplicationHost* replication, const pb::Envelope& request, rpc::Responder responder) {
+// The bytes of a version's record an s3.get read: the object's bytes
+// (inline data) are not charged (docs/admission.md, "S3 operations").
+uint64_t RecordBytes(const pb::S3GetResponse& read) {
+  if (!read.found()) return 0;
+  return read.version().ByteSizeLong() - read.version().inline_data().size();
+}
+
+// A listing's keys and common prefixes, as the router charges a listing.
+uint64_t ListedBytes(const pb::S3ListResponse& listed) {
+  uint64_t bytes = 0;
+  for (const pb::S3ListItem& item : listed.items()) {
+    bytes += item.has_entry() ? item.entry().key().size() : item.common_prefix().size();
+  }
+  return bytes;
+}
+
+void OnGet(ReplicationHost* replication, KvAdmission* admission, const pb::Envelope& request,
+           rpc::Responder responder) {
   pb::S3GetRequest get;
   if (!ParsePayload(request, responder, &get)) return;
-  ReadS3Object(*replication, get, [responder](Result<pb::S3GetResponse> read) {
-    if (!read.ok()) return responder.Fail(read.status());
+  auto charge = ReadCharge::Admit(*admission, get.group_id(),
+                                  static_cast<pb::Consistency>(get.consistency()));
+  if (!charge.ok()) return responder.Fail(charge.status());
+  ReadS3Object(*replication, get, [responder, charge = *charge](Result<pb::S3GetResponse> read) {
+    if (!read.ok()) {
+      charge.Failed();
+      return responder.Fail(read.status());
+    }
+    charge.Served(RecordBytes(*read));
     responder.Reply(read->SerializeAsString());
   });
 }
 
-void OnList(ReplicationHost* replication, const pb::Envelope& request, rpc::Responder responder) {
+void OnList(ReplicationHost* replication, KvAdmission* admission, const pb::Envelope& request,
+            rpc::Responder responder) {
   pb::S3ListRequest list;
   if (!ParsePayload(request, responder, &list)) return;
   if (list.max_keys() == 0 || list.max_keys() > limits::kS3ListItemsPerReadMax) {
@@ -82,11 +108,20 @@ void OnList(ReplicationHost* replication, const pb::Envelope& request, rpc::Resp
                                                  std::to_string(list.group_id())));
   }
   const auto consistency = static_cast<pb::Consistency>(list.consistency());
-  host->ReadState(consistency, [list = std::move(list), responder](
+  auto charge = ReadCharge::Admit(*admission, list.group_id(), consistency);
+  if (!charge.ok()) return responder.Fail(charge.status());
+  host->ReadState(consistency, [list = std::move(list), responder, charge = *charge](
                                    Result<const PartitionStateMachine*> state) {
-    if (!state.ok()) return responder.Fail(state.status());
+    if (!state.ok()) {
+      charge.Failed();
+      return responder.Fail(state.status());
+    }
     auto listed = s3::model::ListPartition(StateRecords(**state), list);
-    if (!listed.ok()) return responder.Fail(listed.status());
+    if (!listed.ok()) {
+      charge.Failed();
+      return responder.Fail(listed.status());
+    }
+    charge.Served(ListedBytes(*listed));
     responder.Reply(listed->SerializeAsString());
   });
 }
@@ -132,10 +167,17 @@ void ReadS3Object(ReplicationHost& replication, const pb::S3GetRequest& request,
   });
 }
 
-std::vector<std::pair<std::string, rpc::Handler>> S3ReadHandlers(ReplicationHost* replication) {
-  return {{"s3.list", ServeWith(replication, OnList)},
+std::vector<std::pair<std::string, rpc::Handler>> S3ReadHandlers(ReplicationHost* replication,
+                                                                 KvAdmission* admission) {
+  auto charged = [replication, admission](auto serve) -> rpc::Handler {
+    return [replication, admission, serve](const rpc::PeerInfo&, const pb::Envelope& request,
+                                           rpc::Responder responder) {
+      serve(replication, admission, request, std::move(responder));
+    };
+  };
+  return {{"s3.list", charged(OnList)},
           {"s3.usage", ServeWith(replication, OnUsage)},
-          {"s3.get", ServeWith(replication, OnGet)}};
+          {"s3.get", charged(OnGet)}};
 }
 
 }  // namespace tessera::node

@@ -12,6 +12,11 @@
 // All read under the group's lease when strong (the request's consistency
 // field; usage is always strong) and fail like kv.get: NotFound for a group
 // not hosted here, NotLeader with a hint, InvalidArgument for a bad request.
+// s3.get and s3.list are charged to the `_s3` partition's read capacity
+// like kv.get and kv.scan (read_charge.h): s3.get by the version record it
+// read (not the object's inline bytes), s3.list by the keys and common
+// prefixes it returned; refused ones answer ThroughputExceeded. Without a
+// capacity set on the `_s3` table (the default) nothing is charged.
 #pragma once
 
 #include <functional>
@@ -19,13 +24,15 @@
 #include <utility>
 #include <vector>
 
+#include "node/kv_admission.h"
 #include "node/replication_host.h"
 #include "rpc/server.h"
 #include "tessera/s3.pb.h"
 
 namespace tessera::node {
 
-std::vector<std::pair<std::string, rpc::Handler>> S3ReadHandlers(ReplicationHost* replication);
+std::vector<std::pair<std::string, rpc::Handler>> S3ReadHandlers(ReplicationHost* replication,
+                                                                 KvAdmission* admission);
 
 // What "s3.get" serves (s3::model::ReadObject): the head, the version
 // record and the data record it needs are read in ONE state-reader

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "common/check.h"
+#include "consensus/quorum.h"
 
 namespace tessera::sim {
 namespace {
@@ -159,11 +160,18 @@ Status HostCluster::Restart(ReplicaId id, const RestartFaults& faults) {
   } else {
     for (ReplicaId v = 1; v <= options_.replicas; ++v) o.bootstrap_membership.add_voters(v);
   }
+  o.log_only = replica.log_only;
   o.write_timeout_ms = options_.write_timeout_ms;
   o.compaction_trigger_slots = options_.compaction_trigger_slots;
   o.compaction_keep_slots = options_.compaction_keep_slots;
   o.snapshot.chunk_bytes = options_.snapshot_chunk_bytes;
   o.testing.ack_before_quorum = options_.ack_before_quorum;
+  replica.contract = std::make_shared<ReadyContract>(id);
+  o.testing.on_ready = [this, contract = replica.contract](const consensus::Ready& ready) {
+    if (contract->Check(ready).empty() || !contract_violation_.empty()) return;
+    contract_violation_ = contract->violation();
+    Trace(contract_violation_);
+  };
   replica.gate = std::make_shared<PauseGate>();
   auto host = node::GroupHost::Start(
       std::make_unique<DriftingExecutor>(loop_.NewExecutor(), replica.clock, replica.gate,
@@ -217,6 +225,7 @@ void HostCluster::Isolate(ReplicaId id, bool isolated) {
 Status HostCluster::Provision(ReplicaId id, const pb::Membership& bootstrap) {
   TESSERA_CHECK(id > options_.replicas && "only a spare is provisioned");
   replicas_.at(id).bootstrap = bootstrap;
+  replicas_.at(id).log_only = consensus::IsLogOnly(bootstrap, id);
   Trace("provision " + std::to_string(id) + " " + bootstrap.ShortDebugString());
   return Restart(id);
 }
@@ -389,6 +398,12 @@ consensus::Slot HostCluster::LogStart(ReplicaId id) {
   auto status = StatusOf(id);
   TESSERA_CHECK(status.has_value());
   return status->log_start;
+}
+
+Result<consensus::RecoveredState> HostCluster::DurableLog(ReplicaId id) {
+  const Replica& replica = replicas_.at(id);
+  TESSERA_CHECK(replica.store != nullptr && "the durable log of a replica that is down");
+  return replica.store->RecoverGroup(options_.group_id);
 }
 
 Result<std::string> HostCluster::Digest(ReplicaId id) {

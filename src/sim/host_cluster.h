@@ -33,6 +33,7 @@
 #include "node/group_host.h"
 #include "node/virtual_time_loop.h"
 #include "sim/prng.h"
+#include "sim/ready_contract.h"
 #include "sim/sim_network.h"
 #include "sim/sim_transport.h"
 #include "storage/crash_file_system.h"
@@ -168,7 +169,8 @@ class HostCluster {
   // Starts spare `id` (down, never provisioned before) on its empty disk
   // with `bootstrap` as its membership until its log says otherwise (the
   // membership that names it a learner, as the node's ReplicationHost
-  // does). The store's or host's errors.
+  // does); a log replica (GroupHostOptions::log_only) when `bootstrap`
+  // marks it log-only. The store's or host's errors.
   Status Provision(ReplicaId id, const pb::Membership& bootstrap);
   bool provisioned(ReplicaId id) const {
     return id <= options_.replicas || replicas_.at(id).bootstrap.has_value();
@@ -226,9 +228,18 @@ class HostCluster {
   // The first slot of the log of `id` (up): above 1 once it compacted or
   // installed a snapshot.
   consensus::Slot LogStart(ReplicaId id);
+  // What the disk of `id` (up) holds of the group's log: hard state, log
+  // base, the entries from log_start and the applied index, as a restart
+  // would recover them (NodeStore::RecoverGroup).
+  Result<consensus::RecoveredState> DurableLog(ReplicaId id);
   // The state digest of `id` (GroupHost::StateDigest), as text.
   Result<std::string> Digest(ReplicaId id);
   std::optional<std::string> ValueAt(ReplicaId id, const std::string& key);
+
+  // The first breach of ready.h's contract by any replica's consensus core
+  // (ReadyContract on every Ready batch, through
+  // GroupHostTestingOptions::on_ready); empty when none.
+  const std::string& contract_violation() const { return contract_violation_; }
 
   // Adds `event` to the trace (the owner's own events: a split's sides).
   void Note(std::string event) { Trace(std::move(event)); }
@@ -242,7 +253,9 @@ class HostCluster {
     std::shared_ptr<storage::CrashFileSystem> disk;
     std::shared_ptr<DriftClock> clock;
     std::optional<pb::Membership> bootstrap;  // a provisioned spare's
+    bool log_only = false;                    // a spare provisioned as a log replica
     std::shared_ptr<PauseGate> gate;          // of the current incarnation
+    std::shared_ptr<ReadyContract> contract;  // of the current incarnation
     std::unique_ptr<storage::NodeStore> store;
     std::shared_ptr<node::GroupHost> host;
     uint64_t incarnation = 0;
@@ -264,6 +277,7 @@ class HostCluster {
   JobThread scanner_{"sim-digest", 4};
   std::map<ReplicaId, Replica> replicas_;
   std::vector<std::string> trace_;
+  std::string contract_violation_;
 };
 
 }  // namespace tessera::sim

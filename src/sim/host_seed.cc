@@ -2,11 +2,18 @@
 
 #include <algorithm>
 #include <memory>
+#include <set>
 #include <utility>
 
+#include "autoadmin/planner.h"
 #include "chaos/linearizability.h"
+#include "common/check.h"
+#include "common/limits.h"
 #include "consensus/membership_step.h"
+#include "consensus/quorum.h"
+#include "sim/host_autoadmin.h"
 #include "sim/host_cluster.h"
+#include "sim/log_agreement.h"
 #include "sim/prng.h"
 
 namespace tessera::sim {
@@ -18,6 +25,7 @@ enum HostSeedStream : uint64_t {
   kStreamHostFaults,
   kStreamHostClients,
   kStreamHostClocks,
+  kStreamHostAutoadmin,
 };
 
 constexpr TimeUs kCatchUpBudgetUs = 30'000'000;
@@ -86,6 +94,8 @@ class SeedRun {
         faults_(DeriveSeed(config.seed, kStreamHostFaults)),
         client_prng_(DeriveSeed(config.seed, kStreamHostClients)),
         clock_prng_(DeriveSeed(config.seed, kStreamHostClocks)),
+        autoadmin_prng_(DeriveSeed(config.seed, kStreamHostAutoadmin)),
+        descriptor_(HostInitialDescriptor(options.group_id, options.replicas)),
         clients_(2 + plan.Below(kClientsMax - 1)),
         keys_(static_cast<uint32_t>(1 + plan.Below(kClientKeysMax))),
         think_max_us_(plan.Range(1'000, 30'000)),
@@ -146,8 +156,9 @@ class SeedRun {
       cluster_.Write(leader, Batch(key, value), pending_.back().second);
     }
     RunChecked(faults_.Range(1'000, 40'000));
-    if (lost_ == 0 && round >= loss_round_ && impaired_ == 0) {
-      faults_.Chance(50) ? LoseReplica() : RetireReplica();
+    if (lost_ == 0 && gone_.empty() && round >= loss_round_ && impaired_ == 0) {
+      const bool lose = faults_.Chance(50) || config_.replica_loss_every_seed;
+      lose ? LoseReplica() : RetireReplica();
     }
     StepReplacement();
     if (clock_drift_ && faults_.Chance(15)) {
@@ -366,7 +377,7 @@ class SeedRun {
   }
   bool IsMember(ReplicaId id) const {
     return id >= 1 && id <= voters_ + spares_ && (id != lost_ || retiring_) &&
-           cluster_.provisioned(id);
+           gone_.count(id) == 0 && cluster_.provisioned(id);
   }
   ReplicaId Pick(Prng& prng) const {
     const std::vector<ReplicaId> members = Members();
@@ -374,11 +385,132 @@ class SeedRun {
   }
 
   // A voter dies for good (its disk is gone): it never restarts, and the
-  // replacement below brings the spare in instead.
+  // autoadmin's planner replaces it from then on (AutoadminRound).
   void LoseReplica() {
-    lost_ = Pick(faults_);
-    CrashReplica(lost_);
+    const ReplicaId victim = Pick(faults_);
+    cluster_.Note("lose " + std::to_string(victim));
+    if (cluster_.up(victim)) CrashReplica(victim);
+    gone_.insert(victim);
+    planner_ = true;
     ++stats_.replicas_lost;
+  }
+
+  // One round of the active autoadmin, at most every 100..400 ms of virtual
+  // time: the ClusterView of the cluster and meta's descriptor, planned by
+  // autoadmin::Plan, the actions carried out. True (and no more rounds)
+  // once the group is whole again: its voters number the voters at the
+  // start, in as many AZs as the live nodes allow, no learner or log
+  // replica left, meta's descriptor names them, and every replica outside
+  // the membership is dropped.
+  bool AutoadminRound() {
+    if (replaced_) return true;
+    const TimeUs now_us = cluster_.loop().now_us();
+    if (now_us < next_autoadmin_us_) return false;
+    next_autoadmin_us_ = now_us + autoadmin_prng_.Range(100'000, 400'000);
+    const uint32_t nodes = voters_ + spares_;
+    const autoadmin::ClusterView view = HostClusterView(cluster_, descriptor_, nodes, gone_);
+    const autoadmin::GroupView& group = view.groups.at(descriptor_.group_id());
+    if (group.leader != 0 && !change_in_flight_) {
+      const autoadmin::ReplicaReport& report =
+          view.nodes.at(group.leader).groups.at(descriptor_.group_id());
+      if (!report.membership_pending &&
+          ReplacementNotConverged(report.membership, descriptor_, voters_, nodes, gone_).empty() &&
+          NoStaleReplica(report.membership)) {
+        replaced_ = true;
+        ++stats_.replicas_replaced;
+        return true;
+      }
+    }
+    autoadmin::PlannerOptions options;
+    options.replication_factor = voters_;
+    options.max_concurrent = 1;
+    for (const autoadmin::Action& action : autoadmin::Plan(view, options)) Execute(action);
+    return false;
+  }
+
+  // Every provisioned node not gone is a member of `membership`.
+  bool NoStaleReplica(const pb::Membership& membership) const {
+    for (ReplicaId id : Members()) {
+      if (!consensus::IsMember(membership, id)) return false;
+    }
+    return true;
+  }
+
+  // Carries out one planned action as the autoadmin's executor does:
+  // descriptors as meta stores them, a new replica as the target node
+  // creates it, membership steps and transfers at the leader, a stale
+  // replica dropped (its process stops for good, its node is not used
+  // again).
+  void Execute(const autoadmin::Action& action) {
+    ++stats_.autoadmin_actions;
+    cluster_.Note(std::string("autoadmin ") + autoadmin::ActionKindName(action.kind) + " node=" +
+                  std::to_string(action.node) + " replica=" + std::to_string(action.replica) +
+                  (action.log_only ? " log-only" : "") + ": " + action.reason);
+    switch (action.kind) {
+      case autoadmin::ActionKind::kAddReplica:
+      case autoadmin::ActionKind::kSyncDescriptor:
+        TESSERA_CHECK(action.descriptor.epoch() == descriptor_.epoch() + 1);
+        descriptor_ = action.descriptor;
+        return;
+      case autoadmin::ActionKind::kCreateReplica:
+        CreateReplica(action);
+        return;
+      case autoadmin::ActionKind::kAddLearner:
+      case autoadmin::ActionKind::kPromote:
+      case autoadmin::ActionKind::kRemove: {
+        if (change_in_flight_ || !cluster_.up(action.node) || cluster_.paused(action.node)) return;
+        const consensus::MembershipStep step =
+            action.kind == autoadmin::ActionKind::kAddLearner
+                ? (action.log_only ? consensus::MembershipStep::kAddLogLearner
+                                   : consensus::MembershipStep::kAddLearner)
+            : action.kind == autoadmin::ActionKind::kPromote ? consensus::MembershipStep::kPromote
+                                                             : consensus::MembershipStep::kRemove;
+        change_in_flight_ = true;
+        ++stats_.membership_changes;
+        cluster_.ChangeMembership(
+            action.node, step, action.replica,
+            [this, alive = alive_](Result<node::GroupHost::MembershipResult>) {
+              if (*alive) change_in_flight_ = false;
+            });
+        return;
+      }
+      case autoadmin::ActionKind::kDropStale:
+        if (cluster_.up(action.replica)) CrashReplica(action.replica);
+        gone_.insert(action.replica);
+        return;
+      case autoadmin::ActionKind::kTransferLeader:
+        if (!cluster_.up(action.node) || cluster_.paused(action.node)) return;
+        cluster_.TransferLeadership(action.node, action.replica);
+        return;
+      case autoadmin::ActionKind::kMoveBlobSlots:
+        TESSERA_CHECK(false && "Plan never moves blob slots (blob_slot_planner.h)");
+        return;
+    }
+  }
+
+  // The target node creates the group from the descriptor: its voters,
+  // learners and log replica as the bootstrap membership.
+  void CreateReplica(const autoadmin::Action& action) {
+    TESSERA_CHECK(!cluster_.provisioned(action.replica) && gone_.count(action.replica) == 0);
+    pb::Membership bootstrap;
+    for (const pb::ReplicaPlacement& r : action.descriptor.replicas()) {
+      if (r.role() == pb::REPLICA_LEARNER) {
+        bootstrap.add_learners(r.node_id());
+      } else {
+        bootstrap.add_voters(r.node_id());
+      }
+      if (r.log_only()) bootstrap.add_log_only(r.node_id());
+    }
+    const Status provisioned = cluster_.Provision(action.replica, bootstrap);
+    if (!provisioned.ok()) {
+      if (restart_error_.empty()) {
+        restart_error_ = "provision of replica " + std::to_string(action.replica) + ": " +
+                         provisioned.ToString();
+      }
+      return;
+    }
+    if (consensus::IsLogOnly(bootstrap, action.replica)) ++stats_.log_replicas;
+    if (clock_drift_) DriftClock(action.replica);
   }
 
   // The membership actor: a live voter (the leader, half the time) is
@@ -398,6 +530,7 @@ class SeedRun {
   // learner, promote it, remove the lost voter. True once the membership
   // is the survivors and the spare as voters (or nothing was lost).
   bool StepReplacement() {
+    if (planner_) return AutoadminRound();
     if (lost_ == 0) return true;
     if (change_in_flight_) return false;
     const ReplicaId leader = cluster_.Leader();
@@ -480,9 +613,25 @@ class SeedRun {
   // Every crash goes through here: a client's put answered NotLeader by a
   // replica that did not crash meanwhile was refused before it was proposed
   // (a stop fails the pending writes with NotLeader too, outcome unknown).
+  // Before it dies, its durable log joins the agreement check.
   void CrashReplica(ReplicaId id, bool torn = true) {
+    ObserveLog(id);
     ++crashes_of_[id];  // first: the stop answers the pending writes
     cluster_.Crash(id, torn);
+  }
+
+  // The agreement per slot and request id (LogAgreement) on the durable
+  // log of `id` (up). False when the log cannot be read.
+  bool ObserveLog(ReplicaId id) {
+    Result<consensus::RecoveredState> log = cluster_.DurableLog(id);
+    if (!log.ok()) {
+      if (log_error_.empty()) {
+        log_error_ = "durable log of replica " + std::to_string(id) + ": " + log.status().ToString();
+      }
+      return false;
+    }
+    agreement_.Observe(id, *log);
+    return true;
   }
 
   // Clock drift within the bound the leases assume: every rate within
@@ -687,6 +836,11 @@ class SeedRun {
   void Heal() {
     clients_stopped_ = true;
     Recover(/*all=*/true);
+    // A seed that must lose a voter and found no round without an
+    // impairment loses it now: the replacement then runs after the heal.
+    if (config_.replica_loss_every_seed && lost_ == 0 && gone_.empty() && spares_ > 0) {
+      LoseReplica();
+    }
     cluster_.network().HealLinks();
     cluster_.network().set_params(NetworkParams{});
   }
@@ -718,7 +872,12 @@ class SeedRun {
                                     digest.status().ToString());
       digests[id] = *digest;
     }
+    for (ReplicaId id : Members()) ObserveLog(id);
+    stats_.log_slots_checked = agreement_.slots();
+    if (!log_error_.empty()) return Fail(log_error_);
+    if (!cluster_.contract_violation().empty()) return Fail(cluster_.contract_violation());
     std::string violation = CheckAcknowledgedWrites(acked_, held);
+    if (violation.empty()) violation = agreement_.violation();
     if (violation.empty()) violation = CheckDigestsEqual(digests);
     if (violation.empty()) violation = CheckHistory();
     if (!violation.empty()) return Fail(violation);
@@ -765,6 +924,9 @@ class SeedRun {
   Prng faults_;
   Prng client_prng_;
   Prng clock_prng_;
+  Prng autoadmin_prng_;
+  // Meta's descriptor of the group, as the autoadmin's actions update it.
+  pb::PartitionDescriptor descriptor_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   std::vector<Client> clients_;
   const uint32_t keys_;
@@ -783,6 +945,13 @@ class SeedRun {
   ReplicaId lost_ = 0;         // the voter lost for good (or being retired), or 0
   bool retiring_ = false;      // lost_ still runs until it is removed
   bool change_in_flight_ = false;
+  // Voters lost for good and replicas the autoadmin dropped: never up again.
+  std::set<ReplicaId> gone_;
+  bool planner_ = false;   // a voter was lost: the autoadmin's planner replaces it
+  bool replaced_ = false;  // and it finished
+  TimeUs next_autoadmin_us_ = 0;
+  LogAgreement agreement_;
+  std::string log_error_;
   HostSeedStats stats_;
   std::vector<std::pair<std::string, PendingResult>> pending_;
   std::map<std::string, std::string> acked_;
@@ -814,7 +983,12 @@ HostSeedResult RunHostSeed(const HostSeedConfig& config) {
   // A third of the seeds lose a voter for good and replace it (not with
   // bad clocks: those seeds cut off a leader as often as they can, which
   // a group that lost a voter cannot survive in time).
-  options.spares = plan.Chance(33) && config.bug != SimBug::kLeaseIgnoreDrift ? 1 : 0;
+  // Three spares: a log replica and a full one may both be needed (in the
+  // AZs the planner wants), within the group size limit.
+  const uint32_t spares =
+      std::min<uint32_t>(3, static_cast<uint32_t>(limits::kGroupReplicasMax) - config.replicas);
+  const bool loss = plan.Chance(33) || config.replica_loss_every_seed;
+  options.spares = loss && config.bug != SimBug::kLeaseIgnoreDrift ? spares : 0;
   SeedRun run(config, std::move(options), plan);
   return run.Run();
 }

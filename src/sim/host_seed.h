@@ -8,14 +8,22 @@
 // majority; a disk returning errors; a process dying in
 // the middle of a snapshot install; a log compacted early enough that
 // lagging replicas need snapshots; clocks drifting within the bound the
-// leases assume; in a third of the seeds a voter lost for good or a live
-// one retired (the leader, half the time), replaced
-// by a spare through the host's membership changes: add learner, promote,
-// remove), a stream of writes through the leader, clients putting
-// and lease-reading a few keys through whichever replica they believe
-// leads, a heal, and the checkers:
+// leases assume; in a third of the seeds (every seed with
+// replica_loss_every_seed) a voter lost for good, replaced as the
+// autoadmin's planner decides (autoadmin::Plan: a log replica standing in
+// first, AZ placement, meta's descriptor; host_autoadmin.h), or a live
+// voter retired (the leader, half the time) and replaced by a spare
+// through the host's membership changes: add learner, promote, remove), a
+// stream of writes through the leader, clients putting and lease-reading
+// a few keys through whichever replica they believe leads, a heal, and
+// the checkers:
 //   durability  every acknowledged write is on every member at the end;
-//   agreement   the replicas' state digests are equal at the end;
+//   contract    every Ready batch of every replica's consensus core keeps
+//               ready.h's promises (ReadyContract, HostCluster);
+//   agreement   the replicas' durable logs agree per applied slot and
+//               apply each request id once (LogAgreement: every replica's
+//               log before each of its crashes and at the end), and their
+//               state digests are equal at the end;
 //   liveness    after the heal the replacement finishes and a write is
 //               acknowledged within a bound;
 //   linearizability  the clients' history (chaos::CheckKvHistory), with
@@ -34,13 +42,13 @@
 #include <string>
 #include <vector>
 
-#include "sim/simulator.h"
+#include "sim/sim_bug.h"
 
 namespace tessera::sim {
 
 struct HostSeedConfig {
   uint64_t seed = 1;
-  uint32_t replicas = 3;  // voters at the start: 3 or 5
+  uint32_t replicas = 3;  // voters at the start: 3, 5, 7 or 9 (9: no spare, so no loss)
   uint32_t rounds = 30;  // writes attempted before the heal
   std::ostream* trace = nullptr;  // every trace line, when set
   // A bug to inject, to show that the checkers catch it (HostSeedBugs):
@@ -53,9 +61,13 @@ struct HostSeedConfig {
   // (CrashFileSystem::SetSkipLogSync), and faults are power losses.
   SimBug bug = SimBug::kNone;
   bool equal_restart_stamps = false;  // HostClusterOptions::equal_restart_stamps
+  // Every seed loses a voter for good (never retires one), replaced as
+  // the autoadmin's planner decides: `tessera sim --replica-loss` and the
+  // replica-loss sweep.
+  bool replica_loss_every_seed = false;
 };
 
-// The bugs RunHostSeed can inject: every SimBug the core's host injects.
+// The bugs RunHostSeed can inject: every SimBug.
 std::vector<SimBug> HostSeedBugs();
 
 struct HostSeedStats {
@@ -76,6 +88,9 @@ struct HostSeedStats {
   uint64_t replicas_retired = 0;    // live voters the membership actor replaces
   uint64_t replicas_replaced = 0;   // lost or retired, by a spare, through membership changes
   uint64_t membership_changes = 0;  // proposed (add learner, promote, remove)
+  uint64_t log_replicas = 0;        // created by the planner to stand in for a lost voter
+  uint64_t autoadmin_actions = 0;   // planned by autoadmin::Plan and carried out
+  uint64_t log_slots_checked = 0;   // applied slots compared across the durable logs
   uint64_t client_ops = 0;    // clients' operations recorded in the history
   uint64_t strong_reads = 0;  // of them, gets answered by a lease read
   uint64_t unknown_puts = 0;  // of them, puts whose outcome stayed unknown

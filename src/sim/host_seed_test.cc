@@ -5,13 +5,17 @@
 // injected bugs.
 #include "sim/host_seed.h"
 
+#include "sim/host_autoadmin.h"
 #include "sim/host_sim_command.h"
+#include "sim/log_agreement.h"
+#include "sim/ready_contract.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -124,7 +128,16 @@ TEST(HostSeedTest, CommandSummarizesAndRefusesWhatItCannotRun) {
   std::ostringstream refused;
   args.replicas = 4;
   EXPECT_EQ(RunHostSimCommand(args, refused), 2);
-  EXPECT_NE(refused.str().find("--replicas 3 or 5"), std::string::npos);
+  EXPECT_NE(refused.str().find("--replicas 3, 5, 7 or 9"), std::string::npos);
+  std::ostringstream no_spares;
+  args.replicas = 9;
+  args.replica_loss = true;
+  EXPECT_EQ(RunHostSimCommand(args, no_spares), 2);
+  EXPECT_NE(no_spares.str().find("--replica-loss needs room"), std::string::npos);
+  args.replica_loss = false;
+  EXPECT_EQ(HostReplayCommand(3, "none", 7, true),
+            "tessera sim --host production --replicas 7 --seed-start 3 --seeds 1 --trace "
+            "--replica-loss");
   std::ostringstream listed;
   args.replicas = 3;
   args.bug = "list";
@@ -189,6 +202,153 @@ TEST(HostSeedTest, CheckersCatchKnownViolations) {
   EXPECT_EQ(CheckDigestsEqual({{1, "x"}, {2, "x"}, {3, "x"}}), "");
   EXPECT_NE(CheckDigestsEqual({{1, "x"}, {2, "x"}, {3, "y"}}).find("agreement: replica 3"),
             std::string::npos);
+}
+
+// A voter lost for good is replaced as the autoadmin's planner decides: a
+// log replica stands in first, then a full replica, each created from
+// meta's descriptor and added through the host's membership path; the
+// seed ends only once the group is whole (or fails liveness).
+TEST(HostSeedTest, LostVoterReplacedByThePlanner) {
+  HostSeedStats total;
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    HostSeedConfig config;
+    config.seed = seed;
+    config.replica_loss_every_seed = true;
+    const HostSeedResult result = RunHostSeed(config);
+    ASSERT_TRUE(result.ok) << "seed " << seed << ": " << result.violation
+                           << "\nreplay: " << HostReplayCommand(seed, "none", 3, true);
+    total.replicas_lost += result.stats.replicas_lost;
+    total.replicas_retired += result.stats.replicas_retired;
+    total.replicas_replaced += result.stats.replicas_replaced;
+    total.log_replicas += result.stats.log_replicas;
+    total.autoadmin_actions += result.stats.autoadmin_actions;
+    total.log_slots_checked += result.stats.log_slots_checked;
+  }
+  EXPECT_GT(total.replicas_lost, 0u);
+  EXPECT_EQ(total.replicas_replaced, total.replicas_lost + total.replicas_retired);
+  EXPECT_GE(total.log_replicas, total.replicas_lost) << "a log replica stands in first";
+  EXPECT_GT(total.autoadmin_actions, total.replicas_lost * 8);
+  EXPECT_GT(total.log_slots_checked, 6u * 10);
+}
+
+TEST(HostSeedTest, LogAgreementCatchesKnownViolations) {
+  auto entry = [](uint64_t slot, uint64_t round, std::string command, uint32_t proposer,
+                  uint64_t request_id) {
+    pb::Entry e;
+    e.set_slot(slot);
+    e.mutable_ballot()->set_round(round);
+    e.set_type(pb::ENTRY_COMMAND);
+    e.set_command(std::move(command));
+    e.set_proposer(proposer);
+    e.set_request_id(request_id);
+    return e;
+  };
+  consensus::RecoveredState a;
+  a.entries = {entry(1, 1, "x", 1, 10), entry(2, 1, "y", 1, 11), entry(3, 1, "z", 1, 12)};
+  a.applied_index = 2;  // slot 3 is not applied: not compared
+  consensus::RecoveredState b;
+  b.entries = {entry(2, 3, "y", 1, 11), entry(3, 3, "w", 2, 12)};  // re-proposed under round 3
+  b.applied_index = 3;
+  LogAgreement agreement;
+  EXPECT_EQ(agreement.Observe(1, a), "");
+  EXPECT_EQ(agreement.Observe(2, b), "") << "the same proposal under another ballot agrees";
+  EXPECT_EQ(agreement.slots(), 3u);
+
+  consensus::RecoveredState c = b;
+  c.entries[1].set_command("v");  // slot 3 applied with another command
+  EXPECT_NE(agreement.Observe(3, c).find("agreement: slot 3 applied with different entries on "
+                                         "replicas 2 and 3"),
+            std::string::npos)
+      << agreement.violation();
+
+  LogAgreement twice;
+  consensus::RecoveredState d;
+  d.entries = {entry(1, 1, "x", 1, 10), entry(2, 1, "x", 1, 10)};  // one request, two slots
+  d.applied_index = 2;
+  EXPECT_EQ(twice.Observe(1, d), "agreement: request 10 of proposer 1 applied at slots 1 and 2");
+}
+
+TEST(HostSeedTest, ReadyContractCatchesKnownViolations) {
+  auto entry = [](uint64_t slot) {
+    pb::Entry e;
+    e.set_slot(slot);
+    return e;
+  };
+  consensus::Ready persist;
+  persist.entries = {entry(5), entry(6)};
+  persist.persist_seq = 1;
+  persist.committed = {entry(3), entry(4)};
+  ReadyContract ok(1);
+  EXPECT_EQ(ok.Check(persist), "");
+  consensus::Ready next;
+  next.committed = {entry(5)};
+  next.snapshot_to_install.emplace();
+  next.snapshot_to_install->mutable_meta()->set_last_slot(9);
+  EXPECT_EQ(ok.Check(next), "");
+  consensus::Ready after_install;
+  after_install.committed = {entry(10)};
+  EXPECT_EQ(ok.Check(after_install), "") << "committed slots follow the snapshot's last slot";
+
+  ReadyContract gap(2);
+  EXPECT_EQ(gap.Check(persist), "");
+  consensus::Ready skipped;
+  skipped.committed = {entry(6)};
+  EXPECT_EQ(gap.Check(skipped), "contract: replica 2 Ready 2: committed slot 6 after 4");
+
+  ReadyContract behind(3);
+  EXPECT_EQ(behind.Check(persist), "");
+  consensus::Ready old_snapshot;
+  old_snapshot.snapshot_to_install.emplace();
+  old_snapshot.snapshot_to_install->mutable_meta()->set_last_slot(2);
+  EXPECT_NE(behind.Check(old_snapshot).find("snapshot to install at slot 2 behind committed slot 4"),
+            std::string::npos);
+
+  ReadyContract unsequenced(1);
+  consensus::Ready no_seq = persist;
+  no_seq.persist_seq = 0;
+  EXPECT_NE(unsequenced.Check(no_seq).find("a write without a persist_seq"), std::string::npos);
+
+  ReadyContract backwards(1);
+  consensus::Ready promise;
+  promise.hard_state.emplace();
+  promise.hard_state->mutable_promised()->set_round(4);
+  promise.persist_seq = 1;
+  EXPECT_EQ(backwards.Check(promise), "");
+  promise.hard_state->mutable_promised()->set_round(3);
+  promise.persist_seq = 2;
+  EXPECT_NE(backwards.Check(promise).find("promised ballot 3.0 below 4.0"), std::string::npos);
+
+  ReadyContract to_self(1);
+  consensus::Ready message;
+  message.messages.emplace_back();
+  message.messages.back().set_to(1);
+  EXPECT_EQ(to_self.Check(message), "contract: replica 1 Ready 1: a message addressed to 1");
+}
+
+TEST(HostSeedTest, ReplacementNotConvergedSaysWhatIsMissing) {
+  const std::set<ReplicaId> gone{2};
+  pb::PartitionDescriptor descriptor = HostInitialDescriptor(7, 3);
+  pb::Membership m;
+  for (uint32_t v : {1, 2, 3}) m.add_voters(v);
+  EXPECT_EQ(ReplacementNotConverged(m, descriptor, 3, 6, gone), "lost voter 2");
+  m.set_voters(1, 5);  // node 5 is in az2, as node 2 was
+  m.add_log_only(5);
+  EXPECT_EQ(ReplacementNotConverged(m, descriptor, 3, 6, gone), "a log replica remains");
+  m.clear_log_only();
+  m.add_learners(4);
+  EXPECT_EQ(ReplacementNotConverged(m, descriptor, 3, 6, gone), "a learner remains");
+  m.clear_learners();
+  EXPECT_EQ(ReplacementNotConverged(m, descriptor, 3, 6, gone),
+            "meta's descriptor lags the membership");
+  descriptor.mutable_replicas(1)->set_node_id(5);
+  EXPECT_EQ(ReplacementNotConverged(m, descriptor, 3, 6, gone), "");
+  m.set_voters(1, 4);  // node 4 is in az1 with node 1: two AZs only
+  descriptor.mutable_replicas(1)->set_node_id(4);
+  EXPECT_EQ(ReplacementNotConverged(m, descriptor, 3, 6, gone), "voters in 2 AZs");
+  m.add_voters(6);
+  EXPECT_EQ(ReplacementNotConverged(m, descriptor, 3, 6, gone), "4 voters");
+  EXPECT_EQ(HostAzOf(1), "az1");
+  EXPECT_EQ(HostAzOf(6), "az3");
 }
 
 }  // namespace

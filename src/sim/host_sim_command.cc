@@ -30,6 +30,9 @@ void Accumulate(const HostSeedStats& s, HostSeedStats& totals) {
   totals.replicas_replaced += s.replicas_replaced;
   totals.replicas_retired += s.replicas_retired;
   totals.membership_changes += s.membership_changes;
+  totals.log_replicas += s.log_replicas;
+  totals.autoadmin_actions += s.autoadmin_actions;
+  totals.log_slots_checked += s.log_slots_checked;
   totals.client_ops += s.client_ops;
   totals.strong_reads += s.strong_reads;
   totals.messages_sent += s.messages_sent;
@@ -38,21 +41,24 @@ void Accumulate(const HostSeedStats& s, HostSeedStats& totals) {
 
 }  // namespace
 
-std::string HostReplayCommand(uint64_t seed, const std::string& bug, uint32_t replicas) {
+std::string HostReplayCommand(uint64_t seed, const std::string& bug, uint32_t replicas,
+                              bool replica_loss) {
   std::string command = "tessera sim --host production";
   if (replicas != 3) command += " --replicas " + std::to_string(replicas);
   command += " --seed-start " + std::to_string(seed) + " --seeds 1 --trace";
   if (!bug.empty() && bug != "none") command += " --bug " + bug;
+  if (replica_loss) command += " --replica-loss";
   return command;
 }
 
 int RunHostSimCommand(const SimCommandArgs& args, std::ostream& out) {
-  if (args.replicas != 3 && args.replicas != 5) {
-    out << "sim: --host production runs groups of 3 or 5 replicas (--replicas 3 or 5)\n";
+  if (args.replicas != 3 && args.replicas != 5 && args.replicas != 7 && args.replicas != 9) {
+    out << "sim: --host production runs groups of 3, 5, 7 or 9 replicas (--replicas 3, 5, 7 "
+           "or 9)\n";
     return 2;
   }
-  if (args.replica_loss) {
-    out << "sim: --replica-loss needs --host core\n";
+  if (args.replica_loss && args.replicas == 9) {
+    out << "sim: --replica-loss needs room for spares: --replicas 3, 5 or 7\n";
     return 2;
   }
   const std::vector<SimBug> bugs = HostSeedBugs();
@@ -80,6 +86,7 @@ int RunHostSimCommand(const SimCommandArgs& args, std::ostream& out) {
     config.replicas = args.replicas;
     config.trace = args.trace ? &out : nullptr;
     config.bug = *bug;
+    config.replica_loss_every_seed = args.replica_loss;
     const HostSeedResult result = RunHostSeed(config);
     Accumulate(result.stats, totals);
     std::ostringstream line;
@@ -98,6 +105,7 @@ int RunHostSimCommand(const SimCommandArgs& args, std::ostream& out) {
   out << "sim: production host, " << args.replicas << " replicas, seeds "
       << campaign.SeedRange(args.seed_start);
   if (*bug != SimBug::kNone) out << ", bug " << args.bug;
+  if (args.replica_loss) out << ", a voter lost in every seed";
   out << ": " << campaign.passed << " passed, " << campaign.failed << " failed; "
       << totals.writes_acked
       << " writes acknowledged, " << totals.client_ops << " client operations ("
@@ -111,11 +119,14 @@ int RunHostSimCommand(const SimCommandArgs& args, std::ostream& out) {
       << " clock rate changes, " << totals.replicas_lost
       << " replicas lost, " << totals.replicas_retired << " retired, "
       << totals.replicas_replaced << " replaced ("
-      << totals.membership_changes << " membership changes), "
+      << totals.membership_changes << " membership changes, " << totals.log_replicas
+      << " log replicas, " << totals.autoadmin_actions << " planned actions), "
+      << totals.log_slots_checked << " applied slots compared, "
       << totals.messages_sent << " messages, " << totals.virtual_time_us / 1'000'000
       << " s simulated\n";
   if (campaign.first_failure) {
-    out << "replay: " << HostReplayCommand(*campaign.first_failure, args.bug, args.replicas)
+    out << "replay: "
+        << HostReplayCommand(*campaign.first_failure, args.bug, args.replicas, args.replica_loss)
         << '\n';
     return 1;
   }

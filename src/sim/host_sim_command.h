@@ -15,13 +15,13 @@
 namespace tessera::sim {
 
 // Returns 0 when every seed passed, 1 when one failed a checker, 2 on
-// arguments this host does not support (3 or 5 replicas; --bug only those
-// of HostSeedBugs; no --replica-loss), explained on `out`.
+// arguments this host does not support (3, 5, 7 or 9 replicas; --bug only
+// those of HostSeedBugs; --replica-loss not with 9), explained on `out`.
 int RunHostSimCommand(const SimCommandArgs& args, std::ostream& out);
 
 // "tessera sim --host production [--replicas 5] --seed-start 1234 --seeds 1
-// --trace [--bug NAME]"
+// --trace [--bug NAME] [--replica-loss]"
 std::string HostReplayCommand(uint64_t seed, const std::string& bug = "none",
-                              uint32_t replicas = 3);
+                              uint32_t replicas = 3, bool replica_loss = false);
 
 }  // namespace tessera::sim

@@ -1,15 +1,14 @@
 // `tessera sim`: runs seeds S..S+N-1 of the deterministic simulator and
 // reports every failing seed with the one-line command that replays it.
 //
-//   tessera sim [--replicas 3|5] --seed-start S --seeds N [--trace] [--bug NAME]
-//       the production host (default; host_sim_command.h)
-//   tessera sim --host core --replicas R --seed-start S --seeds N [--trace] [--bug NAME]
-//               [--replica-loss]
-//       the consensus core under the simulator's own host (simulator.h)
+//   tessera sim [--host production] [--replicas 3|5|7|9] --seed-start S --seeds N
+//               [--trace] [--bug NAME] [--replica-loss] [--duration SECONDS]
 //
-// Output (deterministic; no wall-clock figures): one line per failing seed,
-// a summary line, and on any failure the replay command of the first one.
-// With --trace every seed's event trace precedes its result.
+// runs the production host (host_sim_command.h: RunHostSimCommand). This
+// header holds what the command's parts share: its arguments and the seed
+// loop. Output (deterministic; no wall-clock figures): one line per
+// failing seed, a summary line, and on any failure the replay command of
+// the first one. With --trace every seed's event trace precedes its result.
 #pragma once
 
 #include <cstdint>
@@ -21,7 +20,7 @@
 namespace tessera::sim {
 
 struct SimCommandArgs {
-  uint32_t replicas = 3;  // 3..limits::kGroupReplicasMax
+  uint32_t replicas = 3;  // 3, 5, 7 or 9
   uint64_t seed_start = 1;
   uint64_t seeds = 1;
   bool trace = false;
@@ -29,23 +28,16 @@ struct SimCommandArgs {
   // When positive, stop starting new seeds once this many wall-clock
   // seconds have passed (for soak runs); `seeds` stays the upper bound.
   double duration_s = 0;
-  // Every seed loses voters for good (SimConfig::replica_loss_every_seed).
+  // Every seed loses a voter for good
+  // (HostSeedConfig::replica_loss_every_seed).
   bool replica_loss = false;
-  // "production" (the default): the production GroupHost,
-  // PartitionStateMachine and NodeStore (host_seed.h; RunHostSimCommand in
-  // host_sim_command.h); "core": the consensus core under the simulator's
-  // own host (sim_host.cc; RunSimCommand).
+  // The only host: "production" (the production GroupHost,
+  // PartitionStateMachine and NodeStore; host_seed.h). The flag stays so
+  // that replay lines keep their meaning.
   std::string host = "production";
 };
 
-// Returns 0 when every seed passed, 1 when one violated an invariant, 2 on
-// bad arguments (explained on `out`).
-int RunSimCommand(const SimCommandArgs& args, std::ostream& out);
-
-// "tessera sim --host core --replicas 3 --seed-start 1234 --seeds 1 --trace [--bug NAME]"
-std::string ReplayCommand(uint32_t replicas, uint64_t seed, const std::string& bug);
-
-// The seed loop both hosts share. `run_seed` runs one seed (writing its
+// The seed loop of `tessera sim`. `run_seed` runs one seed (writing its
 // trace when args.trace) and returns its line: a failure's ("FAIL seed
 // ..."), or with args.trace a pass's ("ok seed ..."); `ok` says which.
 struct SeedLine {

@@ -12,7 +12,42 @@ import shutil
 import subprocess
 import tempfile
 
+from free_ports import free_ports
+
 TESSERA_BIN = os.environ.get("TESSERA_BIN", "")
+AZS = ("az1", "az2", "az3")
+
+
+def three_az_layout(name, routers=1, autoadmin=False, gacs=0):
+    """The lines of a small layout on free loopback ports: 3 AZs x 1 storage
+    node, one meta replica per AZ, `routers` routers and `gacs` GAC
+    instances (placed az1, az2, ...), an autoadmin in az1 when asked.
+    Settings lines are the caller's to append. Returns (lines, the routers'
+    HTTP ports, the storage nodes' HTTP ports)."""
+    ports = iter(free_ports(3 * 2 + 3 * 2 + routers * 4 + gacs * 2 + (1 if autoadmin else 0)))
+    lines = [f'name: "{name}"', 'azs: ["az1", "az2", "az3"]']
+    node_http = []
+    for az in AZS:
+        peer, http = next(ports), next(ports)
+        node_http.append(http)
+        lines.append(f'nodes {{ name: "{az}-n1" az: "{az}" host: "127.0.0.1" '
+                     f"peer_port: {peer} http_port: {http} }}")
+    for az in AZS:
+        lines.append(f'meta {{ name: "meta-{az}" az: "{az}" host: "127.0.0.1" '
+                     f"peer_port: {next(ports)} http_port: {next(ports)} }}")
+    router_http = []
+    for i in range(routers):
+        kv, http, s3, s3_tls = next(ports), next(ports), next(ports), next(ports)
+        router_http.append(http)
+        lines.append(f'routers {{ name: "router-{i + 1}" az: "{AZS[i % 3]}" host: "127.0.0.1" '
+                     f"kv_port: {kv} http_port: {http} s3_port: {s3} s3_tls_port: {s3_tls} }}")
+    for i in range(gacs):
+        lines.append(f'gac {{ name: "gac-{AZS[i % 3]}" az: "{AZS[i % 3]}" host: "127.0.0.1" '
+                     f"peer_port: {next(ports)} http_port: {next(ports)} }}")
+    if autoadmin:
+        lines.append(f'autoadmin {{ name: "autoadmin-az1" az: "az1" host: "127.0.0.1" '
+                     f"http_port: {next(ports)} }}")
+    return lines, router_http, node_http
 
 
 def series_sum(text, name, labels):

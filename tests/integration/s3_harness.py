@@ -409,19 +409,50 @@ class S3Cluster:
         return self.run(["curl", "-sS", "--noproxy", "*", *extra, *args], https=https, **kw)
 
     def boto3_client(self, https=False, access_key=None, secret_key=None, signature=None,
-                     retries=2, **config):
+                     retries=2, region=REGION, **config):
         import boto3
         from botocore.config import Config
         config.setdefault("connect_timeout", 10)
         config.setdefault("read_timeout", 60)
-        cfg = Config(region_name=REGION, signature_version=signature or "s3v4",
+        cfg = Config(region_name=region, signature_version=signature or "s3v4",
                      s3={"addressing_style": "path"},
                      retries={"max_attempts": retries, "mode": "standard"}, **config)
         session = boto3.session.Session(aws_access_key_id=access_key or self.access_key,
                                         aws_secret_access_key=secret_key or self.secret_key,
-                                        region_name=REGION)
+                                        region_name=region)
         return session.client("s3", endpoint_url=self.endpoint(https),
                               verify=self.ca_bundle if https else True, config=cfg)
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def serve_directory(test, directory, port):
+    """Serves `directory` over plain HTTP on 127.0.0.1:`port` (a page on
+    another origin than the router) until the test ends."""
+    import http.server
+    import threading
+    handler = lambda *a, **kw: http.server.SimpleHTTPRequestHandler(*a, directory=directory, **kw)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    test.addCleanup(server.server_close)
+    test.addCleanup(server.shutdown)
+
+
+def chromium_dom(test, cluster, url, budget_ms=20000):
+    """Loads `url` in headless Chromium (a fresh profile under test.tmp,
+    the cluster's plain environment) and returns the DOM of the page it
+    ends on (--dump-dom), after `budget_ms` of virtual time."""
+    profile = tempfile.mkdtemp(prefix="chromium-", dir=test.tmp)
+    p = subprocess.run(
+        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+         "--no-first-run", "--disable-background-networking", "--disable-component-update",
+         "--disable-sync", "--disable-dev-shm-usage", f"--user-data-dir={profile}",
+         f"--virtual-time-budget={budget_ms}", "--dump-dom", url],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace",
+        timeout=120, env=cluster.plain_env())
+    test.assertEqual(p.returncode, 0, p.stderr[-2000:])
+    return p.stdout, p.stderr
 
 
 def canonical_id(user_name):

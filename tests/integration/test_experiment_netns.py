@@ -6,9 +6,12 @@ Goal: prove that
   1. the run passes (linearizability and availability checkers): exit 0
      and a PASS verdict;
   2. every process really ran in its AZ's namespace (`ip netns identify`);
-  3. netem delays inter-AZ traffic only: a TCP connect from one AZ's
+  3. the shaping delays inter-AZ traffic only: a TCP connect from one AZ's
      namespace to another AZ takes >= 1 ms, inside one AZ it does not
-     (checked when the kernel has netem; netns.log says whether it had);
+     (netem, or on a kernel without it the queue shaper; checked when
+     netns.log says one of them applied); the queue shaper, when it is the
+     one, also drops the 0.2 % of packets asked for (its counters in
+     netns.log);
   4. the partition dropped packets in the kernel: the tc drop counters of
      the cut, logged at the heal, are not zero;
   5. nothing is left behind: no namespace, no veth of the run, also after
@@ -52,7 +55,7 @@ checkers { availability { min_ok_share_outside_faults: 0.8 } }
 nemesis {
   fixed { steps { kind: FAULT_PARTITION_AZ target { kv_leader: true } at_s: 4 duration_s: 6 } }
 }
-netns { delay_ms: 1 jitter_ms: 0.2 }
+netns { delay_ms: 1 jitter_ms: 0.2 loss_percent: 0.2 }
 """ % os.path.join(REPO, "cluster", "local.textproto")
 
 # Measures the TCP connect time (one round trip) to HOST:PORT, in ms: the
@@ -183,7 +186,9 @@ class NetnsExperimentTest(unittest.TestCase):
 
         # 3. The round trip between AZs (az1 -> az2's node) and inside az1.
         with open(os.path.join(out, "netns.log")) as f:
-            netem_applied = "applied=yes" in f.read()
+            shaping = f.read()
+        shaping_applied = "applied=yes" in shaping
+        queue_shaper = "by=queue applied=yes" in shaping
         def connect_ms(from_az, to_process):
             _, host, port = processes[to_process]
             probe = [IP, "netns", "exec", "tessera-%d-%s" % (p.pid, from_az), sys.executable,
@@ -200,11 +205,11 @@ class NetnsExperimentTest(unittest.TestCase):
         print("connect round trip: inside az1 %.3f ms, between AZs %s ms" % (inside, between))
         self.assertGreaterEqual(inside, 0)
         self.assertTrue(any(t >= 0 for t in between), between)
-        if netem_applied:
+        if shaping_applied:
             self.assertTrue(all(t >= 1.0 for t in between if t >= 0), between)
             self.assertLess(inside, 1.0)
         else:
-            print("SKIPPED the delay check: this kernel has no netem qdisc (netns.log)")
+            print("SKIPPED the delay check: neither netem nor the queue shaper applied (netns.log)")
 
         stdout, stderr = p.communicate(timeout=120)
         report = "rc %d\nstdout:\n%s\nstderr:\n%s" % (p.returncode, stdout, stderr)
@@ -218,6 +223,15 @@ class NetnsExperimentTest(unittest.TestCase):
             log = f.read()
         dropped = [int(n) for n in re.findall(r"netns cleared from=\S+ dropped=(\d+)", log)]
         self.assertTrue(dropped and sum(dropped) > 0, log)
+        # 3. The queue shaper's counters, logged at teardown.
+        if queue_shaper:
+            m = re.search(r"netns shaper delayed=(\d+) lost=(\d+) overflow=(\d+)", log)
+            self.assertIsNotNone(m, log)
+            delayed, lost = int(m.group(1)), int(m.group(2))
+            print("queue shaper: %d packets delayed, %d lost" % (delayed, lost))
+            self.assertGreater(delayed, 1000, log)
+            self.assertGreater(lost, 0, log)
+            self.assertLess(lost, delayed / 100, log)
         # 5. Nothing left.
         self.assertIn("netns teardown ok", log)
         self.assertEqual(run_leftovers(p.pid), [])

@@ -13,13 +13,19 @@ AZs, 1 router), that a table created with `tessera kv table create --wcu 200`
      prints "throughput exceeded" (exit 4), HTTP answers 429, nothing applied;
   5. bad input (zero, negative, absurd capacities, --rcu without --wcu,
      --on-demand with --rcu, unknown tables, another capacity at create)
-     gets a clear error and a non-zero exit, and changes nothing.
+     gets a clear error and a non-zero exit, and changes nothing;
+  6. burst credit is spent only while the node has spare capacity: with
+     another table's load draining the node-wide write bucket of the
+     partition's leader (NODE_WCU per second here), the same burst spends
+     no burst credit and is refused in part; once that load stops, it is
+     absorbed again.
 Request counts decide, never timings: each write costs 10 write units.
 
 Python 3 standard library only; free loopback ports, a fresh temp dir,
 `tessera cluster down` at the end. Binary: $TESSERA_BIN (set by ctest).
 """
 
+import collections
 import concurrent.futures
 import json
 import sys
@@ -30,10 +36,9 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
-from free_ports import free_ports
-from kv_harness import TESSERA_BIN, KvCluster, series_sum
+from kv_harness import TESSERA_BIN, KvCluster, series_sum, three_az_layout
+from test_kv_cluster import parse_status
 
-AZS = ("az1", "az2", "az3")
 HTTP_TIMEOUT_S = 15
 TABLE = "orders"
 WCU = 200
@@ -41,27 +46,23 @@ WCU = 200
 VALUE = b"v" * (10 * 1024 - 64)
 UNITS_PER_PUT = 10
 BURST_WINDOW_S = 2
+# The node-wide write bucket: far above test 1's loads on one node (600
+# units/s at most), below what the noisy table of test 3 asks of it.
+NODE_WCU = 1500
+NOISY = "noisy"
+NOISY_VALUE = b"n" * (40 * 1024 - 64)  # 40 write units per put
 
 
 def write_layout(path):
     """3 AZs x 1 storage node, one meta replica per AZ, one router; short
-    burst window and capacity refresh. Returns the router's HTTP port."""
-    ports = iter(free_ports(3 * 2 + 3 * 2 + 4))
-    lines = ['name: "admission"', 'azs: ["az1", "az2", "az3"]']
-    for az in AZS:
-        lines.append(f'nodes {{ name: "{az}-n1" az: "{az}" host: "127.0.0.1" '
-                     f"peer_port: {next(ports)} http_port: {next(ports)} }}")
-    for az in AZS:
-        lines.append(f'meta {{ name: "meta-{az}" az: "{az}" host: "127.0.0.1" '
-                     f"peer_port: {next(ports)} http_port: {next(ports)} }}")
-    kv, http, s3, s3_tls = next(ports), next(ports), next(ports), next(ports)
-    lines.append(f'routers {{ name: "router-1" az: "az1" host: "127.0.0.1" kv_port: {kv} '
-                 f"http_port: {http} s3_port: {s3} s3_tls_port: {s3_tls} }}")
+    burst window and capacity refresh, a node-wide write bucket of NODE_WCU.
+    Returns the router's HTTP port and the nodes' HTTP ports."""
+    lines, router_http, node_http = three_az_layout("admission")
     lines.append(f"node_settings {{ admission_burst_window_s: {BURST_WINDOW_S} "
-                 "admission_capacity_refresh_ms: 200 }")
+                 f"admission_capacity_refresh_ms: 200 admission_node_wcu_per_s: {NODE_WCU} }}")
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
-    return http, [int(l.split("http_port: ")[1].split()[0]) for l in lines if l.startswith("nodes")]
+    return router_http[0], node_http
 
 
 class Cluster(KvCluster):
@@ -97,7 +98,7 @@ class Cluster(KvCluster):
                 total += series_sum(r.read().decode(), name, labels)
         return total
 
-    def paced(self, prefix, rate_per_s, count, threads=8):
+    def paced(self, prefix, rate_per_s, count, threads=8, table=TABLE):
         """`count` puts at `rate_per_s` (slot i at t0 + i / rate; a late slot
         goes at once). Returns {status: [keys]}."""
         t0 = time.monotonic() + 0.05
@@ -109,7 +110,7 @@ class Cluster(KvCluster):
             if delay > 0:
                 time.sleep(delay)
             key = f"{prefix}-{i:05d}"
-            status, _, body = self.put(key)
+            status, _, body = self.put(key, table=table)
             with lock:
                 out.setdefault(status, []).append((key, body))
 
@@ -212,6 +213,85 @@ class KvAdmissionTest(unittest.TestCase):
         self.assertEqual(c.get_status("cli-key"), 404)
         # The default table keeps today's behaviour: no capacity, never refused.
         self.assertEqual(c.put("k", table="kv")[0], 200)
+
+    def leaders(self, table):
+        """{(start, end): leading node name} of `table`'s partitions."""
+        out = {}
+        for p in parse_status(self.c.cli("cluster", "status", "--json", check=False).stdout):
+            leading = [r["name"] for r in p["replicas"] if r["leader"]]
+            if p["table"] == table and leading:
+                out[(p["start"], p["end"])] = leading[0]
+        return out
+
+    def create_led(self, table, partitions, *capacity):
+        """Creates `table` and waits until every partition has a leader and
+        the router writes to it; returns leaders(table)."""
+        self.c.cli("kv", "table", "create", table, "--partitions", str(partitions), *capacity)
+        deadline = time.monotonic() + 30
+        while len(self.leaders(table)) < partitions and time.monotonic() < deadline:
+            time.sleep(0.3)
+        led = self.leaders(table)
+        self.assertEqual(len(led), partitions, led)
+        for start, _ in led:
+            key = start + b"\x01probe"
+            while self.c.put(key, b"x", table=table)[0] != 200 and time.monotonic() < deadline:
+                time.sleep(0.2)
+        return led
+
+    def test_3_burst_only_while_the_node_has_spare_capacity(self):
+        c = self.c
+        noisy = self.create_led(NOISY, 6, "--on-demand")
+        # A provisioned table whose one partition's leader also leads noisy
+        # partitions (tables' leaders fall where elections put them).
+        for attempt in range(6):
+            bursty = f"bursty{attempt}"
+            [(_, leader)] = self.create_led(bursty, 1, "--wcu", str(WCU), "--rcu", "400").items()
+            targets = [start for (start, _), node in noisy.items() if node == leader]
+            if targets:
+                break
+        self.assertTrue(targets, f"no noisy partition shares a leader with a bursty table: {noisy}")
+        print(f"{bursty} and {len(targets)} noisy partitions led by {leader}", file=sys.stderr)
+
+        def burst(prefix):
+            time.sleep(1 + BURST_WINDOW_S + 1)  # idle: the burst credit is full
+            before = c.node_metric("tessera_admission_burst_units_total", table=bursty)
+            answers = c.paced(prefix, 10_000, 55, threads=11, table=bursty)
+            spent = c.node_metric("tessera_admission_burst_units_total", table=bursty) - before
+            print(f"{prefix}: answers {{{', '.join(f'{k}: {len(v)}' for k, v in answers.items())}}}, "
+                  f"burst units spent {spent}", file=sys.stderr)
+            return answers, spent
+
+        # The node busy: noisy puts to the partitions its leader leads, far
+        # above NODE_WCU, drain the node-wide bucket.
+        stop, noisy_answers = threading.Event(), collections.Counter()
+
+        def noise(t):
+            i = 0
+            while not stop.is_set():
+                key = targets[i % len(targets)] + b"\x01n%d-%d" % (t, i)
+                noisy_answers[c.put(key, NOISY_VALUE, table=NOISY)[0]] += 1
+                i += 1
+        threads = [threading.Thread(target=noise, args=(t,), daemon=True) for t in range(8)]
+        throttled_before = c.node_metric("tessera_admission_throttled_total", table=NOISY)
+        for t in threads:
+            t.start()
+        try:
+            answers, spent = burst("busy")
+        finally:
+            stop.set()
+            for t in threads:
+                t.join()
+        noisy_throttled = c.node_metric("tessera_admission_throttled_total", table=NOISY) - throttled_before
+        print(f"noisy: {dict(noisy_answers)}, throttled on the nodes {noisy_throttled}", file=sys.stderr)
+        self.assertGreater(noisy_throttled, 0, "the node-wide bucket was never drained")
+        self.assertEqual(spent, 0)
+        self.assertGreater(len(answers.get(429, [])), 0, answers.keys())
+        self.assertEqual(set(answers) - {200, 429}, set(), {k: v[:2] for k, v in answers.items()})
+
+        # The node idle again: the same burst is absorbed from burst credit.
+        answers, spent = burst("idle")
+        self.assertEqual(set(answers), {200}, {k: v[:2] for k, v in answers.items() if k != 200})
+        self.assertGreater(spent, 0)
 
     def test_2_bad_input(self):
         c = self.c

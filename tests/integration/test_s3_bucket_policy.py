@@ -10,8 +10,11 @@ document byte for byte and GetBucketPolicyStatus says whether it is
 public. The public access block: BlockPublicPolicy refuses a public
 policy, RestrictPublicBuckets cuts anonymous access a policy gives,
 IgnorePublicAcls cuts a public-read ACL's anonymous listing,
-BlockPublicAcls refuses PutBucketAcl public-read. s3cmd setpolicy /
-delpolicy round trip.
+BlockPublicAcls refuses PutBucketAcl public-read. Another user the
+policy grants the policy calls gets 405 MethodNotAllowed (403 without the
+grant); s3:ExistingObjectTag conditions read the object's tags; a
+${aws:username} home-directory policy confines users to their prefix.
+s3cmd setpolicy / delpolicy round trip.
 
 Standard library + boto3, the aws CLI and s3cmd (s3_harness). Binary:
 $TESSERA_BIN."""
@@ -256,6 +259,66 @@ class BucketPolicyTest(h.ClusterTestCase):
         self.olga.put_bucket_acl(Bucket=BUCKET, ACL="private")
         self.assertEqual(code_of(self.pete.put_public_access_block, Bucket=BUCKET,
                                  PublicAccessBlockConfiguration=block), "AccessDenied")
+
+    def test_9a_policy_calls_of_another_user_are_405(self):
+        # AWS: a caller the policy grants the policy calls, but outside the
+        # bucket owner's account, gets 405; without the grant, 403.
+        self.put_policy(policy(statement(
+            {"AWS": h.canonical_id("pete")},
+            ["s3:PutBucketPolicy", "s3:GetBucketPolicy", "s3:DeleteBucketPolicy",
+             "s3:GetBucketPolicyStatus"], f"arn:aws:s3:::{BUCKET}")))
+        self.assertEqual(code_of(self.pete.put_bucket_policy, Bucket=BUCKET, Policy=PUBLIC_READ),
+                         "MethodNotAllowed")
+        self.assertEqual(code_of(self.pete.get_bucket_policy, Bucket=BUCKET), "MethodNotAllowed")
+        self.assertEqual(code_of(self.pete.delete_bucket_policy, Bucket=BUCKET),
+                         "MethodNotAllowed")
+        self.assertEqual(code_of(self.pete.get_bucket_policy_status, Bucket=BUCKET),
+                         "AccessDenied")
+        self.assertEqual(code_of(self.quinn.get_bucket_policy, Bucket=BUCKET), "AccessDenied")
+        self.assertEqual(code_of(self.quinn.delete_bucket_policy, Bucket=BUCKET), "AccessDenied")
+        self.olga.get_bucket_policy(Bucket=BUCKET)  # unchanged, still there
+
+    def test_9b_existing_object_tag(self):
+        self.olga.put_object(Bucket=BUCKET, Key="tagged/yes", Body=b"y", Tagging="public=yes")
+        self.olga.put_object(Bucket=BUCKET, Key="tagged/no", Body=b"n", Tagging="public=no")
+        self.olga.put_object(Bucket=BUCKET, Key="tagged/none", Body=b"-")
+        self.put_policy(policy(statement(
+            "*", "s3:GetObject", OBJECTS,
+            condition={"StringEquals": {"s3:ExistingObjectTag/public": "yes"}})))
+        self.assertEqual(self.anon.get_object(Bucket=BUCKET, Key="tagged/yes")["Body"].read(), b"y")
+        self.anon.head_object(Bucket=BUCKET, Key="tagged/yes")
+        for key in ("tagged/no", "tagged/none"):
+            with self.subTest(key=key):
+                self.assertEqual(code_of(self.anon.get_object, Bucket=BUCKET, Key=key),
+                                 "AccessDenied")
+        # Re-tagged: the decision follows the version's tags.
+        self.olga.put_object_tagging(Bucket=BUCKET, Key="tagged/no",
+                                     Tagging={"TagSet": [{"Key": "public", "Value": "yes"}]})
+        self.assertEqual(self.anon.get_object(Bucket=BUCKET, Key="tagged/no")["Body"].read(), b"n")
+        for key in ("tagged/yes", "tagged/no", "tagged/none"):
+            self.olga.delete_object(Bucket=BUCKET, Key=key)
+
+    def test_9c_home_directories_by_policy_variable(self):
+        users = [f"arn:aws:iam::{h.canonical_id(u)}:user/{u}" for u in ("pete", "quinn")]
+        self.put_policy(policy(
+            statement({"AWS": users}, ["s3:GetObject", "s3:PutObject"],
+                      f"arn:aws:s3:::{BUCKET}/home/${{aws:username}}/*"),
+            statement({"AWS": users}, "s3:ListBucket", f"arn:aws:s3:::{BUCKET}",
+                      condition={"StringLike": {"s3:prefix": "home/${aws:username}/*"}})))
+        self.pete.put_object(Bucket=BUCKET, Key="home/pete/notes", Body=b"mine")
+        self.assertEqual(self.pete.get_object(Bucket=BUCKET, Key="home/pete/notes")["Body"].read(),
+                         b"mine")
+        self.assertEqual(code_of(self.pete.put_object, Bucket=BUCKET, Key="home/quinn/x", Body=b"x"),
+                         "AccessDenied")
+        self.assertEqual(code_of(self.quinn.get_object, Bucket=BUCKET, Key="home/pete/notes"),
+                         "AccessDenied")
+        keys = self.pete.list_objects_v2(Bucket=BUCKET, Prefix="home/pete/")["Contents"]
+        self.assertEqual([k["Key"] for k in keys], ["home/pete/notes"])
+        self.assertEqual(code_of(self.pete.list_objects_v2, Bucket=BUCKET, Prefix="home/quinn/"),
+                         "AccessDenied")
+        self.assertEqual(code_of(self.anon.list_objects_v2, Bucket=BUCKET, Prefix="home/pete/"),
+                         "AccessDenied")
+        self.olga.delete_object(Bucket=BUCKET, Key="home/pete/notes")
 
     @unittest.skipUnless(shutil.which("s3cmd"), "s3cmd is not installed")
     def test_8_s3cmd_setpolicy_delpolicy(self):

@@ -17,13 +17,20 @@ buckets"):
      intervals (one meta poll, one report);
   5. an on-demand bucket's peak survives a restart of its GAC instance
      (the routers report the peak of their last grant);
-  6. a listing is charged one read unit per started 4 KiB of keys listed.
+  6. a listing is charged one read unit per started 4 KiB of keys listed;
+  7. a 60-key DeleteObjects is charged 60 write units, a version listing
+     by its keys, an abort of 5 parts 6 write units (what serving learns
+     is charged afterwards);
+  8. with a capacity on the `_s3` table, the storage nodes charge S3 reads
+     (s3.get, s3.list) to its partitions like KV reads, and refuse them
+     beyond it: SlowDown to the client.
 Admitted counts decide, not latencies.
 
 Standard library + boto3; free loopback ports, a fresh temp dir, the
 cluster brought down at the end. Binary: $TESSERA_BIN (set by ctest).
 """
 
+import collections
 import os
 import re
 import threading
@@ -48,9 +55,12 @@ class CapacityCluster(h.S3Cluster):
     def _write_layout(self):
         ports = iter(free_ports(3 * 2 + 3 * 2 + 2 * 4 + 2))
         lines = ['name: "s3-capacity"', 'azs: ["az1", "az2", "az3"]']
+        self.node_http_ports = []
         for az in h.AZS:
+            peer, http = next(ports), next(ports)
+            self.node_http_ports.append(http)
             lines.append(f'nodes {{ name: "{az}-n1" az: "{az}" host: "127.0.0.1" '
-                         f"peer_port: {next(ports)} http_port: {next(ports)} }}")
+                         f"peer_port: {peer} http_port: {http} }}")
         for az in h.AZS:
             lines.append(f'meta {{ name: "meta-{az}" az: "{az}" host: "127.0.0.1" '
                          f"peer_port: {next(ports)} http_port: {next(ports)} }}")
@@ -86,6 +96,14 @@ class CapacityCluster(h.S3Cluster):
         with urllib.request.urlopen(f"http://127.0.0.1:{self.http_ports[router]}/metrics",
                                     timeout=10) as r:
             return series_sum(r.read().decode(), name, labels)
+
+    def node_metric(self, name, **labels):
+        """`name` summed over the storage nodes (each charges what it leads)."""
+        total = 0.0
+        for port in self.node_http_ports:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as r:
+                total += series_sum(r.read().decode(), name, labels)
+        return total
 
     def gac_reports(self):
         """Reports the GAC instance answered since it started (0: down)."""
@@ -286,7 +304,7 @@ class S3CapacityTest(unittest.TestCase):
         self.assertGreaterEqual(charged, expected)  # 1 up front alone would fail
         self.assertLessEqual(charged, expected + 1)
 
-    def test_7_batch_delete_and_version_listing_charged_by_what_they_touch(self):
+    def test_7_batch_delete_version_listing_and_abort_charged_by_what_they_touch(self):
         set_capacity(BUCKET, "--rcu", "1000", "--wcu", "1000")
         s3 = CLUSTER.client(0, retries=3)
         s3.list_object_versions(Bucket=BUCKET, MaxKeys=1)  # the share is granted
@@ -312,6 +330,56 @@ class S3CapacityTest(unittest.TestCase):
               flush=True)
         self.assertGreaterEqual(charged, expected)
         self.assertLessEqual(charged, expected + 1)
+
+        upload = s3.create_multipart_upload(Bucket=BUCKET, Key="aborted")["UploadId"]
+        for n in range(1, 6):
+            s3.upload_part(Bucket=BUCKET, Key="aborted", UploadId=upload, PartNumber=n, Body=b"p")
+        before = units("write")
+        s3.abort_multipart_upload(Bucket=BUCKET, Key="aborted", UploadId=upload)
+        charged = units("write") - before
+        print(f"an abort of 5 parts charged {charged:.0f} write units", flush=True)
+        self.assertEqual(charged, 6)  # the upload's record and each part's; 1 alone would fail
+
+    def test_8_s3_reads_charged_on_the_nodes(self):
+        s3 = CLUSTER.client(0, retries=0)
+        s3.put_object(Bucket=FREE, Key="read-me", Body=b"x")
+
+        def read_units():
+            return CLUSTER.node_metric("tessera_admission_units_total", table="_s3", kind="read")
+
+        CLUSTER.cli("kv", "table", "update", "_s3", "--rcu", "1000000", "--wcu", "1000000")
+        deadline = time.monotonic() + 15  # every node polls the capacity (1 s by default)
+        while time.monotonic() < deadline:
+            before = read_units()
+            s3.head_object(Bucket=FREE, Key="read-me")
+            if read_units() > before:
+                break
+            time.sleep(0.3)
+        before = read_units()
+        for _ in range(20):
+            s3.head_object(Bucket=FREE, Key="read-me")
+        charged = read_units() - before
+        print(f"20 HEADs charged {charged:.0f} read units on the nodes", flush=True)
+        self.assertGreaterEqual(charged, 20)  # one strong record read each
+        self.assertLessEqual(charged, 40)
+        before = read_units()
+        s3.list_objects_v2(Bucket=FREE, MaxKeys=10)
+        self.assertGreaterEqual(read_units() - before, 1)
+
+        from botocore.exceptions import ClientError
+        CLUSTER.cli("kv", "table", "update", "_s3", "--rcu", "1", "--wcu", "1000000")
+        codes = collections.Counter()
+        deadline = time.monotonic() + 15
+        while codes["SlowDown"] + codes["503"] == 0 and time.monotonic() < deadline:
+            try:
+                s3.head_object(Bucket=FREE, Key="read-me")
+                codes["ok"] += 1
+            except ClientError as e:
+                # A HEAD's error has no body: boto3 names it by its status.
+                codes[e.response["Error"]["Code"]] += 1
+        print(f"HEADs at 1 read unit/s on _s3: {dict(codes)}", flush=True)
+        CLUSTER.cli("kv", "table", "update", "_s3", "--rcu", "1000000", "--wcu", "1000000")
+        self.assertGreater(codes["SlowDown"] + codes["503"], 0, codes)
 
 
 if __name__ == "__main__":

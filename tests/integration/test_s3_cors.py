@@ -17,14 +17,9 @@ Goal: prove against a whole local Tessera cluster that:
 One cluster for the whole file.
 """
 
-import http.server
 import json
 import os
 import re
-import shutil
-import subprocess
-import tempfile
-import threading
 import unittest
 
 import free_ports
@@ -33,7 +28,6 @@ import s3_harness as h
 CLUSTER = None
 BUCKET = "cors-site"
 PLAIN = "cors-none"
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 ORIGIN_RULES = """<CORSConfiguration>
   <CORSRule><ID>app</ID>
     <AllowedOrigin>https://*.example.com</AllowedOrigin>
@@ -272,7 +266,7 @@ async function attempt(url, init, read) {
 
 class BrowserTest(h.ClusterTestCase):
     def test_a_page_on_another_origin_uploads_and_reads_back(self):
-        if not CHROMIUM:
+        if not h.CHROMIUM:
             self.skipTest("chromium is not installed (Debian package chromium; "
                           "scripts/install-deps.sh installs it)")
         page_port = free_ports.free_ports(1)[0]
@@ -297,22 +291,10 @@ class BrowserTest(h.ClusterTestCase):
             f.write(PAGE % {"put": json.dumps(put), "get": json.dumps(get),
                             "other": json.dumps(other)})
 
-        handler = lambda *a, **kw: http.server.SimpleHTTPRequestHandler(*a, directory=site, **kw)
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", page_port), handler)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        self.addCleanup(server.shutdown)
-
-        profile = tempfile.mkdtemp(prefix="chromium-", dir=self.tmp)
-        p = subprocess.run(
-            [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-             "--no-first-run", "--disable-background-networking", "--disable-component-update",
-             "--disable-sync", "--disable-dev-shm-usage", f"--user-data-dir={profile}",
-             "--virtual-time-budget=20000", "--dump-dom", f"{origin}/page.html"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace",
-            timeout=120, env=self.c.plain_env())
-        self.assertEqual(p.returncode, 0, p.stderr[-2000:])
-        found = re.search(r'<pre id="out">RESULT(.*?)END</pre>', p.stdout, re.S)
-        self.assertIsNotNone(found, p.stdout[-2000:] + p.stderr[-2000:])
+        h.serve_directory(self, site, page_port)
+        stdout, stderr = h.chromium_dom(self, self.c, f"{origin}/page.html")
+        found = re.search(r'<pre id="out">RESULT(.*?)END</pre>', stdout, re.S)
+        self.assertIsNotNone(found, stdout[-2000:] + stderr[-2000:])
         result = json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&"))
         print(f"[browser: {result}]", end=" ")
         self.assertEqual(result["put"]["status"], 200, result)

@@ -44,7 +44,9 @@ ISSUE_ERRORS = (
     "EntityTooLarge", "SlowDown")
 # SlowDown needs a cluster with tiny admission budgets in its layout:
 # test_s3_admission.py provokes it and asserts status, code and XML.
-PROVOKED_ELSEWHERE = {"SlowDown"}
+# BucketAlreadyOwnedByYou needs a cluster outside us-east-1 (there,
+# re-creating an owned bucket is 200, as on AWS): test_s3_region.py.
+PROVOKED_ELSEWHERE = {"SlowDown", "BucketAlreadyOwnedByYou"}
 
 STREAMING_SIGNED = "STREAMING-AWS4-HMAC-SHA256-PAYLOAD"
 STREAMING_SIGNED_TRAILER = "STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER"
@@ -176,8 +178,6 @@ class ErrorCodesTest(ErrorTestCase):
              lambda: a.request("DELETE", f"/{b}"), None),
             ("another user's bucket name", "BucketAlreadyExists", 409,
              lambda: bob.request("PUT", f"/{b}"), None),
-            ("re-create my own bucket", "BucketAlreadyOwnedByYou", 409,
-             lambda: a.request("PUT", f"/{b}"), None),
             ("bucket name too short", "InvalidBucketName", 400,
              lambda: a.request("PUT", "/ab"), None),
             ("bucket name with capitals and _", "InvalidBucketName", 400,

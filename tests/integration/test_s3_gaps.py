@@ -19,7 +19,8 @@ CLI, that:
      x-amz-delete-marker, 501 for an HTTP-chunked PUT, 501 for the
      sub-resources of operations Tessera does not implement, and a
      LocationConstraint naming another region refused as a regional AWS
-     endpoint refuses it;
+     endpoint refuses it, re-creating an owned bucket answered 200 with
+     its ACL reset, as AWS's us-east-1 answers;
   4. listing parameters as AWS answers them (D46): encoding-type=url,
      StartAfter, an empty continuation token, allow-unordered ignored;
   5. a multipart upload created with a checksum algorithm is checked at
@@ -323,6 +324,23 @@ class ErrorCodeTest(h.ClusterTestCase):
                 if code == "IllegalLocationConstraintException":
                     self.assertIn(f"The {constraint} location constraint", err["Error"]["Message"])
         self.assertEqual(self.raw.request("HEAD", "/gaps-elsewhere").status, 404)
+
+    def test_recreating_an_owned_bucket_in_us_east_1(self):
+        # AWS's legacy us-east-1 answer: 200, and the bucket's ACL reset to
+        # what the request asks (private when nothing). Elsewhere it is 409
+        # BucketAlreadyOwnedByYou (test_s3_region.py).
+        bucket = "gaps-recreated"
+        self.s3.create_bucket(Bucket=bucket, ACL="public-read")
+        self.s3.put_object(Bucket=bucket, Key="kept", Body=b"k")
+        grants = lambda: [g["Permission"] for g in self.s3.get_bucket_acl(Bucket=bucket)["Grants"]]
+        self.assertEqual(sorted(grants()), ["FULL_CONTROL", "READ"])
+        self.s3.create_bucket(Bucket=bucket)
+        self.assertEqual(grants(), ["FULL_CONTROL"])
+        self.s3.create_bucket(Bucket=bucket, ACL="public-read")
+        self.assertEqual(sorted(grants()), ["FULL_CONTROL", "READ"])
+        self.assertEqual(self.s3.get_object(Bucket=bucket, Key="kept")["Body"].read(), b"k")
+        self.s3.delete_object(Bucket=bucket, Key="kept")
+        self.s3.delete_bucket(Bucket=bucket)
 
 
 class ListingTest(h.ClusterTestCase):

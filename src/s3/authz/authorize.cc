@@ -166,6 +166,13 @@ bool IsPolicyCall(Action action) {
   }
 }
 
+// Get/Put/DeleteBucketPolicy: the calls AWS answers 405 when a policy
+// grants them to another account (rule P3).
+bool IsBucketPolicyCall(Action action) {
+  return action == Action::kGetBucketPolicy || action == Action::kPutBucketPolicy ||
+         action == Action::kDeleteBucketPolicy;
+}
+
 // Rules P1-P3 of the header; nullopt: the policy does not decide.
 std::optional<Decision> ByPolicy(const Request& r) {
   const Principal& p = r.principal;
@@ -187,11 +194,14 @@ std::optional<Decision> ByPolicy(const Request& r) {
       return Decision{false, Reason::kBucketPolicyDeny, std::move(statement)};
     case PolicyVerdict::Kind::kAllow: break;
   }
-  if (!is_owner && IsPolicyCall(r.action)) return std::nullopt;
   if (!is_owner && r.public_access_block.restrict_public_buckets &&
-      IsPublicPolicy(*r.bucket_policy)) {
+      (r.bucket_policy_public ? *r.bucket_policy_public : IsPublicPolicy(*r.bucket_policy))) {
     return std::nullopt;
   }
+  if (!is_owner && IsBucketPolicyCall(r.action)) {
+    return Decision{false, Reason::kNotOwnerAccount, std::move(statement)};
+  }
+  if (!is_owner && IsPolicyCall(r.action)) return std::nullopt;
   return Decision{true, Reason::kBucketPolicyAllow, std::move(statement)};
 }
 
@@ -242,6 +252,7 @@ std::string_view ReasonName(Reason reason) {
     case Reason::kExpectedBucketOwner: return "expected-bucket-owner";
     case Reason::kBucketPolicyAllow: return "bucket-policy-allow";
     case Reason::kBucketPolicyDeny: return "bucket-policy-deny";
+    case Reason::kNotOwnerAccount: return "not-owner-account";
   }
   return "unknown";
 }

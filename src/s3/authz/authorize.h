@@ -39,7 +39,11 @@
 //   P3. An applying Allow statement allows, unless RestrictPublicBuckets is
 //       set, the policy is public and the principal is not the owner; it
 //       never grants another user the policy and public access block
-//       calls (AWS: only the owner's account may make them).
+//       calls (AWS: only the owner's account may make them). Granting
+//       another user Get/Put/DeleteBucketPolicy denies with
+//       kNotOwnerAccount, which the front answers 405 MethodNotAllowed,
+//       as AWS answers an identity with the permission but outside the
+//       owner's account; the other such calls fall to rules 2-4 (403).
 //   P4. Otherwise rules 2-4 decide, IgnorePublicAcls dropping the grants
 //       to AllUsers and AuthenticatedUsers from both ACLs.
 // Ownership controls join Request as further facts when they exist.
@@ -156,6 +160,9 @@ struct Request {
   // The bucket's policy (null: none) and the request's condition keys
   // (policy_eval.h), and the bucket's public access block.
   std::shared_ptr<const Policy> bucket_policy;
+  // IsPublicPolicy(*bucket_policy) when the caller derived it already
+  // (the front caches it with the parsed policy); nullopt: computed here.
+  std::optional<bool> bucket_policy_public;
   ConditionValues policy_values;
   PublicAccessBlock public_access_block;
 };
@@ -182,6 +189,7 @@ enum class Reason : uint8_t {
   kExpectedBucketOwner,  // denied: x-amz-expected-bucket-owner names another owner
   kBucketPolicyAllow,    // allowed: an Allow statement of the bucket policy
   kBucketPolicyDeny,     // denied: a Deny statement of the bucket policy
+  kNotOwnerAccount,      // denied: the policy grants a policy call to another user (405)
 };
 std::string_view ReasonName(Reason reason);
 

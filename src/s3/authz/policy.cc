@@ -332,7 +332,17 @@ S3Status ParseList(const Json& s, const char* name, const char* not_name, std::s
   return S3Status::Ok();
 }
 
-S3Result<Statement> ParseStatement(const Json& s, std::string_view bucket) {
+bool HasVariable(const std::string& text) { return text.find("${") != std::string::npos; }
+
+// Whether `s` has a policy variable in a Resource or condition value.
+bool StatementHasVariables(const Statement& s) {
+  return std::any_of(s.resources.begin(), s.resources.end(), HasVariable) ||
+         std::any_of(s.conditions.begin(), s.conditions.end(), [](const Condition& c) {
+           return std::any_of(c.values.begin(), c.values.end(), HasVariable);
+         });
+}
+
+S3Result<Statement> ParseStatement(const Json& s, std::string_view bucket, bool variables) {
   if (!s.is_object()) return Malformed("Invalid policy syntax.");
   static constexpr std::array<std::string_view, 9> kFields{
       {"Sid", "Effect", "Principal", "NotPrincipal", "Action", "NotAction", "Resource",
@@ -371,19 +381,26 @@ S3Result<Statement> ParseStatement(const Json& s, std::string_view bucket) {
   if (s.contains("Condition")) {
     if (S3Status c = ParseConditions(s["Condition"], &out.conditions); !c.ok()) return c.error();
   }
+  out.variables = variables && StatementHasVariables(out);
   return out;
 }
 
 }  // namespace
 
-bool GlobMatch(std::string_view pattern, std::string_view text) {
+namespace {
+
+// GlobMatch where literal(i) says pattern[i] is a literal even if '*' / '?'.
+template <typename Literal>
+bool GlobMatchImpl(std::string_view pattern, Literal literal, std::string_view text) {
   // Iterative, backtracking to the last '*' only: linear space, no recursion.
+  const auto star_at = [&](size_t i) { return pattern[i] == '*' && !literal(i); };
   size_t p = 0, t = 0, star = std::string_view::npos, mark = 0;
   while (t < text.size()) {
-    if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == text[t])) {
+    if (p < pattern.size() && !star_at(p) &&
+        ((pattern[p] == '?' && !literal(p)) || pattern[p] == text[t])) {
       ++p;
       ++t;
-    } else if (p < pattern.size() && pattern[p] == '*') {
+    } else if (p < pattern.size() && star_at(p)) {
       star = p++;
       mark = t;
     } else if (star != std::string_view::npos) {
@@ -393,8 +410,20 @@ bool GlobMatch(std::string_view pattern, std::string_view text) {
       return false;
     }
   }
-  while (p < pattern.size() && pattern[p] == '*') ++p;
+  while (p < pattern.size() && star_at(p)) ++p;
   return p == pattern.size();
+}
+
+}  // namespace
+
+bool GlobMatch(std::string_view pattern, std::string_view text) {
+  return GlobMatchImpl(pattern, [](size_t) { return false; }, text);
+}
+
+bool GlobMatchWithLiterals(std::string_view pattern, const std::vector<bool>& literal,
+                           std::string_view text) {
+  return GlobMatchImpl(
+      pattern, [&literal](size_t i) { return i < literal.size() && literal[i]; }, text);
 }
 
 S3Result<Policy> ParsePolicy(std::string_view document, std::string_view bucket) {
@@ -434,7 +463,7 @@ S3Result<Policy> ParsePolicy(std::string_view document, std::string_view bucket)
     return Malformed("Policy exceeds the maximum allowed document size.");
   }
   for (const Json& s : list) {
-    auto statement = ParseStatement(s, bucket);
+    auto statement = ParseStatement(s, bucket, policy.version == "2012-10-17");
     if (!statement.ok()) return statement.error();
     policy.statements.push_back(std::move(statement).value());
   }

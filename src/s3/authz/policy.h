@@ -92,6 +92,10 @@ struct Statement {
   bool not_resource = false;
   std::vector<std::string> resources;  // "arn:aws:s3:::bucket/key*" patterns
   std::vector<Condition> conditions;   // all must hold
+  // Policy variables ("${aws:username}") in resources or condition values
+  // are substituted per request (policy_eval.h): only in a policy of
+  // Version "2012-10-17"; elsewhere "${...}" is literal text.
+  bool variables = false;
 };
 
 struct Policy {
@@ -109,6 +113,10 @@ S3Result<Policy> ParsePolicy(std::string_view document, std::string_view bucket)
 // Glob match as the policy language does it: `*` any run of characters
 // (also none), `?` exactly one; everything else literal (case-sensitive).
 bool GlobMatch(std::string_view pattern, std::string_view text);
+// The same, where pattern[i] is literal when literal[i] (a substituted
+// policy variable's text, or the escapes ${*} and ${?}).
+bool GlobMatchWithLiterals(std::string_view pattern, const std::vector<bool>& literal,
+                           std::string_view text);
 
 // Whether the policy is "public" as S3's GetBucketPolicyStatus and the
 // public access block define it: some Allow statement applies to everyone

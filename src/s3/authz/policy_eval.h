@@ -13,7 +13,14 @@
 //    compared; a positive operator holds when it matches any of the
 //    policy's values, a negated one when it matches none;
 //  - ForAnyValue / ForAllValues: some / every request value satisfies it.
-// Policy variables (${aws:username}) are not substituted: compared as text.
+// Policy variables (a statement's `variables`, Version "2012-10-17" only):
+// "${key}" in a Resource or a condition value is replaced by the request's
+// value of condition key `key` (aws:username, aws:userid, aws:SourceIp,
+// aws:CurrentTime, aws:EpochTime, aws:SecureTransport, s3:prefix, ...; any
+// key the request carries), as literal text (never a wildcard); ${*},
+// ${?} and ${$} are a literal '*', '?' and '$'. A variable without a value
+// in the request makes its element not match: that Resource (or
+// NotResource) pattern matches nothing, that condition does not hold.
 //
 // Pure; thread safety: stateless.
 #pragma once

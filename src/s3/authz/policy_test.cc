@@ -265,6 +265,60 @@ TEST(PolicyValues, Parsers) {
   EXPECT_TRUE(InCidr("[::1]", *v6));
 }
 
+// Policy variables: substituted in Resource and condition values, as literal
+// text, only under Version 2012-10-17; a variable without a value matches nothing.
+TEST(PolicyVariables, SubstitutedInResourcesAndConditions) {
+  struct Case {
+    const char* name;
+    std::string version;
+    std::string statement;  // the body after Effect/Principal/Action
+    std::string key;
+    ConditionValues values;
+    bool applies;
+  };
+  const ConditionValues alice = {{"aws:username", {"alice"}}, {"aws:sourceip", {"10.1.2.3"}}};
+  const ConditionValues star_user = {{"aws:username", {"a*"}}};
+  const std::string home = R"("Resource":"arn:aws:s3:::b/home/${aws:username}/*")";
+  const std::vector<Case> cases = {
+      {"home dir", "2012-10-17", home, "home/alice/x", alice, true},
+      {"other home", "2012-10-17", home, "home/bob/x", alice, false},
+      {"no user: no match", "2012-10-17", home, "home//x", {}, false},
+      {"case-insensitive name", "2012-10-17", R"("Resource":"arn:aws:s3:::b/home/${AWS:UserName}/*")", "home/alice/x", alice, true},
+      {"substituted text is literal", "2012-10-17", home, "home/abc/x", star_user, false},
+      {"substituted text matches itself", "2012-10-17", home, "home/a*/x", star_user, true},
+      {"old version: text", "2008-10-17", home, "home/alice/x", alice, false},
+      {"old version: literal text matches", "2008-10-17", home, "home/${aws:username}/x", alice, true},
+      {"escape ${*} is a literal star", "2012-10-17", R"("Resource":"arn:aws:s3:::b/x${*}")", "x*", {}, true},
+      {"escape ${*} is no wildcard", "2012-10-17", R"("Resource":"arn:aws:s3:::b/x${*}")", "xy", {}, false},
+      {"escape ${?} and ${$}", "2012-10-17", R"("Resource":"arn:aws:s3:::b/${?}${$}")", "?$", {}, true},
+      {"unknown variable", "2012-10-17", R"("Resource":"arn:aws:s3:::b/${aws:nothing}*")", "x", alice, false},
+      {"one of two resources", "2012-10-17", R"("Resource":["arn:aws:s3:::b/${aws:nothing}","arn:aws:s3:::b/p/*"])", "p/x", {}, true},
+      {"condition prefix", "2012-10-17", R"("Resource":"arn:aws:s3:::b","Condition":{"StringLike":{"s3:prefix":"home/${aws:username}/*"}})", "", {{"aws:username", {"alice"}}, {"s3:prefix", {"home/alice/d"}}}, true},
+      {"condition prefix other", "2012-10-17", R"("Resource":"arn:aws:s3:::b","Condition":{"StringLike":{"s3:prefix":"home/${aws:username}/*"}})", "", {{"aws:username", {"alice"}}, {"s3:prefix", {"home/bob/d"}}}, false},
+      {"condition without value does not hold", "2012-10-17", R"("Resource":"*","Condition":{"StringNotEquals":{"aws:UserAgent":"${aws:username}"}})", "k", {{"aws:useragent", {"x"}}}, false},
+      {"condition equals", "2012-10-17", R"("Resource":"*","Condition":{"StringEquals":{"aws:UserAgent":"ip ${aws:SourceIp}"}})", "k", {{"aws:useragent", {"ip 10.1.2.3"}}, {"aws:sourceip", {"10.1.2.3"}}}, true},
+      {"secure transport", "2012-10-17", R"("Resource":"arn:aws:s3:::b/${aws:SecureTransport}/*")", "true/k", {{"aws:securetransport", {"true"}}}, true},
+  };
+  for (const Case& c : cases) {
+    const std::string doc = R"({"Version":")" + c.version +
+                            R"(","Statement":[{"Effect":"Allow","Principal":"*","Action":"s3:*",)" +
+                            c.statement + "}]}";
+    const auto policy = ParsePolicy(doc, "b");
+    ASSERT_TRUE(policy.ok()) << c.name << ": " << policy.error().Message();
+    PolicyRequest r = Req("alice", "s3:GetObject", c.key);
+    r.values = c.values;
+    EXPECT_EQ(StatementApplies(policy->statements[0], r), c.applies) << c.name;
+  }
+}
+
+TEST(Conditions, ExistingObjectTag) {
+  const std::string tagged = R"({"StringEquals":{"s3:ExistingObjectTag/Public":"yes"}})";
+  EXPECT_TRUE(Applies(tagged, {{"s3:existingobjecttag/public", {"yes"}}}));
+  EXPECT_FALSE(Applies(tagged, {{"s3:existingobjecttag/public", {"no"}}}));
+  EXPECT_FALSE(Applies(tagged, {{"s3:existingobjecttag/other", {"yes"}}}));
+  EXPECT_FALSE(Applies(tagged, {}));
+}
+
 TEST(IsPublicPolicy, Definition) {
   struct Case {
     std::string statement;
@@ -345,6 +399,31 @@ TEST(AuthorizeWithPolicy, Rules) {
   }
   const Decision d = Authorize(cases[3].request);
   EXPECT_NE(DecisionLogLine(cases[3].request, d).find("statement=nodelete"), std::string::npos);
+}
+
+TEST(AuthorizeWithPolicy, PolicyCallsGrantedToAnotherUserAre405) {
+  const std::string policy = Doc(R"([
+    {"Sid":"bobpolicy","Effect":"Allow","Principal":{"AWS":")" + kBobId + R"("},"Action":["s3:PutBucketPolicy","s3:DeleteBucketPolicy","s3:GetBucketPolicyStatus","s3:GetBucketPublicAccessBlock"],"Resource":"arn:aws:s3:::b"}
+  ])");
+  struct Case {
+    Action action;
+    bool allowed;
+    Reason reason;
+  };
+  const std::vector<Case> cases = {
+      {Action::kPutBucketPolicy, false, Reason::kNotOwnerAccount},
+      {Action::kDeleteBucketPolicy, false, Reason::kNotOwnerAccount},
+      {Action::kGetBucketPolicy, false, Reason::kNotBucketOwner},  // not granted: 403
+      {Action::kGetBucketPolicyStatus, false, Reason::kNotBucketOwner},
+      {Action::kGetBucketPublicAccessBlock, false, Reason::kNotBucketOwner},
+  };
+  for (const Case& c : cases) {
+    const Decision d = Authorize(PolicyReq("bob", c.action, "", policy));
+    EXPECT_EQ(d.allowed, c.allowed) << ActionName(c.action);
+    EXPECT_EQ(d.reason, c.reason) << ActionName(c.action) << ": " << ReasonName(d.reason);
+  }
+  const Decision owner = Authorize(PolicyReq("alice", Action::kDeleteBucketPolicy, "", policy));
+  EXPECT_TRUE(owner.allowed);
 }
 
 TEST(AuthorizeWithPolicy, IgnorePublicAcls) {

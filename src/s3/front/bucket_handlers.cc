@@ -97,16 +97,17 @@ namespace {
 // The ACL and ownership controls CreateBucket asked for, into the new
 // bucket's configuration record. Should the op fail, the bucket exists
 // with the private ACL and no controls (the safe default for the ACL) and
-// the client learns the error.
+// the client learns the error. `reset_acl`: the ACL is replaced even when
+// none was asked for (then private), as re-creating an owned bucket in
+// us-east-1 does.
 void StoreCreatedBucketConfig(CallPtr call, uint64_t bucket_id,
                               const std::optional<std::vector<authz::Grant>>& grants,
-                              std::optional<pb::ObjectOwnership> ownership) {
+                              std::optional<pb::ObjectOwnership> ownership,
+                              bool reset_acl = false) {
   pb::SetBucketConfigOp op;
   op.set_bucket_id(bucket_id);
-  if (grants) {
-    op.set_set_acl(true);
-    *op.mutable_acl() = StoredAclOf(*grants);
-  }
+  if (grants || reset_acl) op.set_set_acl(true);  // no acl: cleared, the private one
+  if (grants) *op.mutable_acl() = StoredAclOf(*grants);
   if (ownership) {
     op.set_set_ownership_controls(true);
     op.mutable_ownership_controls()->set_object_ownership(*ownership);
@@ -135,7 +136,13 @@ void RegisterBucket(CallPtr call, std::optional<std::vector<authz::Grant>> acl,
       return call->Fail(created.status());
     }
     if (created->already_owned_by_you) {
-      return call->Fail(S3Error(S3ErrorCode::kBucketAlreadyOwnedByYou));
+      // AWS's legacy answer in us-east-1: 200, the bucket's ACL reset to
+      // what this request asks (private when nothing); 409 elsewhere (D85).
+      if (call->front.options().region != "us-east-1") {
+        return call->Fail(S3Error(S3ErrorCode::kBucketAlreadyOwnedByYou));
+      }
+      return StoreCreatedBucketConfig(call, created->bucket.bucket_id(), acl, std::nullopt,
+                                      /*reset_acl=*/true);
     }
     if (created->too_many_buckets) return call->Fail(S3Error(S3ErrorCode::kTooManyBuckets));
     if (!acl && !ownership) return call->Respond(200, {{"Location", "/" + call->bucket}}, "");

@@ -3,9 +3,10 @@
 // PUT/GET/DELETE ?publicAccessBlock keep their parts of the bucket's
 // configuration record (BucketConfig.policy / public_access_block, one
 // SetBucketConfigOp each), and the facts the access decision reads from
-// them (PolicyFactsOf, PolicyConditionValues).
+// them (PolicyFactsOf, policy_facts.h; PolicyConditionValues).
 #include <chrono>
 #include <cinttypes>
+#include <ctime>
 #include <utility>
 
 #include <spdlog/spdlog.h>
@@ -61,6 +62,16 @@ std::string AddressOf(std::string_view remote) {
   return std::string(remote);
 }
 
+// "2026-12-07T13:00:00Z".
+std::string IsoTime(int64_t epoch_s) {
+  const std::time_t t = static_cast<std::time_t>(epoch_s);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
 std::string Lower(std::string_view text) {
   std::string out(text);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -102,7 +113,7 @@ authz::ConditionValues PolicyConditionValues(const S3Call& call, authz::Action a
   const int64_t epoch_s =
       std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count();
   one("aws:epochtime", std::to_string(epoch_s));
-  one("aws:currenttime", std::to_string(epoch_s));  // DateX operators read epoch seconds too
+  one("aws:currenttime", IsoTime(epoch_s));  // as ${aws:CurrentTime} substitutes it
   if (auto agent = call.Header("user-agent")) one("aws:useragent", std::string(*agent));
   if (auto referer = call.Header("referer")) one("aws:referer", std::string(*referer));
   if (call.principal.anonymous) {
@@ -133,13 +144,21 @@ authz::ConditionValues PolicyConditionValues(const S3Call& call, authz::Action a
   return v;
 }
 
-PolicyFacts PolicyFactsOf(const pb::BucketConfig* config, const std::string& bucket) {
+void AddExistingObjectTags(const pb::ObjectVersion& v, authz::ConditionValues& values) {
+  for (const pb::MetadataPair& tag : v.tags()) {
+    values.emplace_back("s3:existingobjecttag/" + Lower(tag.name()),
+                        std::vector<std::string>{tag.value()});
+  }
+}
+
+PolicyFacts PolicyFactsOf(const pb::BucketConfig* config, std::string_view bucket) {
   PolicyFacts facts;
   facts.public_access_block = BlockOf(config);
   if (config == nullptr || !config->has_policy()) return facts;
   auto policy = authz::ParsePolicy(config->policy(), bucket);
   if (policy.ok()) {
     facts.policy = std::make_shared<const authz::Policy>(std::move(policy).value());
+    facts.policy_public = authz::IsPublicPolicy(*facts.policy);
     return facts;
   }
   // Validated when put, so only a newer router's policy lands here: fail
@@ -203,8 +222,7 @@ void GetBucketPolicyStatus(CallPtr call) {
     if (!call->bucket_config || !call->bucket_config->has_policy()) {
       return call->Fail(S3Error(S3ErrorCode::kNoSuchBucketPolicy).With("BucketName", call->bucket));
     }
-    const PolicyFacts facts = PolicyFactsOf(call->bucket_config.get(), call->bucket);
-    call->RespondXml(200, PolicyStatusXml(authz::IsPublicPolicy(*facts.policy)));
+    call->RespondXml(200, PolicyStatusXml(call->bucket_facts->policy_public));
   });
 }
 

@@ -77,7 +77,11 @@ void WithBucketConfig(CallPtr call,
   call->front.registry().GetBucket(
       call->bucket, [call, next = std::move(next)](Result<pb::BucketDescriptor> bucket) {
         if (!bucket.ok()) return next(bucket.status());
-        call->front.BucketConfigOf(bucket->bucket_id(), std::move(next));
+        call->front.BucketConfigOf(bucket->bucket_id(), call->bucket,
+                                   [next](Result<BucketConfigCache::Cached> config) {
+                                     if (!config.ok()) return next(config.status());
+                                     next(std::move(config->record));
+                                   });
       });
 }
 
@@ -96,15 +100,12 @@ void PutBucketCors(CallPtr call) {
 
 void GetBucketCors(CallPtr call) {
   WithAuthorizedBucket(call, authz::Action::kGetBucketCors, [call] {
-    call->front.BucketConfigOf(call->bucket_info.bucket_id(),
-                               [call](Result<BucketConfigCache::Config> config) {
-      if (!config.ok()) return call->Fail(config.status());
-      if ((*config)->cors_rules().empty()) {
-        return call->Fail(S3Error(S3ErrorCode::kNoSuchCORSConfiguration)
-                              .With("BucketName", call->bucket));
-      }
-      call->RespondXml(200, CorsConfigurationXml(RulesOf(**config)));
-    });
+    const pb::BucketConfig& config = *call->bucket_config;
+    if (config.cors_rules().empty()) {
+      return call->Fail(S3Error(S3ErrorCode::kNoSuchCORSConfiguration)
+                            .With("BucketName", call->bucket));
+    }
+    call->RespondXml(200, CorsConfigurationXml(RulesOf(config)));
   });
 }
 

@@ -394,6 +394,7 @@ void AbortMultipartUpload(CallPtr call) {
     call->front.index().Apply(std::move(op), [call, id](Result<pb::S3OpResult> r) {
       if (!r.ok()) return call->Fail(r.status());
       if (r->outcome() != pb::S3_OK) return call->Fail(OpOutcomeError(*call, *r, {id}));
+      ChargeRest(*call, S3RestAfterAbort(r->parts_removed()));
       call->Respond(204, {}, "");
     });
   });

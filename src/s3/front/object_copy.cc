@@ -24,6 +24,7 @@ struct SourceObject {
   CopySource target;
   pb::BucketDescriptor bucket;
   std::shared_ptr<const pb::BucketConfig> config;  // the source bucket's
+  std::shared_ptr<const PolicyFacts> facts;         // config's
   pb::ObjectVersion version;
 };
 
@@ -37,6 +38,7 @@ bool SourceAuthorized(S3Call& call, const SourceObject& source, const pb::Object
   target.key = source.target.key;
   target.bucket_owner = source.bucket.owner();
   target.config = source.config.get();
+  target.facts = source.facts.get();
   return AuthorizedOnObject(call, target, v, "x-amz-source-expected-bucket-owner");
 }
 using SourceCallback = std::function<void(SourceObject)>;
@@ -127,11 +129,13 @@ void ResolveSource(CallPtr call, SourceCallback next) {
         // (SourceAuthorized); its bucket's configuration first.
         source.bucket = std::move(bucket).value();
         const uint64_t bucket_id = source.bucket.bucket_id();
+        const std::string bucket_name = source.target.bucket;
         call->front.BucketConfigOf(
-            bucket_id, [call, source = std::move(source), next = std::move(next)](
-                           Result<BucketConfigCache::Config> config) mutable {
+            bucket_id, bucket_name, [call, source = std::move(source), next = std::move(next)](
+                           Result<BucketConfigCache::Cached> config) mutable {
               if (!config.ok()) return call->Fail(config.status());
-              source.config = *config;
+              source.config = config->record;
+              source.facts = config->facts;
               ReadSourceVersion(call, std::move(source), std::move(next));
             });
       });

@@ -20,6 +20,7 @@
 #include "s3/front/object_metadata.h"
 #include "s3/front/s3_call.h"
 #include "s3/front/s3_front.h"
+#include "s3/front/upload_commit.h"
 #include "s3/model/s3_keys.h"
 
 namespace tessera::s3::front {
@@ -224,38 +225,23 @@ class PutUpload : public std::enable_shared_from_this<PutUpload> {
       if (auto st = decoder_->Finish(); !st.ok()) return Abort(st.error());
     }
     const std::string md5 = md5_.Finish();
-    if (content_md5_) {
-      if (auto st = auth::VerifyChecksum(auth::ChecksumAlgorithm::kMd5, *content_md5_, md5);
-          !st.ok()) {
-        return Abort(st.error());
-      }
-    }
     if (sha256_) {
       if (auto st = auth::VerifyPayloadSha256(call_->auth, auth::HexEncode(sha256_->Finish()));
           !st.ok()) {
         return Abort(st.error());
       }
     }
-    if (checksum_) {
-      const std::string computed = checksum_->Finish();
-      if (auto st = auth::VerifyChecksum(declared_->algorithm, declared_->value_base64, computed);
-          !st.ok()) {
-        return Abort(st.error());
-      }
-      AddChecksum(declared_->algorithm, auth::Base64Encode(computed));
-    } else if (decoder_ && decoder_->computed_checksum_base64() && stream_checksum_) {
+    if (S3Status st = VerifyDeclaredDigests(content_md5_, md5, declared_, checksum_, object_);
+        !st.ok()) {
+      return Abort(st.error());
+    }
+    if (!checksum_ && decoder_ && decoder_->computed_checksum_base64() && stream_checksum_) {
       AddChecksum(*stream_checksum_, *decoder_->computed_checksum_base64());
     }
     etag_ = auth::HexEncode(md5);
-    if (!writer_) {
-      object_.set_inline_data(std::move(inline_data_));
-      return Commit();
-    }
-    writer_->Finish([self = shared_from_this()](Result<std::vector<pb::BlobRef>> blobs) {
-      if (!blobs.ok()) return self->Abort(FromBlobStatus(blobs.status()));
-      for (pb::BlobRef& ref : *blobs) *self->object_.add_blobs() = std::move(ref);
-      self->Commit();
-    });
+    auto self = shared_from_this();
+    FinishBlobs(writer_, std::move(inline_data_), object_, [self] { self->Commit(); },
+                [self](const S3Error& error) { self->Abort(error); });
   }
 
   void AddChecksum(auth::ChecksumAlgorithm algorithm, std::string value) {
@@ -266,15 +252,8 @@ class PutUpload : public std::enable_shared_from_this<PutUpload> {
 
   void Commit() {
     if (part_) return CommitPart();
-    object_.set_size(size_);
-    object_.set_etag(etag_);
-    object_.set_last_modified_ms(NowMs());
-    pb::S3Op op;
+    pb::S3Op op = PutObjectOpOf(*call_, object_, size_, etag_);
     pb::PutObjectOp* put = op.mutable_put_object();
-    put->set_bucket_id(call_->bucket_info.bucket_id());
-    put->set_key(call_->key);
-    *put->mutable_object() = object_;
-    put->set_versioning(call_->bucket_info.versioning());
     put->set_if_none_match_any(if_none_match_any_);
     put->set_if_match_etag(if_match_);
     front_.index().Apply(std::move(op), [self = shared_from_this()](Result<pb::S3OpResult> r) {
@@ -301,14 +280,10 @@ class PutUpload : public std::enable_shared_from_this<PutUpload> {
   }
 
   void OnCommitted(Result<pb::S3OpResult> r) {
-    // A failed op already queued the blobs for GC (the op's contract); an
-    // op whose outcome is unknown may have committed them: keep them.
-    if (!r.ok()) {
-      front_.KeepBlobsOfUnknownOutcome(static_cast<size_t>(object_.blobs_size()));
-      return call_->Fail(r.status());
-    }
-    if (r->outcome() != pb::S3_OK) {
-      return call_->Fail(OpOutcomeError(*call_, *r, {part_ ? part_->upload_id : std::string()}));
+    // A failed op already queued the blobs for GC (the op's contract).
+    if (!CommittedOk(*call_, front_, r, static_cast<size_t>(object_.blobs_size()),
+                     {part_ ? part_->upload_id : std::string()})) {
+      return;
     }
     http::Headers headers = {{"ETag", QuoteEtag(etag_)}};
     if (!part_) AddWrittenVersionHeader(call_->bucket_info, r->version_id(), headers);

@@ -89,15 +89,13 @@ void PutBucketOwnershipControls(CallPtr call) {
 
 void GetBucketOwnershipControls(CallPtr call) {
   WithAuthorizedBucket(call, authz::Action::kGetBucketOwnershipControls, [call] {
-    call->front.BucketConfigOf(call->bucket_info.bucket_id(),
-                               [call](Result<BucketConfigCache::Config> config) {
-      if (!config.ok()) return call->Fail(config.status());
-      if (!(*config)->has_ownership_controls()) {
-        return call->Fail(S3Error(S3ErrorCode::kOwnershipControlsNotFoundError)
-                              .With("BucketName", call->bucket));
-      }
-      call->RespondXml(200, OwnershipControlsXml(ObjectOwnershipName(ObjectOwnershipOf(config->get()))));
-    });
+    // WithAuthorizedBucket read the record (through the cache).
+    const pb::BucketConfig* config = call->bucket_config.get();
+    if (!config->has_ownership_controls()) {
+      return call->Fail(S3Error(S3ErrorCode::kOwnershipControlsNotFoundError)
+                            .With("BucketName", call->bucket));
+    }
+    call->RespondXml(200, OwnershipControlsXml(ObjectOwnershipName(ObjectOwnershipOf(config))));
   });
 }
 

@@ -16,6 +16,7 @@
 #include "http/stream_server.h"
 #include "s3/auth/auth_context.h"
 #include "s3/authz/authorize.h"
+#include "s3/front/policy_facts.h"
 #include "s3/protocol/http_rules.h"
 #include "s3/protocol/s3_error.h"
 #include "s3/protocol/xml_documents.h"
@@ -43,11 +44,17 @@ struct S3Call : std::enable_shared_from_this<S3Call> {
   // The decoded query parameter, or nullptr.
   const QueryParam* Param(std::string_view name) const;
   bool HasParam(std::string_view name) const { return Param(name) != nullptr; }
-  // A request header, or one sent as a query parameter (query_headers).
+  // A request header, or one sent as a query parameter (query_headers); for
+  // a POST upload, the names its form defines come from form_headers only.
   std::optional<std::string_view> Header(std::string_view name) const {
+    if (form_headers && IsFormDefinedHeader(name)) return http::FindHeader(*form_headers, name);
     if (auto value = head().Header(name)) return value;
     return http::FindHeader(query_headers, name);
   }
+  // The header names a POST upload's form fields define (Content-Type,
+  // Cache-Control, Content-Disposition, Content-Encoding, Content-Language,
+  // Expires, Content-MD5, x-amz-*): the form's values replace the request's.
+  static bool IsFormDefinedHeader(std::string_view name);
   // The request's headers followed by query_headers.
   http::Headers AllHeaders() const;
   // The request as authentication reads it (method, target, AllHeaders).
@@ -80,6 +87,11 @@ struct S3Call : std::enable_shared_from_this<S3Call> {
   // S3 reads those as headers, for the signature and for the request. Only
   // names absent from the real headers.
   http::Headers query_headers;
+  // A POST upload (object_post.cc): the fields of its form that S3 reads
+  // as the object's headers, set once the form's fields are read; Header
+  // and AllHeaders answer them instead of the request's own (which, from a
+  // browser, describe the form, not the object).
+  std::optional<http::Headers> form_headers;
   // Authenticated caller: its user name and, for authorization, its
   // principal (anonymous until authenticated) and DisplayName.
   auth::AuthContext auth;
@@ -91,6 +103,9 @@ struct S3Call : std::enable_shared_from_this<S3Call> {
   // The bucket's configuration record, when the access decision read it
   // (every WithAuthorizedBucket); null otherwise.
   std::shared_ptr<const pb::BucketConfig> bucket_config;
+  // What the decisions derive from it (parsed policy, public access
+  // block), set with bucket_config; shared with the router's cache.
+  std::shared_ptr<const PolicyFacts> bucket_facts;
   // An object-scope action (GetObject, ?acl, ?tagging, ...) whose decision
   // waits for the version: WithAuthorizedBucket sets it, the version reads
   // (WithLatestLiveVersion, WithVersion, WithSubresourceVersion) take the
@@ -178,6 +193,15 @@ struct PartTarget {
 };
 void CreateMultipartUpload(CallPtr call);
 void UploadPart(CallPtr call, PartTarget part);
+// POST /bucket with a multipart/form-data body (object_post.cc): a browser
+// upload, authenticated by its form's signature and policy, not by the
+// request's headers; answered 204, 200, 201 (PostResponse) or 303 to the
+// form's success_action_redirect.
+void PostObject(CallPtr call);
+// Admission and the bucket's capacity charge of a request whose principal
+// and key are known only after it was dispatched (a POST upload, charged
+// as the PutObject it is); false after answering SlowDown.
+bool AdmitAsPutObject(S3Call& call);
 void CompleteMultipartUpload(CallPtr call);
 void AbortMultipartUpload(CallPtr call);
 void ListParts(CallPtr call);
@@ -257,12 +281,10 @@ void GetBucketPolicyStatus(CallPtr call);
 void PutPublicAccessBlock(CallPtr call);
 void GetPublicAccessBlock(CallPtr call);
 void DeletePublicAccessBlock(CallPtr call);
-struct PolicyFacts {
-  std::shared_ptr<const authz::Policy> policy;  // null: none
-  authz::PublicAccessBlock public_access_block;
-};
-PolicyFacts PolicyFactsOf(const pb::BucketConfig* config, const std::string& bucket);
 authz::ConditionValues PolicyConditionValues(const S3Call& call, authz::Action action);
+// The tags of version `v` as s3:ExistingObjectTag/<key> values (D107: an
+// object decision is taken on the version the handler read), appended.
+void AddExistingObjectTags(const pb::ObjectVersion& v, authz::ConditionValues& values);
 
 void PutBucketCors(CallPtr call);
 void GetBucketCors(CallPtr call);
@@ -304,13 +326,14 @@ inline authz::Action ByVersion(const S3Call& call, authz::Action latest, authz::
 // the owner the caller expects (x-amz-expected-bucket-owner, or
 // x-amz-source-expected-bucket-owner for a copy's source); none for
 // service-level actions. True when allowed; false after answering
-// AccessDenied. `config`: the bucket's configuration record, whose policy
-// and public access block join the decision (null: none considered).
+// AccessDenied. `facts`: the bucket's policy facts (its configuration
+// record's policy and public access block) joining the decision (null:
+// none considered).
 bool Authorized(S3Call& call, authz::Action action, const std::string& bucket,
                 const std::string& key, const std::string& bucket_owner,
                 std::string_view expected_owner_header = {},
                 std::optional<std::vector<authz::Grant>> bucket_acl = std::nullopt,
-                const pb::BucketConfig* config = nullptr);
+                const PolicyFacts* facts = nullptr);
 
 // An object-scope decision's facts besides the version.
 struct ObjectTarget {
@@ -319,6 +342,7 @@ struct ObjectTarget {
   std::string key;
   std::string bucket_owner;
   const pb::BucketConfig* config = nullptr;  // null: none read (private, no controls)
+  const PolicyFacts* facts = nullptr;         // config's policy facts (null: none)
 };
 // Who owns version `v` and its grants, as access decisions see them: the
 // writer and the version's ACL (nullopt: private).

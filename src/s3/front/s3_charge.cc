@@ -97,6 +97,11 @@ admission::S3Charge S3RestAfterComplete(uint64_t parts) {
                S3OperationUnits(S3Operation::kCompleteMultipartUpload, 0, 1));
 }
 
+admission::S3Charge S3RestAfterAbort(uint64_t parts) {
+  return Minus(S3OperationUnits(S3Operation::kAbortMultipartUpload, 0, parts),
+               S3OperationUnits(S3Operation::kAbortMultipartUpload, 0, 0));
+}
+
 admission::S3Charge S3RestAfterBatchDelete(uint64_t keys) {
   const admission::S3Charge one = S3OperationUnits(S3Operation::kDeleteObject, 0);
   return Minus({one.read_units * keys, one.write_units * keys},

@@ -10,8 +10,7 @@
 //     completion touches, the keys a listing returns, the keys a
 //     multi-object delete names) is charged at its minimum here; the
 //     handler charges the rest once it knows the count (S3RestAfter*,
-//     ChargeRest in charge_rest.h). An abort's parts are never counted
-//     (the op does not report them): it stays at its minimum.
+//     ChargeRest in charge_rest.h).
 //  3. A service-level request (no bucket) costs nothing: it has no bucket
 //     capacity to charge.
 //
@@ -46,6 +45,8 @@ admission::S3Charge S3RequestCharge(const S3RequestShape& request);
 // (contract 2), once the count is known. Never negative.
 // A completion of `parts` parts: their records read and rewritten.
 admission::S3Charge S3RestAfterComplete(uint64_t parts);
+// An abort that removed `parts` part records: one record written per part.
+admission::S3Charge S3RestAfterAbort(uint64_t parts);
 // A multi-object delete of `keys` keys: one record written per key.
 admission::S3Charge S3RestAfterBatchDelete(uint64_t keys);
 // A listing (objects, versions or uploads) that returned `listed_bytes`

@@ -72,6 +72,13 @@ TEST(S3RestOfCharge, BeforePlusRestIsTheWholePrice) {
   ExpectUnits(S3RestAfterComplete(1), 0, 0);
   ExpectUnits(S3RestAfterComplete(0), 0, 0);  // never negative
 
+  const admission::S3Charge before_abort = Charge("DELETE", "k", {{"uploadId", "u", true}});
+  ExpectUnits(before_abort, 0, 1);
+  for (uint64_t parts : {0u, 1u, 37u, 10000u}) {
+    const admission::S3Charge whole = S3OperationUnits(S3Operation::kAbortMultipartUpload, 0, parts);
+    ExpectUnits(S3RestAfterAbort(parts), 0, whole.write_units - before_abort.write_units);
+  }
+
   const admission::S3Charge before_delete = Charge("POST", "", {{"delete", "", false}});
   ExpectUnits(before_delete, 0, 1);
   ExpectUnits(S3RestAfterBatchDelete(1), 0, 0);

@@ -12,6 +12,7 @@
 
 #include "common/check.h"
 #include "s3/auth/authenticate.h"
+#include "s3/auth/request_parts.h"
 #include "s3/front/s3_call.h"
 #include "s3/front/s3_charge.h"
 #include "s3/model/op_context.h"
@@ -122,7 +123,7 @@ authz::Action AnonymousAction(const S3Call& call) {
 // learns that (NoSuchBucket) before the access decision.
 void Dispatch(CallPtr call);
 void DispatchAnonymous(CallPtr call);
-bool ChargeBucketShare(S3Call& call);
+bool ChargeBucketShare(S3Call& call, std::string_view method);
 
 void AuthorizeAnonymous(CallPtr call) {
   const authz::Action action = AnonymousAction(*call);
@@ -141,14 +142,16 @@ void AuthorizeAnonymous(CallPtr call) {
     if (IsObjectScope(action)) return DispatchAnonymous(call);
     const std::string owner = bucket->owner();
     call->front.BucketConfigOf(
-        bucket->bucket_id(), [call, action, owner](Result<BucketConfigCache::Config> config) {
+        bucket->bucket_id(), call->bucket,
+        [call, action, owner](Result<BucketConfigCache::Cached> config) {
           if (!config.ok()) return call->Fail(config.status());
           // A bucket ACL or policy may grant anonymous access, writes too
           // (public-read-write): what anonymous writes is owned by the
           // anonymous principal. The policy's Deny statements and the
           // public access block apply.
           if (!Authorized(*call, action, call->bucket, call->key, owner,
-                          "x-amz-expected-bucket-owner", GrantsOf(**config), config->get())) {
+                          "x-amz-expected-bucket-owner", GrantsOf(*config->record),
+                          config->facts.get())) {
             return;
           }
           // Granted: dispatched like any request; its handler decides its
@@ -164,7 +167,7 @@ void DispatchAnonymous(CallPtr call) {
   }
   // Charged to the bucket's capacity like a signed request (anonymous
   // writes reach the partitions too).
-  if (!ChargeBucketShare(*call)) {
+  if (!ChargeBucketShare(*call, call->head().method)) {
     return call->Fail(S3Error(S3ErrorCode::kSlowDown), {{"Retry-After", "1"}});
   }
   WithCorsHeaders(call, [call] { Dispatch(call); });
@@ -258,12 +261,12 @@ void Dispatch(CallPtr call) {
 // (s3_charge.h; GAC knows the bucket as BucketGacName). False: the share
 // cannot pay (the request is refused and never reaches a partition). A
 // bucket without a capacity, or a router without GAC, is not charged.
-bool ChargeBucketShare(S3Call& call) {
+bool ChargeBucketShare(S3Call& call, std::string_view method) {
   gac::GacClient* gac = call.front.gac();
   if (gac == nullptr || call.bucket.empty()) return true;
   const http::Headers headers = call.AllHeaders();
   S3RequestShape shape;
-  shape.method = call.head().method;
+  shape.method = method;
   shape.has_bucket = true;
   shape.key = call.key;
   shape.query = call.query;
@@ -281,7 +284,26 @@ bool ChargeBucketShare(S3Call& call) {
   return true;
 }
 
+// POST /bucket without a sub-resource or credentials in its headers: a
+// browser upload, whose form carries its credentials (PostObject).
+bool IsPostUpload(const S3Call& call) {
+  return call.head().method == "POST" && !call.bucket.empty() && call.key.empty() &&
+         call.query.empty() && !call.head().Header("authorization");
+}
+
 }  // namespace
+
+bool AdmitAsPutObject(S3Call& call) {
+  if (Status admitted = call.front.admission().Admit(call.user, call.bucket); !admitted.ok()) {
+    call.Fail(S3Error(S3ErrorCode::kSlowDown), {{"Retry-After", "1"}});
+    return false;
+  }
+  if (!ChargeBucketShare(call, "PUT")) {
+    call.Fail(S3Error(S3ErrorCode::kSlowDown), {{"Retry-After", "1"}});
+    return false;
+  }
+  return true;
+}
 
 Result<uint64_t> NewRequestIdSalt() {
   uint64_t salt = 0;
@@ -308,19 +330,19 @@ S3Front::S3Front(ObjectIndex& index, router::RegistryClient& registry, blob::Blo
       "Blobs kept for an op whose outcome is unknown (orphans for the sweeper if it did not commit)", {});
 }
 
-void S3Front::BucketConfigOf(uint64_t bucket_id,
-                             std::function<void(Result<BucketConfigCache::Config>)> done) {
+void S3Front::BucketConfigOf(uint64_t bucket_id, std::string_view bucket,
+                             std::function<void(Result<BucketConfigCache::Cached>)> done) {
   if (auto cached = bucket_configs_.Find(bucket_id, BucketConfigCache::Clock::now())) {
     return done(std::move(*cached));
   }
   const uint64_t token = bucket_configs_.FetchToken();
-  index_.ReadBucketConfig(
-      bucket_id, [this, bucket_id, token, done = std::move(done)](Result<pb::BucketConfig> read) {
-        if (!read.ok()) return done(read.status());
-        auto config = std::make_shared<const pb::BucketConfig>(std::move(read).value());
-        bucket_configs_.Put(bucket_id, config, token, BucketConfigCache::Clock::now());
-        done(BucketConfigCache::Config(std::move(config)));
-      });
+  index_.ReadBucketConfig(bucket_id, [this, bucket_id, bucket = std::string(bucket), token,
+                                      done = std::move(done)](Result<pb::BucketConfig> read) {
+    if (!read.ok()) return done(read.status());
+    auto config = std::make_shared<const pb::BucketConfig>(std::move(read).value());
+    done(bucket_configs_.Put(bucket_id, bucket, std::move(config), token,
+                             BucketConfigCache::Clock::now()));
+  });
 }
 
 void S3Front::SetBucketConfig(pb::SetBucketConfigOp op, ObjectIndex::Callback<pb::S3OpResult> done) {
@@ -373,6 +395,7 @@ void S3Front::Handle(std::shared_ptr<http::Exchange> exchange) {
   if (auto fields = CheckFieldCharacters(all_headers, call->query); !fields.ok()) {
     return call->Fail(fields.error());
   }
+  if (IsPostUpload(*call)) return WithCorsHeaders(call, [call] { PostObject(call); });
   // Authenticate twice: once to learn the access key (the lookup records it
   // and knows no secret), then with the secret from the registry.
   auth::AuthConfig config;
@@ -415,7 +438,7 @@ void S3Front::Handle(std::shared_ptr<http::Exchange> exchange) {
         !admitted.ok()) {
       return call->Fail(S3Error(S3ErrorCode::kSlowDown), {{"Retry-After", "1"}});
     }
-    if (!ChargeBucketShare(*call)) {
+    if (!ChargeBucketShare(*call, call->head().method)) {
       return call->Fail(S3Error(S3ErrorCode::kSlowDown), {{"Retry-After", "1"}});
     }
     WithCorsHeaders(call, [call] { Dispatch(call); });
@@ -424,9 +447,24 @@ void S3Front::Handle(std::shared_ptr<http::Exchange> exchange) {
 
 // --- S3Call -------------------------------------------------------------------
 
+bool S3Call::IsFormDefinedHeader(std::string_view name) {
+  const std::string lower = auth::ToLowerAscii(name);
+  if (lower.starts_with("x-amz-")) return true;
+  for (std::string_view defined : {"content-type", "cache-control", "content-disposition",
+                                   "content-encoding", "content-language", "expires",
+                                   "content-md5"}) {
+    if (lower == defined) return true;
+  }
+  return false;
+}
+
 http::Headers S3Call::AllHeaders() const {
   http::Headers all = head().headers;
   all.insert(all.end(), query_headers.begin(), query_headers.end());
+  if (form_headers) {
+    std::erase_if(all, [](const auto& h) { return IsFormDefinedHeader(h.first); });
+    all.insert(all.end(), form_headers->begin(), form_headers->end());
+  }
   return all;
 }
 
@@ -534,14 +572,15 @@ void WithAuthorizedBucket(CallPtr call, authz::Action action, std::function<void
         // Every decision reads the configuration (cached): the bucket
         // policy may decide any action.
         call->front.BucketConfigOf(
-            call->bucket_info.bucket_id(),
-            [call, action, next](Result<BucketConfigCache::Config> config) {
+            call->bucket_info.bucket_id(), call->bucket,
+            [call, action, next](Result<BucketConfigCache::Cached> config) {
               if (!config.ok()) return call->Fail(config.status());
-              call->bucket_config = *config;
+              call->bucket_config = config->record;
+              call->bucket_facts = config->facts;
               if (!IsObjectScope(action) &&
                   !Authorized(*call, action, call->bucket, call->key, call->bucket_info.owner(),
-                              "x-amz-expected-bucket-owner", GrantsOf(**config),
-                              call->bucket_config.get())) {
+                              "x-amz-expected-bucket-owner", GrantsOf(*config->record),
+                              call->bucket_facts.get())) {
                 return;
               }
               next();
@@ -552,27 +591,36 @@ void WithAuthorizedBucket(CallPtr call, authz::Action action, std::function<void
 namespace {
 
 // Decides `request` (its principal and expected owner filled in here, and
-// the policy facts of `config` when not null), logs it and answers
-// AccessDenied when denied.
+// the bucket's policy facts when not null), logs it and answers
+// AccessDenied (405 MethodNotAllowed: a policy call granted to another
+// user) when denied. `version`: the object version decided on (its tags
+// are s3:ExistingObjectTag/<key>); null for bucket decisions.
 bool Decide(S3Call& call, authz::Request request, std::string_view expected_owner_header,
-            const pb::BucketConfig* config) {
+            const PolicyFacts* facts, const pb::ObjectVersion* version = nullptr) {
   request.principal = call.principal;
   if (!expected_owner_header.empty()) {
     if (auto expected = call.Header(expected_owner_header)) {
       request.expected_bucket_owner = std::string(*expected);
     }
   }
-  if (config != nullptr && !request.bucket.empty()) {
-    PolicyFacts facts = PolicyFactsOf(config, request.bucket);
-    request.bucket_policy = std::move(facts.policy);
-    request.public_access_block = facts.public_access_block;
-    if (request.bucket_policy) request.policy_values = PolicyConditionValues(call, request.action);
+  if (facts != nullptr && !request.bucket.empty()) {
+    request.bucket_policy = facts->policy;
+    request.bucket_policy_public = facts->policy_public;
+    request.public_access_block = facts->public_access_block;
+    if (request.bucket_policy) {
+      request.policy_values = PolicyConditionValues(call, request.action);
+      if (version != nullptr) AddExistingObjectTags(*version, request.policy_values);
+    }
   }
   const authz::Decision decision = authz::Authorize(request);
   if (spdlog::should_log(spdlog::level::debug)) {
     spdlog::debug("{} request_id={}", authz::DecisionLogLine(request, decision), call.request_id);
   }
   if (decision.allowed) return true;
+  if (decision.reason == authz::Reason::kNotOwnerAccount) {
+    call.Fail(MethodNotAllowedError(std::string(call.head().method), "BUCKET"));
+    return false;
+  }
   call.Fail(S3Error(S3ErrorCode::kAccessDenied));
   return false;
 }
@@ -583,14 +631,14 @@ bool Authorized(S3Call& call, authz::Action action, const std::string& bucket,
                 const std::string& key, const std::string& bucket_owner,
                 std::string_view expected_owner_header,
                 std::optional<std::vector<authz::Grant>> bucket_acl,
-                const pb::BucketConfig* config) {
+                const PolicyFacts* facts) {
   authz::Request request;
   request.action = action;
   request.bucket = bucket;
   request.key = key;
   request.bucket_owner = bucket_owner;
   request.bucket_acl = std::move(bucket_acl);
-  return Decide(call, std::move(request), expected_owner_header, config);
+  return Decide(call, std::move(request), expected_owner_header, facts);
 }
 
 bool AuthorizedOnObject(S3Call& call, const ObjectTarget& target, const pb::ObjectVersion* v,
@@ -605,13 +653,13 @@ bool AuthorizedOnObject(S3Call& call, const ObjectTarget& target, const pb::Obje
     // 404 to holders of s3:ListBucket, 403 to anyone else).
     request.action = authz::Action::kListBucket;
     if (config != nullptr) request.bucket_acl = GrantsOf(*config);
-    return Decide(call, std::move(request), expected_owner_header, config);
+    return Decide(call, std::move(request), expected_owner_header, target.facts);
   }
   request.action = target.action;
   const ObjectAccess access = ObjectAccessOf(target.bucket_owner, config, *v);
   request.object_owner = access.owner;
   request.object_acl = access.acl;
-  return Decide(call, std::move(request), expected_owner_header, config);
+  return Decide(call, std::move(request), expected_owner_header, target.facts, v);
 }
 
 bool AuthorizedOnPendingObject(S3Call& call, const pb::ObjectVersion* v) {
@@ -622,6 +670,7 @@ bool AuthorizedOnPendingObject(S3Call& call, const pb::ObjectVersion* v) {
   target.key = call.key;
   target.bucket_owner = call.bucket_info.owner();
   target.config = call.bucket_config.get();
+  target.facts = call.bucket_facts.get();
   call.pending_object_action.reset();
   return AuthorizedOnObject(call, target, v, "x-amz-expected-bucket-owner");
 }

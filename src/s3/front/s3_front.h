@@ -107,11 +107,12 @@ class S3Front {
   // (auth::AwsChunkedOptions::buffer_budget).
   const std::shared_ptr<ByteBudget>& chunk_buffers() const { return chunk_buffers_; }
   std::string NextRequestId();
-  // The bucket's configuration record (an empty one when it has none):
-  // this router's copy when younger than bucket_config_ttl_ms, else a
-  // strong read of the record (ObjectIndex::ReadBucketConfig).
-  void BucketConfigOf(uint64_t bucket_id,
-                      std::function<void(Result<BucketConfigCache::Config>)> done);
+  // The configuration record of bucket `bucket` (id `bucket_id`; an empty
+  // record when it has none) and its policy facts: this router's copy when
+  // younger than bucket_config_ttl_ms, else a strong read of the record
+  // (ObjectIndex::ReadBucketConfig).
+  void BucketConfigOf(uint64_t bucket_id, std::string_view bucket,
+                      std::function<void(Result<BucketConfigCache::Cached>)> done);
   // Applies `op` (one SetBucketConfigOp) and drops this router's copy of
   // the bucket's configuration, whatever the outcome.
   void SetBucketConfig(pb::SetBucketConfigOp op, ObjectIndex::Callback<pb::S3OpResult> done);

@@ -295,7 +295,9 @@ Result<pb::S3OpResult> ApplyAbortUpload(const pb::AbortUploadOp& op, uint64_t sl
   if (!parts.ok()) return parts.status();
   DropUpload(ctx, op.upload_id(), *parts, {});
   ctx.CommitUsageAndGc();
-  return Outcome(pb::S3_OK);
+  pb::S3OpResult result = Outcome(pb::S3_OK);
+  result.set_parts_removed(static_cast<uint32_t>(parts->size()));
+  return result;
 }
 
 }  // namespace tessera::s3::model

@@ -186,7 +186,9 @@ TEST_F(MultipartOpsTest, AbortDropsEverything) {
   op.mutable_abort_upload()->set_bucket_id(kBucket);
   op.mutable_abort_upload()->set_key("big");
   op.mutable_abort_upload()->set_upload_id("u");
-  EXPECT_EQ(Apply(op).outcome(), pb::S3_OK);
+  const pb::S3OpResult aborted = Apply(op);
+  EXPECT_EQ(aborted.outcome(), pb::S3_OK);
+  EXPECT_EQ(aborted.parts_removed(), 2u);  // what the router charges (docs/admission.md)
   EXPECT_EQ(GcAt(slot_), (std::vector<std::string>{"b1", "b2"}));
   EXPECT_EQ(Usage().uploads(), 0);
   EXPECT_EQ(Usage().part_bytes(), 0);

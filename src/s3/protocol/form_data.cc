@@ -14,6 +14,14 @@ constexpr size_t kPaddingBytesMax = 256;
 
 S3Error Malformed() { return S3Error(S3ErrorCode::kMalformedPOSTRequest); }
 
+// What S3 answers a form without a file part, or with a second one
+// (InvalidArgument on the wire, not the IncorrectNumberOfFilesInPostRequest
+// its error table lists).
+S3Error WrongFileCount(std::string count) {
+  return InvalidArgumentError("POST requires exactly one file upload per request.", "file",
+                              std::move(count));
+}
+
 bool EqualsNoCase(std::string_view a, std::string_view b) {
   return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
            return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
@@ -138,7 +146,7 @@ S3Status FormDataReader::Feed(std::string_view bytes) {
 S3Status FormDataReader::Finish() {
   if (failed_) return *failed_;
   if (state_ != State::kEnd) return Fail(Malformed());
-  if (!file_seen_) return Fail(S3Error(S3ErrorCode::kIncorrectNumberOfFilesInPostRequest));
+  if (!file_seen_) return Fail(WrongFileCount("0"));
   return S3Status::Ok();
 }
 
@@ -146,6 +154,7 @@ S3Status FormDataReader::StartPart(std::string_view headers) {
   auto part = ParsePartHeaders(headers);
   if (!part.ok()) return part.error();
   if (file_seen_) {
+    if (EqualsNoCase(*part->name, "file")) return WrongFileCount("2");
     state_ = State::kIgnoredPart;
     return S3Status::Ok();
   }

@@ -5,12 +5,11 @@
 //
 // Contract:
 //  1. Fields come before the file, in body order, each through OnField
-//     once its value is complete. The part named "file" (S3 takes the
-//     first part with a filename, or named "file") starts the file:
+//     once its value is complete. The part named "file" starts the file:
 //     OnFileStart, then OnFileBytes with every byte of its content in
 //     order (in chunks of any size), then OnFileEnd once the closing
-//     delimiter is seen. Parts after the file are read and ignored, as S3
-//     ignores them.
+//     delimiter is seen. Other parts after the file are read and ignored,
+//     as S3 ignores them; a second part named "file" is refused (below).
 //  2. Limits: a field's name and headers within `part_headers_bytes_max`,
 //     all fields' names and values together within `fields_bytes_max`
 //     (MaxPostPreDataLengthExceededError beyond), at most `fields_max`
@@ -18,8 +17,9 @@
 //  3. Every malformed body is MalformedPOSTRequest: a missing first
 //     delimiter, a part without Content-Disposition "form-data" and a
 //     name, headers without their blank line, a body that ends before the
-//     closing delimiter (Finish). No file part is
-//     IncorrectNumberOfFilesInPostRequest (Finish).
+//     closing delimiter (Finish). No file part (Finish), or a second
+//     one, is 400 InvalidArgument "POST requires exactly one file upload
+//     per request." (ArgumentName file), as S3 answers on the wire.
 //  4. Once Feed or Finish returned an error, the reader is spent: every
 //     later call returns the same error.
 //

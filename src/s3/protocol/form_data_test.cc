@@ -134,7 +134,8 @@ TEST(FormDataReader, RefusesMalformedBodies) {
       {Part("Content-Disposition: form-data", "v") + Close(), S3ErrorCode::kMalformedPOSTRequest},
       {Part("Content-Disposition form-data; name=\"a\"", "v") + Close(), S3ErrorCode::kMalformedPOSTRequest},
       {"--" + kBoundary + "junk\r\n" + Close(), S3ErrorCode::kMalformedPOSTRequest},
-      {Field("key", "k") + Close(), S3ErrorCode::kIncorrectNumberOfFilesInPostRequest},
+      {Field("key", "k") + Close(), S3ErrorCode::kInvalidArgument},  // no file
+      {Field("key", "k") + FilePart("x") + FilePart("y") + Close(), S3ErrorCode::kInvalidArgument},
   };
   for (const Case& c : cases) {
     Recorder r;

@@ -391,6 +391,16 @@ std::string CompleteMultipartUploadXml(const CompleteMultipartUploadResult& r) {
   return w.Close("CompleteMultipartUploadResult").Finish();
 }
 
+std::string PostResponseXml(const CompleteMultipartUploadResult& r) {
+  XmlWriter w;
+  w.Root("PostResponse", /*with_namespace=*/false)
+      .Element("Location", r.location)
+      .Element("Bucket", r.bucket)
+      .Element("Key", r.key)
+      .Element("ETag", r.etag);
+  return w.Close("PostResponse").Finish();
+}
+
 std::string ListPartsXml(const ListPartsResult& r) {
   XmlWriter w;
   w.Root("ListPartsResult")

@@ -193,6 +193,9 @@ struct CompleteMultipartUploadResult {
   std::string etag;  // quoted "hex-N"
 };
 std::string CompleteMultipartUploadXml(const CompleteMultipartUploadResult& result);
+// <PostResponse> (no namespace, as S3 answers a POST upload with
+// success_action_status 201): the same four elements.
+std::string PostResponseXml(const CompleteMultipartUploadResult& result);
 
 struct PartEntry {
   uint32_t part_number = 0;

@@ -298,6 +298,14 @@ TEST(MultipartXml, InitiateAndComplete) {
                 "</CompleteMultipartUploadResult>");
 }
 
+// A POST upload's 201 answer: PostResponse without the S3 namespace.
+TEST(PostXml, PostResponse) {
+  CompleteMultipartUploadResult r{"http://127.0.0.1:9000/b/a%20b", "b", "a b&c", "\"e\""};
+  EXPECT_EQ(PostResponseXml(r), kDecl + "<PostResponse><Location>http://127.0.0.1:9000/b/a%20b"
+                                        "</Location><Bucket>b</Bucket><Key>a b&amp;c</Key>"
+                                        "<ETag>&quot;e&quot;</ETag></PostResponse>");
+}
+
 TEST(MultipartXml, ListParts) {
   ListPartsResult r;
   r.bucket = "example-bucket";
