@@ -44,6 +44,8 @@ AutoadminOptions OptionsFor(const pb::ClusterLayout& layout, const cluster::Proc
   if (s.has_log_replicas()) o.planner.log_replicas = s.log_replicas();
   if (s.has_peer_timeout_percent()) o.gray.peer_timeouts.timeout_percent = s.peer_timeout_percent();
   if (s.has_split_bytes()) o.planner.split_bytes = s.split_bytes();
+  if (s.has_split_load()) o.planner.split_load = s.split_load();
+  if (s.has_split_after_s()) o.planner.split_after_ms = uint64_t{s.split_after_s()} * 1000;
   return o;
 }
 
@@ -56,6 +58,13 @@ int Fail(const std::string& what) {
 }  // namespace
 
 int RunAutoadminCommand(const AutoadminCommandArgs& args) {
+  const std::string& fault = args.testing_exit_at_split_step;
+  if (!fault.empty() && fault != "reserve" && fault != "order" && fault != "create_one" &&
+      fault != "before_commit") {
+    std::cerr << "tessera autoadmin: --testing-exit-at-split-step must be reserve, order, create_one or "
+                 "before_commit\n";
+    return 2;
+  }
   auto layout = cluster::LoadLayout(args.layout_path);
   if (!layout.ok()) {
     std::cerr << "tessera autoadmin: " << layout.status().ToString() << "\n";
@@ -84,7 +93,9 @@ int RunAutoadminCommand(const AutoadminCommandArgs& args) {
   if (!client.ok()) return Fail(client.status().ToString());
 
   metrics::Registry registry;
-  auto service = AutoadminService::Start(table, **client, registry, OptionsFor(*layout, *self));
+  AutoadminOptions options = OptionsFor(*layout, *self);
+  options.testing_exit_at_split_step = fault;
+  auto service = AutoadminService::Start(table, **client, registry, std::move(options));
   if (!service.ok()) return Fail(service.status().ToString());
 
   asio::io_context io;

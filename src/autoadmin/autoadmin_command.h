@@ -17,6 +17,9 @@ struct AutoadminCommandArgs {
   std::string layout_path;
   std::string name;
   std::string dir;
+  // Testing only: SIGKILL at this split step ("reserve", "order",
+  // "create_one", "before_commit"; AutoadminOptions); empty: never.
+  std::string testing_exit_at_split_step;
 };
 
 // Returns the process exit code: 0 after a clean shutdown, 2 for bad

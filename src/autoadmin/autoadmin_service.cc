@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <ctime>
 #include <future>
@@ -63,7 +64,15 @@ AutoadminService::AutoadminService(const cluster::ProcessTable& table,
       actions_failed_(metrics.GetCounter("tessera_autoadmin_actions_total",
                                          "Autoadmin actions carried out", {{"outcome", "failed"}})),
       active_gauge_(metrics.GetGauge("tessera_autoadmin_active",
-                                     "1 while this instance holds the autoadmin lease")) {}
+                                     "1 while this instance holds the autoadmin lease")) {
+  for (const pb::LoadSplitReason reason : {pb::LOAD_SPLIT_KEY_FOUND, pb::LOAD_SPLIT_ONE_HOT_KEY,
+                                           pb::LOAD_SPLIT_SEQUENTIAL, pb::LOAD_SPLIT_UNBALANCED}) {
+    load_split_decisions_[reason] = &metrics.GetCounter(
+        "tessera_autoadmin_load_split_decisions_total",
+        "Partitions above split_load for split_after, by the leader's answer (once per group and reason)",
+        {{"reason", LoadSplitReasonName(reason)}});
+  }
+}
 
 Result<std::unique_ptr<AutoadminService>> AutoadminService::Start(const cluster::ProcessTable& table,
                                                                   cluster::ClusterClient& client,
@@ -110,6 +119,14 @@ Result<std::unique_ptr<AutoadminService>> AutoadminService::Start(const cluster:
                       std::chrono::milliseconds timeout) {
     return self->client_.Call(node, method, payload, timeout);
   };
+  if (!s->options_.testing_exit_at_split_step.empty()) {
+    calls.reached = [step = s->options_.testing_exit_at_split_step](std::string_view reached) {
+      if (reached != step) return;
+      spdlog::warn("autoadmin.testing_exit step={}", step);
+      spdlog::default_logger()->flush();
+      std::raise(SIGKILL);
+    };
+  }
   SplitTimeouts timeouts;
   timeouts.call = s->options_.call_timeout;
   s->splits_ = std::make_unique<SplitDriver>(std::move(calls), timeouts);
@@ -361,7 +378,9 @@ size_t AutoadminService::RunSplits(ClusterView& view) {
     if (!refusal.abandon_request || epoch == 0 || group == view.groups.end()) continue;
     if (splits_->Abandon(group->second.descriptor, epoch).ok()) ++done;
   }
-  for (const SplitWork& work : plan.work) {
+  std::vector<SplitWork> work_list = plan.work;
+  for (SplitWork& load : PlanLoadSplits(view, plan)) work_list.push_back(std::move(load));
+  for (const SplitWork& work : work_list) {
     const uint64_t epoch = ActiveEpoch();
     if (epoch == 0) return done;
     const SplitOutcome outcome = splits_->Carry(work, epoch);
@@ -397,6 +416,29 @@ void AutoadminService::RecordSplit(const SplitWork& work, const SplitOutcome& ou
   split_history_.push_back(UtcNow() + " group=" + std::to_string(group) + " (" + work.parent.table() +
                            ") " + outcome.step + " -> " + result + " (" + work.reason + ")");
   while (split_history_.size() > limits::kAutoadminHistoryMax) split_history_.pop_front();
+}
+
+std::vector<SplitWork> AutoadminService::PlanLoadSplits(const ClusterView& view, const SplitPlan& plan) {
+  std::set<uint64_t> busy;
+  for (const SplitWork& w : plan.work) busy.insert(w.parent.group_id());
+  for (const auto& [id, group] : view.groups) {
+    if (group.splitting) busy.insert(id);
+  }
+  const size_t max = options_.planner.max_concurrent;
+  const size_t room = busy.size() < max ? max - busy.size() : 0;
+  LoadSplitPlan load = load_splits_.Plan(view, options_.planner, busy, room, SteadyMs());
+  // Recorded when the reason changes (the text's load figure changes every round).
+  for (const LoadSplitRefusal& r : load.new_refusals) {
+    RecordRefusal({r.group_id, r.table, r.text, false});
+    const auto counter = load_split_decisions_.find(r.reason);
+    if (counter != load_split_decisions_.end()) counter->second->Increment();
+  }
+  for (const SplitWork& w : load.work) {
+    spdlog::info("autoadmin.load_split group={} table={} key_bytes={} reason=\"{}\"", w.parent.group_id(),
+                 w.parent.table(), w.split_key.size(), w.reason);
+    load_split_decisions_.at(pb::LOAD_SPLIT_KEY_FOUND)->Increment();
+  }
+  return std::move(load.work);
 }
 
 void AutoadminService::RecordRefusal(const SplitRefusal& refusal) {

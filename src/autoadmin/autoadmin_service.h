@@ -42,6 +42,7 @@
 #include "autoadmin/health_tracker.h"
 #include "autoadmin/lag_tracker.h"
 #include "autoadmin/planner.h"
+#include "autoadmin/load_split_planner.h"
 #include "autoadmin/split_driver.h"
 #include "cluster/cluster_client.h"
 #include "cluster/process_table.h"
@@ -62,6 +63,11 @@ struct AutoadminOptions {
   std::chrono::milliseconds call_timeout{2'000};
   // A membership step answers once chosen and applied on the leader.
   std::chrono::milliseconds membership_timeout{10'000};
+  // Testing only (`tessera autoadmin --testing-exit-at-split-step`; no
+  // layout field or knob sets it): the process kills itself with SIGKILL
+  // when a split reaches this step (SplitCalls::reached), so a test can
+  // check that a successor finishes the split. Empty: never.
+  std::string testing_exit_at_split_step;
 };
 
 class AutoadminService {
@@ -112,6 +118,9 @@ class AutoadminService {
   size_t RunSplits(ClusterView& view);
   void RecordSplit(const SplitWork& work, const SplitOutcome& outcome);
   void RecordRefusal(const SplitRefusal& refusal);
+  // The load splits that may start this round (load_split_planner.h),
+  // after `plan`'s; records and counts their refusals.
+  std::vector<SplitWork> PlanLoadSplits(const ClusterView& view, const SplitPlan& plan);
   // Calls `method` on the meta replicas in turn until one answers other than
   // unreachable (followers forward to the leader).
   Result<std::string> CallMeta(const std::string& method, const std::string& payload,
@@ -152,6 +161,10 @@ class AutoadminService {
   // Splits: meta's intents and requests as the last round read them, the
   // last split steps and the last refusals (by group), for StatusText.
   std::unique_ptr<SplitDriver> splits_;  // round thread only
+  LoadSplitPlanner load_splits_;          // round thread only
+  // tessera_autoadmin_load_split_decisions_total{reason}: a group above
+  // split_load for split_after, once per group and reason.
+  std::map<pb::LoadSplitReason, metrics::Counter*> load_split_decisions_;
   pb::SplitsResponse last_splits_;
   std::deque<std::string> split_history_;
   std::map<uint64_t, std::string> split_refusals_;

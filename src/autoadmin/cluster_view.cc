@@ -19,6 +19,7 @@ void FindLeaders(ClusterView& view) {
     group.leader = 0;
     group.stopped_voters.clear();
     group.state_bytes = 0;
+    group.load = LoadReport{};
     std::tuple<uint64_t, uint32_t> best{0, 0};
     for (const auto& [node_id, node] : view.nodes) {
       if (!Answered(node.health)) continue;
@@ -33,6 +34,7 @@ void FindLeaders(ClusterView& view) {
       if (group.leader == 0 || ballot > best) {
         group.leader = node_id;
         group.state_bytes = it->second.state_bytes;
+        group.load = it->second.load;
         best = ballot;
       }
     }

@@ -32,6 +32,15 @@ inline bool Answered(NodeHealth health) {
   return health == NodeHealth::kHealthy || health == NodeHealth::kGray;
 }
 
+// A leader's load and its load split finder's answer
+// (GroupStatusProto.load_*; node/load_split_finder.h).
+struct LoadReport {
+  uint64_t requests_per_s = 0;
+  pb::LoadSplitReason reason = pb::LOAD_SPLIT_UNKNOWN;
+  std::string split_key;  // reason LOAD_SPLIT_KEY_FOUND
+  uint32_t share_permille = 0;
+};
+
 struct ReplicaReport {
   std::string role;    // consensus::RoleName on that node ("leader", ...)
   uint64_t applied = 0;
@@ -46,6 +55,7 @@ struct ReplicaReport {
   // Leaders only: the estimated key+value bytes of the group's state
   // (GroupStatusProto.state_bytes); 0 elsewhere.
   uint64_t state_bytes = 0;
+  LoadReport load;  // leaders only
 };
 
 struct NodeView {
@@ -78,6 +88,8 @@ struct GroupView {
   // Key+value bytes of the partition's state as its leader reports them
   // (split_planner.h); 0 when unknown.
   uint64_t state_bytes = 0;
+  // Its leader's load (load_split_planner.h); zero when unknown.
+  LoadReport load;
   // A split of this group is ordered and not yet finished (meta's map
   // still names the parent's whole range, or a child is not created on
   // every replica): nothing else is planned for it.

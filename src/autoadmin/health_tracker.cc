@@ -31,6 +31,10 @@ ReplicaReport ReportOf(const pb::GroupStatusProto& status) {
   *r.membership.mutable_log_only() = status.log_only();
   r.membership_pending = status.membership_pending();
   r.state_bytes = status.state_bytes();
+  r.load.requests_per_s = status.load_rps();
+  r.load.reason = status.load_split_reason();
+  r.load.split_key = status.load_split_key();
+  r.load.share_permille = status.load_split_share_permille();
   r.stopped = status.stopped();
   return r;
 }

@@ -87,6 +87,11 @@ struct PlannerOptions {
   // A partition whose leader reports more state bytes than this splits
   // (split_planner.h).
   uint64_t split_bytes = knobs::kAutoadminSplitBytes.default_value;
+  // A partition whose leader serves more KV requests per second than this
+  // for split_after_ms splits at the key that halves its load
+  // (load_split_planner.h); 0: never.
+  uint64_t split_load = knobs::kAutoadminSplitLoad.default_value;
+  uint64_t split_after_ms = uint64_t{knobs::kAutoadminSplitAfterS.default_value} * 1000;
 };
 
 enum class ActionKind {

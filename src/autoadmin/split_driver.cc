@@ -162,7 +162,10 @@ SplitOutcome SplitDriver::Carry(const SplitWork& work, uint64_t epoch) {
   if (out.status.ok()) {
     out.step = "reserve";
     auto intent = Reserve(work, key, epoch);
-    if (intent.ok()) return Finish(work, *intent, epoch);
+    if (intent.ok()) {
+      Reached("reserve");
+      return Finish(work, *intent, epoch);
+    }
     out.status = intent.status();
   }
   // A key that cannot be chosen or reserved refuses an operator's request.
@@ -200,6 +203,7 @@ SplitOutcome SplitDriver::Finish(const SplitWork& work, const pb::SplitPartition
     return out;
   }
   if (!out.status.ok()) return out;
+  Reached("order");
   // The child on every replica node meta's commit will name (the parent's
   // replicas now: the planner changes nothing of a splitting group).
   out.step = "create_group";
@@ -211,7 +215,9 @@ SplitOutcome SplitDriver::Finish(const SplitWork& work, const pb::SplitPartition
     out.status = calls_.node(r.node_id(), "admin.create_group", create.SerializeAsString(), timeouts_.call)
                      .status();
     if (!out.status.ok()) return out;
+    Reached("create_one");
   }
+  Reached("before_commit");
   out.step = "commit";
   pb::SplitPartitionRequest commit;
   commit.set_autoadmin_epoch(epoch);

@@ -43,6 +43,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "autoadmin/cluster_view.h"
@@ -91,6 +92,12 @@ struct SplitCalls {
   std::function<Result<std::string>(uint32_t node, const std::string& method,
                                     const std::string& payload, std::chrono::milliseconds timeout)>
       node;
+  // Testing only (may be empty): called as a split reaches each fault
+  // point, "reserve" (reserved), "order" (ordered at the parent),
+  // "create_one" (the child created on the first replica node) and
+  // "before_commit"; `tessera autoadmin --testing-exit-at-split-step`
+  // kills the process there.
+  std::function<void(std::string_view step)> reached;
 };
 
 struct SplitTimeouts {
@@ -126,6 +133,9 @@ class SplitDriver {
                                              uint64_t epoch);
   SplitOutcome Finish(const SplitWork& work, const pb::SplitPartitionResponse& intent,
                       uint64_t epoch);
+  void Reached(std::string_view step) const {
+    if (calls_.reached) calls_.reached(step);
+  }
 
   SplitCalls calls_;
   SplitTimeouts timeouts_;

@@ -139,6 +139,7 @@ pb::ClusterStatusReport GatherStatus(ClusterSession& s) {
       line->set_leader(it->second.holds_lease());
       line->set_applied(it->second.applied());
       line->set_lag(max_applied - it->second.applied());
+      line->set_load_rps(it->second.load_rps());
     }
   }
   return report;
@@ -183,6 +184,7 @@ bool PrintStatus(ClusterSession& s, std::ostream& out) {
         continue;
       }
       out << (r.leader() ? "*" : "") << " applied " << r.applied() << " lag " << r.lag();
+      if (r.load_rps() > 0) out << " load " << r.load_rps() << "/s";
     }
     if (p.changing()) out << "  [membership change in progress]";
     out << "\n";

@@ -131,6 +131,11 @@ int main(int argc, char** argv) {
   autoadmin_cmd->add_option("--name", autoadmin.name, "this instance's name in the layout");
   autoadmin_cmd->add_option("--dir", autoadmin.dir,
                             "cluster directory: pki, secret, logs/NAME.log");
+  autoadmin_cmd
+      ->add_option("--testing-exit-at-split-step", autoadmin.testing_exit_at_split_step,
+                   "testing only: kill this process (SIGKILL) when a split reaches this step: "
+                   "reserve, order, create_one, before_commit")
+      ->group("Testing");
   CLI::App* autoadmin_status_cmd = autoadmin_cmd->add_subcommand(
       "status", "print every instance's state: the active one, unhealthy nodes, recent actions");
   autoadmin_status_cmd->fallthrough();  // --layout after `status`

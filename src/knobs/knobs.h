@@ -229,6 +229,14 @@ inline constexpr Knob<uint64_t> kAutoadminSplitBytes{
     "autoadmin.split_bytes", P::kAutoadmin, U::kBytes, uint64_t{512} << 20, 4 << 10, uint64_t{1} << 40,
     "autoadmin_settings.split_bytes", "", "PlannerOptions.split_bytes",
     "a partition whose leader stores more key+value bytes than this splits in two halves"};
+inline constexpr Knob<uint32_t> kAutoadminSplitLoad{
+    "autoadmin.split_load", P::kAutoadmin, U::kPerS, 0, 0, 10'000'000,
+    "autoadmin_settings.split_load", "", "PlannerOptions.split_load",
+    "a partition serving more KV requests/s than this for split_after_s splits by load; 0: off"};
+inline constexpr Knob<uint32_t> kAutoadminSplitAfterS{
+    "autoadmin.split_after_s", P::kAutoadmin, U::kS, 30, 1, 86'400,
+    "autoadmin_settings.split_after_s", "", "PlannerOptions.split_after_ms",
+    "how long a partition's load must stay above split_load before it splits"};
 
 // --- global admission control (GacSettings; `tessera gac` and the routers) ---
 inline constexpr Knob<uint32_t> kGacIntervalMs{
@@ -314,6 +322,8 @@ inline constexpr std::array kAllKnobs = {
     Describe(kAutoadminLogReplicas),
     Describe(kAutoadminPeerTimeoutPercent),
     Describe(kAutoadminSplitBytes),
+    Describe(kAutoadminSplitLoad),
+    Describe(kAutoadminSplitAfterS),
     Describe(kGacIntervalMs),
     Describe(kGacHoldMs),
     Describe(kGacOnDemandInitialRcu),

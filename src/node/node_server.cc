@@ -20,6 +20,7 @@
 #include "admission/capacity_units.h"
 #include "node/fault_rules.h"
 #include "node/kv_admission.h"
+#include "node/load_split_finder.h"
 #include "node/membership_rpcs.h"
 #include "node/split_rpc.h"
 #include "node/partition_range.h"
@@ -47,6 +48,30 @@ double RoleValue(std::string_view role) {
   if (role == "candidate") return 2;
   if (role == "pre-candidate") return 1;
   return 0;
+}
+
+uint64_t SteadyNowMs() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+}
+
+pb::LoadSplitReason ToProto(LoadSplitReason reason) {
+  switch (reason) {
+    case LoadSplitReason::kKeyFound: return pb::LOAD_SPLIT_KEY_FOUND;
+    case LoadSplitReason::kTooFewSamples: return pb::LOAD_SPLIT_TOO_FEW_SAMPLES;
+    case LoadSplitReason::kOneHotKey: return pb::LOAD_SPLIT_ONE_HOT_KEY;
+    case LoadSplitReason::kSequential: return pb::LOAD_SPLIT_SEQUENTIAL;
+    case LoadSplitReason::kUnbalanced: return pb::LOAD_SPLIT_UNBALANCED;
+  }
+  return pb::LOAD_SPLIT_UNKNOWN;
+}
+
+void SetLoadSplit(const LoadSplitAnswer& load, pb::GroupStatusProto& status) {
+  status.set_load_rps(load.requests_per_s);
+  status.set_load_split_reason(ToProto(load.reason));
+  status.set_load_split_key(load.split_key);
+  status.set_load_split_share_permille(load.share_permille);
 }
 
 pb::GroupStatusProto ToProto(uint64_t group_id, const GroupStatus& s) {
@@ -131,6 +156,9 @@ class NodeServer::Impl {
   std::unique_ptr<BlobMaintenance> blob_maintenance_;
   std::unique_ptr<PeerProber> peer_prober_;
   KvAdmission admission_{options_.node_id, options_.admission, metrics_};
+  // Sampled keys of the KV requests served, per group: the leaders' load
+  // and split key in admin.status (load_split_finder.h).
+  LoadSplitFinders load_finders_;
   std::unique_ptr<rpc::RpcServer> rpc_;
   std::unique_ptr<http::HttpServer> http_;
   // admin.state_digest's and admin.split_key's scans: one at a time, a few waiting.
@@ -394,6 +422,7 @@ void NodeServer::Impl::OnGet(const pb::Envelope& request, rpc::Responder respond
   }
   auto charge = ReadCharge::Admit(admission_, group_id, get.consistency());
   if (!charge.ok()) return responder.Fail(charge.status());
+  load_finders_.Record(group_id, get.key(), SteadyNowMs());
   // GroupHost::Read, with the range checked again in the state read: a
   // split may apply while a STRONG read waits (D130).
   auto read = [key = get.key()](Result<const PartitionStateMachine*> state)
@@ -436,6 +465,7 @@ void NodeServer::Impl::OnScan(const pb::Envelope& request, rpc::Responder respon
   }
   auto charge = ReadCharge::Admit(admission_, group_id, scan.consistency());
   if (!charge.ok()) return responder.Fail(charge.status());
+  load_finders_.Record(group_id, scan.start_key(), SteadyNowMs());
   // GroupHost::Scan, with the range checked again in the state read (a
   // scan of a parent narrowed meanwhile would end early: D130).
   const pb::Consistency scan_consistency = scan.consistency();
@@ -470,6 +500,9 @@ void NodeServer::Impl::OnWrite(const pb::Envelope& request, rpc::Responder respo
   const admission::Admission admitted =
       admission_.Admit(group_id, admission::CapacityKind::kWrite, WriteUnitsOf(write));
   if (!admitted.admitted) return responder.Fail(ThroughputExceeded(group_id, "write"));
+  if (!write.has_s3() && write.batch().writes_size() > 0) {
+    load_finders_.Record(group_id, write.batch().writes(0).key(), SteadyNowMs());
+  }
   pb::KvCommand command;
   if (write.has_s3()) {
     *command.mutable_s3() = std::move(*write.mutable_s3());
@@ -517,15 +550,20 @@ void NodeServer::Impl::CollectStatus(std::function<void(std::vector<pb::GroupSta
   collector->remaining = groups.size();
   collector->done = std::move(done);
   storage::NodeStore* store = &replication_->store();
+  LoadSplitFinders* finders = &load_finders_;
   for (const HostedGroup& g : groups) {
     const uint64_t id = g.descriptor.group_id();
-    g.host->GetStatus([collector, id, store](GroupStatus s) {
+    g.host->GetStatus([collector, id, store, finders](GroupStatus s) {
       pb::GroupStatusProto status = ToProto(id, s);
       // The leader's estimate of its state's size, for the split planner.
-      if (s.role == consensus::Role::kLeader && !s.log_only) {
+      const bool leads = s.role == consensus::Role::kLeader && !s.log_only;
+      if (leads) {
         auto bytes = store->ApproximateStateBytes(id);
         if (bytes.ok()) status.set_state_bytes(*bytes);
       }
+      // Its load and load split key; a replica that does not lead forgets
+      // its samples (a new leader starts afresh).
+      if (auto load = finders->Report(id, leads, SteadyNowMs())) SetLoadSplit(*load, status);
       std::unique_lock lock(collector->mu);
       collector->statuses.push_back(std::move(status));
       if (--collector->remaining > 0) return;
