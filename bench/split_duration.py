@@ -51,13 +51,12 @@ TABLE = "bench"
 
 
 def write_layout(path):
-    from kv_harness import three_az_layout
-    lines, router_http, _ = three_az_layout("split-bench", autoadmin=True)
+    from kv_harness import three_az_layout, write_layout_file
+    layout = three_az_layout("split-bench", autoadmin=True)
     # Far above any load here: the only split is the one the round asks for.
-    lines.append("autoadmin_settings { split_bytes: 1099511627776 poll_interval_ms: 300 }")
-    with open(path, "w") as f:
-        f.write("\n".join(lines) + "\n")
-    return router_http[0]
+    layout.lines.append("autoadmin_settings { split_bytes: 1099511627776 poll_interval_ms: 300 }")
+    write_layout_file(path, layout.lines)
+    return layout.router_http[0]
 
 
 class TableKv(Kv):

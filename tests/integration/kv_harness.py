@@ -6,11 +6,16 @@ Python 3 standard library only. Binary: $TESSERA_BIN (set by ctest).
 """
 
 import base64
+import collections
+import json
 import os
 import re
 import shutil
 import subprocess
 import tempfile
+import urllib.error
+import urllib.parse
+import urllib.request
 
 from free_ports import free_ports
 
@@ -18,12 +23,15 @@ TESSERA_BIN = os.environ.get("TESSERA_BIN", "")
 AZS = ("az1", "az2", "az3")
 
 
+Layout = collections.namedtuple("Layout", "lines router_http node_http autoadmin_http")
+
+
 def three_az_layout(name, routers=1, autoadmin=False, gacs=0):
-    """The lines of a small layout on free loopback ports: 3 AZs x 1 storage
-    node, one meta replica per AZ, `routers` routers and `gacs` GAC
-    instances (placed az1, az2, ...), an autoadmin in az1 when asked.
-    Settings lines are the caller's to append. Returns (lines, the routers'
-    HTTP ports, the storage nodes' HTTP ports)."""
+    """A small layout on free loopback ports: 3 AZs x 1 storage node, one
+    meta replica per AZ, `routers` routers and `gacs` GAC instances (placed
+    az1, az2, ...), an autoadmin in az1 when asked. Settings lines are the
+    caller's to append to `lines`. Returns a Layout: the lines, the routers'
+    and the storage nodes' HTTP ports, the autoadmin's (None without)."""
     ports = iter(free_ports(3 * 2 + 3 * 2 + routers * 4 + gacs * 2 + (1 if autoadmin else 0)))
     lines = [f'name: "{name}"', 'azs: ["az1", "az2", "az3"]']
     node_http = []
@@ -44,10 +52,17 @@ def three_az_layout(name, routers=1, autoadmin=False, gacs=0):
     for i in range(gacs):
         lines.append(f'gac {{ name: "gac-{AZS[i % 3]}" az: "{AZS[i % 3]}" host: "127.0.0.1" '
                      f"peer_port: {next(ports)} http_port: {next(ports)} }}")
+    autoadmin_http = None
     if autoadmin:
+        autoadmin_http = next(ports)
         lines.append(f'autoadmin {{ name: "autoadmin-az1" az: "az1" host: "127.0.0.1" '
-                     f"http_port: {next(ports)} }}")
-    return lines, router_http, node_http
+                     f"http_port: {autoadmin_http} }}")
+    return Layout(lines, router_http, node_http, autoadmin_http)
+
+
+def write_layout_file(path, lines):
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
 
 
 def series_sum(text, name, labels):
@@ -79,10 +94,23 @@ def scan_page(page):
     return items, None
 
 
+def assert_reads_back(test, items, acked):
+    """`items` (a whole table's scan): in key order, every key once, and
+    every acknowledged key (`acked`: key bytes -> value) with its value."""
+    keys = [k for k, _ in items]
+    test.assertEqual(keys, sorted(keys), "scan out of order")
+    test.assertEqual(len(keys), len(set(keys)), "a key scanned twice")
+    got = dict(items)
+    for k, v in acked.items():
+        test.assertEqual(got.get(k), v, f"acknowledged {k!r} does not read back")
+
+
 class KvCluster:
     """A cluster of the layout `write_layout(path)` writes (its return value
     is kept as `self.ports`), one KV partition per table, the HTTP API's
     bearer token in `self.token` once up."""
+
+    HTTP_TIMEOUT_S = 15
 
     def __init__(self, prefix, write_layout):
         self.root = tempfile.mkdtemp(prefix=prefix)
@@ -90,19 +118,50 @@ class KvCluster:
         self.dir = os.path.join(self.root, "cluster")
         self.ports = write_layout(self.layout)
         self.token = None
+        self.http_port = None  # a router's HTTP port, for request/put/scan_all: the subclass's
 
     def cli(self, *args, timeout=120, check=True):
-        """`tessera A B --layout L --dir D REST...`; for `kv table ACTION` the
-        layout flags go after the action. Raises on a non-zero exit when
-        `check`."""
+        """`tessera A B --layout L --dir D REST...`; for `kv table ACTION` and
+        `kv partition ACTION` the layout flags go after the action. Raises on
+        a non-zero exit when `check`."""
         cmd = [TESSERA_BIN] + list(args[:2]) + ["--layout", self.layout, "--dir", self.dir] + list(args[2:])
-        if args[:2] == ("kv", "table"):
-            cmd = [TESSERA_BIN, "kv", "table", args[2], "--layout", self.layout, "--dir", self.dir] + list(args[3:])
+        if args[:2] in (("kv", "table"), ("kv", "partition")):
+            cmd = [TESSERA_BIN, "kv", args[1], args[2], "--layout", self.layout, "--dir", self.dir] + list(args[3:])
         p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout,
                            text=True, errors="replace")
         if check and p.returncode != 0:
             raise AssertionError(f"{' '.join(cmd)} -> rc {p.returncode}\n{p.stdout}\n{p.stderr}")
         return p
+
+    def request(self, method, path, body=None):
+        """The router's HTTP API with the bearer token: (status, body); status
+        0 when the connection failed."""
+        req = urllib.request.Request(f"http://127.0.0.1:{self.http_port}{path}", data=body, method=method,
+                                     headers={"Authorization": "Bearer " + self.token,
+                                              "Content-Type": "application/octet-stream"})
+        try:
+            with urllib.request.urlopen(req, timeout=self.HTTP_TIMEOUT_S) as resp:
+                return resp.status, resp.read()
+        except urllib.error.HTTPError as e:
+            return e.code, e.read()
+        except (urllib.error.URLError, OSError) as e:
+            return 0, str(e).encode()
+
+    def put(self, table, key, value):
+        return self.request("PUT", f"/kv/{table}/{urllib.parse.quote(key, safe='')}", value)
+
+    def scan_all(self, table, page=100):
+        """Every (key, value) of `table` through paged scans, in order."""
+        items, cursor = [], b""
+        for _ in range(10000):
+            q = urllib.parse.urlencode({"limit": str(page), "start": cursor})
+            status, body = self.request("GET", f"/kv/{table}?{q}")
+            assert status == 200, (status, body)
+            page_items, cursor = scan_page(json.loads(body))
+            items.extend(page_items)
+            if cursor is None:
+                return items
+        raise AssertionError("scan does not terminate")
 
     def up(self):
         self.cli("cluster", "up", "--detach", "--partitions", "1", timeout=180)

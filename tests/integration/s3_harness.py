@@ -86,17 +86,20 @@ class S3Cluster:
     fresh temp dir, plus the client configuration files for it."""
 
     def __init__(self, name, router_settings="", node_settings="", meta_settings="",
-                 autoadmin_settings=None):
+                 autoadmin_settings=None, nodes_per_az=2, autoadmins=2):
         """router_settings / node_settings / meta_settings: protobuf text of
         the layout's RouterSettings / NodeSettings / MetaSettings
         (proto/tessera/cluster.proto), e.g. 's3_min_part_bytes: 1024'.
         autoadmin_settings: None for no autoadmin; otherwise the text of
-        AutoadminSettings ("" for the defaults), and the layout runs two
-        instances (az1, az2)."""
+        AutoadminSettings ("" for the defaults), and the layout runs
+        `autoadmins` instances (az1, az2). `nodes_per_az` storage nodes in
+        each of the three AZs."""
         self.router_settings = router_settings
         self.node_settings = node_settings
         self.meta_settings = meta_settings
         self.autoadmin_settings = autoadmin_settings
+        self.nodes_per_az = nodes_per_az
+        self.autoadmins = autoadmins
         self.autoadmin_http_ports = []
         self.root = tempfile.mkdtemp(prefix=f"tessera-{name}-")
         self.layout = os.path.join(self.root, "layout.textproto")
@@ -109,10 +112,10 @@ class S3Cluster:
         self.access_key = self.secret_key = None
 
     def _write_layout(self):
-        ports = iter(free_ports(6 * 2 + 3 * 2 + 6 + 2))
+        ports = iter(free_ports(3 * self.nodes_per_az * 2 + 3 * 2 + 6 + self.autoadmins))
         lines = ['name: "s3-integration"', 'azs: ["az1", "az2", "az3"]']
         for az in AZS:
-            for n in (1, 2):
+            for n in range(1, self.nodes_per_az + 1):
                 lines.append(f'nodes {{ name: "{az}-n{n}" az: "{az}" host: "127.0.0.1" '
                              f"peer_port: {next(ports)} http_port: {next(ports)} }}")
         for az in AZS:
@@ -132,7 +135,7 @@ class S3Cluster:
         if self.meta_settings:
             lines.append(f"meta_settings {{ {self.meta_settings} }}")
         if self.autoadmin_settings is not None:
-            for az in ("az1", "az2"):
+            for az in ("az1", "az2")[:self.autoadmins]:
                 port = next(ports)
                 self.autoadmin_http_ports.append(port)
                 lines.append(f'autoadmin {{ name: "autoadmin-{az}" az: "{az}" host: "127.0.0.1" '

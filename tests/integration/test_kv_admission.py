@@ -36,7 +36,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
-from kv_harness import TESSERA_BIN, KvCluster, series_sum, three_az_layout
+from kv_harness import TESSERA_BIN, KvCluster, series_sum, three_az_layout, write_layout_file
 from test_kv_cluster import parse_status
 
 HTTP_TIMEOUT_S = 15
@@ -57,12 +57,11 @@ def write_layout(path):
     """3 AZs x 1 storage node, one meta replica per AZ, one router; short
     burst window and capacity refresh, a node-wide write bucket of NODE_WCU.
     Returns the router's HTTP port and the nodes' HTTP ports."""
-    lines, router_http, node_http = three_az_layout("admission")
-    lines.append(f"node_settings {{ admission_burst_window_s: {BURST_WINDOW_S} "
-                 f"admission_capacity_refresh_ms: 200 admission_node_wcu_per_s: {NODE_WCU} }}")
-    with open(path, "w") as f:
-        f.write("\n".join(lines) + "\n")
-    return router_http[0], node_http
+    layout = three_az_layout("admission")
+    layout.lines.append(f"node_settings {{ admission_burst_window_s: {BURST_WINDOW_S} "
+                        f"admission_capacity_refresh_ms: 200 admission_node_wcu_per_s: {NODE_WCU} }}")
+    write_layout_file(path, layout.lines)
+    return layout.router_http[0], layout.node_http
 
 
 class Cluster(KvCluster):

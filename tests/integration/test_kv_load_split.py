@@ -32,14 +32,11 @@ import threading
 import time
 import unittest
 import urllib.error
-import urllib.parse
 import urllib.request
 
-from free_ports import free_ports
-from kv_harness import TESSERA_BIN, KvCluster, scan_page, series_sum
+from kv_harness import (TESSERA_BIN, KvCluster, assert_reads_back, series_sum, three_az_layout,
+                        write_layout_file)
 
-AZS = ("az1", "az2", "az3")
-HTTP_TIMEOUT_S = 15
 SPLIT_LOAD = 30
 # Longer than the leaders' 5 s window, so that a half is measured over a
 # full window of its own before it could split again.
@@ -47,24 +44,11 @@ SPLIT_AFTER_S = 8
 
 
 def write_layout(path):
-    ports = iter(free_ports(3 * 2 + 3 * 2 + 4 + 1))
-    lines = ['name: "loadsplits"', 'azs: ["az1", "az2", "az3"]']
-    for az in AZS:
-        lines.append(f'nodes {{ name: "{az}-n1" az: "{az}" host: "127.0.0.1" '
-                     f"peer_port: {next(ports)} http_port: {next(ports)} }}")
-    for az in AZS:
-        lines.append(f'meta {{ name: "meta-{az}" az: "{az}" host: "127.0.0.1" '
-                     f"peer_port: {next(ports)} http_port: {next(ports)} }}")
-    kv, http, s3, s3_tls = next(ports), next(ports), next(ports), next(ports)
-    lines.append(f'routers {{ name: "router-1" az: "az1" host: "127.0.0.1" kv_port: {kv} '
-                 f"http_port: {http} s3_port: {s3} s3_tls_port: {s3_tls} }}")
-    aa = next(ports)
-    lines.append(f'autoadmin {{ name: "autoadmin-az1" az: "az1" host: "127.0.0.1" http_port: {aa} }}')
-    lines.append(f"autoadmin_settings {{ split_load: {SPLIT_LOAD} split_after_s: {SPLIT_AFTER_S} "
-                 "poll_interval_ms: 300 lease_ms: 2000 dead_after_ms: 30000 }")
-    with open(path, "w") as f:
-        f.write("\n".join(lines) + "\n")
-    return http, aa
+    layout = three_az_layout("loadsplits", autoadmin=True)
+    layout.lines.append(f"autoadmin_settings {{ split_load: {SPLIT_LOAD} split_after_s: {SPLIT_AFTER_S} "
+                        "poll_interval_ms: 300 lease_ms: 2000 dead_after_ms: 30000 }")
+    write_layout_file(path, layout.lines)
+    return layout.router_http[0], layout.autoadmin_http
 
 
 class Cluster(KvCluster):
@@ -72,49 +56,12 @@ class Cluster(KvCluster):
         super().__init__("tessera-loadsplit-", write_layout)
         self.http_port, self.aa_port = self.ports
 
-    def request(self, method, path, body=None):
-        req = urllib.request.Request(f"http://127.0.0.1:{self.http_port}{path}", data=body, method=method,
-                                     headers={"Authorization": "Bearer " + self.token,
-                                              "Content-Type": "application/octet-stream"})
-        try:
-            with urllib.request.urlopen(req, timeout=HTTP_TIMEOUT_S) as resp:
-                return resp.status, resp.read()
-        except urllib.error.HTTPError as e:
-            return e.code, e.read()
-        except (urllib.error.URLError, OSError) as e:
-            return 0, str(e).encode()
-
-    def put(self, table, key, value):
-        return self.request("PUT", f"/kv/{table}/{urllib.parse.quote(key, safe='')}", value)
-
     def autoadmin(self, path):
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{self.aa_port}{path}", timeout=5) as resp:
                 return resp.read().decode()
         except (urllib.error.URLError, OSError):
             return ""
-
-    def scan_all(self, table):
-        items, cursor = [], b""
-        for _ in range(10000):
-            q = urllib.parse.urlencode({"limit": "100", "start": cursor})
-            status, body = self.request("GET", f"/kv/{table}?{q}")
-            assert status == 200, (status, body)
-            page_items, cursor = scan_page(json.loads(body))
-            items.extend(page_items)
-            if cursor is None:
-                return items
-        raise AssertionError("scan does not terminate")
-
-    def cli(self, *args, timeout=120, check=True):
-        if args[:2] == ("kv", "partition"):
-            rest = ["kv", "partition", args[2], "--layout", self.layout, "--dir", self.dir] + list(args[3:])
-            p = subprocess.run([TESSERA_BIN] + rest, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               timeout=timeout, text=True, errors="replace")
-            if check and p.returncode != 0:
-                raise AssertionError(f"{rest} -> rc {p.returncode}\n{p.stdout}\n{p.stderr}")
-            return p
-        return super().cli(*args, timeout=timeout, check=check)
 
     def partitions(self, table):
         """[{group, epoch, start, end, leader, load}] of `table` in key order
@@ -203,13 +150,7 @@ class KvLoadSplitTest(unittest.TestCase):
         for left, right in zip(parts, parts[1:]):
             self.assertEqual(left["end"], right["start"], parts)  # no gap, no overlap
         self.assertEqual(len({p["group"] for p in parts}), len(parts), parts)
-        items = self.c.scan_all(table)
-        keys = [k for k, _ in items]
-        self.assertEqual(keys, sorted(keys), "scan out of order")
-        self.assertEqual(len(keys), len(set(keys)), "a key scanned twice")
-        got = dict(items)
-        for k, v in acked.items():
-            self.assertEqual(got.get(k), v, f"acknowledged {k!r} does not read back")
+        assert_reads_back(self, self.c.scan_all(table), acked)
         return parts
 
     def test_1_load_on_a_range_splits_it_in_halves(self):

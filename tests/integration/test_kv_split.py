@@ -21,44 +21,26 @@ Python 3 standard library only; free loopback ports, a fresh temp dir,
 `tessera cluster down` at the end. Binary: $TESSERA_BIN (set by ctest).
 """
 
-import json
 import re
-import subprocess
 import threading
 import time
 import unittest
-import urllib.error
-import urllib.parse
-import urllib.request
 
-from free_ports import free_ports
-from kv_harness import TESSERA_BIN, KvCluster, scan_page
+from kv_harness import TESSERA_BIN, KvCluster, assert_reads_back, three_az_layout, write_layout_file
 
-AZS = ("az1", "az2", "az3")
-HTTP_TIMEOUT_S = 15
 SPLIT_BYTES = 64 * 1024
 VALUE_BYTES = 300
-SPLIT_WITHIN_S = 40
+# How long the size split may take once the writes end: generous, as on a
+# loaded machine the leaders' estimates and the autoadmin's rounds lag.
+SPLIT_WITHIN_S = 90
 
 
 def write_layout(path):
-    ports = iter(free_ports(3 * 2 + 3 * 2 + 4 + 1))
-    lines = ['name: "splits"', 'azs: ["az1", "az2", "az3"]']
-    for az in AZS:
-        lines.append(f'nodes {{ name: "{az}-n1" az: "{az}" host: "127.0.0.1" '
-                     f"peer_port: {next(ports)} http_port: {next(ports)} }}")
-    for az in AZS:
-        lines.append(f'meta {{ name: "meta-{az}" az: "{az}" host: "127.0.0.1" '
-                     f"peer_port: {next(ports)} http_port: {next(ports)} }}")
-    kv, http, s3, s3_tls = next(ports), next(ports), next(ports), next(ports)
-    lines.append(f'routers {{ name: "router-1" az: "az1" host: "127.0.0.1" kv_port: {kv} '
-                 f"http_port: {http} s3_port: {s3} s3_tls_port: {s3_tls} }}")
-    lines.append(f'autoadmin {{ name: "autoadmin-az1" az: "az1" host: "127.0.0.1" http_port: {next(ports)} }}')
-    lines.append(f"autoadmin_settings {{ split_bytes: {SPLIT_BYTES} poll_interval_ms: 300 "
-                 "lease_ms: 2000 dead_after_ms: 30000 }")
-    with open(path, "w") as f:
-        f.write("\n".join(lines) + "\n")
-    return http
+    layout = three_az_layout("splits", autoadmin=True)
+    layout.lines.append(f"autoadmin_settings {{ split_bytes: {SPLIT_BYTES} poll_interval_ms: 300 "
+                        "lease_ms: 2000 dead_after_ms: 30000 }")
+    write_layout_file(path, layout.lines)
+    return layout.router_http[0]
 
 
 PARTITION_LINE = re.compile(r'^group (\d+) epoch (\d+) \["(.*)", "(.*)"\) replicas ([\d,]+)$')
@@ -68,42 +50,6 @@ class Cluster(KvCluster):
     def __init__(self):
         super().__init__("tessera-split-", write_layout)
         self.http_port = self.ports
-
-    def request(self, method, path, body=None):
-        req = urllib.request.Request(f"http://127.0.0.1:{self.http_port}{path}", data=body, method=method,
-                                     headers={"Authorization": "Bearer " + self.token,
-                                              "Content-Type": "application/octet-stream"})
-        try:
-            with urllib.request.urlopen(req, timeout=HTTP_TIMEOUT_S) as resp:
-                return resp.status, resp.read()
-        except urllib.error.HTTPError as e:
-            return e.code, e.read()
-
-    def put(self, table, key, value):
-        return self.request("PUT", f"/kv/{table}/{urllib.parse.quote(key, safe='')}", value)
-
-    def scan_all(self, table):
-        items, cursor = [], b""
-        for _ in range(10000):
-            q = urllib.parse.urlencode({"limit": "50", "start": cursor})
-            status, body = self.request("GET", f"/kv/{table}?{q}")
-            assert status == 200, (status, body)
-            page_items, cursor = scan_page(json.loads(body))
-            items.extend(page_items)
-            if cursor is None:
-                return items
-        raise AssertionError("scan does not terminate")
-
-    def cli(self, *args, timeout=120, check=True):
-        """`kv partition ACTION`: the layout flags go after the action."""
-        if args[:2] == ("kv", "partition"):
-            rest = ["kv", "partition", args[2], "--layout", self.layout, "--dir", self.dir] + list(args[3:])
-            p = subprocess.run([TESSERA_BIN] + rest, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               timeout=timeout, text=True, errors="replace")
-            if check and p.returncode != 0:
-                raise AssertionError(f"{rest} -> rc {p.returncode}\n{p.stdout}\n{p.stderr}")
-            return p
-        return super().cli(*args, timeout=timeout, check=check)
 
     def partitions(self, table):
         """[(group, epoch, start, end)] from `tessera kv partitions`."""
@@ -149,13 +95,7 @@ class KvSplitTest(unittest.TestCase):
         cls.c.down()
 
     def check_readback(self, table, acked):
-        items = self.c.scan_all(table)
-        keys = [k for k, _ in items]
-        self.assertEqual(keys, sorted(keys), "scan out of order")
-        self.assertEqual(len(keys), len(set(keys)), "a key scanned twice")
-        got = dict(items)
-        for k, v in acked.items():
-            self.assertEqual(got.get(k), v, f"acknowledged {k!r} does not read back")
+        assert_reads_back(self, self.c.scan_all(table), acked)
 
     def test_1_size_triggered_split_under_writes(self):
         before = self.c.partitions("kv")

@@ -53,42 +53,15 @@ NODE_SETTINGS = ("gc_interval_ms: 1500 blob_sweep_interval_ms: 1000 blob_min_age
 BIG_KEYS = ["p0/big", "p1/big", "p2/big", "p3/big", "p4/big", "q/big"]
 
 
-class SplitCluster(h.S3Cluster):
-    """Three storage nodes (one per AZ), three meta replicas, one router
-    and one autoadmin that splits partitions above SPLIT_BYTES."""
-
-    def _write_layout(self):
-        ports = iter(free_ports(3 * 2 + 3 * 2 + 6 + 1))
-        lines = ['name: "s3-split"', 'azs: ["az1", "az2", "az3"]']
-        for az in h.AZS:
-            lines.append(f'nodes {{ name: "{az}-n1" az: "{az}" host: "127.0.0.1" '
-                         f"peer_port: {next(ports)} http_port: {next(ports)} }}")
-        for az in h.AZS:
-            lines.append(f'meta {{ name: "meta-{az}" az: "{az}" host: "127.0.0.1" '
-                         f"peer_port: {next(ports)} http_port: {next(ports)} }}")
-        kv, http_port, self.s3_port, self.s3_tls_port = (next(ports) for _ in range(4))
-        self.router_http_port = http_port
-        self.router_kv_tls_port, self.router_http_tls_port = next(ports), next(ports)
-        lines.append(f'routers {{ name: "router-1" az: "az1" host: "127.0.0.1" kv_port: {kv} '
-                     f"http_port: {http_port} s3_port: {self.s3_port} "
-                     f"s3_tls_port: {self.s3_tls_port} kv_tls_port: {self.router_kv_tls_port} "
-                     f"http_tls_port: {self.router_http_tls_port} }}")
-        lines.append("router_settings { s3_min_part_bytes: 1024 }")
-        lines.append(f"node_settings {{ {NODE_SETTINGS} }}")
-        port = next(ports)
-        self.autoadmin_http_ports = [port]
-        lines.append(f'autoadmin {{ name: "autoadmin-az1" az: "az1" host: "127.0.0.1" '
-                     f"http_port: {port} }}")
-        lines.append(f"autoadmin_settings {{ split_bytes: {SPLIT_BYTES} poll_interval_ms: 300 "
-                     "lease_ms: 2000 dead_after_ms: 30000 }")
-        with open(self.layout, "w") as f:
-            f.write("\n".join(lines) + "\n")
-
-
 def setUpModule():
     global CLUSTER
     h.require_binary()
-    CLUSTER = SplitCluster("s3-split")
+    # Three storage nodes (one per AZ), three meta replicas, one router and
+    # one autoadmin that splits partitions above SPLIT_BYTES.
+    CLUSTER = h.S3Cluster("s3-split", router_settings="s3_min_part_bytes: 1024",
+                          node_settings=NODE_SETTINGS, nodes_per_az=1, autoadmins=1,
+                          autoadmin_settings=f"split_bytes: {SPLIT_BYTES} poll_interval_ms: 300 "
+                                             "lease_ms: 2000 dead_after_ms: 30000")
     unittest.addModuleCleanup(CLUSTER.down)
     CLUSTER.up()
 

@@ -119,11 +119,7 @@ class PostUpload : public FormDataSink, public std::enable_shared_from_this<Post
   }
 
   void OnPiece(Result<std::string> piece, bool end) {
-    if (!piece.ok()) {
-      return Abort(S3Error(piece.status().code() == StatusCode::kTimeout
-                               ? S3ErrorCode::kRequestTimeout
-                               : S3ErrorCode::kIncompleteBody));
-    }
+    if (!piece.ok()) return Abort(BodyReadError(piece.status()));
     if (S3Status fed = reader_.Feed(*piece); !fed.ok()) return Abort(fed.error());
     if (end) {
       if (S3Status finished = reader_.Finish(); !finished.ok()) return Abort(finished.error());

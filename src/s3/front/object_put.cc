@@ -125,11 +125,7 @@ class PutUpload : public std::enable_shared_from_this<PutUpload> {
   }
 
   void OnPiece(Result<std::string> piece, bool end) {
-    if (!piece.ok()) {
-      return Abort(S3Error(piece.status().code() == StatusCode::kTimeout
-                               ? S3ErrorCode::kRequestTimeout
-                               : S3ErrorCode::kIncompleteBody));
-    }
+    if (!piece.ok()) return Abort(BodyReadError(piece.status()));
     {
       std::lock_guard lock(mu_);
       if (stopped_) return;

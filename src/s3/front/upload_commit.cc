@@ -6,6 +6,11 @@
 
 namespace tessera::s3::front {
 
+S3Error BodyReadError(const Status& status) {
+  return S3Error(status.code() == StatusCode::kTimeout ? S3ErrorCode::kRequestTimeout
+                                                       : S3ErrorCode::kIncompleteBody);
+}
+
 S3Status VerifyDeclaredDigests(const std::optional<std::string>& content_md5,
                                const std::string& md5,
                                const std::optional<auth::DeclaredChecksum>& declared,

@@ -38,6 +38,10 @@
 
 namespace tessera::s3::front {
 
+// A body piece that could not be read: RequestTimeout when the client was
+// too slow, IncompleteBody otherwise.
+S3Error BodyReadError(const Status& status);
+
 S3Status VerifyDeclaredDigests(const std::optional<std::string>& content_md5,
                                const std::string& md5,
                                const std::optional<auth::DeclaredChecksum>& declared,
