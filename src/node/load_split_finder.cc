@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "common/splitmix64.h"
+
 namespace tessera::node {
 
 const char* LoadSplitReasonName(LoadSplitReason reason) {
@@ -17,14 +19,7 @@ const char* LoadSplitReasonName(LoadSplitReason reason) {
 }
 
 LoadSplitFinder::LoadSplitFinder(uint64_t seed, uint64_t now_ms)
-    : rng_(seed * 0x9E3779B97F4A7C15ull + 1), window_start_ms_(now_ms) {}
-
-uint64_t LoadSplitFinder::NextRandom() {  // xorshift64*
-  rng_ ^= rng_ >> 12;
-  rng_ ^= rng_ << 25;
-  rng_ ^= rng_ >> 27;
-  return rng_ * 0x2545F4914F6CDD1Dull;
-}
+    : rng_(seed), window_start_ms_(now_ms) {}
 
 void LoadSplitFinder::Record(std::string_view key, uint64_t now_ms) {
   if (now_ms >= window_start_ms_ + kWindowMs) CloseWindow(now_ms);
@@ -48,7 +43,7 @@ void LoadSplitFinder::Record(std::string_view key, uint64_t now_ms) {
   // same probability kSamples / requests_.
   size_t slot = sample_count_;
   if (sample_count_ == kSamples) {
-    slot = NextRandom() % requests_;
+    slot = SplitMix64Next(rng_) % requests_;
     if (slot >= kSamples) return;
   } else {
     ++sample_count_;

@@ -86,9 +86,8 @@ class LoadSplitFinder {
   };
   void CloseWindow(uint64_t now_ms);
   LoadSplitAnswer Decide(uint64_t elapsed_ms) const;
-  uint64_t NextRandom();
 
-  uint64_t rng_;
+  uint64_t rng_;  // SplitMix64 state: which requests the reservoir keeps
   uint64_t window_start_ms_;
   uint64_t requests_ = 0;
   uint64_t new_max_ = 0;  // requests whose key was above every earlier one
