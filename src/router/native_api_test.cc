@@ -246,14 +246,28 @@ class NativeApiTest : public ::testing::Test {
     return started.ok() ? std::move(router) : nullptr;
   }
 
+  // Another router over the same fake cluster, with its own registry. The
+  // fixture owns both: a router is destroyed only after the io threads
+  // have stopped, so no handler of it can run on a freed object.
+  RouterService* StartExtraRouter(const http::TlsFiles* tls = nullptr) {
+    extra_registries_.push_back(std::make_unique<metrics::Registry>());
+    const uint32_t id = kRouterId + 1 + static_cast<uint32_t>(extra_routers_.size());
+    std::unique_ptr<RouterService> router = StartRouter(id, *extra_registries_.back(), tls);
+    if (router == nullptr) return nullptr;
+    extra_routers_.push_back(std::move(router));
+    return extra_routers_.back().get();
+  }
+
   void TearDown() override {
     client_.reset();
     if (router_) router_->Stop();
+    for (auto& r : extra_routers_) r->Stop();
     for (auto& s : servers_) s->Stop();
     work_.reset();
     io_.stop();
     for (auto& t : threads_) t.join();
     router_.reset();
+    extra_routers_.clear();
     servers_.clear();
   }
 
@@ -295,6 +309,8 @@ class NativeApiTest : public ::testing::Test {
   std::vector<std::unique_ptr<rpc::RpcServer>> servers_;
   std::vector<cluster::ProcessEntry> processes_;  // the fake cluster's nodes and meta
   std::unique_ptr<RouterService> router_;
+  std::vector<std::unique_ptr<metrics::Registry>> extra_registries_;  // outlive extra_routers_
+  std::vector<std::unique_ptr<RouterService>> extra_routers_;
   std::unique_ptr<KvClient> client_;
 };
 
@@ -559,8 +575,7 @@ TEST_F(NativeApiTest, ClientSideLimitsAndLostConnections) {
 }
 
 TEST_F(NativeApiTest, ClientReconnectsToAnotherRouterWhenItsRouterGoesAway) {
-  metrics::Registry second_registry;
-  std::unique_ptr<RouterService> second = StartRouter(kRouterId + 1, second_registry);
+  RouterService* second = StartExtraRouter();
   ASSERT_NE(second, nullptr);
   KvResult<std::unique_ptr<KvClient>> connected =
       KvClient::Connect({{"127.0.0.1", router_->native_port()}, {"127.0.0.1", second->native_port()}},
@@ -592,9 +607,8 @@ TEST_F(NativeApiTest, ClientReconnectsToAnotherRouterWhenItsRouterGoesAway) {
     KvResult<std::optional<KvValue>> got = client->Get("kv", key);
     ASSERT_TRUE(got.ok() && got->has_value()) << key;
   }
-  EXPECT_GE(testing::SeriesValue(second_registry, "tessera_router_requests_total{code=\"OK\",op=\"put\"}"), 1u);
-  client.reset();
-  second->Stop();
+  EXPECT_GE(testing::SeriesValue(*extra_registries_.back(), "tessera_router_requests_total{code=\"OK\",op=\"put\"}"),
+            1u);
 }
 
 TEST_F(NativeApiTest, SilentClientIsClosedAfterTheHandshakeTimeout) {
@@ -666,8 +680,7 @@ TEST_F(NativeApiTest, TlsListenersServeBothKvApisBesideThePlainOnes) {
   spec.ip_addresses = {"127.0.0.1"};
   const http::TlsFiles files{(dir / "cert.pem").string(), (dir / "key.pem").string()};
   ASSERT_TRUE(pki::Issue(ca, {files.cert_pem_path, files.key_pem_path}, spec, 2).ok());
-  metrics::Registry registry;
-  auto router = StartRouter(kRouterId + 1, registry, &files);
+  RouterService* router = StartExtraRouter(&files);
   ASSERT_NE(router, nullptr);
   ASSERT_NE(router->native_tls_port(), 0);
   ASSERT_NE(router->http_tls_port(), 0);
@@ -714,7 +727,6 @@ TEST_F(NativeApiTest, TlsListenersServeBothKvApisBesideThePlainOnes) {
   EXPECT_TRUE(untrusting.Connect());
 
   client->reset();
-  router->Stop();
   std::filesystem::remove_all(dir);
 }
 

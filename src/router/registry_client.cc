@@ -224,6 +224,18 @@ void RegistryClient::AskStatus(uint32_t meta_id, size_t tried, LeaderCallback do
          });
 }
 
+namespace {
+
+// A replica's "absent" the leader could not confirm (bound reached, leader
+// unknown or unreachable): the entry may exist (created a moment ago), so
+// the answer is retryable, never "does not exist", and nothing is cached.
+Status UnconfirmedAbsence(const std::string& what) {
+  return Status::Unavailable(what + " not found on a meta replica and the meta leader could not "
+                             "confirm its absence; retry");
+}
+
+}  // namespace
+
 // --- buckets -----------------------------------------------------------------
 
 void RegistryClient::LookupBucket(const std::string& name,
@@ -251,18 +263,19 @@ void RegistryClient::LookupBucket(const std::string& name,
 
 void RegistryClient::ConfirmBucketAbsent(const std::string& name, BucketCallback done) {
   auto absent = [name] { return Status::NotFound("bucket '" + name + "' does not exist"); };
-  if (!TakeLeaderSlot(bucket_counters_)) return done(absent());
-  FindLeader([this, name, absent, done = std::move(done)](
+  auto unconfirmed = [name] { return UnconfirmedAbsence("bucket '" + name + "'"); };
+  if (!TakeLeaderSlot(bucket_counters_)) return done(unconfirmed());
+  FindLeader([this, name, absent, unconfirmed, done = std::move(done)](
                  Result<std::pair<uint32_t, uint64_t>> leader) {
     if (!leader.ok()) {
       leader_inflight_.fetch_sub(1);
-      return done(absent());  // the replica's answer stands, not cached
+      return done(unconfirmed());
     }
     LookupBucket(
         name,
-        [this, name, absent, done](Result<pb::GetBucketResponse> answer) {
+        [this, name, absent, unconfirmed, done](Result<pb::GetBucketResponse> answer) {
           leader_inflight_.fetch_sub(1);
-          if (!answer.ok()) return done(absent());
+          if (!answer.ok()) return done(unconfirmed());
           if (answer->found()) {
             bucket_counters_.leader_found.Increment();
             return done(std::move(*answer->mutable_bucket()));
@@ -419,18 +432,19 @@ void RegistryClient::LookupKey(const std::string& key,
 
 void RegistryClient::ConfirmKeyAbsent(const std::string& key, SecretCallback done) {
   auto absent = [] { return Status::NotFound("unknown access key"); };
-  if (!TakeLeaderSlot(key_counters_)) return done(absent());
-  FindLeader([this, key, absent, done = std::move(done)](
+  auto unconfirmed = [] { return UnconfirmedAbsence("access key"); };
+  if (!TakeLeaderSlot(key_counters_)) return done(unconfirmed());
+  FindLeader([this, key, absent, unconfirmed, done = std::move(done)](
                  Result<std::pair<uint32_t, uint64_t>> leader) {
     if (!leader.ok()) {
       leader_inflight_.fetch_sub(1);
-      return done(absent());  // the replica's answer stands, not cached
+      return done(unconfirmed());
     }
     LookupKey(
         key,
-        [this, key, absent, done](Result<pb::GetUserByKeyResponse> answer) {
+        [this, key, absent, unconfirmed, done](Result<pb::GetUserByKeyResponse> answer) {
           leader_inflight_.fetch_sub(1);
-          if (!answer.ok()) return done(absent());
+          if (!answer.ok()) return done(unconfirmed());
           if (answer->found()) {
             key_counters_.leader_found.Increment();
             return done(UserSecretOf(*answer));

@@ -44,8 +44,9 @@
 // negative_entries_max per kind): a flood of requests with a bad key costs
 // the leader one read per key and TTL, not one per request. Leader reads in
 // flight are bounded (leader_reads_max, both kinds): beyond it, or when
-// the leader cannot be reached, the replica's "absent" is the answer and
-// nothing is cached. Finding the key (on any path) drops its negative
+// the leader cannot be reached, the answer is Unavailable (retryable: the
+// entry may have been created a moment ago, so "does not exist" would be
+// a guess) and nothing is cached. Finding the key (on any path) drops its negative
 // entry; so does creating the bucket through this client.
 //
 // Metrics, label kind="bucket" | "key":

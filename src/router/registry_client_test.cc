@@ -409,7 +409,8 @@ TEST_F(RegistryLeaderReadTest, BadKeysAskTheLeaderOncePerTtl) {
 
 TEST_F(RegistryLeaderReadTest, LeaderReadsAreBounded) {
   MakeClient(/*leader_reads_max=*/0);
-  EXPECT_EQ(Secret("NEWKEY").status().code(), StatusCode::kNotFound);  // the replica's answer
+  // The replica's "absent" is unconfirmed: retryable, never "does not exist".
+  EXPECT_EQ(Secret("NEWKEY").status().code(), StatusCode::kUnavailable);
   EXPECT_EQ(KeyReads(102), 0);
   EXPECT_EQ(StatusCalls(102) + StatusCalls(103) + StatusCalls(101), 0);
   EXPECT_EQ(client_->negative_keys(), 0u);  // unconfirmed absences are not cached

@@ -21,6 +21,8 @@ Python 3 standard library only; free loopback ports, a fresh temp dir,
 `tessera cluster down` at the end. Binary: $TESSERA_BIN (set by ctest).
 """
 
+import base64
+import hashlib
 import re
 import threading
 import time
@@ -41,6 +43,14 @@ def write_layout(path):
                         "lease_ms: 2000 dead_after_ms: 30000 }")
     write_layout_file(path, layout.lines)
     return layout.router_http[0]
+
+
+def value_of(key):
+    """VALUE_BYTES of base64 text drawn from the key's hash: incompressible,
+    so the leader's on-disk estimate of the state stays above split_bytes
+    after a flush compresses it (a repeated pattern would shrink below it)."""
+    seed = b"".join(hashlib.sha256(f"{key}/{i}".encode()).digest() for i in range(VALUE_BYTES // 32 + 1))
+    return base64.b64encode(seed)[:VALUE_BYTES]
 
 
 PARTITION_LINE = re.compile(r'^group (\d+) epoch (\d+) \["(.*)", "(.*)"\) replicas ([\d,]+)$')
@@ -73,7 +83,7 @@ class Writer(threading.Thread):
     def run(self):
         for i in range(self.count):
             key = f"{self.prefix}{i:03d}"
-            value = (key * (VALUE_BYTES // len(key) + 1))[:VALUE_BYTES].encode()
+            value = value_of(key)
             status, body = self.c.put(self.table, key, value)
             if status == 200:
                 self.acked[key.encode()] = value
