@@ -8,12 +8,11 @@
 #include "node/gc_check.h"
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
-#include <filesystem>
 #include <map>
 
 #include "node/s3_blob_refs.h"
+#include "node/state_machine_test_util.h"
 #include "s3/model/s3_keys.h"
 
 namespace tessera::node {
@@ -25,41 +24,11 @@ constexpr GroupId kParent = 3;
 constexpr GroupId kChild = 8;
 constexpr uint64_t kBucket = 5;
 
-class TempStore {
- public:
-  TempStore() {
-    char pattern[] = "/tmp/tessera-gccheck-XXXXXX";
-    dir_ = ::mkdtemp(pattern);
-    storage::NodeStoreOptions options;
-    options.path = dir_;
-    store_ = std::move(storage::NodeStore::Open(options)).value();
-  }
-  ~TempStore() {
-    store_.reset();
-    std::filesystem::remove_all(dir_);
-  }
-  storage::NodeStore* get() { return store_.get(); }
-
- private:
-  std::string dir_;
-  std::unique_ptr<storage::NodeStore> store_;
-};
-
-pb::Entry Entry(Slot slot, const pb::KvCommand& command) {
-  pb::Entry e;
-  e.set_slot(slot);
-  e.set_type(pb::ENTRY_COMMAND);
-  e.set_command(command.SerializeAsString());
-  e.set_request_id(slot * 10);
-  return e;
-}
+using testing::CommandEntry;
+using testing::TempStore;
 
 pb::Entry Write(Slot slot, const std::string& key, const std::string& value) {
-  pb::KvCommand command;
-  auto* w = command.mutable_batch()->add_writes();
-  w->set_key(key);
-  w->set_value(value);
-  return Entry(slot, command);
+  return testing::PutEntry(slot, key, value);
 }
 
 // A GC record of object `key` naming `ids`, written at `gc_slot`.
@@ -85,7 +54,7 @@ pb::Entry Split(Slot slot, const std::string& key) {
   pb::KvCommand command;
   command.mutable_split()->set_split_key(key);
   command.mutable_split()->set_child_group_id(kChild);
-  return Entry(slot, command);
+  return CommandEntry(slot, command);
 }
 
 // Answers from a table: owner -> referenced ids; an owner not in it fails.

@@ -4,13 +4,11 @@
 // or above the split key are not applied (wrong_partition) on every replica
 // alike, even after a restart, and an invalid split changes nothing.
 #include <gtest/gtest.h>
-#include <stdlib.h>
-
-#include <filesystem>
 
 #include "node/partition_state_machine.h"
 #include "node/snapshot_receiver.h"
 #include "node/snapshot_sender.h"
+#include "node/state_machine_test_util.h"
 #include "storage/snapshot_staging.h"
 
 namespace tessera::node {
@@ -19,48 +17,11 @@ namespace {
 constexpr GroupId kParent = 3;
 constexpr GroupId kChild = 8;
 
-class TempStore {
- public:
-  TempStore() {
-    char pattern[] = "/tmp/tessera-split-XXXXXX";
-    dir_ = ::mkdtemp(pattern);
-    Open();
-  }
-  ~TempStore() {
-    store_.reset();
-    std::filesystem::remove_all(dir_);
-  }
-  void Reopen() {
-    store_.reset();
-    Open();
-  }
-  storage::NodeStore* get() { return store_.get(); }
+using testing::TempStore;
 
- private:
-  void Open() {
-    storage::NodeStoreOptions options;
-    options.path = dir_;
-    store_ = std::move(storage::NodeStore::Open(options)).value();
-  }
-  std::string dir_;
-  std::unique_ptr<storage::NodeStore> store_;
-};
-
-pb::Entry Entry(Slot slot, const pb::KvCommand& command) {
-  pb::Entry e;
-  e.set_slot(slot);
-  e.set_type(pb::ENTRY_COMMAND);
-  e.set_command(command.SerializeAsString());
-  e.set_request_id(slot * 10);
-  return e;
-}
-
+pb::Entry Entry(Slot slot, const pb::KvCommand& command) { return testing::CommandEntry(slot, command); }
 pb::Entry Put(Slot slot, const std::string& key, const std::string& value) {
-  pb::KvCommand command;
-  auto* w = command.mutable_batch()->add_writes();
-  w->set_key(key);
-  w->set_value(value);
-  return Entry(slot, command);
+  return testing::PutEntry(slot, key, value);
 }
 
 pb::Entry Split(Slot slot, const std::string& key, GroupId child = kChild) {

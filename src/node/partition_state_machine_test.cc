@@ -4,32 +4,13 @@
 #include "node/partition_state_machine.h"
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
-#include <filesystem>
+#include "node/state_machine_test_util.h"
 
 namespace tessera::node {
 namespace {
 
-class TempStore {
- public:
-  TempStore() {
-    char pattern[] = "/tmp/tessera-psm-XXXXXX";
-    dir_ = ::mkdtemp(pattern);
-    storage::NodeStoreOptions options;
-    options.path = dir_;
-    store_ = std::move(storage::NodeStore::Open(options)).value();
-  }
-  ~TempStore() {
-    store_.reset();
-    std::filesystem::remove_all(dir_);
-  }
-  storage::NodeStore* get() { return store_.get(); }
-
- private:
-  std::string dir_;
-  std::unique_ptr<storage::NodeStore> store_;
-};
+using testing::TempStore;
 
 pb::Entry Command(Slot slot, const pb::KvBatch& batch, uint64_t request_id = 0) {
   pb::Entry e;
