@@ -67,28 +67,33 @@ Status UserCreate(ClusterSession& s, const S3CommandArgs& a, std::ostream& out) 
   return Status::Ok();
 }
 
-// The users as the most up-to-date meta replica knows them (the highest
-// map version among those that answer): a user created a moment ago by
-// another command may not have reached every replica's cache yet.
-Result<pb::ListUsersResponse> NewestUsers(ClusterSession& s) {
+// A registry read as the most up-to-date meta replica answers it (the
+// highest map_version among those that answer): a bucket or user made a
+// moment ago by another command may not have reached every replica's
+// cache yet, and an operator's next command must see it.
+template <typename Response, typename Request>
+Result<Response> NewestMetaAnswer(ClusterSession& s, const std::string& method, const Request& request) {
   auto client = s.client();
   if (!client.ok()) return client.status();
-  std::optional<pb::ListUsersResponse> newest;
+  std::optional<Response> newest;
   Status last = Status::Unavailable("no metadata replica in the layout");
   for (const cluster::ProcessEntry& e : s.table().OfRole(ProcessRole::kMeta)) {
-    auto raw = (*client)->Call(e.id, "meta.list_users", pb::ListUsersRequest().SerializeAsString(),
-                               kRpcTimeout);
-    pb::ListUsersResponse response;
+    auto raw = (*client)->Call(e.id, method, request.SerializeAsString(), kRpcTimeout);
+    Response response;
     if (!raw.ok()) {
       last = raw.status();
     } else if (!response.ParseFromString(*raw)) {
-      last = Status::Corruption("unparsable meta.list_users answer");
+      last = Status::Corruption("unparsable " + method + " answer");
     } else if (!newest || response.map_version() > newest->map_version()) {
       newest = std::move(response);
     }
   }
   if (!newest) return last;
   return *newest;
+}
+
+Result<pb::ListUsersResponse> NewestUsers(ClusterSession& s) {
+  return NewestMetaAnswer<pb::ListUsersResponse>(s, "meta.list_users", pb::ListUsersRequest());
 }
 
 Status UserList(ClusterSession& s, std::ostream& out) {
@@ -123,7 +128,7 @@ void PrintBucket(const pb::BucketDescriptor& b, std::ostream& out) {
 Status BucketSetCapacity(ClusterSession& s, const S3CommandArgs& a, std::ostream& out) {
   pb::GetBucketRequest lookup;
   lookup.set_name(a.name);
-  auto current = CallMeta<pb::GetBucketResponse>(s, "meta.get_bucket", lookup);
+  auto current = NewestMetaAnswer<pb::GetBucketResponse>(s, "meta.get_bucket", lookup);
   if (!current.ok()) return current.status();
   if (!current->found()) return Status::NotFound("bucket '" + a.name + "' does not exist");
   KvTableArgs wanted;
@@ -168,7 +173,7 @@ Status BucketCreate(ClusterSession& s, const S3CommandArgs& a, std::ostream& out
 Status Buckets(ClusterSession& s, const S3CommandArgs& a, std::ostream& out) {
   pb::ListBucketsRequest request;
   request.set_owner(a.owner);
-  auto r = CallMeta<pb::ListBucketsResponse>(s, "meta.list_buckets", request);
+  auto r = NewestMetaAnswer<pb::ListBucketsResponse>(s, "meta.list_buckets", request);
   if (!r.ok()) return r.status();
   for (const pb::BucketDescriptor& b : r->buckets()) {
     PrintBucket(b, out);
@@ -182,7 +187,7 @@ Status Buckets(ClusterSession& s, const S3CommandArgs& a, std::ostream& out) {
 Status Usage(ClusterSession& s, const S3CommandArgs& a, std::ostream& out) {
   pb::GetBucketRequest lookup;
   lookup.set_name(a.name);
-  auto bucket = CallMeta<pb::GetBucketResponse>(s, "meta.get_bucket", lookup);
+  auto bucket = NewestMetaAnswer<pb::GetBucketResponse>(s, "meta.get_bucket", lookup);
   if (!bucket.ok()) return bucket.status();
   if (!bucket->found()) return Status::NotFound("no bucket " + a.name);
   auto client = s.client();
