@@ -117,7 +117,7 @@ class ListingCluster(h.S3Cluster):
         partition (at most SPLITS_IN_FLIGHT at once) and waits for them."""
         prefix = bucket_id.to_bytes(8, "big")
         points = sorted(prefix + k.encode() for k in keys)
-        deadline = time.monotonic() + SPLIT_WAIT_S
+        deadline, refusals = time.monotonic() + SPLIT_WAIT_S, []
         while time.monotonic() < deadline:
             parts = self.bucket_partitions(bucket_id)
             missing = [pt for pt in points if pt not in {p["start"] for p in parts}]
@@ -130,11 +130,16 @@ class ListingCluster(h.S3Cluster):
                     asks.append(inside[len(inside) // 2])
             asks = asks[:SPLITS_IN_FLIGHT]
             with concurrent.futures.ThreadPoolExecutor(len(asks)) as pool:
-                list(pool.map(lambda pt: self.cli("kv", "partition", "split", "_s3", "--key",
-                                                  pt.decode(), "--no-wait"), asks))
+                # A refused request (one still pending from a round that
+                # timed out) is asked again next round.
+                answers = list(pool.map(lambda pt: self.cli(
+                    "kv", "partition", "split", "_s3", "--key", pt.decode(), "--no-wait",
+                    check=False), asks))
+            refusals += [a.stderr.strip() for a in answers if a.returncode != 0]
             h.wait_until(lambda: set(asks) <= {p["start"] for p in self.bucket_partitions(bucket_id)},
                          max(1.0, deadline - time.monotonic()), 0.3)
-        raise AssertionError(f"the bucket is not split at {keys} within {SPLIT_WAIT_S} s")
+        raise AssertionError(f"the bucket is not split at {keys} within {SPLIT_WAIT_S} s; "
+                             f"refused requests: {refusals[-5:]}")
 
     def put_objects(self, s3, bucket, keys, threads=8):
         with concurrent.futures.ThreadPoolExecutor(threads) as pool:
