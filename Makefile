@@ -68,26 +68,28 @@ SOAK ?= 0
 experiments: build
 	@scripts/run-experiments.sh $(BUILD)/src/cli/tessera --soak $(SOAK) $(if $(SEED),--seed $(SEED))
 
-# make bench [BENCHES="consensus md5 s3 kv multipart admission"] [ARGS=...]: the replication
+# make bench [BENCHES="consensus md5 s3 kv multipart admission listing"] [ARGS=...]: the replication
 # benchmark (ARGS go to it), MD5 one stream and side by side (D39), then S3 side
 # by side with Ceph RGW, KV side by side
 # with etcd and multipart uploads side by side with RGW (bench/s3_vs_rgw.sh,
 # bench/kv_vs_etcd.sh, bench/s3_multipart_vs_rgw.sh), and S3 bucket
 # admission (bench/s3_admission.py: its cost on and off, interleaved, and
-# timelines plotted with gnuplot); each also runs alone, see
+# timelines plotted with gnuplot), and listing latency against the bucket's
+# partition count (bench/s3_listing_cost.py); each also runs alone, see
 # docs/benchmarks.md. A peer that cannot start is reported and skipped.
 bench:
 	@scripts/install-deps.sh --bench
 	@cmake -S . -B $(BENCH_BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(BENCH_BUILD) -j $(JOBS) --target tessera_consensus_bench tessera_md5_bench tessera_s3_sink tessera
-	@rc=0; for b in $(or $(BENCHES),consensus md5 s3 kv multipart admission); do case $$b in \
+	@rc=0; for b in $(or $(BENCHES),consensus md5 s3 kv multipart admission listing); do case $$b in \
 	  consensus) $(BENCH_BUILD)/bench/tessera_consensus_bench $(ARGS) || rc=1 ;; \
 	  md5) $(BENCH_BUILD)/bench/tessera_md5_bench || rc=1 ;; \
 	  s3) TESSERA=$(abspath $(BENCH_BUILD))/src/cli/tessera bench/s3_vs_rgw.sh || rc=1 ;; \
 	  kv) TESSERA=$(abspath $(BENCH_BUILD))/src/cli/tessera bench/kv_vs_etcd.sh || rc=1 ;; \
 	  multipart) TESSERA=$(abspath $(BENCH_BUILD))/src/cli/tessera bench/s3_multipart_vs_rgw.sh || rc=1 ;; \
 	  admission) bench/s3_admission.py --tessera $(abspath $(BENCH_BUILD))/src/cli/tessera || rc=1 ;; \
-	  *) echo "unknown benchmark $$b (consensus, md5, s3, kv, multipart, admission)"; rc=2 ;; esac; done; exit $$rc
+	  listing) bench/s3_listing_cost.py --tessera $(abspath $(BENCH_BUILD))/src/cli/tessera || rc=1 ;; \
+	  *) echo "unknown benchmark $$b (consensus, md5, s3, kv, multipart, admission, listing)"; rc=2 ;; esac; done; exit $$rc
 
 # make fuzz [FUZZ_SECONDS=60] [FUZZ_TARGETS="http_request ..."]: builds the
 # libFuzzer targets of fuzz/ with clang (ASan + UBSan, build/fuzz) and runs
