@@ -137,6 +137,7 @@ class SeedRun {
       result.stats.s3_acked = s3_->stats().acked;
       result.stats.s3_unknown = s3_->stats().unknown;
       result.stats.s3_resent = s3_->stats().resent;
+      result.stats.s3_completed = s3_->stats().completed;
     }
     result.stats.messages_sent = cluster_.transport_stats().sent;
     result.stats.virtual_time_us = cluster_.loop().now_us() - start_us;

@@ -108,6 +108,7 @@ struct HostSeedStats {
   uint64_t s3_acked = 0;     // of them, answered
   uint64_t s3_unknown = 0;   // of them, outcome unknown
   uint64_t s3_resent = 0;    // resends after a proven refusal
+  uint64_t s3_completed = 0;  // multipart uploads completed
   uint64_t messages_sent = 0;
   uint64_t virtual_time_us = 0;
 };

@@ -89,14 +89,18 @@ TEST(HostSeedTest, S3SeedsPassTheS3Invariants) {
     total.s3_acked += result.stats.s3_acked;
     total.s3_unknown += result.stats.s3_unknown;
     total.s3_resent += result.stats.s3_resent;
+    total.s3_completed += result.stats.s3_completed;
   }
-  std::printf("[ s3       ] %llu operations, %llu answered, %llu unknown, %llu resent\n",
+  std::printf("[ s3       ] %llu operations, %llu answered, %llu unknown, %llu resent, "
+              "%llu uploads completed\n",
               static_cast<unsigned long long>(total.s3_ops),
               static_cast<unsigned long long>(total.s3_acked),
               static_cast<unsigned long long>(total.s3_unknown),
-              static_cast<unsigned long long>(total.s3_resent));
+              static_cast<unsigned long long>(total.s3_resent),
+              static_cast<unsigned long long>(total.s3_completed));
   EXPECT_GT(total.s3_ops, 4u * 10);
   EXPECT_GT(total.s3_acked, total.s3_ops / 2);
+  EXPECT_GT(total.s3_completed, 0u);
   // A fourth of the seeds run S3 clients without the flag, drawn per seed.
   uint64_t s3_seeds = 0;
   for (uint64_t seed = 1; seed <= 400; ++seed) {

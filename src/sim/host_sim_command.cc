@@ -39,6 +39,7 @@ void Accumulate(const HostSeedStats& s, HostSeedStats& totals) {
   totals.s3_acked += s.s3_acked;
   totals.s3_unknown += s.s3_unknown;
   totals.s3_resent += s.s3_resent;
+  totals.s3_completed += s.s3_completed;
   totals.messages_sent += s.messages_sent;
   totals.virtual_time_us += s.virtual_time_us;
 }
@@ -130,7 +131,8 @@ int RunHostSimCommand(const SimCommandArgs& args, std::ostream& out) {
       << " log replicas, " << totals.autoadmin_actions << " planned actions), "
       << totals.log_slots_checked << " applied slots compared, " << totals.s3_ops
       << " S3 operations (" << totals.s3_acked << " answered, " << totals.s3_unknown
-      << " unknown, " << totals.s3_resent << " resent), "
+      << " unknown, " << totals.s3_resent << " resent, " << totals.s3_completed
+      << " uploads completed), "
       << totals.messages_sent << " messages, " << totals.virtual_time_us / 1'000'000
       << " s simulated\n";
   if (campaign.first_failure) {

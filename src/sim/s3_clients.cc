@@ -1,5 +1,7 @@
 #include "sim/s3_clients.h"
 
+#include <map>
+#include <set>
 #include <utility>
 
 #include "common/check.h"
@@ -20,6 +22,9 @@ constexpr TimeUs kS3ResendBackoffUs = 5'000;
 // A client abandons a send it has no answer to after this long.
 constexpr TimeUs kS3ClientTimeoutUs = 1'500'000;
 constexpr uint32_t kS3BodyBytesMax = 300;
+// Multipart uploads: part numbers 1..kS3PartsMax of up to this many bytes.
+constexpr uint32_t kS3PartsMax = 3;
+constexpr uint64_t kS3PartBytesMax = 1 << 20;
 // kS3RetryUnknown: the share of answers the client pretends were lost.
 constexpr uint32_t kLostAnswerPercent = 25;
 
@@ -69,7 +74,9 @@ void S3Clients::NewOp(uint32_t c) {
   op.tag = "op" + std::to_string(sent_.size());
   op.versioning = versioning_;
   const uint64_t draw = prng_.Below(100);
-  if (draw >= 55) {
+  if (draw >= 40 && draw < 55) {
+    MultipartOp(op);
+  } else if (draw >= 55) {
     op.kind = S3SentOp::Kind::kDeleteLatest;
     if (draw >= 80) {  // a version by id the clients were told of, when there is one
       std::vector<std::string> ids;
@@ -97,9 +104,100 @@ void S3Clients::NewOp(uint32_t c) {
   Send(c);
 }
 
+// A multipart step on op.key: an upload part, a completion or an abort of
+// an upload the clients were told was created (and have not ended), else
+// the creation of one. Parts reference blobs by id only: the model needs
+// no blob store, and completion refuses inline parts.
+void S3Clients::MultipartOp(S3SentOp& op) {
+  std::vector<std::string> uploads;
+  std::set<std::string> ended;
+  for (const S3SentOp& other : sent_) {
+    if (other.key != op.key) continue;
+    if (other.kind == S3SentOp::Kind::kCreateUpload && other.fate == S3SentOp::Fate::kAcked &&
+        other.s3_outcome == pb::S3_OK) {
+      uploads.push_back(other.tag);
+    }
+    if (other.kind == S3SentOp::Kind::kCompleteUpload ||
+        other.kind == S3SentOp::Kind::kAbortUpload) {
+      ended.insert(other.upload_id);
+    }
+  }
+  std::erase_if(uploads, [&](const std::string& id) { return ended.count(id) != 0; });
+  op.kind = S3SentOp::Kind::kCreateUpload;
+  if (uploads.empty()) return;
+  op.upload_id = uploads[prng_.Below(uploads.size())];
+  std::map<uint32_t, std::string> parts;  // acknowledged, the latest per number
+  for (const S3SentOp& other : sent_) {
+    if (other.kind == S3SentOp::Kind::kUploadPart && other.upload_id == op.upload_id &&
+        other.fate == S3SentOp::Fate::kAcked && other.s3_outcome == pb::S3_OK) {
+      parts[other.part_number] = other.tag;
+    }
+  }
+  const uint64_t draw = prng_.Below(100);
+  if (parts.empty() || draw < 50) {
+    op.kind = S3SentOp::Kind::kUploadPart;
+    op.part_number = static_cast<uint32_t>(1 + prng_.Below(kS3PartsMax));
+    op.part_size = prng_.Range(1, kS3PartBytesMax);
+  } else if (draw < 85) {
+    op.kind = S3SentOp::Kind::kCompleteUpload;
+    op.parts.assign(parts.begin(), parts.end());
+  } else {
+    op.kind = S3SentOp::Kind::kAbortUpload;
+  }
+}
+
 pb::S3Op S3Clients::OpOf(const S3SentOp& sent) const {
   pb::S3Op op;
   const int64_t now_ms = static_cast<int64_t>(cluster_.loop().now_us() / 1000);
+  switch (sent.kind) {
+    case S3SentOp::Kind::kCreateUpload: {
+      pb::CreateUploadOp* create = op.mutable_create_upload();
+      create->set_bucket_id(kBucketId);
+      create->set_key(sent.key);
+      create->mutable_upload()->set_upload_id(sent.tag);
+      create->mutable_upload()->mutable_template_()->set_owner("sim");
+      create->mutable_upload()->set_initiated_ms(now_ms);
+      return op;
+    }
+    case S3SentOp::Kind::kUploadPart: {
+      pb::UploadPartOp* part = op.mutable_upload_part();
+      part->set_bucket_id(kBucketId);
+      part->set_key(sent.key);
+      part->set_upload_id(sent.upload_id);
+      part->mutable_part()->set_part_number(sent.part_number);
+      part->mutable_part()->set_size(sent.part_size);
+      part->mutable_part()->set_etag(sent.tag);
+      part->mutable_part()->set_last_modified_ms(now_ms);
+      pb::BlobRef* blob = part->mutable_part()->add_blobs();
+      blob->set_blob_id("blob-" + sent.tag);
+      blob->set_size(sent.part_size);
+      return op;
+    }
+    case S3SentOp::Kind::kCompleteUpload: {
+      pb::CompleteUploadOp* complete = op.mutable_complete_upload();
+      complete->set_bucket_id(kBucketId);
+      complete->set_key(sent.key);
+      complete->set_upload_id(sent.upload_id);
+      for (const auto& [number, etag] : sent.parts) {
+        pb::CompletePart* listed = complete->add_parts();
+        listed->set_part_number(number);
+        listed->set_etag(etag);
+      }
+      complete->set_etag(sent.tag);
+      complete->set_versioning(sent.versioning);
+      complete->set_now_ms(now_ms);
+      return op;
+    }
+    case S3SentOp::Kind::kAbortUpload: {
+      pb::AbortUploadOp* abort = op.mutable_abort_upload();
+      abort->set_bucket_id(kBucketId);
+      abort->set_key(sent.key);
+      abort->set_upload_id(sent.upload_id);
+      return op;
+    }
+    default:
+      break;
+  }
   if (sent.kind == S3SentOp::Kind::kPut) {
     pb::PutObjectOp* put = op.mutable_put_object();
     put->set_bucket_id(kBucketId);
@@ -184,6 +282,9 @@ void S3Clients::Finish(uint32_t c, uint64_t serial, const Result<pb::KvApplyResu
       op.s3_outcome = result->s3().outcome();
       if (op.kind != S3SentOp::Kind::kDeleteVersion) op.version_id = result->s3().version_id();
       ++stats_.acked;
+      if (op.kind == S3SentOp::Kind::kCompleteUpload && op.s3_outcome == pb::S3_OK) {
+        ++stats_.completed;
+      }
     }
     resend = retry_unknown_ && prng_.Chance(kLostAnswerPercent);
   } else if (refused) {

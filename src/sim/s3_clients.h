@@ -1,7 +1,8 @@
 // S3Clients: simulated S3 clients of one bucket in a HostCluster's group,
 // as the S3 front and the router drive a partition (docs/simulator.md):
 // each sends PutObject (small inline bodies), DeleteObject of the latest
-// version or of a version by id, under the bucket's versioning as it
+// version or of a version by id, multipart uploads (create, parts that
+// reference blobs by id, complete, abort), under the bucket's versioning as it
 // changes (unversioned, then enabled, suspended, enabled again), as one
 // S3Op per operation (pb::KvCommand::s3) proposed at the replica it
 // believes leads. An operation is resent (to the hinted leader) only when
@@ -39,6 +40,7 @@ struct S3ClientStats {
   uint64_t unknown = 0;    // outcome unknown
   uint64_t refused = 0;    // proven never proposed, retries spent
   uint64_t resent = 0;     // sends after the first
+  uint64_t completed = 0;  // multipart uploads completed (answered S3_OK)
 };
 
 class S3Clients {
@@ -77,6 +79,7 @@ class S3Clients {
   void Send(uint32_t c);
   void Finish(uint32_t c, uint64_t serial, const Result<pb::KvApplyResult>& result);
   void EndOp(size_t i);
+  void MultipartOp(S3SentOp& op);
   pb::S3Op OpOf(const S3SentOp& op) const;
   void NextVersioning();
 

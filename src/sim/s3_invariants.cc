@@ -20,8 +20,8 @@ struct KeyRecords {
   std::optional<pb::ObjectHead> head;
   std::map<uint64_t, pb::VersionRecord> versions;  // by seq
   std::map<uint64_t, std::string> data;            // by seq (0: the version-less latest)
-  std::map<std::string, pb::UploadRecord> uploads;
-  std::vector<pb::PartRecord> parts;
+  std::map<std::string, pb::UploadRecord> uploads;  // by upload id
+  std::map<std::string, std::vector<pb::PartRecord>> parts;  // by upload id
 };
 
 // The rows as a listing's record source.
@@ -86,9 +86,12 @@ std::string Collect(const std::vector<RecordRow>& rows, uint64_t bucket_id,
         records.uploads[upload.upload_id()] = upload;
         break;
       }
-      case RecordType::kPart:
-        if (!Parse(row.value, &records.parts.emplace_back())) return "ghost: part of " + where + " does not parse";
+      case RecordType::kPart: {
+        const std::string_view upload_id = parsed->suffix.substr(0, parsed->suffix.find('\0'));
+        auto& parts = records.parts[std::string(upload_id)];
+        if (!Parse(row.value, &parts.emplace_back())) return "ghost: part of " + where + " does not parse";
         break;
+      }
     }
   }
   return "";
@@ -195,8 +198,13 @@ std::string CheckS3State(const std::vector<RecordRow>& rows, uint64_t bucket_id,
       live.push_back(key);
     }
     scanned.set_uploads(scanned.uploads() + static_cast<int64_t>(records.uploads.size()));
-    for (const pb::PartRecord& part : records.parts) {
-      scanned.set_part_bytes(scanned.part_bytes() + static_cast<int64_t>(part.size()));
+    for (const auto& [upload_id, parts] : records.parts) {
+      if (records.uploads.count(upload_id) == 0) {
+        return "ghost: parts of upload " + upload_id + " of " + Quoted(key) + " without the upload";
+      }
+      for (const pb::PartRecord& part : parts) {
+        scanned.set_part_bytes(scanned.part_bytes() + static_cast<int64_t>(part.size()));
+      }
     }
   }
 
@@ -235,8 +243,52 @@ std::string CheckS3State(const std::vector<RecordRow>& rows, uint64_t bucket_id,
       }
     }
   }
-  // Acknowledged versioned puts and markers stay unless their version was
-  // deleted by id.
+  // Uploads and parts: each one a sent operation's, never a refused one's.
+  for (const auto& [key, records] : keys) {
+    for (const auto& [upload_id, upload] : records.uploads) {
+      auto op = by_tag.find(upload_id);
+      if (op == by_tag.end() || op->second->kind != S3SentOp::Kind::kCreateUpload ||
+          op->second->key != key) {
+        return "exactly-once: " + Quoted(key) + " holds upload " + upload_id + " no create made";
+      }
+      if (op->second->fate == S3SentOp::Fate::kRefused) {
+        return "exactly-once: upload " + upload_id + " was refused but is in effect";
+      }
+    }
+    for (const auto& [upload_id, parts] : records.parts) {
+      for (const pb::PartRecord& part : parts) {
+        auto op = by_tag.find(part.etag());
+        if (op == by_tag.end() || op->second->kind != S3SentOp::Kind::kUploadPart ||
+            op->second->upload_id != upload_id || op->second->part_number != part.part_number()) {
+          return "exactly-once: upload " + upload_id + " holds part " + part.etag() +
+                 " no upload of that part made";
+        }
+        if (op->second->fate == S3SentOp::Fate::kRefused) {
+          return "exactly-once: part " + part.etag() + " was refused but is in effect";
+        }
+      }
+    }
+  }
+  // An acknowledged create stays until a completion or abort of it was sent.
+  std::set<std::string> ended;  // upload ids
+  for (const S3SentOp& op : sent) {
+    if ((op.kind == S3SentOp::Kind::kCompleteUpload || op.kind == S3SentOp::Kind::kAbortUpload) &&
+        op.fate != S3SentOp::Fate::kRefused) {
+      ended.insert(op.upload_id);
+    }
+  }
+  for (const S3SentOp& op : sent) {
+    if (op.kind != S3SentOp::Kind::kCreateUpload || op.fate != S3SentOp::Fate::kAcked ||
+        op.s3_outcome != pb::S3_OK || ended.count(op.tag) != 0) {
+      continue;
+    }
+    auto key = keys.find(op.key);
+    if (key == keys.end() || key->second.uploads.count(op.tag) == 0) {
+      return "exactly-once: acknowledged upload " + op.tag + " of " + Quoted(op.key) + " is gone";
+    }
+  }
+  // Acknowledged versioned puts, completions and markers stay unless their
+  // version was deleted by id.
   std::set<std::pair<std::string, std::string>> deleted;  // key, version id
   for (const S3SentOp& op : sent) {
     if (op.kind == S3SentOp::Kind::kDeleteVersion && op.fate != S3SentOp::Fate::kRefused) {
@@ -244,8 +296,11 @@ std::string CheckS3State(const std::vector<RecordRow>& rows, uint64_t bucket_id,
     }
   }
   for (const S3SentOp& op : sent) {
+    const bool writes_version = op.kind == S3SentOp::Kind::kPut ||
+                                op.kind == S3SentOp::Kind::kDeleteLatest ||
+                                op.kind == S3SentOp::Kind::kCompleteUpload;
     if (op.fate != S3SentOp::Fate::kAcked || op.s3_outcome != pb::S3_OK ||
-        op.versioning != pb::VERSIONING_ENABLED || op.kind == S3SentOp::Kind::kDeleteVersion) {
+        op.versioning != pb::VERSIONING_ENABLED || !writes_version) {
       continue;
     }
     if (deleted.count({op.key, op.version_id}) != 0) continue;

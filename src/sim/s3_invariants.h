@@ -9,7 +9,11 @@
 //                 in effect; every acknowledged versioned put is still a
 //                 version unless a delete of that version id was sent; a
 //                 version's bytes are its operation's body;
-//   no ghosts     every version and data record belongs to a head, the
+//                 every upload record is a create that was sent and
+//                 every acknowledged one that no completion or abort was
+//                 sent for is still there;
+//   no ghosts     every version and data record belongs to a head, every
+//                 part record to an upload record, the
 //                 head's version chain reaches every version record of its
 //                 key (links both ways consistent), the head's latest is
 //                 the chain's newest version, and a data record exists
@@ -24,6 +28,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "s3/model/listing.h"
@@ -34,7 +39,15 @@ namespace tessera::sim {
 
 // What the clients know of one S3 operation they sent.
 struct S3SentOp {
-  enum class Kind { kPut, kDeleteLatest, kDeleteVersion };
+  enum class Kind {
+    kPut,
+    kDeleteLatest,
+    kDeleteVersion,
+    kCreateUpload,    // upload id: the tag
+    kUploadPart,      // of upload_id; a part record whose etag is the tag
+    kCompleteUpload,  // of upload_id; the object's etag is the tag
+    kAbortUpload,     // of upload_id
+  };
   enum class Fate {
     kAcked,    // answered: in effect (when s3_outcome is S3_OK)
     kUnknown,  // no answer that proves either way
@@ -47,6 +60,10 @@ struct S3SentOp {
   std::string body;  // puts
   pb::BucketVersioning versioning = pb::VERSIONING_UNSET;
   std::string version_id;  // kDeleteVersion: the version addressed; acked: the answer's
+  std::string upload_id;   // parts, completions, aborts
+  uint32_t part_number = 0;  // parts
+  uint64_t part_size = 0;    // parts
+  std::vector<std::pair<uint32_t, std::string>> parts;  // completions: number, etag
   Fate fate = Fate::kUnknown;
   pb::S3Outcome s3_outcome = pb::S3_OK;  // acked only
 };

@@ -25,7 +25,31 @@ class S3InvariantsTest : public ::testing::Test {
   // Applies `op` at the next slot and records it as the clients would.
   S3SentOp& Apply(S3SentOp op) {
     pb::S3Op s3;
-    if (op.kind == S3SentOp::Kind::kPut) {
+    if (op.kind == S3SentOp::Kind::kCreateUpload) {
+      s3.mutable_create_upload()->set_bucket_id(kBucket);
+      s3.mutable_create_upload()->set_key(op.key);
+      s3.mutable_create_upload()->mutable_upload()->set_upload_id(op.tag);
+    } else if (op.kind == S3SentOp::Kind::kUploadPart) {
+      auto* part = s3.mutable_upload_part();
+      part->set_bucket_id(kBucket);
+      part->set_key(op.key);
+      part->set_upload_id(op.upload_id);
+      part->mutable_part()->set_part_number(op.part_number);
+      part->mutable_part()->set_size(op.part_size);
+      part->mutable_part()->set_etag(op.tag);
+      part->mutable_part()->add_blobs()->set_blob_id("blob-" + op.tag);
+    } else if (op.kind == S3SentOp::Kind::kCompleteUpload) {
+      auto* complete = s3.mutable_complete_upload();
+      complete->set_bucket_id(kBucket);
+      complete->set_key(op.key);
+      complete->set_upload_id(op.upload_id);
+      complete->set_etag(op.tag);
+      complete->set_versioning(op.versioning);
+      for (const auto& [number, etag] : op.parts) {
+        complete->add_parts()->set_part_number(number);
+        complete->mutable_parts()->rbegin()->set_etag(etag);
+      }
+    } else if (op.kind == S3SentOp::Kind::kPut) {
       auto* put = s3.mutable_put_object();
       put->set_bucket_id(kBucket);
       put->set_key(op.key);
@@ -82,6 +106,32 @@ class S3InvariantsTest : public ::testing::Test {
     Apply(Put("b", "op10", pb::VERSIONING_SUSPENDED));
     Apply(Delete("a", "op11", pb::VERSIONING_ENABLED, v6));
     Apply(Put("d", "op12", pb::VERSIONING_ENABLED));
+    // Multipart: one upload completed over d, one left open on e.
+    Apply(Upload(S3SentOp::Kind::kCreateUpload, "d", "op13", ""));
+    Apply(Part("d", "op14", "op13", 1, 1000));
+    Apply(Part("d", "op15", "op13", 2, 10));
+    S3SentOp complete = Upload(S3SentOp::Kind::kCompleteUpload, "d", "op16", "op13");
+    complete.versioning = pb::VERSIONING_ENABLED;
+    complete.parts = {{1, "op14"}, {2, "op15"}};
+    EXPECT_EQ(Apply(complete).s3_outcome, pb::S3_OK);
+    Apply(Upload(S3SentOp::Kind::kCreateUpload, "e", "op17", ""));
+    Apply(Part("e", "op18", "op17", 1, 300));
+  }
+  S3SentOp Upload(S3SentOp::Kind kind, const std::string& key, const std::string& tag,
+                  const std::string& upload_id) {
+    S3SentOp op;
+    op.kind = kind;
+    op.key = key;
+    op.tag = tag;
+    op.upload_id = upload_id;
+    return op;
+  }
+  S3SentOp Part(const std::string& key, const std::string& tag, const std::string& upload_id,
+                uint32_t number, uint64_t size) {
+    S3SentOp op = Upload(S3SentOp::Kind::kUploadPart, key, tag, upload_id);
+    op.part_number = number;
+    op.part_size = size;
+    return op;
   }
   std::vector<s3::model::RecordRow> Rows() const {
     std::vector<s3::model::RecordRow> rows;
@@ -100,7 +150,7 @@ TEST_F(S3InvariantsTest, TheModelsStateAfterAMixPasses) {
   EXPECT_EQ(Check(), "");
   // An operation of unknown outcome may be absent; one the clients never
   // had answered may be in effect.
-  S3SentOp lost = Put("e", "op13", pb::VERSIONING_ENABLED);
+  S3SentOp lost = Put("e", "op99", pb::VERSIONING_ENABLED);
   lost.fate = S3SentOp::Fate::kUnknown;
   sent_.push_back(lost);
   EXPECT_EQ(Check(), "");
@@ -130,25 +180,52 @@ TEST_F(S3InvariantsTest, GhostRecordsAreCaught) {
 
 TEST_F(S3InvariantsTest, AMissingDataRecordIsCaught) {
   Mix();
-  pb::ObjectHead head;
-  ASSERT_TRUE(head.ParseFromString(state_.rows().at(s3::model::HeadKey(kBucket, "d"))));
-  state_.Delete(s3::model::DataKey(kBucket, "d", head.latest_seq()));
+  std::string data_key;  // op12's bytes, under d
+  for (const auto& [key, value] : state_.rows()) {
+    auto parsed = s3::model::ParseObjectRecordKey(key);
+    if (parsed && parsed->object_key == "d" && parsed->type == s3::model::RecordType::kData) {
+      data_key = key;
+    }
+  }
+  ASSERT_FALSE(data_key.empty());
+  state_.Delete(data_key);
   EXPECT_EQ(Check().rfind("ghost: version ", 0), 0u) << Check();
 }
 
 TEST_F(S3InvariantsTest, ARefusedOperationInEffectIsCaught) {
   Mix();
-  sent_.back().fate = S3SentOp::Fate::kRefused;  // op12, yet applied
+  for (S3SentOp& op : sent_) {
+    if (op.tag == "op12") op.fate = S3SentOp::Fate::kRefused;  // yet applied
+  }
   EXPECT_EQ(Check(), "exactly-once: operation op12 was refused but is in effect");
 }
 
 TEST_F(S3InvariantsTest, AnAcknowledgedOperationMissingIsCaught) {
   Mix();
-  S3SentOp phantom = Put("e", "op13", pb::VERSIONING_ENABLED);
+  S3SentOp phantom = Put("e", "op99", pb::VERSIONING_ENABLED);
   phantom.fate = S3SentOp::Fate::kAcked;
   phantom.version_id = "whatever";
   sent_.push_back(phantom);
-  EXPECT_EQ(Check().rfind("exactly-once: acknowledged operation op13", 0), 0u) << Check();
+  EXPECT_EQ(Check().rfind("exactly-once: acknowledged operation op99", 0), 0u) << Check();
+}
+
+TEST_F(S3InvariantsTest, PartsWithoutTheirUploadAreCaught) {
+  Mix();
+  state_.Delete(s3::model::UploadKey(kBucket, "e", "op17"));
+  EXPECT_EQ(Check(), "ghost: parts of upload op17 of 'e' without the upload");
+}
+
+TEST_F(S3InvariantsTest, AnAcknowledgedUploadGoneIsCaught) {
+  Mix();
+  const std::string part = s3::model::PartKey(kBucket, "e", "op17", 1);
+  pb::BucketUsage usage;
+  ASSERT_TRUE(usage.ParseFromString(state_.rows().at(s3::model::UsageKey(kBucket))));
+  usage.set_uploads(usage.uploads() - 1);
+  usage.set_part_bytes(usage.part_bytes() - 300);
+  state_.Put(s3::model::UsageKey(kBucket), usage.SerializeAsString());
+  state_.Delete(part);
+  state_.Delete(s3::model::UploadKey(kBucket, "e", "op17"));
+  EXPECT_EQ(Check(), "exactly-once: acknowledged upload op17 of 'e' is gone");
 }
 
 }  // namespace
