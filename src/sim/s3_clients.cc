@@ -62,8 +62,8 @@ void S3Clients::Schedule(uint32_t c) {
 // (S3: once enabled, never unversioned again).
 void S3Clients::NextVersioning() {
   if (!prng_.Chance(8)) return;
-  versioning_ = versioning_ == pb::VERSIONING_ENABLED ? pb::VERSIONING_SUSPENDED
-                                                      : pb::VERSIONING_ENABLED;
+  versioning_ =
+      versioning_ == pb::VERSIONING_ENABLED ? pb::VERSIONING_SUSPENDED : pb::VERSIONING_ENABLED;
 }
 
 void S3Clients::NewOp(uint32_t c) {
@@ -261,11 +261,11 @@ void S3Clients::Finish(uint32_t c, uint64_t serial, const Result<pb::KvApplyResu
   client.serial = 0;
   S3SentOp& op = sent_[client.op];
   const Status& status = result.status();
-  const uint64_t crashes =
-      crashes_of_->count(client.target) ? crashes_of_->at(client.target) : 0;
+  const uint64_t crashes = crashes_of_->count(client.target) ? crashes_of_->at(client.target) : 0;
   const bool refused =
-      !status.ok() && ((status.code() == StatusCode::kNotLeader && crashes == client.target_crashes) ||
-                       status.code() == StatusCode::kThrottled);
+      !status.ok() &&
+      ((status.code() == StatusCode::kNotLeader && crashes == client.target_crashes) ||
+       status.code() == StatusCode::kThrottled);
   if (status.code() == StatusCode::kNotLeader && status.leader_hint() != 0 &&
       is_member_(static_cast<ReplicaId>(status.leader_hint()))) {
     client.guess = static_cast<ReplicaId>(status.leader_hint());

@@ -6,8 +6,8 @@
 #include <set>
 #include <utility>
 
-#include "s3/model/s3_keys.h"
 #include "common/big_endian.h"
+#include "s3/model/s3_keys.h"
 
 namespace tessera::sim {
 namespace {
@@ -18,9 +18,9 @@ using s3::model::RecordType;
 // The records of one object key.
 struct KeyRecords {
   std::optional<pb::ObjectHead> head;
-  std::map<uint64_t, pb::VersionRecord> versions;  // by seq
-  std::map<uint64_t, std::string> data;            // by seq (0: the version-less latest)
-  std::map<std::string, pb::UploadRecord> uploads;  // by upload id
+  std::map<uint64_t, pb::VersionRecord> versions;            // by seq
+  std::map<uint64_t, std::string> data;                      // by seq (0: the version-less latest)
+  std::map<std::string, pb::UploadRecord> uploads;           // by upload id
   std::map<std::string, std::vector<pb::PartRecord>> parts;  // by upload id
 };
 
@@ -65,14 +65,16 @@ std::string Collect(const std::vector<RecordRow>& rows, uint64_t bucket_id,
     const std::string where = Quoted(parsed->object_key);
     switch (parsed->type) {
       case RecordType::kHead:
-        if (!Parse(row.value, &records.head.emplace())) return "ghost: head of " + where + " does not parse";
+        if (!Parse(row.value, &records.head.emplace()))
+          return "ghost: head of " + where + " does not parse";
         break;
       case RecordType::kVersion:
       case RecordType::kData: {
         if (parsed->suffix.size() != 8) return "ghost: bad record suffix under " + where;
         const uint64_t seq = ~ReadBigEndian64(parsed->suffix);
         if (parsed->type == RecordType::kVersion) {
-          if (!Parse(row.value, &records.versions[seq])) return "ghost: version of " + where + " does not parse";
+          if (!Parse(row.value, &records.versions[seq]))
+            return "ghost: version of " + where + " does not parse";
         } else {
           pb::ObjectData data;
           if (!Parse(row.value, &data)) return "ghost: data of " + where + " does not parse";
@@ -89,7 +91,8 @@ std::string Collect(const std::vector<RecordRow>& rows, uint64_t bucket_id,
       case RecordType::kPart: {
         const std::string_view upload_id = parsed->suffix.substr(0, parsed->suffix.find('\0'));
         auto& parts = records.parts[std::string(upload_id)];
-        if (!Parse(row.value, &parts.emplace_back())) return "ghost: part of " + where + " does not parse";
+        if (!Parse(row.value, &parts.emplace_back()))
+          return "ghost: part of " + where + " does not parse";
         break;
       }
     }
@@ -108,7 +111,8 @@ std::string CheckKey(const std::string& key, const KeyRecords& records,
   }
   const pb::ObjectHead& head = *records.head;
   if (head.latest_seq() == 0) {
-    if (!records.versions.empty()) return "ghost: version records of " + where + " unreachable from its head";
+    if (!records.versions.empty())
+      return "ghost: version records of " + where + " unreachable from its head";
     const bool has_data = head.latest().bytes_in_data_record();
     if (records.data.size() != (has_data ? 1u : 0u) || (has_data && records.data.count(0) == 0)) {
       return "ghost: data records of " + where + " do not match its version-less head";
@@ -153,9 +157,8 @@ std::string CheckKey(const std::string& key, const KeyRecords& records,
     return "ghost: " + std::to_string(records.versions.size() - reached.size()) +
            " version records of " + where + " unreachable from its head";
   }
-  const auto with_data = std::count_if(versions->begin(), versions->end(), [](const auto& v) {
-    return v.bytes_in_data_record();
-  });
+  const auto with_data = std::count_if(versions->begin(), versions->end(),
+                                       [](const auto& v) { return v.bytes_in_data_record(); });
   if (records.data.size() != static_cast<size_t>(with_data)) {
     return "ghost: data records of " + where + " without a version";
   }
@@ -165,8 +168,7 @@ std::string CheckKey(const std::string& key, const KeyRecords& records,
   }
   if (head.null_seq() != 0) {
     auto null = records.versions.find(head.null_seq());
-    if (null == records.versions.end() ||
-        null->second.version().version_id() != "null") {
+    if (null == records.versions.end() || null->second.version().version_id() != "null") {
       return "ghost: the null version of " + where + " is missing";
     }
   }
@@ -176,26 +178,24 @@ std::string CheckKey(const std::string& key, const KeyRecords& records,
   return "";
 }
 
-}  // namespace
+using Keys = std::map<std::string, KeyRecords>;
+using Tags = std::map<std::string, const S3SentOp*>;
+using Seen = std::map<std::string, std::pair<std::string, std::string>>;  // tag -> key, version id
 
-std::string CheckS3State(const std::vector<RecordRow>& rows, uint64_t bucket_id,
-                         const std::vector<S3SentOp>& sent) {
-  std::map<std::string, KeyRecords> keys;
-  pb::BucketUsage usage;
-  if (std::string bad = Collect(rows, bucket_id, &keys, &usage); !bad.empty()) return bad;
-
-  // No ghosts, per key; the scan's sums for the usage.
-  pb::BucketUsage scanned;
-  std::map<std::string, std::vector<pb::ObjectVersion>> versions_of;
-  std::vector<std::string> live;
+// The no-ghost checks of every key, summing the usage a scan finds, each
+// key's versions and the live keys in order.
+std::string ScanKeys(const Keys& keys, pb::BucketUsage* scanned_out,
+                     std::map<std::string, std::vector<pb::ObjectVersion>>* versions_of,
+                     std::vector<std::string>* live) {
+  pb::BucketUsage& scanned = *scanned_out;
   for (const auto& [key, records] : keys) {
-    std::vector<pb::ObjectVersion>& versions = versions_of[key];
+    std::vector<pb::ObjectVersion>& versions = (*versions_of)[key];
     if (std::string bad = CheckKey(key, records, &versions); !bad.empty()) return bad;
     for (const pb::ObjectVersion& v : versions) scanned.set_bytes(scanned.bytes() + v.size());
     scanned.set_versions(scanned.versions() + static_cast<int64_t>(records.versions.size()));
     if (records.head && !records.head->latest().delete_marker()) {
       scanned.set_objects(scanned.objects() + 1);
-      live.push_back(key);
+      live->push_back(key);
     }
     scanned.set_uploads(scanned.uploads() + static_cast<int64_t>(records.uploads.size()));
     for (const auto& [upload_id, parts] : records.parts) {
@@ -207,11 +207,15 @@ std::string CheckS3State(const std::vector<RecordRow>& rows, uint64_t bucket_id,
       }
     }
   }
+  return "";
+}
 
-  // Exactly once: each tag in effect at most once, and only when sent.
-  std::map<std::string, const S3SentOp*> by_tag;
-  for (const S3SentOp& op : sent) by_tag[op.tag] = &op;
-  std::map<std::string, std::pair<std::string, std::string>> seen;  // tag -> key, version id
+// Each version's tag in effect at most once, only when sent and not
+// refused or failed, under its key, with its put's body.
+std::string CheckVersionTags(
+    const Keys& keys, const std::map<std::string, std::vector<pb::ObjectVersion>>& versions_of,
+    const Tags& by_tag, Seen* seen_out) {
+  Seen& seen = *seen_out;
   for (const auto& [key, versions] : versions_of) {
     const KeyRecords& records = keys.at(key);
     for (const pb::ObjectVersion& v : versions) {
@@ -220,7 +224,8 @@ std::string CheckS3State(const std::vector<RecordRow>& rows, uint64_t bucket_id,
         return "exactly-once: operation " + tag + " in effect twice (" + Quoted(key) + ")";
       }
       auto op = by_tag.find(tag);
-      if (op == by_tag.end()) return "exactly-once: " + Quoted(key) + " holds unknown operation " + tag;
+      if (op == by_tag.end())
+        return "exactly-once: " + Quoted(key) + " holds unknown operation " + tag;
       if (op->second->fate == S3SentOp::Fate::kRefused) {
         return "exactly-once: operation " + tag + " was refused but is in effect";
       }
@@ -243,7 +248,11 @@ std::string CheckS3State(const std::vector<RecordRow>& rows, uint64_t bucket_id,
       }
     }
   }
-  // Uploads and parts: each one a sent operation's, never a refused one's.
+  return "";
+}
+
+// Uploads and parts: each one a sent operation's, never a refused one's.
+std::string CheckUploadsSent(const Keys& keys, const Tags& by_tag) {
   for (const auto& [key, records] : keys) {
     for (const auto& [upload_id, upload] : records.uploads) {
       auto op = by_tag.find(upload_id);
@@ -269,6 +278,13 @@ std::string CheckS3State(const std::vector<RecordRow>& rows, uint64_t bucket_id,
       }
     }
   }
+  return "";
+}
+
+// Acknowledged operations still in effect unless a later one was sent
+// that may have ended them.
+std::string CheckAcknowledged(const Keys& keys, const std::vector<S3SentOp>& sent,
+                              const Seen& seen) {
   // An acknowledged create stays until a completion or abort of it was sent.
   std::set<std::string> ended;  // upload ids
   for (const S3SentOp& op : sent) {
@@ -315,13 +331,12 @@ std::string CheckS3State(const std::vector<RecordRow>& rows, uint64_t bucket_id,
     }
   }
 
-  // Usage exact.
-  if (usage.SerializeAsString() != scanned.SerializeAsString()) {
-    return "usage: the record says {" + usage.ShortDebugString() + "}, a scan sums {" +
-           scanned.ShortDebugString() + "}";
-  }
+  return "";
+}
 
-  // The listing shows every live key once, in order.
+// The listing shows every live key once, in order.
+std::string CheckListing(const std::vector<RecordRow>& rows, uint64_t bucket_id,
+                         const std::vector<std::string>& live) {
   pb::S3ListRequest request;
   request.set_bucket_id(bucket_id);
   request.set_max_keys(1000);
@@ -340,6 +355,31 @@ std::string CheckS3State(const std::vector<RecordRow>& rows, uint64_t bucket_id,
     return "listing: listed [" + got + " ] but the live keys are [" + want + " ]";
   }
   return "";
+}
+
+}  // namespace
+
+std::string CheckS3State(const std::vector<RecordRow>& rows, uint64_t bucket_id,
+                         const std::vector<S3SentOp>& sent) {
+  Keys keys;
+  pb::BucketUsage usage;
+  if (std::string bad = Collect(rows, bucket_id, &keys, &usage); !bad.empty()) return bad;
+  pb::BucketUsage scanned;
+  std::map<std::string, std::vector<pb::ObjectVersion>> versions_of;
+  std::vector<std::string> live;
+  std::string bad = ScanKeys(keys, &scanned, &versions_of, &live);
+  Tags by_tag;
+  for (const S3SentOp& op : sent) by_tag[op.tag] = &op;
+  Seen seen;
+  if (bad.empty()) bad = CheckVersionTags(keys, versions_of, by_tag, &seen);
+  if (bad.empty()) bad = CheckUploadsSent(keys, by_tag);
+  if (bad.empty()) bad = CheckAcknowledged(keys, sent, seen);
+  if (bad.empty() && usage.SerializeAsString() != scanned.SerializeAsString()) {
+    bad = "usage: the record says {" + usage.ShortDebugString() + "}, a scan sums {" +
+          scanned.ShortDebugString() + "}";
+  }
+  if (bad.empty()) bad = CheckListing(rows, bucket_id, live);
+  return bad;
 }
 
 }  // namespace tessera::sim

@@ -59,8 +59,8 @@ struct S3SentOp {
   std::string tag;
   std::string body;  // puts
   pb::BucketVersioning versioning = pb::VERSIONING_UNSET;
-  std::string version_id;  // kDeleteVersion: the version addressed; acked: the answer's
-  std::string upload_id;   // parts, completions, aborts
+  std::string version_id;    // kDeleteVersion: the version addressed; acked: the answer's
+  std::string upload_id;     // parts, completions, aborts
   uint32_t part_number = 0;  // parts
   uint64_t part_size = 0;    // parts
   std::vector<std::pair<uint32_t, std::string>> parts;  // completions: number, etag
