@@ -74,23 +74,16 @@ void S3Clients::NewOp(uint32_t c) {
   op.tag = "op" + std::to_string(sent_.size());
   op.versioning = versioning_;
   const uint64_t draw = prng_.Below(100);
-  if (draw >= 40 && draw < 55) {
+  if (draw >= 32 && draw < 40) {
+    op.kind = S3SentOp::Kind::kSetTags;  // of the latest, or of a version by id
+    if (prng_.Chance(50)) op.version_id = KnownVersion(op.key);
+  } else if (draw >= 40 && draw < 55) {
     MultipartOp(op);
   } else if (draw >= 55) {
     op.kind = S3SentOp::Kind::kDeleteLatest;
     if (draw >= 80) {  // a version by id the clients were told of, when there is one
-      std::vector<std::string> ids;
-      for (const S3SentOp& other : sent_) {
-        if (other.key == op.key && other.fate == S3SentOp::Fate::kAcked &&
-            other.s3_outcome == pb::S3_OK && !other.version_id.empty() &&
-            other.kind != S3SentOp::Kind::kDeleteVersion) {
-          ids.push_back(other.version_id);
-        }
-      }
-      if (!ids.empty()) {
-        op.kind = S3SentOp::Kind::kDeleteVersion;
-        op.version_id = ids[prng_.Below(ids.size())];
-      }
+      op.version_id = KnownVersion(op.key);
+      if (!op.version_id.empty()) op.kind = S3SentOp::Kind::kDeleteVersion;
     }
   } else {
     op.body.assign(prng_.Below(kS3BodyBytesMax + 1), static_cast<char>('a' + sent_.size() % 26));
@@ -102,6 +95,22 @@ void S3Clients::NewOp(uint32_t c) {
   maybe_sent_.push_back(false);
   ++stats_.ops;
   Send(c);
+}
+
+// A version id of `key` an answer named (a put's, a marker's, a
+// completion's), drawn at random; empty when none.
+std::string S3Clients::KnownVersion(const std::string& key) {
+  std::vector<std::string> ids;
+  for (const S3SentOp& other : sent_) {
+    const bool writes_version = other.kind == S3SentOp::Kind::kPut ||
+                                other.kind == S3SentOp::Kind::kDeleteLatest ||
+                                other.kind == S3SentOp::Kind::kCompleteUpload;
+    if (other.key == key && writes_version && other.fate == S3SentOp::Fate::kAcked &&
+        other.s3_outcome == pb::S3_OK && !other.version_id.empty()) {
+      ids.push_back(other.version_id);
+    }
+  }
+  return ids.empty() ? std::string() : ids[prng_.Below(ids.size())];
 }
 
 // A multipart step on op.key: an upload part, a completion or an abort of
@@ -186,6 +195,16 @@ pb::S3Op S3Clients::OpOf(const S3SentOp& sent) const {
       complete->set_etag(sent.tag);
       complete->set_versioning(sent.versioning);
       complete->set_now_ms(now_ms);
+      return op;
+    }
+    case S3SentOp::Kind::kSetTags: {
+      pb::SetTagsOp* tags = op.mutable_set_tags();
+      tags->set_bucket_id(kBucketId);
+      tags->set_key(sent.key);
+      tags->set_version_id(sent.version_id);
+      pb::MetadataPair* tag = tags->add_tags();
+      tag->set_name("op");
+      tag->set_value(sent.tag);
       return op;
     }
     case S3SentOp::Kind::kAbortUpload: {
@@ -280,7 +299,9 @@ void S3Clients::Finish(uint32_t c, uint64_t serial, const Result<pb::KvApplyResu
     if (op.fate != S3SentOp::Fate::kAcked) {
       op.fate = S3SentOp::Fate::kAcked;
       op.s3_outcome = result->s3().outcome();
-      if (op.kind != S3SentOp::Kind::kDeleteVersion) op.version_id = result->s3().version_id();
+      if (op.kind != S3SentOp::Kind::kDeleteVersion && op.kind != S3SentOp::Kind::kSetTags) {
+        op.version_id = result->s3().version_id();
+      }
       ++stats_.acked;
       if (op.kind == S3SentOp::Kind::kCompleteUpload && op.s3_outcome == pb::S3_OK) {
         ++stats_.completed;

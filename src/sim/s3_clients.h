@@ -1,7 +1,8 @@
 // S3Clients: simulated S3 clients of one bucket in a HostCluster's group,
 // as the S3 front and the router drive a partition (docs/simulator.md):
 // each sends PutObject (small inline bodies), DeleteObject of the latest
-// version or of a version by id, multipart uploads (create, parts that
+// version or of a version by id, PutObjectTagging of the latest version or
+// of a version by id, multipart uploads (create, parts that
 // reference blobs by id, complete, abort), under the bucket's versioning as it
 // changes (unversioned, then enabled, suspended, enabled again), as one
 // S3Op per operation (pb::KvCommand::s3) proposed at the replica it
@@ -80,6 +81,7 @@ class S3Clients {
   void Finish(uint32_t c, uint64_t serial, const Result<pb::KvApplyResult>& result);
   void EndOp(size_t i);
   void MultipartOp(S3SentOp& op);
+  std::string KnownVersion(const std::string& key);
   pb::S3Op OpOf(const S3SentOp& op) const;
   void NextVersioning();
 

@@ -210,6 +210,23 @@ std::string ScanKeys(const Keys& keys, pb::BucketUsage* scanned_out,
   return "";
 }
 
+// The tags of `v` (under `key`): none, or the one a tagging operation sent
+// for the key set, never a refused one's.
+std::string CheckTags(const std::string& key, const pb::ObjectVersion& v, const Tags& by_tag) {
+  if (v.tags_size() == 0) return "";
+  const std::string who = "version " + v.version_id() + " of " + Quoted(key);
+  if (v.tags_size() != 1 || v.tags(0).name() != "op") return "exactly-once: " + who + " has torn tags";
+  auto op = by_tag.find(v.tags(0).value());
+  if (op == by_tag.end() || op->second->kind != S3SentOp::Kind::kSetTags ||
+      op->second->key != key) {
+    return "exactly-once: " + who + " has tags no tagging of it set";
+  }
+  if (op->second->fate == S3SentOp::Fate::kRefused) {
+    return "exactly-once: tagging " + op->second->tag + " was refused but is in effect";
+  }
+  return "";
+}
+
 // Each version's tag in effect at most once, only when sent and not
 // refused or failed, under its key, with its put's body.
 std::string CheckVersionTags(
@@ -234,6 +251,7 @@ std::string CheckVersionTags(
                pb::S3Outcome_Name(op->second->s3_outcome) + ") but is in effect";
       }
       if (op->second->key != key) return "exactly-once: operation " + tag + " under the wrong key";
+      if (std::string bad = CheckTags(key, v, by_tag); !bad.empty()) return bad;
       if (!v.delete_marker() && v.bytes_in_data_record()) {
         const uint64_t seq = [&] {
           if (records.head->latest_seq() == 0) return uint64_t{0};

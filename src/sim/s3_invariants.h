@@ -9,6 +9,8 @@
 //                 in effect; every acknowledged versioned put is still a
 //                 version unless a delete of that version id was sent; a
 //                 version's bytes are its operation's body;
+//                 a version's tags are those of a tagging operation
+//                 sent for its key (never a refused one);
 //                 every upload record is a create that was sent and
 //                 every acknowledged one that no completion or abort was
 //                 sent for is still there;
@@ -47,6 +49,7 @@ struct S3SentOp {
     kUploadPart,      // of upload_id; a part record whose etag is the tag
     kCompleteUpload,  // of upload_id; the object's etag is the tag
     kAbortUpload,     // of upload_id
+    kSetTags,         // of version_id (empty: the latest): one tag "op" = the tag
   };
   enum class Fate {
     kAcked,    // answered: in effect (when s3_outcome is S3_OK)

@@ -49,6 +49,13 @@ class S3InvariantsTest : public ::testing::Test {
         complete->add_parts()->set_part_number(number);
         complete->mutable_parts()->rbegin()->set_etag(etag);
       }
+    } else if (op.kind == S3SentOp::Kind::kSetTags) {
+      auto* tags = s3.mutable_set_tags();
+      tags->set_bucket_id(kBucket);
+      tags->set_key(op.key);
+      tags->set_version_id(op.version_id);
+      tags->add_tags()->set_name("op");
+      tags->mutable_tags(0)->set_value(op.tag);
     } else if (op.kind == S3SentOp::Kind::kPut) {
       auto* put = s3.mutable_put_object();
       put->set_bucket_id(kBucket);
@@ -69,7 +76,9 @@ class S3InvariantsTest : public ::testing::Test {
     EXPECT_TRUE(result.ok()) << result.status().ToString();
     op.fate = S3SentOp::Fate::kAcked;
     op.s3_outcome = result->outcome();
-    if (op.kind != S3SentOp::Kind::kDeleteVersion) op.version_id = result->version_id();
+    if (op.kind != S3SentOp::Kind::kDeleteVersion && op.kind != S3SentOp::Kind::kSetTags) {
+      op.version_id = result->version_id();
+    }
     sent_.push_back(op);
     return sent_.back();
   }
@@ -116,6 +125,17 @@ class S3InvariantsTest : public ::testing::Test {
     EXPECT_EQ(Apply(complete).s3_outcome, pb::S3_OK);
     Apply(Upload(S3SentOp::Kind::kCreateUpload, "e", "op17", ""));
     Apply(Part("e", "op18", "op17", 1, 300));
+    // Tags on the latest version of a and on d's older version by id.
+    EXPECT_EQ(Apply(Upload(S3SentOp::Kind::kSetTags, "a", "op19", "")).s3_outcome, pb::S3_OK);
+    S3SentOp tag_d = Upload(S3SentOp::Kind::kSetTags, "d", "op20", "");
+    tag_d.version_id = VersionOf("op12");
+    EXPECT_EQ(Apply(tag_d).s3_outcome, pb::S3_OK);
+  }
+  std::string VersionOf(const std::string& tag) const {
+    for (const S3SentOp& op : sent_) {
+      if (op.tag == tag) return op.version_id;
+    }
+    return "";
   }
   S3SentOp Upload(S3SentOp::Kind kind, const std::string& key, const std::string& tag,
                   const std::string& upload_id) {
@@ -207,6 +227,16 @@ TEST_F(S3InvariantsTest, AnAcknowledgedOperationMissingIsCaught) {
   phantom.version_id = "whatever";
   sent_.push_back(phantom);
   EXPECT_EQ(Check().rfind("exactly-once: acknowledged operation op99", 0), 0u) << Check();
+}
+
+TEST_F(S3InvariantsTest, TagsOnHalfTheVersionAreCaught) {
+  Mix();
+  // Tags set in the head's copy of a's latest version, not in its record.
+  pb::ObjectHead head;
+  ASSERT_TRUE(head.ParseFromString(state_.rows().at(s3::model::HeadKey(kBucket, "a"))));
+  head.mutable_latest()->mutable_tags(0)->set_value("op7");
+  state_.Put(s3::model::HeadKey(kBucket, "a"), head.SerializeAsString());
+  EXPECT_EQ(Check(), "ghost: the head of 'a' is not its newest version");
 }
 
 TEST_F(S3InvariantsTest, PartsWithoutTheirUploadAreCaught) {
