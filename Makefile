@@ -43,19 +43,22 @@ install: deps
 	@DESTDIR="$(DESTDIR)" cmake --install $(BUILD) --prefix "$(PREFIX)" --strip
 
 # make soak [SEEDS=100000] [DURATION=seconds] [REPLICAS=3] [SEED_START=1000000]
-#           [HOST=production] [BUG=none]
+#           [HOST=production] [BUG=none] [S3=0]
 # Runs SEEDS seeds, or as many as fit in DURATION seconds when it is given,
 # on the production host (GroupHost, PartitionStateMachine, NodeStore; 3, 5,
 # 7 or 9 replicas; HOST=production is the only host). BUG=NAME injects a bug
-# (`tessera sim --bug list`) to see it caught.
+# (`tessera sim --bug list`) to see it caught. A fourth of the seeds run S3
+# clients and check the S3 invariants; S3=1 runs them in every seed.
 SEEDS      ?= 100000
 DURATION   ?= 0
 SEED_START ?= 1000000
 REPLICAS   ?= 3
 HOST       ?= production
 BUG        ?= none
+S3         ?= 0
 soak: build
 	@$(BUILD)/src/cli/tessera sim --host $(HOST) --replicas $(REPLICAS) --seed-start $(SEED_START) --bug $(BUG) \
+		$(if $(filter 1,$(S3)),--s3) \
 		--seeds $(if $(filter-out 0,$(DURATION)),1000000000,$(SEEDS)) --duration $(DURATION)
 
 # make experiments [SOAK=N] [SEED=S]: the failure-injection catalogue

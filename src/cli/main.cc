@@ -40,6 +40,8 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   sim_cmd->add_flag("--replica-loss", sim.replica_loss,
                     "every seed loses a voter for good; the autoadmin's planner replaces it");
+  sim_cmd->add_flag("--s3", sim.s3,
+                    "every seed runs S3 clients and checks the S3 invariants (else a fourth do)");
   sim_cmd->add_option("--bug", sim.bug,
                       "inject a host-side bug to show the checkers catch it ('list' names them)");
   sim_cmd->add_option("--host", sim.host,

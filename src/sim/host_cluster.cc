@@ -337,6 +337,34 @@ void HostCluster::Write(ReplicaId id, pb::KvBatch batch,
                                });
 }
 
+void HostCluster::Write(ReplicaId id, pb::KvCommand command,
+                        std::function<void(Result<pb::KvApplyResult>)> done) {
+  const std::string what = "s3@" + std::to_string(id) + " " + command.s3().ShortDebugString();
+  Trace(what);
+  replicas_.at(id).host->Write(std::move(command),
+                               [this, what, done = std::move(done)](Result<pb::KvApplyResult> r) {
+                                 Trace(what + " -> " + r.status().ToString() +
+                                       (r.ok() ? " " + r->s3().ShortDebugString() : ""));
+                                 done(std::move(r));
+                               });
+}
+
+Status HostCluster::ReadState(
+    ReplicaId id, const std::function<Status(const node::PartitionStateMachine&)>& read) {
+  const Replica& replica = replicas_.at(id);
+  if (!replica.host || replica.gate->paused()) {
+    return Status::Unavailable("replica " + std::to_string(id) + " is down or paused");
+  }
+  std::optional<Status> status;
+  replica.host->ReadState(pb::CONSISTENCY_EVENTUAL,
+                          [&status, &read](Result<const node::PartitionStateMachine*> state) {
+                            status = state.ok() ? read(**state) : state.status();
+                          });
+  Settle();
+  if (!status) return Status::Unavailable("replica " + std::to_string(id) + " read no state");
+  return *status;
+}
+
 void HostCluster::Read(ReplicaId id, const std::string& key, pb::Consistency consistency,
                        std::function<void(Result<std::optional<pb::KvRecord>>)> done) {
   const std::string what = std::string(consistency == pb::CONSISTENCY_STRONG ? "read" : "eread") +

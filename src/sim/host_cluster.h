@@ -210,6 +210,16 @@ class HostCluster {
   // task; a host that stops first answers with its stop status).
   void Write(ReplicaId id, pb::KvBatch batch,
              std::function<void(Result<pb::KvApplyResult>)> done);
+  // Proposes any partition command (a KV batch or an S3 op) at replica
+  // `id` (up), as a node's write path does; the outcome goes to `done` as
+  // above.
+  void Write(ReplicaId id, pb::KvCommand command,
+             std::function<void(Result<pb::KvApplyResult>)> done);
+  // Runs `read` on the applied state of replica `id` (up, not paused) as
+  // an EVENTUAL read would see it, before returning; its status, or why
+  // the state could not be read.
+  Status ReadState(ReplicaId id,
+                   const std::function<Status(const node::PartitionStateMachine&)>& read);
   // Reads `key` at replica `id` (up) through the host's read path: STRONG
   // is a lease read at the leader, EVENTUAL the replica's applied state.
   void Read(ReplicaId id, const std::string& key, pb::Consistency consistency,

@@ -15,6 +15,7 @@
 #include "sim/host_cluster.h"
 #include "sim/log_agreement.h"
 #include "sim/prng.h"
+#include "sim/s3_clients.h"
 
 namespace tessera::sim {
 namespace {
@@ -26,6 +27,7 @@ enum HostSeedStream : uint64_t {
   kStreamHostClients,
   kStreamHostClocks,
   kStreamHostAutoadmin,
+  kStreamHostS3,
 };
 
 constexpr TimeUs kCatchUpBudgetUs = 30'000'000;
@@ -119,10 +121,24 @@ class SeedRun {
       clients_[c].guess = Pick(client_prng_);
       ScheduleOp(c);
     }
+    if (HostSeedRunsS3(config_)) {
+      s3_ = std::make_unique<S3Clients>(
+          cluster_, DeriveSeed(config_.seed, kStreamHostS3), config_.bug, &crashes_of_,
+          [this](ReplicaId id) { return IsMember(id); },
+          [this](Prng& prng) { return Pick(prng); });
+      s3_->Start();
+    }
     for (uint32_t round = 0; round < config_.rounds; ++round) Round(round);
     Heal();
     HostSeedResult result = Check();
     result.stats = stats_;
+    if (s3_) {
+      result.stats.s3_ops = s3_->stats().ops;
+      result.stats.s3_acked = s3_->stats().acked;
+      result.stats.s3_unknown = s3_->stats().unknown;
+      result.stats.s3_resent = s3_->stats().resent;
+      result.stats.s3_completed = s3_->stats().completed;
+    }
     result.stats.messages_sent = cluster_.transport_stats().sent;
     result.stats.virtual_time_us = cluster_.loop().now_us() - start_us;
     result.trace_hash = TraceHash(cluster_.trace());
@@ -835,6 +851,7 @@ class SeedRun {
 
   void Heal() {
     clients_stopped_ = true;
+    if (s3_) s3_->Stop();
     Recover(/*all=*/true);
     // A seed that must lose a voter and found no round without an
     // impairment loses it now: the replacement then runs after the heal.
@@ -880,6 +897,7 @@ class SeedRun {
     if (violation.empty()) violation = agreement_.violation();
     if (violation.empty()) violation = CheckDigestsEqual(digests);
     if (violation.empty()) violation = CheckHistory();
+    if (violation.empty() && s3_) violation = s3_->Check(Members());
     if (!violation.empty()) return Fail(violation);
     return HostSeedResult{};
   }
@@ -970,9 +988,17 @@ class SeedRun {
   std::pair<ReplicaId, ReplicaId> gray_{0, 0};     // a gray pair of links
   uint32_t gray_loss_ppm_ = 0;
   std::map<std::string, std::string> values_;  // of each round's key
+  // The S3 clients of an S3 seed (destroyed before the cluster).
+  std::unique_ptr<S3Clients> s3_;
 };
 
 }  // namespace
+
+bool HostSeedRunsS3(const HostSeedConfig& config) {
+  if (config.s3_every_seed || config.bug == SimBug::kS3RetryUnknown) return true;
+  Prng draw(DeriveSeed(config.seed, kStreamHostS3 + 100));
+  return draw.Chance(25);
+}
 
 HostSeedResult RunHostSeed(const HostSeedConfig& config) {
   Prng plan(DeriveSeed(config.seed, kStreamHostPlan));
@@ -995,7 +1021,7 @@ HostSeedResult RunHostSeed(const HostSeedConfig& config) {
 
 std::vector<SimBug> HostSeedBugs() {
   return {SimBug::kAckBeforeQuorum, SimBug::kSkipFsync, SimBug::kLeaseIgnoreDrift,
-          SimBug::kStaleRead};
+          SimBug::kStaleRead, SimBug::kS3RetryUnknown};
 }
 
 std::string CheckLeaseHolders(const std::vector<uint32_t>& holders, uint64_t at_us) {

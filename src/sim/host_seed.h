@@ -29,7 +29,12 @@
 //   linearizability  the clients' history (chaos::CheckKvHistory), with
 //               a final strong read of every key;
 //   lease safety  at no instant between two steps do two replicas hold a
-//               lease, each on its own clock.
+//               lease, each on its own clock;
+//   S3 invariants  in seeds with S3 clients (s3_clients.h): on every
+//               replica's applied state, each S3 operation in effect at
+//               most once and every acknowledged one in effect, no ghost
+//               records, usage counters exact, the listing complete
+//               (s3_invariants.h).
 // The same seed gives the same trace (trace_hash) and the same result.
 //
 // Thread safety: none; each call owns its cluster.
@@ -65,6 +70,11 @@ struct HostSeedConfig {
   // the autoadmin's planner decides: `tessera sim --replica-loss` and the
   // replica-loss sweep.
   bool replica_loss_every_seed = false;
+  // Every seed runs S3 clients against one bucket (S3Clients; the S3
+  // invariants checked at the end): `tessera sim --s3`. Without it a
+  // fourth of the seeds do (drawn from their own stream), and every seed
+  // with the bug kS3RetryUnknown.
+  bool s3_every_seed = false;
 };
 
 // The bugs RunHostSeed can inject: every SimBug.
@@ -94,6 +104,11 @@ struct HostSeedStats {
   uint64_t client_ops = 0;    // clients' operations recorded in the history
   uint64_t strong_reads = 0;  // of them, gets answered by a lease read
   uint64_t unknown_puts = 0;  // of them, puts whose outcome stayed unknown
+  uint64_t s3_ops = 0;       // S3 operations sent (0: a seed without S3 clients)
+  uint64_t s3_acked = 0;     // of them, answered
+  uint64_t s3_unknown = 0;   // of them, outcome unknown
+  uint64_t s3_resent = 0;    // resends after a proven refusal
+  uint64_t s3_completed = 0;  // multipart uploads completed
   uint64_t messages_sent = 0;
   uint64_t virtual_time_us = 0;
 };
@@ -106,6 +121,8 @@ struct HostSeedResult {
 };
 
 HostSeedResult RunHostSeed(const HostSeedConfig& config);
+// Whether the seed runs S3 clients (HostSeedConfig::s3_every_seed).
+bool HostSeedRunsS3(const HostSeedConfig& config);
 
 // The durability checker, on the values each replica holds for the
 // acknowledged keys: empty when every replica holds every acknowledged

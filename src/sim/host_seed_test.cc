@@ -72,6 +72,55 @@ TEST(HostSeedTest, SeedsPassTheirCheckersAndReplayExactly) {
   EXPECT_EQ(first.stats.virtual_time_us, again.stats.virtual_time_us);
 }
 
+// Seeds with S3 clients pass the S3 invariants on every replica, their
+// operations answered, some resent after proven refusals, and replay to
+// the same trace.
+TEST(HostSeedTest, S3SeedsPassTheS3Invariants) {
+  HostSeedStats total;
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    HostSeedConfig config;
+    config.seed = seed;
+    config.s3_every_seed = true;
+    ASSERT_TRUE(HostSeedRunsS3(config));
+    const HostSeedResult result = RunHostSeed(config);
+    ASSERT_TRUE(result.ok) << "seed " << seed << ": " << result.violation
+                           << "\nreplay: " << HostReplayCommand(seed, "none", 3, false, true);
+    total.s3_ops += result.stats.s3_ops;
+    total.s3_acked += result.stats.s3_acked;
+    total.s3_unknown += result.stats.s3_unknown;
+    total.s3_resent += result.stats.s3_resent;
+    total.s3_completed += result.stats.s3_completed;
+  }
+  std::printf("[ s3       ] %llu operations, %llu answered, %llu unknown, %llu resent, "
+              "%llu uploads completed\n",
+              static_cast<unsigned long long>(total.s3_ops),
+              static_cast<unsigned long long>(total.s3_acked),
+              static_cast<unsigned long long>(total.s3_unknown),
+              static_cast<unsigned long long>(total.s3_resent),
+              static_cast<unsigned long long>(total.s3_completed));
+  EXPECT_GT(total.s3_ops, 4u * 10);
+  EXPECT_GT(total.s3_acked, total.s3_ops / 2);
+  EXPECT_GT(total.s3_completed, 0u);
+  // A fourth of the seeds run S3 clients without the flag, drawn per seed.
+  uint64_t s3_seeds = 0;
+  for (uint64_t seed = 1; seed <= 400; ++seed) {
+    HostSeedConfig config;
+    config.seed = seed;
+    s3_seeds += HostSeedRunsS3(config) ? 1 : 0;
+  }
+  EXPECT_GT(s3_seeds, 60u);
+  EXPECT_LT(s3_seeds, 140u);
+
+  HostSeedConfig config;
+  config.seed = 2;
+  config.s3_every_seed = true;
+  const HostSeedResult first = RunHostSeed(config);
+  const HostSeedResult again = RunHostSeed(config);
+  EXPECT_EQ(first.trace_hash, again.trace_hash);
+  EXPECT_EQ(HostReplayCommand(2, "none", 3, false, true),
+            "tessera sim --host production --seed-start 2 --seeds 1 --trace --s3");
+}
+
 // Five voters (and a sixth id for the spare of a lost one) pass too.
 TEST(HostSeedTest, FiveReplicaSeedsPass) {
   uint64_t lost = 0;
@@ -142,7 +191,18 @@ TEST(HostSeedTest, CommandSummarizesAndRefusesWhatItCannotRun) {
   args.replicas = 3;
   args.bug = "list";
   EXPECT_EQ(RunHostSimCommand(args, listed), 0);
-  EXPECT_EQ(listed.str(), "bugs: ack-before-quorum skip-fsync lease-ignore-drift stale-read\n");
+  EXPECT_EQ(listed.str(),
+            "bugs: ack-before-quorum skip-fsync lease-ignore-drift stale-read s3-retry-unknown\n");
+  // With --s3 every seed runs S3 clients, and the summary counts their
+  // operations.
+  std::ostringstream s3;
+  args.bug = "none";
+  args.s3 = true;
+  EXPECT_EQ(RunHostSimCommand(args, s3), 0) << s3.str();
+  EXPECT_NE(s3.str().find("S3 clients in every seed: 2 passed, 0 failed"), std::string::npos)
+      << s3.str();
+  EXPECT_EQ(s3.str().find(" 0 S3 operations"), std::string::npos) << s3.str();
+  args.s3 = false;
   std::ostringstream unknown_bug;
   args.bug = "no-such-bug";
   EXPECT_EQ(RunHostSimCommand(args, unknown_bug), 2);
@@ -154,14 +214,16 @@ TEST(HostSeedTest, CommandSummarizesAndRefusesWhatItCannotRun) {
 // for it within a few seeds, in groups of 3 and 5: stale reads by
 // linearizability, clocks outside the drift bound by lease safety, writes
 // acknowledged before a quorum and skipped fsyncs by durability,
-// agreement or linearizability.
+// agreement or linearizability, S3 operations resent without proof that
+// they were never proposed by exactly-once.
 TEST(HostSeedTest, InjectedBugsAreCaught) {
   const std::vector<std::string> lost_writes{"durability: ", "agreement: ", "linearizability: "};
   const std::map<SimBug, std::vector<std::string>> caught_by{
       {SimBug::kAckBeforeQuorum, lost_writes},
       {SimBug::kSkipFsync, lost_writes},
       {SimBug::kStaleRead, {"linearizability: "}},
-      {SimBug::kLeaseIgnoreDrift, {"lease safety: "}}};
+      {SimBug::kLeaseIgnoreDrift, {"lease safety: "}},
+      {SimBug::kS3RetryUnknown, {"exactly-once: "}}};
   for (SimBug bug : HostSeedBugs()) {
     ASSERT_EQ(caught_by.count(bug), 1u) << SimBugName(bug);
     for (uint32_t replicas : {3u, 5u}) {

@@ -35,6 +35,11 @@ void Accumulate(const HostSeedStats& s, HostSeedStats& totals) {
   totals.log_slots_checked += s.log_slots_checked;
   totals.client_ops += s.client_ops;
   totals.strong_reads += s.strong_reads;
+  totals.s3_ops += s.s3_ops;
+  totals.s3_acked += s.s3_acked;
+  totals.s3_unknown += s.s3_unknown;
+  totals.s3_resent += s.s3_resent;
+  totals.s3_completed += s.s3_completed;
   totals.messages_sent += s.messages_sent;
   totals.virtual_time_us += s.virtual_time_us;
 }
@@ -42,12 +47,13 @@ void Accumulate(const HostSeedStats& s, HostSeedStats& totals) {
 }  // namespace
 
 std::string HostReplayCommand(uint64_t seed, const std::string& bug, uint32_t replicas,
-                              bool replica_loss) {
+                              bool replica_loss, bool s3) {
   std::string command = "tessera sim --host production";
   if (replicas != 3) command += " --replicas " + std::to_string(replicas);
   command += " --seed-start " + std::to_string(seed) + " --seeds 1 --trace";
   if (!bug.empty() && bug != "none") command += " --bug " + bug;
   if (replica_loss) command += " --replica-loss";
+  if (s3) command += " --s3";
   return command;
 }
 
@@ -87,6 +93,7 @@ int RunHostSimCommand(const SimCommandArgs& args, std::ostream& out) {
     config.trace = args.trace ? &out : nullptr;
     config.bug = *bug;
     config.replica_loss_every_seed = args.replica_loss;
+    config.s3_every_seed = args.s3;
     const HostSeedResult result = RunHostSeed(config);
     Accumulate(result.stats, totals);
     std::ostringstream line;
@@ -106,6 +113,7 @@ int RunHostSimCommand(const SimCommandArgs& args, std::ostream& out) {
       << campaign.SeedRange(args.seed_start);
   if (*bug != SimBug::kNone) out << ", bug " << args.bug;
   if (args.replica_loss) out << ", a voter lost in every seed";
+  if (args.s3) out << ", S3 clients in every seed";
   out << ": " << campaign.passed << " passed, " << campaign.failed << " failed; "
       << totals.writes_acked
       << " writes acknowledged, " << totals.client_ops << " client operations ("
@@ -121,12 +129,16 @@ int RunHostSimCommand(const SimCommandArgs& args, std::ostream& out) {
       << totals.replicas_replaced << " replaced ("
       << totals.membership_changes << " membership changes, " << totals.log_replicas
       << " log replicas, " << totals.autoadmin_actions << " planned actions), "
-      << totals.log_slots_checked << " applied slots compared, "
+      << totals.log_slots_checked << " applied slots compared, " << totals.s3_ops
+      << " S3 operations (" << totals.s3_acked << " answered, " << totals.s3_unknown
+      << " unknown, " << totals.s3_resent << " resent, " << totals.s3_completed
+      << " uploads completed), "
       << totals.messages_sent << " messages, " << totals.virtual_time_us / 1'000'000
       << " s simulated\n";
   if (campaign.first_failure) {
     out << "replay: "
-        << HostReplayCommand(*campaign.first_failure, args.bug, args.replicas, args.replica_loss)
+        << HostReplayCommand(*campaign.first_failure, args.bug, args.replicas, args.replica_loss,
+                             args.s3)
         << '\n';
     return 1;
   }

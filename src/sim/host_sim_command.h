@@ -20,8 +20,9 @@ namespace tessera::sim {
 int RunHostSimCommand(const SimCommandArgs& args, std::ostream& out);
 
 // "tessera sim --host production [--replicas 5] --seed-start 1234 --seeds 1
-// --trace [--bug NAME] [--replica-loss]"
+// --trace [--bug NAME] [--replica-loss] [--s3]"
 std::string HostReplayCommand(uint64_t seed, const std::string& bug = "none",
-                              uint32_t replicas = 3, bool replica_loss = false);
+                              uint32_t replicas = 3, bool replica_loss = false,
+                              bool s3 = false);
 
 }  // namespace tessera::sim

@@ -1,8 +1,8 @@
 // Goal: a short sweep of the production host (GroupHost,
 // PartitionStateMachine, NodeStore on simulated disks, SimTransport) passes
 // every checker, also under ASan/UBSan, in groups of 3 and 5 and with a
-// voter lost and replaced by the autoadmin's planner, and a seed replays
-// to a byte-identical trace.
+// voter lost and replaced by the autoadmin's planner, with S3 clients, and
+// a seed replays to a byte-identical trace.
 #include <gtest/gtest.h>
 
 #include <sstream>
@@ -41,6 +41,18 @@ TEST_F(HostSmokeTest, ShortSweepPasses) {
       }
     }
   }
+}
+
+// S3 clients through the partition state machine's S3 model, the S3
+// invariants checked on every replica.
+TEST_F(HostSmokeTest, S3SeedPasses) {
+  HostSeedConfig config;
+  config.seed = 900'003;
+  config.s3_every_seed = true;
+  const HostSeedResult result = RunHostSeed(config);
+  EXPECT_TRUE(result.ok) << result.violation << "\n  replay: "
+                         << HostReplayCommand(config.seed, "none", 3, false, true);
+  EXPECT_GT(result.stats.s3_acked, 0u);
 }
 
 TEST_F(HostSmokeTest, SameSeedSameTrace) {

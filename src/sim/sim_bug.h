@@ -22,6 +22,9 @@ enum class SimBug {
   kLeaseIgnoreDrift,
   // Gets are served from the asked replica's applied state, without a lease.
   kStaleRead,
+  // S3 clients resend operations whose outcome is unknown (and some whose
+  // answer they pretend was lost), as a router retrying blindly would.
+  kS3RetryUnknown,
 };
 const char* SimBugName(SimBug bug);  // "none", "ack-before-quorum", ...
 std::optional<SimBug> SimBugFromName(std::string_view name);

@@ -2,7 +2,7 @@
 // reports every failing seed with the one-line command that replays it.
 //
 //   tessera sim [--host production] [--replicas 3|5|7|9] --seed-start S --seeds N
-//               [--trace] [--bug NAME] [--replica-loss] [--duration SECONDS]
+//               [--trace] [--bug NAME] [--replica-loss] [--s3] [--duration SECONDS]
 //
 // runs the production host (host_sim_command.h: RunHostSimCommand). This
 // header holds what the command's parts share: its arguments and the seed
@@ -31,6 +31,8 @@ struct SimCommandArgs {
   // Every seed loses a voter for good
   // (HostSeedConfig::replica_loss_every_seed).
   bool replica_loss = false;
+  // Every seed runs S3 clients (HostSeedConfig::s3_every_seed).
+  bool s3 = false;
   // The only host: "production" (the production GroupHost,
   // PartitionStateMachine and NodeStore; host_seed.h). The flag stays so
   // that replay lines keep their meaning.

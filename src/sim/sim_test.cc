@@ -49,6 +49,8 @@ void HostSweep(uint32_t replicas, uint64_t seeds) {
     t.replicas_retired += s.replicas_retired;
     t.replicas_replaced += s.replicas_replaced;
     t.membership_changes += s.membership_changes;
+    t.s3_ops += s.s3_ops;
+    t.s3_acked += s.s3_acked;
     if (!result.ok && ++failures <= 20) {
       ADD_FAILURE() << "seed " << seed << ": " << result.violation
                     << "\n  replay: " << HostReplayCommand(seed, "none", replicas);
@@ -75,9 +77,11 @@ void HostSweep(uint32_t replicas, uint64_t seeds) {
     EXPECT_GT(t.replicas_lost + t.replicas_retired, 0u);
   }
   EXPECT_EQ(t.replicas_replaced, t.replicas_lost + t.replicas_retired);
+  EXPECT_GT(t.s3_acked, 0u);  // a fourth of the seeds run S3 clients
   std::printf("[ sweep    ] production host, %u replicas: %llu seeds in %.1f s; %llu writes "
               "acknowledged, %llu crashes (%llu power losses), %llu partitions (%llu splits), "
-              "%llu lease reads, %llu lost and %llu retired voters replaced\n",
+              "%llu lease reads, %llu lost and %llu retired voters replaced, %llu S3 operations "
+              "(%llu answered)\n",
               replicas, static_cast<unsigned long long>(seeds), seconds,
               static_cast<unsigned long long>(t.writes_acked),
               static_cast<unsigned long long>(t.crashes),
@@ -86,7 +90,9 @@ void HostSweep(uint32_t replicas, uint64_t seeds) {
               static_cast<unsigned long long>(t.splits),
               static_cast<unsigned long long>(t.strong_reads),
               static_cast<unsigned long long>(t.replicas_lost),
-              static_cast<unsigned long long>(t.replicas_retired));
+              static_cast<unsigned long long>(t.replicas_retired),
+              static_cast<unsigned long long>(t.s3_ops),
+              static_cast<unsigned long long>(t.s3_acked));
 }
 
 TEST(SimTest, ThreeReplicaSweep) { HostSweep(3, kHostSweepSeeds3); }
