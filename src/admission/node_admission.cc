@@ -47,7 +47,9 @@ NodeAdmission::NodeAdmission(NodeAdmissionOptions options, Clock::time_point now
 
 void NodeAdmission::SetPartition(uint64_t group_id, const PartitionCapacity& capacity,
                                  Clock::time_point now) {
-  Partition& p = partitions_[group_id];
+  const auto [it, added] = partitions_.try_emplace(group_id);
+  Partition& p = it->second;
+  if (added) p.window_start = now;
   p.capacity = capacity;
   if (capacity.mode != CapacityMode::kProvisioned) {
     p.read.reset();
@@ -105,6 +107,7 @@ Admission NodeAdmission::Admit(uint64_t group_id, CapacityKind kind, double unit
     const bool taken = node->TryTake(now, units);  // Has() held a moment ago
     TESSERA_CHECK(taken);
   }
+  Consume(p, kind, units, now);
   return a;
 }
 
@@ -121,6 +124,7 @@ void NodeAdmission::ChargeMore(uint64_t group_id, CapacityKind kind, double unit
   std::optional<PartitionBudget>& budget =
       kind == CapacityKind::kRead ? it->second.read : it->second.write;
   if (budget) budget->TakeUpTo(now, units);
+  Consume(it->second, kind, units, now);
 }
 
 void NodeAdmission::Return(uint64_t group_id, CapacityKind kind, const Admission& admission,
@@ -132,6 +136,43 @@ void NodeAdmission::Return(uint64_t group_id, CapacityKind kind, const Admission
   std::optional<PartitionBudget>& budget =
       kind == CapacityKind::kRead ? it->second.read : it->second.write;
   if (budget) budget->Return(now, admission.units, admission.source);
+  Consume(it->second, kind, -admission.units, now);
+}
+
+void NodeAdmission::CloseWindowIfOver(Partition& p, Clock::time_point now) {
+  const auto window = std::chrono::milliseconds(kConsumptionWindowMs);
+  if (now < p.window_start + window) return;
+  // More than two windows since it opened: the last complete one was idle.
+  const double elapsed_s = std::chrono::duration<double>(now - p.window_start).count();
+  const bool idle_since = now >= p.window_start + 2 * window;
+  p.read_per_s = idle_since ? 0 : p.read_consumed / elapsed_s;
+  p.write_per_s = idle_since ? 0 : p.write_consumed / elapsed_s;
+  p.read_consumed = p.write_consumed = 0;
+  p.window_start = now;
+}
+
+void NodeAdmission::Consume(Partition& p, CapacityKind kind, double units, Clock::time_point now) {
+  CloseWindowIfOver(p, now);
+  double& consumed = kind == CapacityKind::kRead ? p.read_consumed : p.write_consumed;
+  consumed = std::max(0.0, consumed + units);  // a return of the last window's units
+}
+
+std::optional<PartitionLoad> NodeAdmission::Load(uint64_t group_id, Clock::time_point now) {
+  auto it = partitions_.find(group_id);
+  if (it == partitions_.end()) return std::nullopt;
+  Partition& p = it->second;
+  CloseWindowIfOver(p, now);
+  PartitionLoad load;
+  load.read_units_per_s = p.read_per_s;
+  load.write_units_per_s = p.write_per_s;
+  load.rcu_max = options_.partition_rcu_max;
+  load.wcu_max = options_.partition_wcu_max;
+  const auto boost = [](const std::optional<PartitionBudget>& budget, double base) -> uint32_t {
+    if (!budget || base <= 0 || budget->rate_per_s() <= base) return 0;
+    return static_cast<uint32_t>(std::min(1e9, (budget->rate_per_s() / base - 1) * 1000));
+  };
+  load.boost_permille = std::max(boost(p.read, p.read_base), boost(p.write, p.write_base));
+  return load;
 }
 
 std::optional<std::string> NodeAdmission::TableOf(uint64_t group_id) const {

@@ -29,6 +29,11 @@
 //     takes the capacity the table does not use (skew alone does not
 //     throttle) and gives it back as its load falls or the rest of the
 //     table grows. A table without consumption gets its static shares back.
+//  7. Load reports what a partition consumed (units admitted or charged
+//     more, less those returned) per second over the last complete window
+//     of kConsumptionWindowMs, how far its rate is above its static share,
+//     and the per-partition caps: the leader's report to the autoadmin's
+//     consumption split triggers (autoadmin/load_split_planner.h).
 //
 // Pure: time comes in; no clock, no lock, no metrics (the caller counts
 // what each call answers).
@@ -86,6 +91,17 @@ struct PartitionCapacity {
   uint32_t partitions = 1;
 };
 
+// What admission sees of one partition (contract 7).
+struct PartitionLoad {
+  double read_units_per_s = 0;  // consumed, over the last complete window
+  double write_units_per_s = 0;
+  // Its rate above its static share, in thousandths of the share (the
+  // larger of read and write); 0 unless provisioned and boosted.
+  uint32_t boost_permille = 0;
+  double rcu_max = 0;  // the per-partition caps (options)
+  double wcu_max = 0;
+};
+
 // One admission decision; Return takes it back.
 struct Admission {
   bool admitted = true;
@@ -125,6 +141,12 @@ class NodeAdmission {
   // The per-second rate a partition's budget refills at; nullopt when it
   // has none (unset, on-demand, unknown).
   std::optional<double> PartitionRate(uint64_t group_id, CapacityKind kind) const;
+  // Contract 7; nullopt for an unknown partition. Closes the window when
+  // it is over (an idle partition's consumption falls to 0).
+  std::optional<PartitionLoad> Load(uint64_t group_id, Clock::time_point now);
+  // As long as the load split finder's (node/load_split_finder.h), so the
+  // leader's figures cover the same span.
+  static constexpr uint64_t kConsumptionWindowMs = 5'000;
   const NodeAdmissionOptions& options() const { return options_; }
 
  private:
@@ -134,7 +156,13 @@ class NodeAdmission {
     std::optional<PartitionBudget> write;
     double read_base = 0, write_base = 0;  // the static shares
     double read_asked = 0, write_asked = 0;  // admitted + refused units since the last Adapt
+    // Contract 7: units consumed since window_start, and the last window's rates.
+    Clock::time_point window_start;
+    double read_consumed = 0, write_consumed = 0;
+    double read_per_s = 0, write_per_s = 0;
   };
+  void Consume(Partition& p, CapacityKind kind, double units, Clock::time_point now);
+  void CloseWindowIfOver(Partition& p, Clock::time_point now);
   void AdaptOne(Partition& p, CapacityKind kind, double table_use, double elapsed_s,
                 Clock::time_point now);
   std::optional<TokenBucket>& NodeBucket(CapacityKind kind) {

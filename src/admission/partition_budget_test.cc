@@ -222,5 +222,60 @@ TEST(NodeAdmissionAdaptive, OffKeepsStaticShares) {
   EXPECT_DOUBLE_EQ(*a.PartitionRate(1, CapacityKind::kWrite), 500);
 }
 
+TEST(NodeAdmissionLoad, ConsumptionPerWindowBoostAndCaps) {
+  NodeAdmissionOptions o;
+  o.burst_window_s = 0;
+  o.partition_wcu_max = 700;
+  NodeAdmission a(o, kT0);
+  EXPECT_FALSE(a.Load(1, kT0).has_value());
+  a.SetPartition(1, PartitionCapacity{"t", CapacityMode::kProvisioned, 1000, 1000, 2}, kT0);
+  a.SetPartition(2, PartitionCapacity{"d", CapacityMode::kOnDemand, 0, 0, 1}, kT0);
+  a.SetPartition(3, PartitionCapacity{"u", CapacityMode::kUnset, 0, 0, 1}, kT0);
+  const milliseconds window(NodeAdmission::kConsumptionWindowMs);
+  Clock::time_point now = kT0;
+  for (int second = 1; second <= 5; ++second) {
+    for (int i = 0; i < 480; ++i) {
+      (void)a.Admit(1, CapacityKind::kWrite, 1, now);
+      (void)a.Admit(2, CapacityKind::kWrite, 1, now);
+      (void)a.Admit(3, CapacityKind::kWrite, 1, now);
+    }
+    const Admission read = a.Admit(2, CapacityKind::kRead, 1, now);
+    a.ChargeMore(2, CapacityKind::kRead, 9, now);  // 10 units read per second
+    const Admission back = a.Admit(2, CapacityKind::kWrite, 50, now);
+    a.Return(2, CapacityKind::kWrite, back, now);  // not served: not consumed
+    (void)read;
+    now += seconds(1);
+    a.Adapt({{"t", {0, 480}}}, now);
+  }
+  // The first window is not over yet: nothing to report.
+  EXPECT_DOUBLE_EQ(a.Load(2, kT0 + window - milliseconds(1))->write_units_per_s, 0);
+  const PartitionLoad provisioned = *a.Load(1, kT0 + window);
+  EXPECT_NEAR(provisioned.write_units_per_s, 480, 1e-6);
+  EXPECT_DOUBLE_EQ(provisioned.wcu_max, 700);
+  EXPECT_DOUBLE_EQ(provisioned.rcu_max, o.partition_rcu_max);
+  EXPECT_GT(provisioned.boost_permille, 0u);  // 480 asked (+ a quarter) of a 500 share
+  const PartitionLoad on_demand = *a.Load(2, kT0 + window);
+  EXPECT_NEAR(on_demand.write_units_per_s, 480, 1e-6);
+  EXPECT_NEAR(on_demand.read_units_per_s, 10, 1e-6);
+  EXPECT_EQ(on_demand.boost_permille, 0u);
+  EXPECT_DOUBLE_EQ(a.Load(3, kT0 + window)->write_units_per_s, 0);  // not charged
+  // Idle for two windows: the last complete window served nothing.
+  EXPECT_DOUBLE_EQ(a.Load(2, kT0 + 3 * window)->write_units_per_s, 0);
+}
+
+TEST(NodeAdmissionLoad, BoostIsTheRateAboveTheStaticShareInPermille) {
+  NodeAdmissionOptions o;
+  o.burst_window_s = 0;
+  o.adaptive_gain = 1;
+  NodeAdmission a(o, kT0);
+  a.SetPartition(1, PartitionCapacity{"t", CapacityMode::kProvisioned, 1000, 1000, 2}, kT0);
+  for (int i = 0; i < 600; ++i) (void)a.Admit(1, CapacityKind::kWrite, 1, kT0);
+  a.Adapt({{"t", {0, 600}}}, kT0 + seconds(1));
+  // Target: 1.25 x 600 asked = 750 against a share of 500: 50% above it.
+  EXPECT_EQ(a.Load(1, kT0 + seconds(1))->boost_permille, 500u);
+  a.Adapt({}, kT0 + seconds(2));
+  EXPECT_EQ(a.Load(1, kT0 + seconds(2))->boost_permille, 0u);
+}
+
 }  // namespace
 }  // namespace tessera::admission

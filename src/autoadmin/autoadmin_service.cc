@@ -67,10 +67,13 @@ AutoadminService::AutoadminService(const cluster::ProcessTable& table,
                                      "1 while this instance holds the autoadmin lease")) {
   for (const pb::LoadSplitReason reason : {pb::LOAD_SPLIT_KEY_FOUND, pb::LOAD_SPLIT_ONE_HOT_KEY,
                                            pb::LOAD_SPLIT_SEQUENTIAL, pb::LOAD_SPLIT_UNBALANCED}) {
-    load_split_decisions_[reason] = &metrics.GetCounter(
-        "tessera_autoadmin_load_split_decisions_total",
-        "Partitions above split_load for split_after, by the leader's answer (once per group and reason)",
-        {{"reason", LoadSplitReasonName(reason)}});
+    for (const LoadSplitTrigger trigger :
+         {LoadSplitTrigger::kConsumption, LoadSplitTrigger::kBoost, LoadSplitTrigger::kLoad}) {
+      load_split_decisions_[{reason, trigger}] = &metrics.GetCounter(
+          "tessera_autoadmin_load_split_decisions_total",
+          "Partitions hot for split_after, by trigger and the leader's answer (once per group, reason, trigger)",
+          {{"reason", LoadSplitReasonName(reason)}, {"trigger", LoadSplitTriggerName(trigger)}});
+    }
   }
 }
 
@@ -430,13 +433,15 @@ std::vector<SplitWork> AutoadminService::PlanLoadSplits(const ClusterView& view,
   // Recorded when the reason changes (the text's load figure changes every round).
   for (const LoadSplitRefusal& r : load.new_refusals) {
     RecordRefusal({r.group_id, r.table, r.text, false});
-    const auto counter = load_split_decisions_.find(r.reason);
+    const auto counter = load_split_decisions_.find({r.reason, r.trigger});
     if (counter != load_split_decisions_.end()) counter->second->Increment();
   }
-  for (const SplitWork& w : load.work) {
-    spdlog::info("autoadmin.load_split group={} table={} key_bytes={} reason=\"{}\"", w.parent.group_id(),
-                 w.parent.table(), w.split_key.size(), w.reason);
-    load_split_decisions_.at(pb::LOAD_SPLIT_KEY_FOUND)->Increment();
+  for (size_t i = 0; i < load.work.size(); ++i) {
+    const SplitWork& w = load.work[i];
+    spdlog::info("autoadmin.load_split group={} table={} key_bytes={} trigger={} reason=\"{}\"",
+                 w.parent.group_id(), w.parent.table(), w.split_key.size(),
+                 LoadSplitTriggerName(load.triggers[i]), w.reason);
+    load_split_decisions_.at({pb::LOAD_SPLIT_KEY_FOUND, load.triggers[i]})->Increment();
   }
   return std::move(load.work);
 }

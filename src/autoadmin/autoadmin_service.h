@@ -162,9 +162,9 @@ class AutoadminService {
   // last split steps and the last refusals (by group), for StatusText.
   std::unique_ptr<SplitDriver> splits_;  // round thread only
   LoadSplitPlanner load_splits_;          // round thread only
-  // tessera_autoadmin_load_split_decisions_total{reason}: a group above
-  // split_load for split_after, once per group and reason.
-  std::map<pb::LoadSplitReason, metrics::Counter*> load_split_decisions_;
+  // tessera_autoadmin_load_split_decisions_total{reason,trigger}: a group
+  // hot for split_after, once per group, reason and trigger.
+  std::map<std::pair<pb::LoadSplitReason, LoadSplitTrigger>, metrics::Counter*> load_split_decisions_;
   pb::SplitsResponse last_splits_;
   std::deque<std::string> split_history_;
   std::map<uint64_t, std::string> split_refusals_;

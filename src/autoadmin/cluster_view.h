@@ -39,6 +39,14 @@ struct LoadReport {
   pb::LoadSplitReason reason = pb::LOAD_SPLIT_UNKNOWN;
   std::string split_key;  // reason LOAD_SPLIT_KEY_FOUND
   uint32_t share_permille = 0;
+  // What admission sees (GroupStatusProto.load_*_units_per_s, ...): units
+  // consumed per second, the boost above the static share (thousandths),
+  // and the per-partition caps; all 0 from an older node.
+  double read_units_per_s = 0;
+  double write_units_per_s = 0;
+  uint32_t boost_permille = 0;
+  double rcu_max = 0;
+  double wcu_max = 0;
 };
 
 struct ReplicaReport {

@@ -35,6 +35,11 @@ ReplicaReport ReportOf(const pb::GroupStatusProto& status) {
   r.load.reason = status.load_split_reason();
   r.load.split_key = status.load_split_key();
   r.load.share_permille = status.load_split_share_permille();
+  r.load.read_units_per_s = status.load_read_units_per_s();
+  r.load.write_units_per_s = status.load_write_units_per_s();
+  r.load.boost_permille = status.load_boost_permille();
+  r.load.rcu_max = status.partition_rcu_max();
+  r.load.wcu_max = status.partition_wcu_max();
   r.stopped = status.stopped();
   return r;
 }

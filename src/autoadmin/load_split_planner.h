@@ -1,23 +1,37 @@
 // Load-based splits: which partitions the autoadmin splits because of
-// their load (docs/partition-splits.md, "Splits by load").
+// their load (docs/partition-splits.md, "Splits by load" and "Splits for
+// consumption").
 //
 // Each leader reports the KV requests per second its partition served in
-// the last window and its load split finder's answer
-// (node/load_split_finder.h). A group is split when all of these hold:
-//   * its leader's load has been above PlannerOptions::split_load in every
-//     round for split_after_ms (this planner remembers, per group, since
-//     when: an observation, not a decision; a restarted autoadmin waits
-//     split_after again, which only delays a split);
+// the last window, what admission saw of it (units consumed per second, its
+// rate's boost above its static share, the per-partition caps) and its
+// load split finder's answer (node/load_split_finder.h). A group is hot
+// while one of these triggers holds (LoadSplitTrigger), checked in this
+// order:
+//   * consumption: it consumes more than split_consumption_percent of the
+//     per-partition cap, read or write (on-demand or provisioned: the cap
+//     is all one partition can ever get, so growth needs more partitions);
+//   * boost: adaptive capacity raised its rate more than
+//     split_boost_percent above its static share (provisioned: its
+//     children each get a share again, which removes the need for the
+//     boost);
+//   * load: it served more than split_load requests per second (tables
+//     without capacity too).
+// A group is split when all of these hold:
+//   * it has been hot in every round for split_after_ms (this planner
+//     remembers, per group, since when: an observation, not a decision; a
+//     restarted autoadmin waits split_after again, which only delays a
+//     split; the trigger may change meanwhile);
 //   * the leader names a split key (LOAD_SPLIT_KEY_FOUND);
 //   * the conditions of a size split (split_planner.h): a reachable leader,
 //     no membership change pending, no learner, every voter's node
 //     healthy, no split of it in progress, not `_s3`;
 //   * fewer than max_concurrent splits are in progress (`room`).
-// A group above split_load for split_after whose leader names no key
-// because one key carries the load, the keys increase (only the newest
-// range is hot) or no key balances it is refused with that reason
-// (shown by `tessera autoadmin status`, counted in a metric); it keeps
-// being watched and splits once a key is found.
+// A group hot for split_after whose leader names no key because one key
+// carries the load, the keys increase (only the newest range is hot) or no
+// key balances it is refused with that reason and its trigger (shown by
+// `tessera autoadmin status`, counted in a metric); it keeps being watched
+// and splits once a key is found.
 //
 // The split itself is carried out by SplitDriver (split_driver.h) at the
 // reported key: reserve, order, create the child, commit.
@@ -41,15 +55,22 @@ namespace tessera::autoadmin {
 // "too_few_samples", "unknown".
 const char* LoadSplitReasonName(pb::LoadSplitReason reason);
 
+// Why a group is hot (the header's order).
+enum class LoadSplitTrigger : uint8_t { kConsumption, kBoost, kLoad };
+// "consumption", "boost", "load".
+const char* LoadSplitTriggerName(LoadSplitTrigger trigger);
+
 struct LoadSplitRefusal {
   uint64_t group_id = 0;
   std::string table;
   pb::LoadSplitReason reason = pb::LOAD_SPLIT_UNKNOWN;
+  LoadSplitTrigger trigger = LoadSplitTrigger::kLoad;
   std::string text;  // for `tessera autoadmin status`
 };
 
 struct LoadSplitPlan {
   std::vector<SplitWork> work;  // split_key set: carried out as given
+  std::vector<LoadSplitTrigger> triggers;  // work[i]'s trigger
   std::vector<LoadSplitRefusal> refusals;
   // Groups whose refusal reason is new this round (for the metric: one
   // count per group and reason, not one per round).
@@ -67,8 +88,9 @@ class LoadSplitPlanner {
   struct Watch {
     uint64_t above_since_ms = 0;
     pb::LoadSplitReason last_refusal = pb::LOAD_SPLIT_UNKNOWN;
+    LoadSplitTrigger last_trigger = LoadSplitTrigger::kLoad;
   };
-  std::map<uint64_t, Watch> watched_;  // groups above split_load; bounded by the map's groups
+  std::map<uint64_t, Watch> watched_;  // hot groups; bounded by the map's groups
 };
 
 }  // namespace tessera::autoadmin

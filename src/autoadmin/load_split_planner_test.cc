@@ -1,10 +1,14 @@
-// Goal: a partition splits by load only after its leader reported more than
-// split_load for split_after, at the key the leader names; one hot key,
-// sequential keys and unbalanced load are refused with their reason, once
-// counted per group and reason.
+// Goal: a partition splits by load only after its leader reported it hot
+// (consumption above split_consumption_percent of the partition cap, a
+// boost above split_boost_percent, or more than split_load) for
+// split_after, at the key the leader names, naming its trigger; one hot
+// key, sequential keys and unbalanced load are refused with their reason
+// and trigger, once counted per group, reason and trigger.
 #include "autoadmin/load_split_planner.h"
 
 #include <gtest/gtest.h>
+
+#include <set>
 
 namespace tessera::autoadmin {
 namespace {
@@ -131,6 +135,120 @@ TEST(LoadSplitPlanner, SplittingAndS3GroupsAreLeftAlone) {
   const LoadSplitPlan plan = planner.Plan(v, LoadAt(500, 0), {}, 4, 0);
   EXPECT_TRUE(plan.work.empty());
   EXPECT_TRUE(plan.refusals.empty());
+}
+
+// Consumption: units per second near the partition cap, no split_load.
+GroupView& AddConsuming(ClusterView& v, uint64_t id, double rcu, double wcu, pb::LoadSplitReason reason,
+                        const std::string& key = "") {
+  GroupView& g = AddGroup(v, id, 300, reason, key);
+  g.load.read_units_per_s = rcu;
+  g.load.write_units_per_s = wcu;
+  g.load.rcu_max = 3000;
+  g.load.wcu_max = 1000;
+  return g;
+}
+
+PlannerOptions Defaults(uint64_t after_ms = 10'000) {
+  PlannerOptions o;
+  o.split_after_ms = after_ms;
+  return o;
+}
+
+TEST(LoadSplitPlanner, TriggersAreOnByDefaultAndSplitLoadIsNot) {
+  const PlannerOptions o;
+  EXPECT_EQ(o.split_load, 0u);
+  EXPECT_EQ(o.split_consumption_percent, 80u);
+  EXPECT_EQ(o.split_boost_percent, 50u);
+}
+
+TEST(LoadSplitPlanner, ConsumptionAboveThePercentOfTheCapSplitsAfterSplitAfter) {
+  ClusterView v = ThreeNodes();
+  AddConsuming(v, 10, 0, 850, pb::LOAD_SPLIT_KEY_FOUND, "w");   // 85% of the write cap
+  AddConsuming(v, 11, 2500, 0, pb::LOAD_SPLIT_KEY_FOUND, "r");  // 83% of the read cap
+  AddConsuming(v, 12, 2000, 700, pb::LOAD_SPLIT_KEY_FOUND, "q");  // below both
+  LoadSplitPlanner planner;
+  EXPECT_TRUE(planner.Plan(v, Defaults(), {}, 4, 0).work.empty());
+  EXPECT_TRUE(planner.Plan(v, Defaults(), {}, 4, 9'999).work.empty());
+  const LoadSplitPlan plan = planner.Plan(v, Defaults(), {}, 4, 10'000);
+  ASSERT_EQ(plan.work.size(), 2u);
+  ASSERT_EQ(plan.triggers.size(), 2u);
+  std::set<std::string> keys;
+  for (size_t i = 0; i < plan.work.size(); ++i) {
+    keys.insert(plan.work[i].split_key);
+    EXPECT_EQ(plan.triggers[i], LoadSplitTrigger::kConsumption);
+    EXPECT_EQ(plan.work[i].reason.rfind("consumption ", 0), 0u) << plan.work[i].reason;
+  }
+  EXPECT_EQ(keys, (std::set<std::string>{"w", "r"}));
+  // Off at 0; and without a cap (an older node) nothing is hot.
+  PlannerOptions off = Defaults(0);
+  off.split_consumption_percent = 0;
+  EXPECT_TRUE(LoadSplitPlanner().Plan(v, off, {}, 4, 0).work.empty());
+  v.groups[10].load.wcu_max = 0;
+  v.groups[11].load.rcu_max = 0;
+  EXPECT_TRUE(LoadSplitPlanner().Plan(v, Defaults(0), {}, 4, 0).work.empty());
+}
+
+TEST(LoadSplitPlanner, ABoostAboveSplitBoostPercentSplits) {
+  ClusterView v = ThreeNodes();
+  AddConsuming(v, 10, 0, 300, pb::LOAD_SPLIT_KEY_FOUND, "b").load.boost_permille = 800;
+  // A quarter above its share is what adaptive capacity gives any busy
+  // partition (its headroom): not hot.
+  AddConsuming(v, 11, 0, 300, pb::LOAD_SPLIT_KEY_FOUND, "c").load.boost_permille = 250;
+  LoadSplitPlanner planner;
+  EXPECT_TRUE(planner.Plan(v, Defaults(), {}, 4, 0).work.empty());
+  const LoadSplitPlan plan = planner.Plan(v, Defaults(), {}, 4, 10'000);
+  ASSERT_EQ(plan.work.size(), 1u);
+  EXPECT_EQ(plan.work[0].parent.group_id(), 10u);
+  EXPECT_EQ(plan.triggers[0], LoadSplitTrigger::kBoost);
+  EXPECT_NE(plan.work[0].reason.find("boost 80%"), std::string::npos) << plan.work[0].reason;
+  // A boost that falls back starts the wait again.
+  v.groups[10].load.boost_permille = 100;
+  LoadSplitPlanner again;
+  again.Plan(v, Defaults(), {}, 4, 0);
+  v.groups[10].load.boost_permille = 800;
+  EXPECT_TRUE(again.Plan(v, Defaults(), {}, 4, 10'000).work.empty());
+  PlannerOptions off = Defaults(0);
+  off.split_boost_percent = 0;
+  EXPECT_TRUE(LoadSplitPlanner().Plan(v, off, {}, 4, 0).work.empty());
+}
+
+TEST(LoadSplitPlanner, ConsumptionRefusalsNameTheTriggerAndAreCountedPerTrigger) {
+  ClusterView v = ThreeNodes();
+  AddConsuming(v, 10, 0, 900, pb::LOAD_SPLIT_ONE_HOT_KEY);
+  AddConsuming(v, 11, 0, 900, pb::LOAD_SPLIT_SEQUENTIAL);
+  AddConsuming(v, 12, 0, 300, pb::LOAD_SPLIT_UNBALANCED).load.boost_permille = 900;
+  AddConsuming(v, 13, 0, 900, pb::LOAD_SPLIT_TOO_FEW_SAMPLES);  // waits, no refusal
+  LoadSplitPlanner planner;
+  LoadSplitPlan plan = planner.Plan(v, Defaults(0), {}, 4, 0);
+  EXPECT_TRUE(plan.work.empty());
+  ASSERT_EQ(plan.refusals.size(), 3u);
+  EXPECT_EQ(plan.refusals[0].reason, pb::LOAD_SPLIT_ONE_HOT_KEY);
+  EXPECT_EQ(plan.refusals[0].trigger, LoadSplitTrigger::kConsumption);
+  EXPECT_NE(plan.refusals[0].text.find("consumption 900 WCU/s > 80% of the partition cap 1000"),
+            std::string::npos)
+      << plan.refusals[0].text;
+  EXPECT_EQ(plan.refusals[1].reason, pb::LOAD_SPLIT_SEQUENTIAL);
+  EXPECT_EQ(plan.refusals[2].reason, pb::LOAD_SPLIT_UNBALANCED);
+  EXPECT_EQ(plan.refusals[2].trigger, LoadSplitTrigger::kBoost);
+  EXPECT_EQ(plan.new_refusals.size(), 3u);
+  // The same reason under another trigger is counted again.
+  v.groups[12].load.write_units_per_s = 900;
+  plan = planner.Plan(v, Defaults(0), {}, 4, 1'000);
+  ASSERT_EQ(plan.new_refusals.size(), 1u);
+  EXPECT_EQ(plan.new_refusals[0].group_id, 12u);
+  EXPECT_EQ(plan.new_refusals[0].trigger, LoadSplitTrigger::kConsumption);
+}
+
+TEST(LoadSplitPlanner, TheTriggerMayChangeWhileTheGroupStaysHot) {
+  ClusterView v = ThreeNodes();
+  GroupView& g = AddConsuming(v, 10, 0, 900, pb::LOAD_SPLIT_KEY_FOUND, "k");
+  LoadSplitPlanner planner;
+  planner.Plan(v, Defaults(), {}, 4, 0);
+  g.load.write_units_per_s = 300;
+  g.load.boost_permille = 700;
+  const LoadSplitPlan plan = planner.Plan(v, Defaults(), {}, 4, 10'000);
+  ASSERT_EQ(plan.work.size(), 1u);
+  EXPECT_EQ(plan.triggers[0], LoadSplitTrigger::kBoost);
 }
 
 }  // namespace

@@ -92,6 +92,13 @@ struct PlannerOptions {
   // (load_split_planner.h); 0: never.
   uint64_t split_load = knobs::kAutoadminSplitLoad.default_value;
   uint64_t split_after_ms = uint64_t{knobs::kAutoadminSplitAfterS.default_value} * 1000;
+  // Splits for consumption (load_split_planner.h), for split_after_ms too:
+  // a partition whose rate adaptive capacity boosted more than this many
+  // percent above its static share; 0: never.
+  uint32_t split_boost_percent = knobs::kAutoadminSplitBoostPercent.default_value;
+  // A partition consuming more than this percentage of the per-partition
+  // cap (read or write); 0: never.
+  uint32_t split_consumption_percent = knobs::kAutoadminSplitConsumptionPercent.default_value;
 };
 
 enum class ActionKind {

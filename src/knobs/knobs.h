@@ -237,6 +237,14 @@ inline constexpr Knob<uint32_t> kAutoadminSplitAfterS{
     "autoadmin.split_after_s", P::kAutoadmin, U::kS, 30, 1, 86'400,
     "autoadmin_settings.split_after_s", "", "PlannerOptions.split_after_ms",
     "how long a partition's load must stay above split_load before it splits"};
+inline constexpr Knob<uint32_t> kAutoadminSplitBoostPercent{
+    "autoadmin.split_boost_percent", P::kAutoadmin, U::kPercent, 50, 0, 10'000,
+    "autoadmin_settings.split_boost_percent", "", "PlannerOptions.split_boost_percent",
+    "a partition boosted more than this above its static share for split_after_s splits; 0: off"};
+inline constexpr Knob<uint32_t> kAutoadminSplitConsumptionPercent{
+    "autoadmin.split_consumption_percent", P::kAutoadmin, U::kPercent, 80, 0, 100,
+    "autoadmin_settings.split_consumption_percent", "", "PlannerOptions.split_consumption_percent",
+    "a partition consuming more than this share of the partition cap for split_after_s splits; 0: off"};
 
 // --- global admission control (GacSettings; `tessera gac` and the routers) ---
 inline constexpr Knob<uint32_t> kGacIntervalMs{
@@ -324,6 +332,8 @@ inline constexpr std::array kAllKnobs = {
     Describe(kAutoadminSplitBytes),
     Describe(kAutoadminSplitLoad),
     Describe(kAutoadminSplitAfterS),
+    Describe(kAutoadminSplitBoostPercent),
+    Describe(kAutoadminSplitConsumptionPercent),
     Describe(kGacIntervalMs),
     Describe(kGacHoldMs),
     Describe(kGacOnDemandInitialRcu),

@@ -192,4 +192,9 @@ void KvAdmission::Return(uint64_t group_id, CapacityKind kind, const admission::
   policy_.Return(group_id, kind, a, Clock::now());
 }
 
+std::optional<admission::PartitionLoad> KvAdmission::Load(uint64_t group_id) {
+  std::lock_guard lock(mu_);
+  return policy_.Load(group_id, Clock::now());
+}
+
 }  // namespace tessera::node

@@ -33,6 +33,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -69,6 +70,9 @@ class KvAdmission {
   void Charge(uint64_t group_id, admission::CapacityKind kind, const admission::Admission& a,
               double units);
   void Return(uint64_t group_id, admission::CapacityKind kind, const admission::Admission& a);
+  // What admission sees of a partition (NodeAdmission::Load): the
+  // leader's consumption, boost and caps in admin.status.
+  std::optional<admission::PartitionLoad> Load(uint64_t group_id);
 
  private:
   struct Series {

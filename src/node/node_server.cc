@@ -74,6 +74,17 @@ void SetLoadSplit(const LoadSplitAnswer& load, pb::GroupStatusProto& status) {
   status.set_load_split_share_permille(load.share_permille);
 }
 
+// Both windows cover the same span, so the leader's figures agree.
+static_assert(admission::NodeAdmission::kConsumptionWindowMs == LoadSplitFinder::kWindowMs);
+
+void SetConsumption(const admission::PartitionLoad& load, pb::GroupStatusProto& status) {
+  status.set_load_read_units_per_s(load.read_units_per_s);
+  status.set_load_write_units_per_s(load.write_units_per_s);
+  status.set_load_boost_permille(load.boost_permille);
+  status.set_partition_rcu_max(load.rcu_max);
+  status.set_partition_wcu_max(load.wcu_max);
+}
+
 pb::GroupStatusProto ToProto(uint64_t group_id, const GroupStatus& s) {
   pb::GroupStatusProto p;
   p.set_group_id(group_id);
@@ -551,9 +562,10 @@ void NodeServer::Impl::CollectStatus(std::function<void(std::vector<pb::GroupSta
   collector->done = std::move(done);
   storage::NodeStore* store = &replication_->store();
   LoadSplitFinders* finders = &load_finders_;
+  KvAdmission* admission = &admission_;
   for (const HostedGroup& g : groups) {
     const uint64_t id = g.descriptor.group_id();
-    g.host->GetStatus([collector, id, store, finders](GroupStatus s) {
+    g.host->GetStatus([collector, id, store, finders, admission](GroupStatus s) {
       pb::GroupStatusProto status = ToProto(id, s);
       // The leader's estimate of its state's size, for the split planner.
       const bool leads = s.role == consensus::Role::kLeader && !s.log_only;
@@ -564,6 +576,10 @@ void NodeServer::Impl::CollectStatus(std::function<void(std::vector<pb::GroupSta
       // Its load and load split key; a replica that does not lead forgets
       // its samples (a new leader starts afresh).
       if (auto load = finders->Report(id, leads, SteadyNowMs())) SetLoadSplit(*load, status);
+      // What admission sees of it (the consumption split triggers).
+      if (leads) {
+        if (auto consumed = admission->Load(id)) SetConsumption(*consumed, status);
+      }
       std::unique_lock lock(collector->mu);
       collector->statuses.push_back(std::move(status));
       if (--collector->remaining > 0) return;
