@@ -105,6 +105,16 @@ def assert_reads_back(test, items, acked):
         test.assertEqual(got.get(k), v, f"acknowledged {k!r} does not read back")
 
 
+def http_text(port, path):
+    """The body of GET http://127.0.0.1:PORT/PATH as text ("" when it cannot
+    be fetched: a process's status page while it restarts)."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as resp:
+            return resp.read().decode()
+    except (urllib.error.URLError, OSError):
+        return ""
+
+
 class KvCluster:
     """A cluster of the layout `write_layout(path)` writes (its return value
     is kept as `self.ports`), one KV partition per table, the HTTP API's
@@ -162,6 +172,23 @@ class KvCluster:
             if cursor is None:
                 return items
         raise AssertionError("scan does not terminate")
+
+    def status_partitions(self, table):
+        """[{group, epoch, start, end, leader, load}] of `table` in key order,
+        from `tessera cluster status --json` (start and end as base64 of the
+        report; leader: the leading node's name or None; load: its requests
+        per second)."""
+        p = self.cli("cluster", "status", "--json", check=False)
+        out = []
+        for part in json.loads(p.stdout).get("partitions", []):
+            if part["table"] != table:
+                continue
+            leader = [r for r in part["replicas"] if r.get("leader")]
+            out.append({"group": int(part["group"]), "epoch": int(part["epoch"]),
+                        "start": part["start_key"], "end": part["end_key"],
+                        "leader": leader[0]["name"] if leader else None,
+                        "load": int(leader[0].get("load_rps", 0)) if leader else 0})
+        return out
 
     def up(self):
         self.cli("cluster", "up", "--detach", "--partitions", "1", timeout=180)

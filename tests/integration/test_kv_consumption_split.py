@@ -21,16 +21,13 @@ Python 3 standard library only; free loopback ports, a fresh temp dir,
 `tessera cluster down` at the end. Binary: $TESSERA_BIN (set by ctest).
 """
 
-import json
 import random
 import sys
 import threading
 import time
 import unittest
-import urllib.error
-import urllib.request
 
-from kv_harness import (TESSERA_BIN, KvCluster, assert_reads_back, series_sum, three_az_layout,
+from kv_harness import (TESSERA_BIN, http_text, KvCluster, assert_reads_back, series_sum, three_az_layout,
                         write_layout_file)
 
 # One put of a small value is one write unit: test 1's load is RATE write
@@ -65,24 +62,10 @@ class Cluster(KvCluster):
         self.http_port, self.aa_port = self.ports
 
     def autoadmin(self, path):
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.aa_port}{path}", timeout=5) as resp:
-                return resp.read().decode()
-        except (urllib.error.URLError, OSError):
-            return ""
+        return http_text(self.aa_port, path)
 
     def partitions(self, table):
-        """[{group, start, end, load}] of `table` in key order; load: its
-        leader's requests per second (one write unit each here)."""
-        p = self.cli("cluster", "status", "--json", check=False)
-        out = []
-        for part in json.loads(p.stdout).get("partitions", []):
-            if part["table"] != table:
-                continue
-            leader = [r for r in part["replicas"] if r.get("leader")]
-            out.append({"group": int(part["group"]), "start": part["start_key"], "end": part["end_key"],
-                        "load": int(leader[0].get("load_rps", 0)) if leader else 0})
-        return out
+        return self.status_partitions(table)
 
 
 class PacedLoad:
