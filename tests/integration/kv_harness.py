@@ -199,3 +199,18 @@ class KvCluster:
             self.cli("cluster", "down", timeout=120, check=False)
         finally:
             shutil.rmtree(self.root, ignore_errors=True)
+
+
+class AutoadminKvCluster(KvCluster):
+    """A KvCluster whose write_layout returns (router HTTP port, autoadmin
+    HTTP port): the split tests', which read the autoadmin's pages."""
+
+    def __init__(self, prefix, write_layout):
+        super().__init__(prefix, write_layout)
+        self.http_port, self.aa_port = self.ports
+
+    def autoadmin(self, path):
+        return http_text(self.aa_port, path)
+
+    def partitions(self, table):
+        return self.status_partitions(table)

@@ -31,7 +31,7 @@ import threading
 import time
 import unittest
 
-from kv_harness import (TESSERA_BIN, http_text, KvCluster, assert_reads_back, series_sum, three_az_layout,
+from kv_harness import (TESSERA_BIN, AutoadminKvCluster, assert_reads_back, series_sum, three_az_layout,
                         write_layout_file)
 
 SPLIT_LOAD = 30
@@ -48,16 +48,9 @@ def write_layout(path):
     return layout.router_http[0], layout.autoadmin_http
 
 
-class Cluster(KvCluster):
+class Cluster(AutoadminKvCluster):
     def __init__(self):
         super().__init__("tessera-loadsplit-", write_layout)
-        self.http_port, self.aa_port = self.ports
-
-    def autoadmin(self, path):
-        return http_text(self.aa_port, path)
-
-    def partitions(self, table):
-        return self.status_partitions(table)
 
     def create_table(self, name):
         self.cli("kv", "table", "create", name)
