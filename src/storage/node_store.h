@@ -70,6 +70,9 @@ struct NodeStoreOptions {
   size_t block_cache_bytes = 256 << 20;
   // Bytes of keys and values per WriteBatch of a staged-snapshot install.
   size_t snapshot_install_batch_bytes = knobs::kNodeSnapshotInstallBatchBytes.default_value;
+  // Bytes of keys and values per table file a split's copy writes before it
+  // ingests them (node_store_split.cc); the last file may be smaller.
+  size_t split_file_bytes = 64 << 20;
   // When a scan's memtable work asks for a flush of the applied state
   // (obsolete_version_flush.h).
   ObsoleteVersionFlushOptions obsolete_version_flush;
@@ -86,8 +89,9 @@ struct NodeStoreOptions {
   // that a test can kill the process in the middle of an install.
   uint32_t fault_install_delay_ms = 0;
   // Fault injection (tests only, off by default): ApplySplit returns
-  // Aborted after the marker batch and this many copy batches, as if the
-  // process died there; reopening the store finishes the split.
+  // Aborted after the marker batch and this many copy files written (not
+  // yet ingested), as if the process died there; reopening the store
+  // finishes the split.
   std::optional<size_t> fault_split_stop_after_batches;
   // The simulator's seam (docs/decisions.md D86): no writer or snapshot
   // thread. Log writes, compactions and snapshot jobs wait, not durable and
@@ -187,8 +191,10 @@ class NodeStore {
   // stored applied index, else InvalidArgument): one synced batch with the
   // parent's applied index, its range end marker.split_key, the child's
   // range end (the parent's previous one, if any), `side_writes` and the
-  // marker; the parent's user keys >= split_key copied to the child in
-  // batches of snapshot_install_batch_bytes (unsynced); one synced batch
+  // marker; the parent's user keys >= split_key written as the child's
+  // into synced table files of split_file_bytes and ingested in one step
+  // (no memtable, no write-ahead log: the copy costs one sequential write
+  // of the moved bytes, D138); one synced batch
   // deleting them from the parent, writing the child's AppliedState
   // {split_slot} and LogBase{split_slot + 1, marker.membership} and
   // deleting the marker. Blocks until durable. InvalidArgument for an empty
@@ -292,7 +298,12 @@ class NodeStore {
   // Copies the parent's keys >= marker.split_key to the child and commits
   // the split described by `marker` (which is durable); idempotent.
   Status FinishSplit(GroupId parent, const pb::SplitMarker& marker,
-                     std::optional<size_t> stop_after_batches);
+                     std::optional<size_t> stop_after_files);
+  // Whether the group has any user key in the applied state.
+  Result<bool> HasUserKeys(GroupId group) const;
+  // Deletes the split copy files of `parent` (nullopt: of every parent)
+  // left in the store's split-files directory.
+  Status DropSplitFiles(std::optional<GroupId> parent);
   // Reads a protobuf record of the meta column family; NotFound when absent.
   template <typename Proto>
   Result<Proto> ReadMetaRecord(const std::string& key, std::string_view what) const;

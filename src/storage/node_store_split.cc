@@ -1,8 +1,9 @@
 // NodeStore: the apply of a partition split in the node's own store
-// (docs/partition-splits.md "Apply", docs/formats/storage.md "Splits"). The
-// copy follows the staged install's pattern: a durable marker first, then
-// unsynced copy batches, then one synced batch that commits and deletes the
-// marker; Open redoes the copy of every marker it finds.
+// (docs/partition-splits.md "Apply", docs/formats/storage.md "Splits"): a
+// durable marker first, then the copy written into table files and ingested,
+// then one synced batch that commits and deletes the marker; Open redoes the
+// copy of every marker it finds.
+#include <rocksdb/sst_file_writer.h>
 #include <rocksdb/write_batch.h>
 
 #include <memory>
@@ -20,6 +21,13 @@ namespace {
 void CheckOk(const rocksdb::Status& status) { TESSERA_CHECK(status.ok()); }
 
 std::string GroupName(GroupId group) { return "group=" + std::to_string(group); }
+
+// The table files of splits in progress: `<parent>-<n>.sst`.
+std::string SplitFilesDir(const std::string& store_path) { return store_path + "/split-files"; }
+
+std::string SplitFilePath(const std::string& store_path, GroupId parent, size_t n) {
+  return SplitFilesDir(store_path) + "/" + std::to_string(parent) + "-" + std::to_string(n) + ".sst";
+}
 
 void AppendRangeEnd(GroupId group, const std::string& end_key, const ColumnFamilies& cfs,
                     rocksdb::WriteBatch* batch) {
@@ -114,17 +122,38 @@ Status NodeStore::ApplySplit(GroupId parent, const pb::SplitMarker& marker,
 }
 
 Status NodeStore::FinishSplit(GroupId parent, const pb::SplitMarker& marker,
-                              std::optional<size_t> stop_after_batches) {
-  if (stop_after_batches && *stop_after_batches == 0) return Status::Aborted("fault injection");
+                              std::optional<size_t> stop_after_files) {
+  if (stop_after_files && *stop_after_files == 0) return Status::Aborted("fault injection");
   const GroupId child = marker.child_group_id();
-  // As a staged install: the copy batches are unsynced, the final synced
-  // batch makes them durable, and until it the marker makes a restart redo
-  // the whole copy (the parent's keys >= split_key are untouched until then).
-  rocksdb::WriteOptions unsynced;
-  rocksdb::WriteBatch batch;
-  CheckOk(batch.DeleteRange(cfs_.state, UserKeysBegin(child), UserKeysEnd(child)));
-  size_t batch_bytes = 0;
-  size_t batches = 0;
+  TESSERA_RETURN_IF_ERROR(DropSplitFiles(parent));
+  TESSERA_RETURN_IF_ERROR(FromRocks(env_->CreateDirIfMissing(SplitFilesDir(options_.path)),
+                                    "split files directory"));
+  // Keys of the child an interrupted earlier attempt ingested are the same
+  // rows (the parent's keys >= split_key are untouched until the commit);
+  // they are cleared anyway, so the child's keys are exactly this copy.
+  Result<bool> child_has_keys = HasUserKeys(child);
+  if (!child_has_keys.ok()) return child_has_keys.status();
+  if (*child_has_keys) {
+    rocksdb::WriteBatch clear;
+    CheckOk(clear.DeleteRange(cfs_.state, UserKeysBegin(child), UserKeysEnd(child)));
+    TESSERA_RETURN_IF_ERROR(SubmitAndWait(std::move(clear)));
+  }
+  // The copy goes into table files, each synced when finished, then into
+  // the store in one ingest: no memtable insert, no write-ahead log, no
+  // flush or compaction of the moved bytes afterwards (D138). The files sit
+  // below every other group's keys' files (the child's key range is empty),
+  // so the ingest places them at the bottom level.
+  const rocksdb::Options file_options(db_->GetDBOptions(), db_->GetOptions(cfs_.state));
+  std::vector<std::string> files;
+  std::unique_ptr<rocksdb::SstFileWriter> writer;
+  size_t file_bytes = 0;
+  auto finish_file = [&]() -> Status {
+    rocksdb::ExternalSstFileInfo info;
+    TESSERA_RETURN_IF_ERROR(FromRocks(writer->Finish(&info), "split file " + files.back()));
+    writer.reset();
+    file_bytes = 0;
+    return Status::Ok();
+  };
   const std::string lower = UserKey(parent, marker.split_key());
   const std::string upper = UserKeysEnd(parent);
   const rocksdb::Slice upper_slice(upper);
@@ -137,17 +166,31 @@ Status NodeStore::FinishSplit(GroupId parent, const pb::SplitMarker& marker,
     Result<std::string_view> value = DecodeRecord(
         it->value().ToStringView(), "state value " + GroupName(parent) + " key=" + HexForMessage(*key));
     if (!value.ok()) return value.status();
-    CheckOk(batch.Put(cfs_.state, UserKey(child, *key), it->value()));  // the verified record
-    batch_bytes += key->size() + value->size();
-    if (batch_bytes < options_.snapshot_install_batch_bytes) continue;
-    TESSERA_RETURN_IF_ERROR(FromRocks(db_->Write(unsynced, &batch), "split " + GroupName(parent)));
-    batch.Clear();
-    batch_bytes = 0;
-    if (stop_after_batches && ++batches >= *stop_after_batches) {
+    if (!writer) {
+      files.push_back(SplitFilePath(options_.path, parent, files.size()));
+      writer = std::make_unique<rocksdb::SstFileWriter>(rocksdb::EnvOptions(), file_options,
+                                                        cfs_.state);
+      TESSERA_RETURN_IF_ERROR(FromRocks(writer->Open(files.back()), "split file " + files.back()));
+    }
+    // The verified record, under the child's prefix: keys arrive in order.
+    TESSERA_RETURN_IF_ERROR(
+        FromRocks(writer->Put(UserKey(child, *key), it->value()), "split file " + files.back()));
+    file_bytes += key->size() + value->size();
+    if (file_bytes < options_.split_file_bytes) continue;
+    TESSERA_RETURN_IF_ERROR(finish_file());
+    if (stop_after_files && files.size() >= *stop_after_files) {
       return Status::Aborted("fault injection");
     }
   }
   TESSERA_RETURN_IF_ERROR(FromRocks(it->status(), "state of " + GroupName(parent)));
+  if (writer) TESSERA_RETURN_IF_ERROR(finish_file());
+  if (!files.empty()) {
+    rocksdb::IngestExternalFileOptions ingest;
+    ingest.move_files = true;  // hard links where the file system has them
+    TESSERA_RETURN_IF_ERROR(FromRocks(db_->IngestExternalFile(cfs_.state, files, ingest),
+                                      "ingesting the split of " + GroupName(parent)));
+  }
+  rocksdb::WriteBatch batch;
   CheckOk(batch.DeleteRange(cfs_.state, lower, upper));
   AppendApply(child, marker.split_slot(), {}, cfs_.state, &batch);
   pb::LogBase base;
@@ -155,10 +198,39 @@ Status NodeStore::FinishSplit(GroupId parent, const pb::SplitMarker& marker,
   *base.mutable_base_membership() = marker.membership();
   AppendLogBase(child, base, cfs_.log, &batch);
   CheckOk(batch.Delete(cfs_.meta, SplitMarkerKey(parent)));
-  return SubmitAndWait(std::move(batch));
+  TESSERA_RETURN_IF_ERROR(SubmitAndWait(std::move(batch)));
+  return DropSplitFiles(parent);
+}
+
+Result<bool> NodeStore::HasUserKeys(GroupId group) const {
+  const std::string upper = UserKeysEnd(group);
+  const rocksdb::Slice upper_slice(upper);
+  rocksdb::ReadOptions read;
+  read.iterate_upper_bound = &upper_slice;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(read, cfs_.state));
+  it->Seek(UserKeysBegin(group));
+  if (it->Valid()) return true;
+  TESSERA_RETURN_IF_ERROR(FromRocks(it->status(), "state of " + GroupName(group)));
+  return false;
+}
+
+Status NodeStore::DropSplitFiles(std::optional<GroupId> parent) {
+  const std::string dir = SplitFilesDir(options_.path);
+  std::vector<std::string> names;
+  rocksdb::Status listed = env_->GetChildren(dir, &names);
+  if (listed.IsNotFound()) return Status::Ok();
+  TESSERA_RETURN_IF_ERROR(FromRocks(listed, "split files directory"));
+  const std::string prefix = parent ? std::to_string(*parent) + "-" : std::string();
+  for (const std::string& name : names) {
+    if (name == "." || name == ".." || !name.starts_with(prefix)) continue;
+    TESSERA_RETURN_IF_ERROR(FromRocks(env_->DeleteFile(dir + "/" + name), "split file " + name));
+  }
+  return Status::Ok();
 }
 
 Status NodeStore::RecoverSplits() {
+  // No split runs yet: whatever a split left in the directory goes.
+  TESSERA_RETURN_IF_ERROR(DropSplitFiles(std::nullopt));
   auto marked = GroupsUnder(cfs_, kSplitMarkerPrefix);
   if (!marked.ok()) return marked.status();
   for (GroupId parent : *marked) {
