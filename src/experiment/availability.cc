@@ -92,7 +92,9 @@ std::vector<pb::AvailabilityWindow> SummarizeAvailability(const std::vector<OpRe
                                                           uint64_t end_us) {
   const std::vector<uint64_t> writes = WriteTimes(ops);
   std::vector<pb::AvailabilityWindow> out;
+  uint64_t first_fault_us = end_us;
   for (const FaultWindow& f : faults) {
+    first_fault_us = std::min(first_fault_us, f.start_us);
     pb::AvailabilityWindow& w = out.emplace_back();
     w.set_label(f.label);
     w.set_start_us(f.start_us);
@@ -102,6 +104,14 @@ std::vector<pb::AvailabilityWindow> SummarizeAvailability(const std::vector<OpRe
     w.set_longest_write_gap_ms(
         LongestGapUs(writes, f.start_us, f.end_us, [](uint64_t a, uint64_t b) { return b - a; }) /
         1000);
+    pb::AvailabilityWindow settled;
+    Count(ops,
+          [&](const OpRecord& op) {
+            return op.invoke_us >= f.start_us + kFailoverGraceUs && op.invoke_us < f.end_us;
+          },
+          settled);
+    w.set_ops_after_first_s(settled.ops());
+    w.set_ok_share_after_first_s(settled.ok_share());
   }
   pb::AvailabilityWindow& calm = out.emplace_back();
   calm.set_label("outside faults");
@@ -112,35 +122,69 @@ std::vector<pb::AvailabilityWindow> SummarizeAvailability(const std::vector<OpRe
       LongestGapUs(writes, 0, end_us,
                    [&](uint64_t a, uint64_t b) { return OutsideFaultsUs(a, b, faults); }) /
       1000);
+  if (!faults.empty()) {
+    pb::AvailabilityWindow steady;
+    Count(ops, [&](const OpRecord& op) { return op.invoke_us < first_fault_us; }, steady);
+    if (steady.ok() >= kSteadyOpsMin && steady.latency_ms_p99() > 0) {
+      calm.set_steady_latency_ms_p99(steady.latency_ms_p99());
+      calm.set_p99_over_steady(calm.latency_ms_p99() / steady.latency_ms_p99());
+    }
+  }
   return out;
 }
 
 std::string DescribeWindow(const pb::AvailabilityWindow& w) {
-  char line[512];
+  const bool calm = w.label() == "outside faults";
+  char settled[64] = "";
+  if (!calm) {
+    std::snprintf(settled, sizeof settled, " (%.1f%% after its first second)",
+                  100.0 * w.ok_share_after_first_s());
+  }
+  char steady[96] = "";
+  if (calm && w.p99_over_steady() > 0) {
+    std::snprintf(steady, sizeof steady, " (%.2fx the steady p99 of %.1f ms)", w.p99_over_steady(),
+                  w.steady_latency_ms_p99());
+  }
+  char line[768];
   std::snprintf(line, sizeof line,
-                "%s: %llu ops, %.1f%% ok, longest write gap %.1f s, p50 %.1f ms, p99 %.1f ms",
+                "%s: %llu ops, %.1f%% ok%s, longest write gap %.1f s, p50 %.1f ms, p99 %.1f ms%s",
                 w.label().c_str(), static_cast<unsigned long long>(w.ops()), 100.0 * w.ok_share(),
-                static_cast<double>(w.longest_write_gap_ms()) / 1000.0, w.latency_ms_p50(),
-                w.latency_ms_p99());
+                settled, static_cast<double>(w.longest_write_gap_ms()) / 1000.0, w.latency_ms_p50(),
+                w.latency_ms_p99(), steady);
   return line;
 }
 
 pb::CheckerResult CheckAvailability(const std::vector<pb::AvailabilityWindow>& windows,
-                                    double min_ok_share_outside_faults) {
+                                    const pb::AvailabilityChecker& bounds) {
   pb::CheckerResult result;
   result.set_name("availability");
   result.set_passed(true);
   std::string summary;
+  std::string missed;
+  auto miss = [&](const char* format, double figure, double bound, const std::string& label) {
+    result.set_passed(false);
+    char why[384];
+    std::snprintf(why, sizeof why, format, label.c_str(), figure, bound);
+    missed += why;
+  };
   for (const pb::AvailabilityWindow& w : windows) {
     summary += DescribeWindow(w) + "\n";
-    if (w.label() == "outside faults" && w.ok_share() < min_ok_share_outside_faults) {
-      result.set_passed(false);
-      char why[128];
-      std::snprintf(why, sizeof why, "ok share outside faults %.3f is below the required %.3f\n",
-                    w.ok_share(), min_ok_share_outside_faults);
-      summary += why;
+    if (w.label() == "outside faults") {
+      if (w.ok_share() < bounds.min_ok_share_outside_faults()) {
+        miss("ok share %s %.3f is below the required %.3f\n", w.ok_share(),
+             bounds.min_ok_share_outside_faults(), w.label());
+      }
+      if (bounds.max_p99_over_steady() > 0 && w.p99_over_steady() > bounds.max_p99_over_steady()) {
+        miss("p99 %s is %.2fx the steady p99, above the allowed %.2fx\n", w.p99_over_steady(),
+             bounds.max_p99_over_steady(), w.label());
+      }
+    } else if (w.ops_after_first_s() > 0 &&
+               w.ok_share_after_first_s() < bounds.min_ok_share_after_first_s()) {
+      miss("ok share after the first second of %s %.3f is below the required %.3f\n",
+           w.ok_share_after_first_s(), bounds.min_ok_share_after_first_s(), w.label());
     }
   }
+  summary += missed;
   if (!summary.empty()) summary.pop_back();
   result.set_summary(summary);
   return result;

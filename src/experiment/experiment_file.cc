@@ -357,10 +357,16 @@ Status ValidateWorkloadsAndCheckers(const pb::Experiment& spec) {
       return Status::InvalidArgument(field + ".s3: no s3_objects workload to check");
     }
     if (c.has_availability()) {
-      const double share = c.availability().min_ok_share_outside_faults();
-      if (!(share >= 0 && share <= 1)) {
-        return Status::InvalidArgument(field +
-                                       ".availability.min_ok_share_outside_faults: must be in 0..1");
+      const pb::AvailabilityChecker& a = c.availability();
+      for (const auto& [name, share] :
+           {std::pair{"min_ok_share_outside_faults", a.min_ok_share_outside_faults()},
+            std::pair{"min_ok_share_after_first_s", a.min_ok_share_after_first_s()}}) {
+        if (!(share >= 0 && share <= 1)) {
+          return Status::InvalidArgument(field + ".availability." + name + ": must be in 0..1");
+        }
+      }
+      if (!(a.max_p99_over_steady() >= 0)) {
+        return Status::InvalidArgument(field + ".availability.max_p99_over_steady: must be >= 0");
       }
     }
   }

@@ -104,6 +104,12 @@ TEST_F(ExperimentFileTest, BadFieldsAreNamed) {
       {"name: \"x\" layout: \"layout.textproto\" duration_s: 0 checkers { linearizable {} } " +
            std::string(kWorkload),
        "duration_s = 0"},
+      {head + kWorkload + "checkers { availability { min_ok_share_outside_faults: 1.5 } }",
+       ".availability.min_ok_share_outside_faults: must be in 0..1"},
+      {head + kWorkload + "checkers { availability { min_ok_share_after_first_s: -0.1 } }",
+       ".availability.min_ok_share_after_first_s: must be in 0..1"},
+      {head + kWorkload + "checkers { availability { max_p99_over_steady: -2 } }",
+       ".availability.max_p99_over_steady: must be >= 0"},
   };
   for (const Case& c : cases) {
     const std::string error = ErrorOf(c.text);

@@ -391,7 +391,7 @@ void RunCheckers(Run& run, const std::vector<OpRecord>& ops,
         r = CheckS3Objects(ops, c.s3().step_budget());
         break;
       default:
-        r = CheckAvailability(summary, c.availability().min_ok_share_outside_faults());
+        r = CheckAvailability(summary, c.availability());
         break;
     }
     passed = passed && r.passed();

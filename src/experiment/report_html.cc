@@ -52,15 +52,23 @@ void Checkers(const ReportInput& in, std::ostream& h) {
 void Availability(const ReportInput& in, std::ostream& h) {
   h << "<h2>Availability per fault window</h2>\n"
        "<p>Operations by invocation time; latency of the successful ones.</p>\n"
+       "<p>\"After 1 s\": the operations invoked from a fault's first second on; \"p99 / "
+       "steady\": the p99 outside faults over the p99 before the first fault.</p>\n"
        "<table id=\"availability\">\n<tr><th>window</th><th>ops</th><th>ok</th><th>ok share</th>"
-       "<th>longest write gap</th><th>p50</th><th>p99</th></tr>\n";
+       "<th>ok after 1 s</th><th>longest write gap</th><th>p50</th><th>p99</th>"
+       "<th>p99 / steady</th></tr>\n";
   for (const pb::AvailabilityWindow& w : in.verdict.windows()) {
+    const bool calm = w.label() == "outside faults";
     h << "<tr><td>" << HtmlEscape(w.label()) << "</td><td class=\"num\">" << w.ops()
       << "</td><td class=\"num\">" << w.ok() << "</td><td class=\"num\">"
       << Fixed(100.0 * w.ok_share(), 1) << " %</td><td class=\"num\">"
+      << (calm ? std::string("-") : Fixed(100.0 * w.ok_share_after_first_s(), 1) + " %")
+      << "</td><td class=\"num\">"
       << Fixed(static_cast<double>(w.longest_write_gap_ms()) / 1000.0, 1)
       << " s</td><td class=\"num\">" << Fixed(w.latency_ms_p50(), 1) << " ms</td><td class=\"num\">"
-      << Fixed(w.latency_ms_p99(), 1) << " ms</td></tr>\n";
+      << Fixed(w.latency_ms_p99(), 1) << " ms</td><td class=\"num\">"
+      << (calm && w.p99_over_steady() > 0 ? Fixed(w.p99_over_steady(), 2) + "x" : std::string("-"))
+      << "</td></tr>\n";
   }
   h << "</table>\n";
 }

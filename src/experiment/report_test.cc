@@ -62,9 +62,14 @@ pb::ExperimentVerdict Verdict(bool passed) {
   w->set_ops(3);
   w->set_ok(1);
   w->set_ok_share(1.0 / 3);
+  w->set_ops_after_first_s(2);
+  w->set_ok_share_after_first_s(0.5);
   pb::AvailabilityWindow* calm = v.add_windows();
   calm->set_label("outside faults");
   calm->set_end_us(4'000'000);
+  calm->set_latency_ms_p99(3.0);
+  calm->set_steady_latency_ms_p99(2.0);
+  calm->set_p99_over_steady(1.5);
   return v;
 }
 
@@ -185,7 +190,8 @@ TEST_F(ReportTest, PageHasTheVerdictTablesLayoutAndNoticesEscaped) {
             std::string::npos);
   EXPECT_NE(html.find("key &lt;k&gt; &amp; friends"), std::string::npos);
   EXPECT_NE(html.find("partition-az az2 [1.0 s, 2.5 s)"), std::string::npos);
-  EXPECT_NE(html.find("33.3 %"), std::string::npos);
+  EXPECT_NE(html.find("33.3 %</td><td class=\"num\">50.0 %</td>"), std::string::npos);
+  EXPECT_NE(html.find("<td class=\"num\">1.50x</td>"), std::string::npos);
   EXPECT_NE(html.find("<svg id=\"latency-x\">"), std::string::npos);
   EXPECT_NE(html.find("<p class=\"notice\">Plot not drawn: gnuplot is not installed"),
             std::string::npos);
