@@ -288,6 +288,10 @@ inline constexpr size_t kNodeDigestJobsMax = kHostedGroupsMax;
 // admin.change_membership / admin.drop_group: requests waiting for the
 // node's admin thread (the autoadmin sends one step per group at a time).
 inline constexpr size_t kNodeAdminJobsMax = 256;
+// How often a node tries to restart the groups that stopped on a disk
+// error (ReplicationHost::RestartFailedGroups, contract 12): a probe write
+// per try, so a disk still failing costs one failed write per interval.
+inline constexpr uint64_t kFailedGroupRestartIntervalMs = 5'000;
 // Outbound consensus messages: one ConsensusBatch (one one-way RPC frame)
 // carries at most this many bytes of messages (a larger single message goes
 // alone), and at most this many messages may wait for one destination peer

@@ -164,6 +164,7 @@ void GroupHost::Persist(consensus::Ready& ready) {
   if (!submitted.ok()) {
     FailAll(Status::IOError("log write refused: " + submitted.ToString()));
     stopped_ = true;
+    stopped_on_disk_error_ = true;
   }
 }
 
@@ -174,6 +175,7 @@ void GroupHost::OnPersistDone(const PersistDone& done) {
     // acknowledge anything more. Stop the group loudly.
     FailAll(Status::IOError("log write failed: " + done.status.ToString()));
     stopped_ = true;
+    stopped_on_disk_error_ = true;
     return;
   }
   for (pb::Message& m : *done.messages_after) sender_->Send(std::move(m));
@@ -247,6 +249,7 @@ void GroupHost::StopOnApplyError(const Status& status) {
   spdlog::error("node.apply_failed group={} reason=\"{}\"", group_id(), status.ToString());
   FailAll(Status::IOError("apply failed: " + status.ToString()));
   stopped_ = true;
+  stopped_on_disk_error_ = true;
   snapshot_sender_.AbortAll();
 }
 

@@ -25,6 +25,7 @@
 #pragma once
 
 #include <boost/asio/io_context.hpp>
+#include <atomic>
 #include <deque>
 #include <functional>
 #include <map>
@@ -198,6 +199,10 @@ class GroupHost : public std::enable_shared_from_this<GroupHost> {
   // writes it submitted before are ahead in the store's FIFO writer. Blocks
   // until decided: never call it on an io thread.
   bool StopForRemoval();
+  // Whether the group stopped because its store refused or failed a write
+  // (a log write or an apply): ReplicationHost::RestartFailedGroups starts
+  // it afresh from the store once the store writes again.
+  bool StoppedOnDiskError() const { return stopped_on_disk_error_.load(); }
   // Stops ticking; pending callbacks fail with Aborted. Idempotent.
   // Releases the snapshots pinned by outbound transfers before returning,
   // so the NodeStore may be closed after Stop even if the io_context never
@@ -280,6 +285,7 @@ class GroupHost : public std::enable_shared_from_this<GroupHost> {
   SnapshotSender snapshot_sender_;
   SnapshotReceiver snapshot_receiver_;
   bool stopped_ = false;
+  std::atomic<bool> stopped_on_disk_error_{false};  // see StoppedOnDiskError
   bool pump_scheduled_ = false;  // a SchedulePump handler is queued
   bool compaction_in_flight_ = false;  // a queued store compaction is not durable yet
   bool installing_ = false;  // a snapshot install runs on the snapshot thread

@@ -177,6 +177,10 @@ class NodeServer::Impl {
   // admin.change_membership / admin.drop_group / admin.transfer_leadership
   // (membership_rpcs.h), admin.split_group (split_rpc.h).
   JobThread admin_jobs_{"node-admin", limits::kNodeAdminJobsMax};
+  // On strand_: when the groups stopped on a disk error were last tried
+  // (RestartFailedGroups); one try in flight at a time.
+  std::chrono::steady_clock::time_point last_restart_try_{};
+  std::atomic<bool> restart_in_flight_{false};
   std::atomic<bool> serving_{false};
   bool stop_called_ = false;  // Stop's own flag (Start/Stop thread)
   bool stopped_ = false;      // on strand_: no more stats rounds
@@ -206,6 +210,7 @@ class NodeServer::Impl {
   std::string HealthJson();
   void ScheduleStats();
   void RefreshStats();
+  void MaybeRestartFailedGroups();
   std::shared_ptr<GroupHost> FindOrFail(uint64_t group_id, const rpc::Responder& responder);
 };
 
@@ -697,9 +702,31 @@ void NodeServer::Impl::ScheduleStats() {
   });
 }
 
+// On strand_. At most every kFailedGroupRestartIntervalMs, one try on the
+// admin thread to restart the groups that stopped on a disk error.
+void NodeServer::Impl::MaybeRestartFailedGroups() {
+  const auto now = std::chrono::steady_clock::now();
+  if (now - last_restart_try_ < std::chrono::milliseconds(limits::kFailedGroupRestartIntervalMs)) {
+    return;
+  }
+  if (restart_in_flight_.exchange(true)) return;
+  last_restart_try_ = now;
+  const Status queued = admin_jobs_.Submit([this] {
+    const std::vector<uint64_t> restarted = replication_->RestartFailedGroups();
+    if (!restarted.empty()) {
+      metrics_.GetCounter("tessera_node_group_restarts_total",
+                          "Groups restarted from the store after they stopped on a disk error")
+          .Increment(restarted.size());
+    }
+    restart_in_flight_ = false;
+  });
+  if (!queued.ok()) restart_in_flight_ = false;  // stopping, or the admin queue is full
+}
+
 // On strand_. Group gauges from a status round; storage counters advanced by
 // the group-commit writer's deltas.
 void NodeServer::Impl::RefreshStats() {
+  MaybeRestartFailedGroups();
   const storage::GroupCommitStats now = replication_->store().group_commit_stats();
   {
     std::lock_guard lock(mu_);

@@ -283,6 +283,51 @@ Result<bool> ReplicationHost::DropGroup(uint64_t group_id) {
   return true;
 }
 
+std::vector<uint64_t> ReplicationHost::RestartFailedGroups() {
+  std::vector<std::shared_ptr<GroupHost>> failed;
+  {
+    std::lock_guard lock(mu_);
+    if (stopped_) return {};
+    for (const auto& [id, hosted] : groups_) {
+      if (hosted.host->StoppedOnDiskError()) failed.push_back(hosted.host);
+    }
+  }
+  if (failed.empty()) return {};
+  // Not under mu_: the strand may need an io thread that waits for mu_.
+  std::vector<std::shared_ptr<GroupHost>> stopped;
+  for (const std::shared_ptr<GroupHost>& host : failed) {
+    if (host->StopForRemoval()) stopped.push_back(host);
+  }
+  if (stopped.empty()) return {};
+  const Status probe = store_->ProbeWrites();
+  if (!probe.ok()) {
+    spdlog::warn("node.group_restart_waits groups={} reason=\"{}\"", stopped.size(),
+                 probe.ToString());
+    return {};
+  }
+  std::vector<uint64_t> restarted;
+  std::lock_guard lock(mu_);
+  if (stopped_) return {};
+  for (const std::shared_ptr<GroupHost>& host : stopped) {
+    const uint64_t id = host->group_id();
+    const auto it = groups_.find(id);
+    if (it == groups_.end() || it->second.host != host) continue;  // dropped or replaced meanwhile
+    const pb::PartitionDescriptor descriptor = it->second.descriptor;
+    groups_.erase(it);
+    const Status started = StartGroupLocked(descriptor);
+    if (!started.ok()) {
+      // The stopped host stays, reported stopped: the next call, or the
+      // next process start, tries again.
+      spdlog::error("node.group_restart_failed group={} reason=\"{}\"", id, started.ToString());
+      groups_[id] = HostedGroup{descriptor, host};
+      continue;
+    }
+    spdlog::warn("node.group_restarted group={} (it had stopped on a disk error)", id);
+    restarted.push_back(id);
+  }
+  return restarted;
+}
+
 Result<std::vector<storage::GroupMutation>> ReplicationHost::SplitDescriptors(
     uint64_t parent, const pb::KvSplit& split) {
   std::lock_guard lock(mu_);

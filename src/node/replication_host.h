@@ -58,6 +58,16 @@
 //     parent hosted here and not yet narrowed -> Unavailable (it has not
 //     reached the split slot; ask again); the parent not hosted here ->
 //     created empty.
+// 12. A group that stopped on a disk error (GroupHost::StoppedOnDiskError:
+//     a log write or an apply failed) is started afresh, as at a process
+//     start, by RestartFailedGroups once the store writes again: the old
+//     host is stopped for good (StopForRemoval: nothing of it reaches the
+//     store after), a probe write (NodeStore::ProbeWrites) must succeed
+//     (behind every write the old host submitted: FIFO writer), then a new
+//     host starts from the stored descriptor and state. A group installing
+//     a snapshot is left for a later call. The durable state is what a
+//     crash would have left, so the restart is as safe as a restart of the
+//     process, and the rest of the node keeps serving meanwhile.
 //
 // Thread safety: every method may be called from any thread; mu_ guards the
 // group map and the descriptor writes.
@@ -122,6 +132,10 @@ class ReplicationHost {
   Status AdmitAutoadminEpoch(uint64_t epoch);
   // See contract 7. true: dropped; false: not hosted here.
   Result<bool> DropGroup(uint64_t group_id);
+  // See contract 12. The groups restarted; none when no group stopped on
+  // a disk error or the store still fails writes. Blocks: never call it on
+  // an io thread.
+  std::vector<uint64_t> RestartFailedGroups();
   // The group's host, or null when not hosted.
   std::shared_ptr<GroupHost> Find(uint64_t group_id) const;
   // Whether `check` accepts the group's stored descriptor (its range:

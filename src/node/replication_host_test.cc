@@ -36,7 +36,8 @@ class ReplicationHostTest : public ::testing::Test {
 
   // Runs `body` against a host opened on dir_, with io threads, then closes
   // it in the documented order.
-  void WithHost(const std::function<void(ReplicationHost&)>& body) {
+  void WithHost(const std::function<void(ReplicationHost&)>& body,
+                std::shared_ptr<storage::StorageFaults> faults = nullptr) {
     boost::asio::io_context io;
     auto work = boost::asio::make_work_guard(io);
     std::vector<std::thread> threads;
@@ -44,6 +45,7 @@ class ReplicationHostTest : public ::testing::Test {
     ReplicationHostOptions options;
     options.self_id = 1;
     options.store.path = dir_ + "/rocksdb";
+    options.store.group_commit.faults = std::move(faults);
     options.send_batch = [](uint32_t, std::string) { return Status::Ok(); };
     auto host = ReplicationHost::Open(io, registry_, options);
     ASSERT_TRUE(host.ok()) << host.status().ToString();
@@ -118,6 +120,45 @@ std::shared_ptr<GroupHost> WaitFor(ReplicationHost& host, uint64_t group) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   return host.Find(group);
+}
+
+// Goal: a group whose log write failed stops; it is restarted from the
+// store only once the store writes again, keeps what it acknowledged, and
+// takes writes again.
+TEST_F(ReplicationHostTest, GroupStoppedOnADiskErrorRestartsOnceTheStoreWrites) {
+  constexpr uint64_t kGroup = 5;
+  auto faults = std::make_shared<storage::StorageFaults>();
+  WithHost(
+      [&](ReplicationHost& host) {
+        ASSERT_TRUE(host.CreateGroup(Descriptor(kGroup, {1})).ok());
+        EXPECT_TRUE(host.RestartFailedGroups().empty());  // nothing stopped
+        const std::shared_ptr<GroupHost> first = host.Find(kGroup);
+        ASSERT_TRUE(WriteUntilLed(*first, PutCommand("a")).ok());
+        faults->fail_writes = true;
+        std::promise<Result<pb::KvApplyResult>> p;
+        first->Write(PutCommand("b"), [&p](Result<pb::KvApplyResult> r) { p.set_value(std::move(r)); });
+        EXPECT_FALSE(p.get_future().get().ok());
+        EXPECT_TRUE(first->StoppedOnDiskError());
+        // The store still fails writes: the group stays stopped.
+        EXPECT_TRUE(host.RestartFailedGroups().empty());
+        EXPECT_EQ(host.Find(kGroup), first);
+        faults->fail_writes = false;
+        EXPECT_EQ(host.RestartFailedGroups(), std::vector<uint64_t>{kGroup});
+        const std::shared_ptr<GroupHost> second = host.Find(kGroup);
+        ASSERT_NE(second, nullptr);
+        EXPECT_NE(second, first);
+        EXPECT_FALSE(second->StoppedOnDiskError());
+        auto written = WriteUntilLed(*second, PutCommand("c"));
+        ASSERT_TRUE(written.ok()) << written.status().ToString();
+        EXPECT_TRUE(written->applied());
+        auto rows = host.store().Scan(kGroup, "", "", 100);
+        ASSERT_TRUE(rows.ok());
+        std::string keys;
+        for (const auto& kv : *rows) keys += kv.key;
+        EXPECT_EQ(keys, "ac");  // "b" was never acknowledged, nor applied
+        EXPECT_TRUE(host.RestartFailedGroups().empty());
+      },
+      faults);
 }
 
 // Goal: a split entry applied by a hosted group narrows its descriptor,

@@ -6,6 +6,7 @@
 #include <rocksdb/perf_context.h>
 #include <rocksdb/table.h>
 #include <rocksdb/perf_level.h>
+#include <spdlog/spdlog.h>
 
 #include <chrono>
 #include <future>
@@ -179,6 +180,17 @@ Status NodeStore::SubmitAndWait(rocksdb::WriteBatch batch) {
       writer_->Submit(std::move(batch), [done](const Status& s) { done->set_value(s); }));
   if (options_.stepped_workers) writer_->RunQueued();  // with the writes queued before it
   return durable.get();
+}
+
+Status NodeStore::ProbeWrites() {
+  rocksdb::WriteBatch probe;
+  TESSERA_CHECK(probe.PutLogData("probe").ok());
+  Status written = SubmitAndWait(std::move(probe));
+  if (!written.ok()) {
+    rocksdb::Status resumed = db_->Resume();  // OK, or still in error: the next probe tells
+    if (!resumed.ok()) spdlog::warn("storage.resume_failed reason=\"{}\"", resumed.ToString());
+  }
+  return written;
 }
 
 bool NodeStore::RunWorkers() {

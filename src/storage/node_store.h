@@ -186,6 +186,13 @@ class NodeStore {
   // snapshot staging or install marker), durably.
   Status RemoveGroup(GroupId group);
 
+  // A synced write through the group-commit writer that carries no record
+  // (write-ahead log data only). OK once the store writes again; it also
+  // returns only after every batch submitted before it finished (the
+  // writer is FIFO). On failure RocksDB is asked to resume from a
+  // background error, for the next probe.
+  Status ProbeWrites();
+
   // --- splits (docs/partition-splits.md "Apply") -------------------------
   // Applies the split entry of `parent` at marker.split_slot (above the
   // stored applied index, else InvalidArgument): one synced batch with the
