@@ -454,17 +454,21 @@ void AutoadminService::PlanMerges(const ClusterView& view) {
   const MergePlan plan =
       merges_.Plan(view, options_.planner, {}, MergeRoom(view, options_.planner, 0), SteadyMs());
   std::vector<std::string> due;
+  std::set<std::pair<uint64_t, uint64_t>> pairs;
   for (const MergeDecision& d : plan.decisions) {
     due.push_back("group " + std::to_string(d.left.group_id()) + " + group " +
                   std::to_string(d.right.group_id()) + " (" + d.table + "), survivor group " +
                   std::to_string(d.survivor_group_id) + ": " + d.reason);
-  }
-  std::lock_guard lock(mu_);
-  for (const std::string& line : due) {
-    if (std::find(merges_due_.begin(), merges_due_.end(), line) == merges_due_.end()) {
-      spdlog::info("autoadmin.merge_due pair=\"{}\"", line);
+    const std::pair<uint64_t, uint64_t> pair{d.left.group_id(), d.right.group_id()};
+    pairs.insert(pair);
+    // Logged once while it stays due (its reason's "cold for" grows every round).
+    if (merge_pairs_due_.count(pair) == 0) {
+      spdlog::info("autoadmin.merge_due table={} left={} right={} survivor={} reason=\"{}\"", d.table,
+                   pair.first, pair.second, d.survivor_group_id, d.reason);
     }
   }
+  merge_pairs_due_ = std::move(pairs);
+  std::lock_guard lock(mu_);
   merges_due_ = std::move(due);
   merges_waiting_ = plan.waiting;
 }

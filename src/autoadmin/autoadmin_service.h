@@ -174,6 +174,7 @@ class AutoadminService {
   std::deque<std::string> split_history_;
   std::map<uint64_t, std::string> split_refusals_;
   MergePlanner merges_;                  // round thread only
+  std::set<std::pair<uint64_t, uint64_t>> merge_pairs_due_;  // round thread only: logged
   std::vector<std::string> merges_due_;  // the last round's, for StatusText
   size_t merges_waiting_ = 0;            // pairs small and cold, not yet for merge_after_s
   std::thread lease_thread_;
