@@ -50,6 +50,9 @@ AutoadminOptions OptionsFor(const pb::ClusterLayout& layout, const cluster::Proc
   if (s.has_split_consumption_percent()) {
     o.planner.split_consumption_percent = s.split_consumption_percent();
   }
+  if (s.has_merge_bytes()) o.planner.merge_bytes = s.merge_bytes();
+  if (s.has_merge_after_s()) o.planner.merge_after_ms = uint64_t{s.merge_after_s()} * 1000;
+  if (s.has_merge_load_percent()) o.planner.merge_load_percent = s.merge_load_percent();
   return o;
 }
 

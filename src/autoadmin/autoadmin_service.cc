@@ -265,6 +265,9 @@ Result<ClusterView> AutoadminService::BuildView() {
     pb::TablesResponse tables;
     if (!answer.ok() || !tables.ParseFromString(*answer)) continue;
     any = true;
+    for (const pb::TableDescriptor& t : tables.tables()) {
+      view.created_split_points[t.name()].insert(t.split_points().begin(), t.split_points().end());
+    }
     for (const pb::PartitionDescriptor& p : tables.partitions()) {
       GroupView& g = view.groups[p.group_id()];
       if (g.descriptor.group_id() == 0 || p.epoch() > g.descriptor.epoch()) g.descriptor = p;
@@ -342,6 +345,7 @@ size_t AutoadminService::RunRound() {
   }
   if (ActiveEpoch() == 0) return 0;
   size_t done = RunSplits(*view);
+  PlanMerges(*view);
   std::vector<Action> actions = Plan(*view, options_.planner);
   if (auto move = MoveBlobSlots(*view)) actions.push_back(std::move(*move));
   for (const Action& action : actions) {
@@ -444,6 +448,29 @@ std::vector<SplitWork> AutoadminService::PlanLoadSplits(const ClusterView& view,
     load_split_decisions_.at({pb::LOAD_SPLIT_KEY_FOUND, load.triggers[i]})->Increment();
   }
   return std::move(load.work);
+}
+
+void AutoadminService::PlanMerges(const ClusterView& view) {
+  const MergePlan plan =
+      merges_.Plan(view, options_.planner, {}, MergeRoom(view, options_.planner, 0), SteadyMs());
+  std::vector<std::string> due;
+  std::set<std::pair<uint64_t, uint64_t>> pairs;
+  for (const MergeDecision& d : plan.decisions) {
+    due.push_back("group " + std::to_string(d.left.group_id()) + " + group " +
+                  std::to_string(d.right.group_id()) + " (" + d.table + "), survivor group " +
+                  std::to_string(d.survivor_group_id) + ": " + d.reason);
+    const std::pair<uint64_t, uint64_t> pair{d.left.group_id(), d.right.group_id()};
+    pairs.insert(pair);
+    // Logged once while it stays due (its reason's "cold for" grows every round).
+    if (merge_pairs_due_.count(pair) == 0) {
+      spdlog::info("autoadmin.merge_due table={} left={} right={} survivor={} reason=\"{}\"", d.table,
+                   pair.first, pair.second, d.survivor_group_id, d.reason);
+    }
+  }
+  merge_pairs_due_ = std::move(pairs);
+  std::lock_guard lock(mu_);
+  merges_due_ = std::move(due);
+  merges_waiting_ = plan.waiting;
 }
 
 void AutoadminService::RecordRefusal(const SplitRefusal& refusal) {
@@ -617,6 +644,10 @@ std::string AutoadminService::StatusText() const {
   out << "split refusals:\n";
   if (split_refusals_.empty()) out << "  none\n";
   for (const auto& [group, line] : split_refusals_) out << "  " << line << "\n";
+  out << "merges due (not carried out: the merge steps are not built yet):\n";
+  if (merges_due_.empty()) out << "  none\n";
+  for (const std::string& line : merges_due_) out << "  " << line << "\n";
+  out << "pairs small and cold, waiting merge_after_s: " << merges_waiting_ << "\n";
   out << "last split steps:\n";
   if (split_history_.empty()) out << "  none\n";
   for (const std::string& line : split_history_) out << "  " << line << "\n";

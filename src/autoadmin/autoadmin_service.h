@@ -43,6 +43,7 @@
 #include "autoadmin/lag_tracker.h"
 #include "autoadmin/planner.h"
 #include "autoadmin/load_split_planner.h"
+#include "autoadmin/merge_planner.h"
 #include "autoadmin/split_driver.h"
 #include "cluster/cluster_client.h"
 #include "cluster/process_table.h"
@@ -121,6 +122,10 @@ class AutoadminService {
   // The load splits that may start this round (load_split_planner.h),
   // after `plan`'s; records and counts their refusals.
   std::vector<SplitWork> PlanLoadSplits(const ClusterView& view, const SplitPlan& plan);
+  // The merges due this round (merge_planner.h), shown by StatusText and
+  // logged once each; not carried out (docs/partition-merges.md: the merge
+  // steps are not built).
+  void PlanMerges(const ClusterView& view);
   // Calls `method` on the meta replicas in turn until one answers other than
   // unreachable (followers forward to the leader).
   Result<std::string> CallMeta(const std::string& method, const std::string& payload,
@@ -168,6 +173,10 @@ class AutoadminService {
   pb::SplitsResponse last_splits_;
   std::deque<std::string> split_history_;
   std::map<uint64_t, std::string> split_refusals_;
+  MergePlanner merges_;                  // round thread only
+  std::set<std::pair<uint64_t, uint64_t>> merge_pairs_due_;  // round thread only: logged
+  std::vector<std::string> merges_due_;  // the last round's, for StatusText
+  size_t merges_waiting_ = 0;            // pairs small and cold, not yet for merge_after_s
   std::thread lease_thread_;
   std::thread round_thread_;
 };

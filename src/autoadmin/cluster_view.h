@@ -108,6 +108,9 @@ struct ClusterView {
   std::map<uint32_t, NodeView> nodes;   // every storage node of the layout
   std::map<uint64_t, GroupView> groups; // every partition of every table
   pb::BlobSlotAssignments blob_slots;   // meta's newest (blob_slot_planner.h)
+  // Per table, the split points it was created with
+  // (TableDescriptor.split_points): boundaries merges keep (merge_planner.h).
+  std::map<std::string, std::set<std::string>> created_split_points;
 };
 
 // Fills each group's leader, stopped voters and state bytes (the

@@ -99,6 +99,13 @@ struct PlannerOptions {
   // A partition consuming more than this percentage of the per-partition
   // cap (read or write); 0: never.
   uint32_t split_consumption_percent = knobs::kAutoadminSplitConsumptionPercent.default_value;
+  // Merges (merge_planner.h): adjacent partitions of one table storing
+  // together fewer bytes than merge_bytes (0: never; at most split_bytes / 2
+  // counts) and loaded together below merge_load_percent of every split
+  // trigger, for merge_after_ms.
+  uint64_t merge_bytes = knobs::kAutoadminMergeBytes.default_value;
+  uint64_t merge_after_ms = uint64_t{knobs::kAutoadminMergeAfterS.default_value} * 1000;
+  uint32_t merge_load_percent = knobs::kAutoadminMergeLoadPercent.default_value;
 };
 
 enum class ActionKind {

@@ -245,6 +245,18 @@ inline constexpr Knob<uint32_t> kAutoadminSplitConsumptionPercent{
     "autoadmin.split_consumption_percent", P::kAutoadmin, U::kPercent, 80, 0, 100,
     "autoadmin_settings.split_consumption_percent", "", "PlannerOptions.split_consumption_percent",
     "a partition consuming more than this share of the partition cap for split_after_s splits; 0: off"};
+inline constexpr Knob<uint64_t> kAutoadminMergeBytes{
+    "autoadmin.merge_bytes", P::kAutoadmin, U::kBytes, uint64_t{128} << 20, 0, uint64_t{1} << 40,
+    "autoadmin_settings.merge_bytes", "", "PlannerOptions.merge_bytes",
+    "adjacent cold partitions storing fewer bytes than this together merge (<= split_bytes/2); 0: off"};
+inline constexpr Knob<uint32_t> kAutoadminMergeAfterS{
+    "autoadmin.merge_after_s", P::kAutoadmin, U::kS, 3'600, 1, 7 * 86'400,
+    "autoadmin_settings.merge_after_s", "", "PlannerOptions.merge_after_ms",
+    "how long two adjacent partitions must stay small and cold before they merge"};
+inline constexpr Knob<uint32_t> kAutoadminMergeLoadPercent{
+    "autoadmin.merge_load_percent", P::kAutoadmin, U::kPercent, 25, 1, 100,
+    "autoadmin_settings.merge_load_percent", "", "PlannerOptions.merge_load_percent",
+    "two partitions are cold while their summed load stays below this share of each split trigger"};
 
 // --- global admission control (GacSettings; `tessera gac` and the routers) ---
 inline constexpr Knob<uint32_t> kGacIntervalMs{
@@ -334,6 +346,9 @@ inline constexpr std::array kAllKnobs = {
     Describe(kAutoadminSplitAfterS),
     Describe(kAutoadminSplitBoostPercent),
     Describe(kAutoadminSplitConsumptionPercent),
+    Describe(kAutoadminMergeBytes),
+    Describe(kAutoadminMergeAfterS),
+    Describe(kAutoadminMergeLoadPercent),
     Describe(kGacIntervalMs),
     Describe(kGacHoldMs),
     Describe(kGacOnDemandInitialRcu),
@@ -383,5 +398,10 @@ static_assert(kAutoadminPollIntervalMs.default_value <= kAutoadminLeaseMs.defaul
               kAutoadminPollIntervalMs.default_value <= kAutoadminDeadAfterMs.default_value &&
               kAutoadminPollIntervalMs.default_value <= kAutoadminLagForMs.default_value,
               "the autoadmin's own checks (AutoadminService::Start) accept the defaults");
+// A merged partition must not meet a split trigger at once (merge_planner.h):
+// by default merges stop at a quarter of split_bytes, and wait longer than
+// a split does.
+static_assert(kAutoadminMergeBytes.default_value * 4 <= kAutoadminSplitBytes.default_value);
+static_assert(kAutoadminMergeAfterS.default_value > kAutoadminSplitAfterS.default_value);
 
 }  // namespace tessera::knobs
