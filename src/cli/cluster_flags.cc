@@ -246,7 +246,14 @@ CLI::App* AddS3Commands(CLI::App& app, S3CommandArgs& args) {
   CLI::App* bucket_create = bucket->add_subcommand(
       "create", "create a bucket (with --id: exactly that bucket id, e.g. to sit in chosen "
                 "partitions of the S3 table); prints its line as `s3 buckets` does");
-  common(bucket_create);
+  bucket_create->add_option("--layout", args.layout_values,
+                            "the bucket's key layout: ordered (default) or hashed:N (N in 2..255: "
+                            "keys spread over N hash ranges); any other value: the " +
+                                std::string(kLayoutHelp))
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  bucket_create->add_option("--key-layout", args.key_layout,
+                            "the bucket's key layout (as --layout ordered|hashed:N)");
+  bucket_create->add_option("--dir", args.dir, "cluster directory (secret)");
   bucket_create->add_option("name", args.name, "bucket name (S3 naming rules)")->required();
   bucket_create->add_option("--owner", args.owner, "the owning user")->required();
   bucket_create->add_option("--id", args.bucket_id, "bucket id (default: placed by meta)")

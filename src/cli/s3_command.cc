@@ -21,6 +21,7 @@
 #include "cluster/cluster_pki.h"
 #include "knobs/knobs.h"
 #include "router/token.h"
+#include "s3/model/key_layout.h"
 #include "s3/protocol/names.h"
 #include "tessera/s3.pb.h"
 #include "tessera/s3_registry.pb.h"
@@ -113,7 +114,8 @@ Status UserList(ClusterSession& s, std::ostream& out) {
 void PrintBucket(const pb::BucketDescriptor& b, std::ostream& out) {
   out << b.name() << " id=" << b.bucket_id() << " owner=" << b.owner()
       << " region=" << (b.region().empty() ? "-" : b.region())
-      << " versioning=" << VersioningName(b.versioning());
+      << " versioning=" << VersioningName(b.versioning())
+      << " layout=" << s3::model::KeyLayoutName(s3::model::KeyLayoutOf(b));
   switch (b.capacity().mode()) {
     case pb::TableCapacity::CAPACITY_PROVISIONED:
       out << " capacity=provisioned rcu=" << b.capacity().rcu() << " wcu=" << b.capacity().wcu();
@@ -154,6 +156,16 @@ Status BucketCreate(ClusterSession& s, const S3CommandArgs& a, std::ostream& out
   request.set_owner(a.owner);
   request.set_region(a.region);
   request.set_bucket_id(a.bucket_id);
+  s3::model::KeyLayout layout;
+  if (!a.key_layout.empty()) {
+    auto parsed = s3::model::ParseKeyLayout(a.key_layout);
+    if (!parsed.ok()) return parsed.status();
+    layout = *parsed;
+  }
+  if (layout.hashed()) {
+    request.set_key_layout(pb::BUCKET_KEY_LAYOUT_HASHED);
+    request.set_hash_ranges(layout.hash_ranges);
+  }
   auto r = CallMeta<pb::CreateBucketResponse>(s, "meta.create_bucket", request);
   if (!r.ok()) return r.status();
   if (r->too_many_buckets()) {
@@ -164,6 +176,11 @@ Status BucketCreate(ClusterSession& s, const S3CommandArgs& a, std::ostream& out
   if (a.bucket_id != 0 && r->bucket().bucket_id() != a.bucket_id) {
     return Status::Conflict("bucket " + a.name + " exists with id " +
                             std::to_string(r->bucket().bucket_id()));
+  }
+  // So is a bucket of another layout: the layout is fixed at creation.
+  if (!a.key_layout.empty() && s3::model::KeyLayoutOf(r->bucket()) != layout) {
+    return Status::Conflict("bucket " + a.name + " exists with key layout " +
+                            s3::model::KeyLayoutName(s3::model::KeyLayoutOf(r->bucket())));
   }
   PrintBucket(r->bucket(), out);
   out << (r->already_owned_by_you() ? " (already owned by you)" : "") << "\n";
@@ -195,6 +212,7 @@ Status Usage(ClusterSession& s, const S3CommandArgs& a, std::ostream& out) {
   auto partitions = TablePartitions(**client, "_s3");
   if (!partitions.ok()) return partitions.status();
   pb::BucketUsage total;
+  std::vector<int64_t> partition_objects;  // per `_s3` partition, in key order
   for (const pb::PartitionDescriptor& p : *partitions) {
     pb::S3UsageRequest request;
     request.set_group_id(p.group_id());
@@ -208,13 +226,18 @@ Status Usage(ClusterSession& s, const S3CommandArgs& a, std::ostream& out) {
     total.set_versions(total.versions() + part.versions());
     total.set_uploads(total.uploads() + part.uploads());
     total.set_part_bytes(total.part_bytes() + part.part_bytes());
+    partition_objects.push_back(part.objects());
   }
   if (a.json) {
+    std::string per_partition;
+    for (const int64_t n : partition_objects) {
+      per_partition += (per_partition.empty() ? "" : ", ") + std::to_string(n);
+    }
     out << "{\"bucket\": \"" << a.name << "\", \"bucket_id\": " << bucket->bucket().bucket_id()
         << ", \"objects\": " << total.objects() << ", \"bytes\": " << total.bytes()
         << ", \"versions\": " << total.versions() << ", \"uploads\": " << total.uploads()
         << ", \"part_bytes\": " << total.part_bytes() << ", \"partitions\": "
-        << partitions->size() << "}\n";
+        << partitions->size() << ", \"partition_objects\": [" << per_partition << "]}\n";
   } else {
     out << a.name << " objects=" << total.objects() << " bytes=" << total.bytes()
         << " versions=" << total.versions() << " uploads=" << total.uploads()
@@ -311,12 +334,38 @@ Status ClientConfig(ClusterSession& s, const S3CommandArgs& a, std::ostream& out
 
 }  // namespace
 
+Status SortLayoutValues(S3CommandArgs& a) {
+  for (std::string& value : a.layout_values) {
+    const bool key_layout = value == "ordered" || value.starts_with("hashed");
+    std::string& slot = key_layout ? a.key_layout : a.layout_path;
+    if (!slot.empty()) {
+      return Status::InvalidArgument(key_layout ? "two key layouts given" : "two cluster layouts given");
+    }
+    slot = std::move(value);
+  }
+  a.layout_values.clear();
+  if (a.key_layout.empty()) return Status::Ok();
+  auto parsed = s3::model::ParseKeyLayout(a.key_layout);
+  return parsed.ok() ? Status::Ok() : parsed.status();
+}
+
+static int RunSorted(const S3CommandArgs& a, std::ostream& out, std::ostream& err);
+
 int RunS3Command(const S3CommandArgs& a, std::ostream& out, std::ostream& err) {
   spdlog::set_level(spdlog::level::err);
   if (a.action == "user-create" && a.access_key.empty() != a.secret_key.empty()) {
     err << "tessera s3 user create: give both --access-key and --secret-key, or neither\n";
     return 2;
   }
+  S3CommandArgs sorted = a;
+  if (Status st = SortLayoutValues(sorted); !st.ok()) {
+    err << "tessera s3: " << st.ToString() << "\n";
+    return 2;
+  }
+  return RunSorted(sorted, out, err);
+}
+
+static int RunSorted(const S3CommandArgs& a, std::ostream& out, std::ostream& err) {
   auto session = ClusterSession::Open(a.layout_path, a.dir);
   if (!session.ok()) {
     err << "tessera s3: " << session.status().ToString() << "\n";

@@ -9,6 +9,9 @@
 #include <iosfwd>
 #include <optional>
 #include <string>
+#include <vector>
+
+#include "common/status.h"
 
 namespace CLI {
 class App;
@@ -30,6 +33,12 @@ struct S3CommandArgs {
   std::string owner;       // buckets: only this owner's ("" = all); bucket-create: its owner
   uint64_t bucket_id = 0;  // bucket-create: 0 = placed by the metadata service
   std::string region;      // bucket-create
+  // bucket-create: the key layout ("ordered", "hashed:N"; empty: ordered),
+  // from --key-layout or a --layout value spelled so (SortLayoutValues).
+  std::string key_layout;
+  // bucket-create: every --layout value as given; SortLayoutValues moves
+  // the key layout out and leaves the cluster layout path in layout_path.
+  std::vector<std::string> layout_values;
   bool json = false;       // check, usage: JSON output
   std::string client;      // client-config: aws | s3cmd | rclone | boto3
   std::string user;        // client-config: whose keys ("": DIR/credentials' first, user admin)
@@ -39,6 +48,12 @@ struct S3CommandArgs {
   std::optional<int64_t> rcu, wcu;
   bool on_demand = false;
 };
+
+// `s3 bucket create` takes `--layout` twice over: the cluster layout file
+// (as every command) and the bucket's key layout (`--layout hashed:8`).
+// A value "ordered" or starting with "hashed" is the key layout, any other
+// the cluster layout path. InvalidArgument for two of either kind.
+Status SortLayoutValues(S3CommandArgs& a);
 
 // Exit codes: 0 done, 2 usage, 3 failed (message on err). user create
 // prints "user NAME\naccess_key AK\nsecret_key SK\ncanonical_id ID\n

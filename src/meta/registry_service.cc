@@ -15,6 +15,7 @@
 #include "meta/meta_group_calls.h"
 #include "meta/registry_keys.h"
 #include "meta/table_capacity.h"
+#include "s3/model/key_layout.h"
 #include "s3/protocol/names.h"
 
 namespace tessera::meta {
@@ -291,6 +292,7 @@ Result<std::string> RegistryService::CreateBucket(const std::string& payload) {
   TESSERA_RETURN_IF_ERROR(ValidateBucketName(request.name()));
   TESSERA_RETURN_IF_ERROR(ValidateUserName(request.owner()));
   TESSERA_RETURN_IF_ERROR(ValidateRegion(request.region()));
+  TESSERA_RETURN_IF_ERROR(s3::model::ValidateKeyLayout(request.key_layout(), request.hash_ranges()));
   const std::string key = BucketKey(request.name());
   const bool explicit_id = request.bucket_id() != 0;
   return ReadModifyWrite(key, "create_bucket '" + request.name() + "'",
@@ -333,6 +335,8 @@ Result<std::string> RegistryService::CreateBucket(const std::string& payload) {
     d->set_owner(request.owner());
     d->set_region(request.region());
     d->set_created_ms(NowMs());
+    d->set_key_layout(request.key_layout());  // fixed for the bucket's life
+    d->set_hash_ranges(request.hash_ranges());
     RmwPlan plan;
     AddCondition(plan.batch, key, std::nullopt);                // 0: name free
     AddCondition(plan.batch, BucketIdKey(*id), std::nullopt);   // 1: id never used

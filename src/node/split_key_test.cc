@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "s3/model/key_layout.h"
 #include "s3/model/s3_keys.h"
 
 namespace tessera::node {
@@ -93,6 +94,23 @@ TEST(SplitKeyAllowed, S3RefusesKeysInsideAnObjectsRecords) {
   EXPECT_TRUE(SplitKeyAllowed(std::string("\x01", 1), rules));
   // An ordinary table takes any key strictly inside the range.
   EXPECT_TRUE(SplitKeyAllowed(s3m::VersionKey(3, "k", 1), SplitKeyRules{"", "", false}));
+}
+
+TEST(SplitKeyAllowed, S3HashRangeBoundariesOfAHashedBucketAreSplitPoints) {
+  // A hashed bucket stores key K as `B h K` (s3/model/key_layout.h): every
+  // range start `B h` is an object boundary, and a size split inside a
+  // range rounds to one of its objects as in an ordered bucket.
+  const SplitKeyRules rules{"", "", true};
+  const s3m::KeyLayout layout{8};
+  for (uint8_t h = 1; h <= 8; ++h) {
+    EXPECT_TRUE(SplitKeyAllowed(s3m::ObjectPrefix(3, s3m::RangeStoredKey(h, "")), rules)) << int(h);
+  }
+  const std::string stored = s3m::StoredKey(layout, "2024-01-01/a");
+  EXPECT_EQ(ChooseSplitKey(s3m::VersionKey(3, stored, 2), SplitKeyRules{s3m::BucketPrefix(3), "", true}),
+            s3m::ObjectPrefix(3, stored));
+  EXPECT_FALSE(SplitKeyAllowed(s3m::HeadKey(3, stored), rules));
+  // The configuration record `B 00 'c'` sorts before range 1.
+  EXPECT_LT(s3m::BucketConfigKey(3), s3m::ObjectPrefix(3, s3m::RangeStoredKey(1, "")));
 }
 
 }  // namespace

@@ -211,7 +211,7 @@ void PutObjectAcl(CallPtr call, std::string_view body, const pb::ObjectVersion& 
         pb::S3Op op;
         pb::SetObjectAclOp* set = op.mutable_set_object_acl();
         set->set_bucket_id(call->bucket_info.bucket_id());
-        set->set_key(call->key);
+        set->set_key(call->stored_key());
         // The version decided on, by id: in a versioned bucket a PUT racing
         // this one cannot make the ACL land on a version nobody decided on.
         set->set_version_id(version_id);

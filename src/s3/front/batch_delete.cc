@@ -63,7 +63,7 @@ class BatchDelete : public std::enable_shared_from_this<BatchDelete> {
     pb::DeleteObjectOp* del = op.mutable_delete_object();
     *del = conditions_[index];
     del->set_bucket_id(call_->bucket_info.bucket_id());
-    del->set_key(object.key);
+    del->set_key(model::StoredKey(model::KeyLayoutOf(call_->bucket_info), object.key));
     del->set_versioning(call_->bucket_info.versioning());
     del->set_version_id(object.version_id);
     del->set_now_ms(NowMs());

@@ -217,7 +217,8 @@ void DeleteBucket(CallPtr call) {
   WithAuthorizedBucket(call, authz::Action::kDeleteBucket, [call] {
     // Empty means no version at all: noncurrent versions and delete
     // markers are data too (S3 refuses with BucketNotEmpty). Uploads in
-    // progress do not count, as in S3.
+    // progress do not count, as in S3. An ordered walk of the stored keys
+    // whatever the layout: any record of the bucket will do.
     ListQuery query;
     query.bucket_id = call->bucket_info.bucket_id();
     query.versions = true;

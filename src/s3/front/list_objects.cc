@@ -136,6 +136,7 @@ void ListObjects(CallPtr call) {
     if (p.max_keys == 0) return Answer(call, p, ListPage{});
     ListQuery query;
     query.bucket_id = call->bucket_info.bucket_id();
+    query.layout = model::KeyLayoutOf(call->bucket_info);
     query.prefix = p.prefix;
     query.delimiter = p.delimiter.value_or("");
     query.start_after = StartAfter(p);

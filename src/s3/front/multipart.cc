@@ -214,7 +214,7 @@ S3Result<uint32_t> ParsePartListArgument(const S3Call& call, std::string_view na
 void CommitComplete(CallPtr call, const std::string& id, const std::string& etag, pb::S3Op op) {
   pb::CompleteUploadOp* complete = op.mutable_complete_upload();
   complete->set_bucket_id(call->bucket_info.bucket_id());
-  complete->set_key(call->key);
+  complete->set_key(call->stored_key());
   complete->set_upload_id(id);
   complete->set_etag(etag);
   complete->set_versioning(call->bucket_info.versioning());
@@ -262,7 +262,7 @@ void StartUpload(CallPtr call, pb::UploadRecord upload) {
   pb::S3Op op;
   pb::CreateUploadOp* create = op.mutable_create_upload();
   create->set_bucket_id(call->bucket_info.bucket_id());
-  create->set_key(call->key);
+  create->set_key(call->stored_key());
   *create->mutable_upload() = std::move(upload);
   call->front.index().Apply(std::move(op), [call, upload_id, upload_algorithm, full_object](
                                                 Result<pb::S3OpResult> r) {
@@ -322,7 +322,7 @@ void CompleteMultipartUpload(CallPtr call) {
       // otherwise.
       auto fail_if_upload_exists = [call, id](S3Error error) {
         call->front.index().ReadUpload(
-            call->bucket_info.bucket_id(), call->key, id,
+            call->bucket_info.bucket_id(), call->stored_key(), id,
             [call, id, error = std::move(error)](Result<std::optional<pb::UploadRecord>> upload) mutable {
               if (!upload.ok()) return call->Fail(upload.status());
               if (!upload->has_value()) return call->Fail(NoSuchUploadError(id));
@@ -352,7 +352,7 @@ void CompleteMultipartUpload(CallPtr call) {
       const std::string digest = auth::ComputeChecksum(auth::ChecksumAlgorithm::kMd5, md5s);
       const std::string etag = auth::HexEncode(digest) + "-" + std::to_string(parts->size());
       call->front.index().ReadUpload(
-          call->bucket_info.bucket_id(), call->key, id,
+          call->bucket_info.bucket_id(), call->stored_key(), id,
           [call, id, etag, op = std::move(op), parts = std::move(parts).value()](
               Result<std::optional<pb::UploadRecord>> upload) mutable {
             if (!upload.ok()) return call->Fail(upload.status());
@@ -389,7 +389,7 @@ void AbortMultipartUpload(CallPtr call) {
     pb::S3Op op;
     pb::AbortUploadOp* abort = op.mutable_abort_upload();
     abort->set_bucket_id(call->bucket_info.bucket_id());
-    abort->set_key(call->key);
+    abort->set_key(call->stored_key());
     abort->set_upload_id(id);
     call->front.index().Apply(std::move(op), [call, id](Result<pb::S3OpResult> r) {
       if (!r.ok()) return call->Fail(r.status());
@@ -412,7 +412,7 @@ void ListParts(CallPtr call) {
                        [call, id = *upload_id, max_parts = page, marker = *marker] {
     const uint64_t bucket = call->bucket_info.bucket_id();
     call->front.index().ReadUpload(
-        bucket, call->key, id, [call, id, max_parts, marker, bucket](
+        bucket, call->stored_key(), id, [call, id, max_parts, marker, bucket](
                                    Result<std::optional<pb::UploadRecord>> upload) {
           if (!upload.ok()) return call->Fail(upload.status());
           if (!upload->has_value()) return call->Fail(NoSuchUploadError(id));
@@ -430,7 +430,7 @@ void ListParts(CallPtr call) {
           // max_parts parts, then (when the page is full) a probe of one
           // more for an exact IsTruncated; both within the scan limit.
           call->front.index().ListUploadParts(
-              bucket, call->key, id, marker, max_parts,
+              bucket, call->stored_key(), id, marker, max_parts,
               [call, id, max_parts, bucket, result = std::move(result)](
                   Result<std::vector<pb::PartRecord>> parts) mutable {
                 if (!parts.ok()) return call->Fail(parts.status());
@@ -449,7 +449,7 @@ void ListParts(CallPtr call) {
                 if (!parts->empty()) result.next_part_number_marker = parts->back().part_number();
                 if (parts->size() < max_parts) return call->RespondXml(200, ListPartsXml(result));
                 call->front.index().ListUploadParts(
-                    bucket, call->key, id, result.next_part_number_marker, 1,
+                    bucket, call->stored_key(), id, result.next_part_number_marker, 1,
                     [call, result = std::move(result)](
                         Result<std::vector<pb::PartRecord>> more) mutable {
                       if (!more.ok()) return call->Fail(more.status());
@@ -520,6 +520,7 @@ void ListMultipartUploads(CallPtr call) {
     if (result.max_uploads == 0) return call->RespondXml(200, ListMultipartUploadsXml(result));
     ListQuery query;
     query.bucket_id = call->bucket_info.bucket_id();
+    query.layout = model::KeyLayoutOf(call->bucket_info);
     query.prefix = result.prefix.value_or("");
     query.delimiter = result.delimiter.value_or("");
     query.start_after = result.key_marker;

@@ -68,7 +68,7 @@ void ReadSourceVersion(CallPtr call, SourceObject source, SourceCallback next) {
     next(std::move(resolved));
   };
   if (source.target.version_id.empty()) {
-    const std::string key = source.target.key;
+    const std::string key = model::StoredKey(model::KeyLayoutOf(source.bucket), source.target.key);
     return call->front.index().ReadObject(
         bucket_id, key, /*version_id=*/"", /*with_data=*/true,
         [call, source = std::move(source), finish](
@@ -81,7 +81,7 @@ void ReadSourceVersion(CallPtr call, SourceObject source, SourceCallback next) {
           finish(std::move(source), **latest);
         });
   }
-  const std::string key = source.target.key;
+  const std::string key = model::StoredKey(model::KeyLayoutOf(source.bucket), source.target.key);
   const std::string version_id = source.target.version_id;
   call->front.index().ReadObject(
       bucket_id, key, version_id, /*with_data=*/true,
@@ -151,7 +151,7 @@ void AddSourceVersionHeader(const SourceObject& source, http::Headers& headers) 
 // `bytes`: how many bytes the copy writes.
 std::shared_ptr<BlobWriter> WriterFor(const CallPtr& call, uint64_t bytes) {
   return BlobWriter::Create(call->front.blobs(), call->front.options().blob_bytes,
-                            model::ObjectPrefix(call->bucket_info.bucket_id(), call->key), bytes);
+                            model::ObjectPrefix(call->bucket_info.bucket_id(), call->stored_key()), bytes);
 }
 
 // ---- CopyObject ----------------------------------------------------------
@@ -254,7 +254,7 @@ void CommitCopy(CallPtr call, SourceObject source, pb::ObjectVersion object) {
   pb::S3Op op;
   pb::PutObjectOp* put = op.mutable_put_object();
   put->set_bucket_id(call->bucket_info.bucket_id());
-  put->set_key(call->key);
+  put->set_key(call->stored_key());
   *put->mutable_object() = object;
   put->set_versioning(call->bucket_info.versioning());
   // The header forms were checked before any byte moved (PlanCopy).
@@ -324,7 +324,7 @@ void CommitPartCopy(CallPtr call, const PartTarget& part, SourceObject source,
   pb::S3Op op;
   pb::UploadPartOp* put = op.mutable_upload_part();
   put->set_bucket_id(call->bucket_info.bucket_id());
-  put->set_key(call->key);
+  put->set_key(call->stored_key());
   put->set_upload_id(part.upload_id);
   pb::PartRecord* record = put->mutable_part();
   record->set_part_number(part.part_number);
@@ -394,7 +394,7 @@ void UploadPartCopy(CallPtr call, PartTarget part) {
     // The upload first: NoSuchUpload before any byte moves, and its
     // checksum algorithm, which every part must carry.
     call->front.index().ReadUpload(
-        call->bucket_info.bucket_id(), call->key, part.upload_id,
+        call->bucket_info.bucket_id(), call->stored_key(), part.upload_id,
         [call, part](Result<std::optional<pb::UploadRecord>> upload) {
           if (!upload.ok()) return call->Fail(upload.status());
           if (!upload->has_value()) return call->Fail(NoSuchUploadError(part.upload_id));

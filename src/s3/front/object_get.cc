@@ -355,7 +355,7 @@ void GetObject(CallPtr call) {
 void WithLatestLiveVersion(CallPtr call, bool with_data,
                            std::function<void(const pb::ObjectVersion&)> found) {
   call->front.index().ReadObject(
-      call->bucket_info.bucket_id(), call->key, /*version_id=*/"", with_data,
+      call->bucket_info.bucket_id(), call->stored_key(), /*version_id=*/"", with_data,
       [call, found = std::move(found)](Result<std::optional<pb::ObjectVersion>> read) {
         if (!read.ok()) return call->Fail(read.status());
         const bool live = read->has_value() && !(*read)->delete_marker();
@@ -396,7 +396,7 @@ void DeleteObject(CallPtr call) {
     pb::DeleteObjectOp* del = op.mutable_delete_object();
     *del = conditions;
     del->set_bucket_id(call->bucket_info.bucket_id());
-    del->set_key(call->key);
+    del->set_key(call->stored_key());
     del->set_versioning(call->bucket_info.versioning());
     if (const QueryParam* version = call->Param("versionId")) del->set_version_id(version->value);
     del->set_now_ms(NowMs());
@@ -428,7 +428,7 @@ void WithSubresourceVersion(CallPtr call, std::function<void(const pb::ObjectVer
                        });
   }
   call->front.index().ReadHead(
-      call->bucket_info.bucket_id(), call->key,
+      call->bucket_info.bucket_id(), call->stored_key(),
       [call, http_method, found = std::move(found)](Result<std::optional<pb::ObjectHead>> head) {
         if (!head.ok()) return call->Fail(head.status());
         const bool live = head->has_value() && !(*head)->latest().delete_marker();
@@ -476,7 +476,7 @@ void ApplyTags(CallPtr call, bool remove, const std::string& body, const pb::Obj
   pb::S3Op op;
   pb::SetTagsOp* set = op.mutable_set_tags();
   set->set_bucket_id(call->bucket_info.bucket_id());
-  set->set_key(call->key);
+  set->set_key(call->stored_key());
   set->set_version_id(v.version_id());  // the version decided on
   if (!remove) {
     auto tags = ParseTagging(body);

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <memory>
+#include <mutex>
 
+#include "common/check.h"
 #include "common/limits.h"
 #include "s3/model/s3_keys.h"
 #include "s3/model/version_id.h"
@@ -239,10 +241,101 @@ class ObjectIndex::ListWalk : public std::enable_shared_from_this<ListWalk> {
   ListPage page_;
 };
 
+// Lists a hashed bucket: one ListWalk per hash range h over the stored
+// keys `h prefix..` (at most kS3HashedListRangesInFlightMax at once), each
+// page's keys stripped of h, then MergeRangePages (list_merge.h).
+class ObjectIndex::HashedList : public std::enable_shared_from_this<HashedList> {
+ public:
+  HashedList(ObjectIndex& index, ListQuery query, Callback<ListPage> done)
+      : index_(index), query_(std::move(query)), done_(std::move(done)) {
+    TESSERA_CHECK(query_.layout.hashed());
+    pages_.resize(query_.layout.hash_ranges);
+    if (!query_.start_after.empty()) marker_range_ = model::HashRangeOf(query_.layout, query_.start_after);
+  }
+
+  void Start() {
+    const uint32_t first = std::min(query_.layout.hash_ranges, limits::kS3HashedListRangesInFlightMax);
+    for (uint32_t i = 0; i < first; ++i) Launch();
+  }
+
+ private:
+  // The walk of range h: stored keys h|prefix.., after h|start_after; the
+  // version and upload id markers name a version or upload of the marker
+  // key, which lives in its own range only.
+  ListQuery RangeQuery(uint8_t range) const {
+    ListQuery q;
+    q.bucket_id = query_.bucket_id;
+    q.prefix = model::RangeStoredKey(range, query_.prefix);
+    q.delimiter = query_.delimiter;
+    if (!query_.start_after.empty()) q.start_after = model::RangeStoredKey(range, query_.start_after);
+    q.max_items = query_.max_items;
+    q.versions = query_.versions;
+    q.uploads = query_.uploads;
+    if (range == marker_range_) {
+      q.version_id_marker = query_.version_id_marker;
+      q.upload_id_marker = query_.upload_id_marker;
+    }
+    return q;
+  }
+
+  void Launch() {
+    uint8_t range = 0;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (failed_ || next_range_ > query_.layout.hash_ranges) return;
+      range = static_cast<uint8_t>(next_range_++);
+    }
+    auto walk = std::make_shared<ListWalk>(
+        index_, RangeQuery(range), [self = shared_from_this(), range](Result<ListPage> page) {
+          self->OnRange(range, std::move(page));
+        });
+    walk->Step();
+  }
+
+  void OnRange(uint8_t range, Result<ListPage> page) {
+    if (page.ok()) StripRangeByte(&*page);
+    bool all_done = false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (failed_) return;
+      if (!page.ok()) {
+        failed_ = true;
+      } else {
+        pages_[range - 1] = std::move(page).value();
+        all_done = ++finished_ == query_.layout.hash_ranges;
+      }
+    }
+    if (!page.ok()) return done_(page.status());
+    if (all_done) return done_(MergeRangePages(std::move(pages_), query_.max_items));
+    Launch();
+  }
+
+  void StripRangeByte(ListPage* page) const {
+    for (pb::S3ListItem& item : page->items) {
+      std::string* key = item.has_entry() ? item.mutable_entry()->mutable_key()
+                                          : item.mutable_common_prefix();
+      *key = std::string(model::UserKey(query_.layout, *key));
+    }
+  }
+
+  ObjectIndex& index_;
+  const ListQuery query_;
+  const Callback<ListPage> done_;
+  uint8_t marker_range_ = 0;  // the range of start_after; 0: none
+  std::mutex mu_;             // guards what follows (walks answer on rpc strands)
+  uint32_t next_range_ = 1;
+  uint32_t finished_ = 0;
+  bool failed_ = false;
+  std::vector<ListPage> pages_;  // by range - 1
+};
+
 void ObjectIndex::List(ListQuery query, Callback<ListPage> done) {
   if (query.bucket_id == model::kInternalBucketId || query.max_items == 0 ||
       query.max_items > limits::kS3ListItemsPerReadMax) {
     return done(Status::InvalidArgument("bad listing query"));
+  }
+  if (query.layout.hashed()) {
+    return std::make_shared<HashedList>(*this, std::move(query), std::move(done))->Start();
   }
   std::make_shared<ListWalk>(*this, std::move(query), std::move(done))->Step();
 }

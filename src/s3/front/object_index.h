@@ -16,7 +16,11 @@
 //    partition holding the start and moving to the next partition only
 //    while the range is not exhausted: a partition whose range starts past
 //    the prefix is never contacted. `more` says whether items remain
-//    (exact when the caller asks one item more than it shows).
+//    (exact when the caller asks one item more than it shows). A hashed
+//    bucket's listing walks each hash range so (at most
+//    limits::kS3HashedListRangesInFlightMax at a time, each holding at
+//    most max_items items) and merges the pages: hash_ranges walks per
+//    page, whatever the page size.
 //
 // Thread safety: any thread; callbacks on rpc strands, exactly once.
 #pragma once
@@ -31,6 +35,8 @@
 #include "common/metrics.h"
 #include "common/result.h"
 #include "router/kv_router.h"
+#include "s3/front/list_merge.h"
+#include "s3/model/key_layout.h"
 #include "tessera/s3.pb.h"
 
 namespace tessera::s3::front {
@@ -39,6 +45,10 @@ inline constexpr const char* kS3Table = "_s3";
 
 struct ListQuery {
   uint64_t bucket_id = 0;
+  // The bucket's key layout. Keys here (prefix, start_after, the items'
+  // keys) are user keys: a hashed bucket's listing is a merge of one walk
+  // per hash range (list_merge.h), its items stripped of the range byte.
+  model::KeyLayout layout;
   std::string prefix;
   std::string delimiter;
   std::string start_after;  // exclusive object key (or common prefix)
@@ -49,10 +59,6 @@ struct ListQuery {
   std::string upload_id_marker;   // with start_after as the key marker
 };
 
-struct ListPage {
-  std::vector<pb::S3ListItem> items;
-  bool more = false;
-};
 
 class ObjectIndex {
  public:
@@ -95,6 +101,7 @@ class ObjectIndex {
 
  private:
   class ListWalk;
+  class HashedList;
   class UsageWalk;
 
   router::KvRouter& kv_;

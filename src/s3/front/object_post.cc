@@ -259,7 +259,7 @@ class PostUpload : public FormDataSink, public std::enable_shared_from_this<Post
     }
     if (!writer_) {
       writer_ = BlobWriter::Create(front_.blobs(), front_.options().blob_bytes,
-                                   model::ObjectPrefix(call_->bucket_info.bucket_id(), call_->key),
+                                   model::ObjectPrefix(call_->bucket_info.bucket_id(), call_->stored_key()),
                                    /*expected_bytes=*/0);
       bytes.insert(0, inline_data_);
       inline_data_.clear();

@@ -105,7 +105,7 @@ class PutUpload : public std::enable_shared_from_this<PutUpload> {
     if (part_ || expected_size_ > front_.options().inline_bytes_max) {
       writer_ = BlobWriter::Create(
           front_.blobs(), front_.options().blob_bytes,
-          model::ObjectPrefix(call_->bucket_info.bucket_id(), call_->key), expected_size_);
+          model::ObjectPrefix(call_->bucket_info.bucket_id(), call_->stored_key()), expected_size_);
     }
     // S3 implements If-None-Match: * and If-Match: <etag>, one at a time;
     // anything else is NotImplemented (AWS-recorded).
@@ -261,7 +261,7 @@ class PutUpload : public std::enable_shared_from_this<PutUpload> {
     pb::S3Op op;
     pb::UploadPartOp* put = op.mutable_upload_part();
     put->set_bucket_id(call_->bucket_info.bucket_id());
-    put->set_key(call_->key);
+    put->set_key(call_->stored_key());
     put->set_upload_id(part_->upload_id);
     pb::PartRecord* record = put->mutable_part();
     record->set_part_number(part_->part_number);

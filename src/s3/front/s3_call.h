@@ -17,6 +17,7 @@
 #include "s3/auth/auth_context.h"
 #include "s3/authz/authorize.h"
 #include "s3/front/policy_facts.h"
+#include "s3/model/key_layout.h"
 #include "s3/protocol/http_rules.h"
 #include "s3/protocol/s3_error.h"
 #include "s3/protocol/xml_documents.h"
@@ -100,6 +101,9 @@ struct S3Call : std::enable_shared_from_this<S3Call> {
   std::string user_display_name;
   // The bucket's descriptor, for handlers that needed it.
   pb::BucketDescriptor bucket_info;
+  // `key` as the `_s3` records of bucket_info store it (its key layout,
+  // s3/model/key_layout.h): what every op, read and blob owner names.
+  std::string stored_key() const { return model::StoredKey(model::KeyLayoutOf(bucket_info), key); }
   // The bucket's configuration record, when the access decision read it
   // (every WithAuthorizedBucket); null otherwise.
   std::shared_ptr<const pb::BucketConfig> bucket_config;

@@ -55,7 +55,7 @@ pb::S3Op PutObjectOpOf(const S3Call& call, const pb::ObjectVersion& object, uint
   pb::S3Op op;
   pb::PutObjectOp* put = op.mutable_put_object();
   put->set_bucket_id(call.bucket_info.bucket_id());
-  put->set_key(call.key);
+  put->set_key(call.stored_key());
   *put->mutable_object() = object;
   put->mutable_object()->set_size(size);
   put->mutable_object()->set_etag(etag);

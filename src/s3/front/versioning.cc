@@ -93,8 +93,10 @@ void GetObjectVersion(CallPtr call) {
 void WithVersion(CallPtr call, uint64_t bucket_id, const std::string& key,
                  const std::string& version_id, bool with_data,
                  std::function<void(pb::ObjectVersion)> found) {
+  // Read by the stored key of the call's bucket (every caller's bucket_id).
   call->front.index().ReadObject(
-      bucket_id, key, version_id, with_data,
+      bucket_id, model::StoredKey(model::KeyLayoutOf(call->bucket_info), key), version_id,
+      with_data,
       [call, key, version_id, found = std::move(found)](
           Result<std::optional<pb::ObjectVersion>> version) {
         if (!version.ok()) {
@@ -138,6 +140,7 @@ void ListObjectVersions(CallPtr call) {
     if (result.max_keys == 0) return call->RespondXml(200, ListVersionsXml(result));
     ListQuery query;
     query.bucket_id = call->bucket_info.bucket_id();
+    query.layout = model::KeyLayoutOf(call->bucket_info);
     query.prefix = result.prefix;
     query.delimiter = result.delimiter.value_or("");
     query.start_after = result.key_marker;
