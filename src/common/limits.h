@@ -210,6 +210,13 @@ static_assert(kBlobClientNodeReadsMax <= kBlobServiceQueueMax / 2);
 inline constexpr size_t kS3BucketNameBytesMin = 3;
 inline constexpr size_t kS3BucketNameBytesMax = 63;
 inline constexpr size_t kS3ObjectKeyBytesMax = 1024;
+// Hash ranges of a bucket created with the hashed key layout
+// (s3/model/key_layout.h): each is one byte 1..N after the bucket id, so
+// 0x00 stays free for the bucket's own records (`B 00 'c'`).
+inline constexpr uint32_t kS3HashRangesMin = 2;
+inline constexpr uint32_t kS3HashRangesMax = 255;
+// The bytes the hashed layout puts before an object key in `_s3` keys.
+inline constexpr size_t kS3HashRangeBytes = 1;
 // x-amz-meta-* names (without the prefix) plus values, as AWS counts them.
 inline constexpr size_t kS3UserMetadataBytesMax = 2 << 10;
 // An XML request body the s3 protocol parsers accept. CompleteMultipartUpload
@@ -249,7 +256,8 @@ inline constexpr size_t kS3BucketConfigCacheEntriesMax = 10'000;
 
 static_assert(kS3BucketConfigBytesMax <= kStateValueBytesMax / 2,
               "a bucket configuration record must fit one state value");
-static_assert(kS3ObjectKeyBytesMax <= kStateKeyBytesMax / 2,
+static_assert(kS3HashRangesMax <= 255, "a hash range is one byte, 0 excluded");
+static_assert(kS3HashRangeBytes + kS3ObjectKeyBytesMax <= kStateKeyBytesMax / 2,
               "an S3 key plus its record prefix must fit a state key");
 
 // --- s3 auth (src/s3/auth) ---------------------------------------------------
@@ -326,7 +334,7 @@ static_assert(kSnapshotChunkBytesMax + kStateKeyBytesMax + kStateValueBytesMax <
 
 // --- storage node: blob GC and repair ----------------------------------------
 // Bytes of a blob's owner (the `_s3` prefix of its object: bucket id + key).
-inline constexpr size_t kBlobOwnerBytesMax = 8 + kS3ObjectKeyBytesMax;
+inline constexpr size_t kBlobOwnerBytesMax = 8 + kS3HashRangeBytes + kS3ObjectKeyBytesMax;
 // Blob ids one s3.blob_refs request may ask about.
 inline constexpr size_t kBlobRefsIdsMax = 1'000;
 // Records of one object key the reference scan reads before giving up
@@ -551,6 +559,9 @@ inline constexpr uint32_t kS3ListItemsPerReadMax = 1'001;
 // Partitions one listing (or usage sum) may visit before it answers
 // ServiceUnavailable: bounds the work of one request.
 inline constexpr uint32_t kS3ListPartitionsPerRequestMax = 4'096;
+// Hash ranges whose walks one listing of a hashed bucket runs at once
+// (s3/front/object_index.h); each holds at most one page of items.
+inline constexpr uint32_t kS3HashedListRangesInFlightMax = 8;
 // Objects stored inline in their metadata record (replicated by Paxos)
 // instead of in blobs are at most this big (knob router.s3_inline_bytes_max).
 inline constexpr size_t kS3InlineBytesMax = 256 << 10;

@@ -16,6 +16,7 @@ storage nodes, one autoadmin for the splits).
 
 import concurrent.futures
 import json
+import os
 import time
 import unittest
 
@@ -232,6 +233,17 @@ class HashedLayoutTest(unittest.TestCase):
         spread = [n for n in hashed["partition_objects"] if n > 0]
         self.assertGreaterEqual(len(spread), len(SPLIT_RANGES) + 1, hashed)
         self.assertEqual(len([n for n in ordered["partition_objects"] if n > 0]), 1, ordered)
+
+    def test_longest_key_with_a_blob_body(self):
+        # The stored key is one byte longer in a hashed bucket; a blob's owner
+        # (B h K) of a 1,024-byte key still fits its bound.
+        s3 = self.s3
+        key = "long/" + "k" * 1019
+        body = os.urandom(300 << 10)  # above the inline bound: stored in blobs
+        for bucket in (ORDERED, HASHED):
+            s3.put_object(Bucket=bucket, Key=key, Body=body)
+            self.assertEqual(s3.get_object(Bucket=bucket, Key=key)["Body"].read(), body)
+            s3.delete_object(Bucket=bucket, Key=key)
 
     def test_bad_layouts_are_refused(self):
         c = CLUSTER

@@ -23,21 +23,9 @@
 #include <string>
 #include <string_view>
 
+#include "common/limits.h"
 #include "common/result.h"
 #include "tessera/s3_registry.pb.h"
-
-namespace tessera::limits {
-// Hash ranges of a bucket created with the hashed key layout: each is one
-// byte 1..N after the bucket id, so 0x00 stays free for `B 00 'c'`.
-inline constexpr uint32_t kS3HashRangesMin = 2;
-inline constexpr uint32_t kS3HashRangesMax = 255;
-static_assert(kS3HashRangesMax <= 255, "a hash range is one byte, 0 excluded");
-// The bytes the hashed layout puts before an object key in `_s3` keys.
-inline constexpr size_t kS3HashRangeBytes = 1;
-// Hash ranges whose walks one listing of a hashed bucket runs at once
-// (s3/front/object_index.h); each holds at most one page of items.
-inline constexpr uint32_t kS3HashedListRangesInFlightMax = 8;
-}  // namespace tessera::limits
 
 namespace tessera::s3::model {
 
