@@ -50,6 +50,13 @@ AutoadminOptions OptionsFor(const pb::ClusterLayout& layout, const cluster::Proc
   if (s.has_split_consumption_percent()) {
     o.planner.split_consumption_percent = s.split_consumption_percent();
   }
+  if (s.has_balance_threshold_percent()) {
+    o.planner.balance.threshold_percent = s.balance_threshold_percent();
+  }
+  if (s.has_balance_bytes_floor_mib()) {
+    o.planner.balance.bytes_floor = uint64_t{s.balance_bytes_floor_mib()} << 20;
+  }
+  if (s.has_balance_load_floor()) o.planner.balance.load_floor = s.balance_load_floor();
   return o;
 }
 
