@@ -379,8 +379,6 @@ TEST(SnapshotSenderTest, WindowAcksAndManifest) {
   std::filesystem::remove_all(dir);
 }
 
-}  // namespace
-}  // namespace tessera::node
 
 TEST(SnapshotPacerTest, TakesAtMostItsRate) {
   SnapshotPacer pacer(100'000);  // burst: 10,000 bytes
@@ -416,7 +414,7 @@ TEST(SnapshotSenderTest, PacedToTheNodeRate) {
     CaptureSender to_follower;
     SnapshotTransferOptions options;
     options.chunk_bytes = 4 << 10;
-    options.window_chunks = 8;
+    options.window_chunks = limits::kSnapshotChunksInFlightMax;
     options.retransmit_us = 10'000'000;
     options.stall_timeout_us = 2'000'000;
     options.pacer = std::make_shared<SnapshotPacer>(20'000);  // ~40 KB: about 2 s
@@ -442,3 +440,6 @@ TEST(SnapshotSenderTest, PacedToTheNodeRate) {
   }
   std::filesystem::remove_all(dir);
 }
+
+}  // namespace
+}  // namespace tessera::node

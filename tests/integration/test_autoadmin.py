@@ -34,8 +34,9 @@ processes, kill -9, SIGSTOP, two autoadmin instances.
    node joins az2 under KV and S3 load, every process learns it, and the
    autoadmin spreads partition replicas and blob slots onto it until every
    running node of az2 holds within max(1, 10 %) of the AZ's mean replica
-   count of each other, and leaders per running node are within max(1,
-   10 %) of the mean of each other; no KV or S3 request fails, every
+   count of each other, and every partition's leader leads at most max(1,
+   10 % of the mean) more groups than its other voters; no KV or S3
+   request fails, every
    acknowledged write reads back and `tessera s3 check` is clean.
 9b. Peers' timeouts: a node cut off from every other storage node while
    the autoadmin still reaches it turns gray through its peers' timeouts
@@ -134,8 +135,10 @@ def within_ten_percent(counts):
 
 
 def balanced(parts, running, az):
-    """Replicas per running node of `az`, and leaders per running node, each
-    within_ten_percent, every partition at three voters in three AZs: a
+    """Replicas per running node of `az` within_ten_percent, and every
+    partition's leader leading at most max(1, 10 % of the mean) more groups
+    than each of the partition's other voters (a transfer can only go to
+    one of them), every partition at three voters in three AZs: a
     description of the counts when so, else None."""
     if not three_voters_in_three_azs(parts):
         return None
@@ -147,7 +150,13 @@ def balanced(parts, running, az):
                 replicas[r["name"]] += 1
             if r["leader"] and r["name"] in leaders:
                 leaders[r["name"]] += 1
-    if within_ten_percent(replicas) and within_ten_percent(leaders):
+    slack = max(1, int(0.1 * sum(leaders.values()) / max(1, len(leaders))))
+    for p in parts:
+        names = [r["name"] for r in p["replicas"] if r["name"] in leaders]
+        led = [r["name"] for r in p["replicas"] if r["leader"] and r["name"] in leaders]
+        if led and any(leaders[led[0]] > leaders[n] + slack for n in names):
+            return None
+    if within_ten_percent(replicas):
         return f"replicas in {az} {sorted(replicas.items())}, leaders {sorted(leaders.items())}"
     return None
 
