@@ -78,7 +78,8 @@ experiments: build
 # bench/kv_vs_etcd.sh, bench/s3_multipart_vs_rgw.sh), and S3 bucket
 # admission (bench/s3_admission.py: its cost on and off, interleaved, and
 # timelines plotted with gnuplot), and listing latency against the bucket's
-# partition count (bench/s3_listing_cost.py); each also runs alone, see
+# partition count (bench/s3_listing_cost.py), and client p99 during a replica
+# move (move: bench/move_p99.py; not in the default list); each also runs alone, see
 # docs/benchmarks.md. A peer that cannot start is reported and skipped.
 bench:
 	@scripts/install-deps.sh --bench
@@ -92,7 +93,8 @@ bench:
 	  multipart) TESSERA=$(abspath $(BENCH_BUILD))/src/cli/tessera bench/s3_multipart_vs_rgw.sh || rc=1 ;; \
 	  admission) bench/s3_admission.py --tessera $(abspath $(BENCH_BUILD))/src/cli/tessera || rc=1 ;; \
 	  listing) bench/s3_listing_cost.py --tessera $(abspath $(BENCH_BUILD))/src/cli/tessera || rc=1 ;; \
-	  *) echo "unknown benchmark $$b (consensus, md5, s3, kv, multipart, admission, listing)"; rc=2 ;; esac; done; exit $$rc
+	  move) bench/move_p99.py --tessera $(abspath $(BENCH_BUILD))/src/cli/tessera || rc=1 ;; \
+	  *) echo "unknown benchmark $$b (consensus, md5, s3, kv, multipart, admission, listing, move)"; rc=2 ;; esac; done; exit $$rc
 
 # make fuzz [FUZZ_SECONDS=60] [FUZZ_TARGETS="http_request ..."]: builds the
 # libFuzzer targets of fuzz/ with clang (ASan + UBSan, build/fuzz) and runs

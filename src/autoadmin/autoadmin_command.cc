@@ -53,6 +53,13 @@ AutoadminOptions OptionsFor(const pb::ClusterLayout& layout, const cluster::Proc
   if (s.has_merge_bytes()) o.planner.merge_bytes = s.merge_bytes();
   if (s.has_merge_after_s()) o.planner.merge_after_ms = uint64_t{s.merge_after_s()} * 1000;
   if (s.has_merge_load_percent()) o.planner.merge_load_percent = s.merge_load_percent();
+  if (s.has_balance_threshold_percent()) {
+    o.planner.balance.threshold_percent = s.balance_threshold_percent();
+  }
+  if (s.has_balance_bytes_floor_mib()) {
+    o.planner.balance.bytes_floor = uint64_t{s.balance_bytes_floor_mib()} << 20;
+  }
+  if (s.has_balance_load_floor()) o.planner.balance.load_floor = s.balance_load_floor();
   return o;
 }
 

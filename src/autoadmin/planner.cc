@@ -30,7 +30,8 @@ const pb::ReplicaPlacement* Placement(const pb::PartitionDescriptor& d, uint32_t
 // replica counts of nodes (updated as targets are chosen, to spread them).
 class Round {
  public:
-  Round(const ClusterView& view, const PlannerOptions& options) : view_(view), options_(options) {
+  Round(const ClusterView& view, const PlannerOptions& options)
+      : view_(view), options_(options), balance_(view, options.balance) {
     for (const auto& [id, node] : view.nodes) load_[id] = leaders_[id] = 0;
     for (const auto& [id, group] : view.groups) {
       if (group.leader != 0) ++leaders_[group.leader];
@@ -165,6 +166,7 @@ class Round {
     }
     if (transfers_ >= options_.max_concurrent) return std::nullopt;
     std::optional<std::pair<size_t, uint32_t>> best;
+    std::vector<uint32_t> candidates;
     for (uint32_t v : m.voters()) {
       if (v == from || Health(v) != NodeHealth::kHealthy || Draining(v)) continue;
       const ReplicaReport* report = Report(v, group.descriptor.group_id());
@@ -172,12 +174,16 @@ class Round {
           report->applied + options_.promote_lag_slots < leader.chosen) {
         continue;
       }
+      candidates.push_back(v);
       const auto rank = std::make_pair(leaders_[v], v);
       if (!best || rank < *best) best = rank;
     }
     if (!best) return std::nullopt;
-    const uint32_t to = best->second;
-    if (to_balance && leaders_[from] < leaders_[to] + 2) return std::nullopt;
+    // Balancing: by count and load (balance_planner.h).
+    const std::optional<uint32_t> balanced =
+        to_balance ? balance_.PickLeader(group, from, candidates) : std::nullopt;
+    if (to_balance && !balanced) return std::nullopt;
+    const uint32_t to = to_balance ? *balanced : best->second;
     std::string reason =
         to_balance ? "balance leaders (" + std::to_string(leaders_[from]) + " on node " +
                          std::to_string(from) + ", " + std::to_string(leaders_[to]) + " on node " +
@@ -299,8 +305,9 @@ class Round {
     // Rank: a voter to move (dead, draining, gray for long) first, then a
     // log replica (it stood in for the voter a full replica now replaces),
     // then one merely unreachable, then a voter sharing its AZ, not the
-    // leader, on the most loaded node, highest id.
-    std::optional<std::tuple<int, int, int, size_t, uint32_t>> best;
+    // leader, on the highest-scored node (balance_planner.h: a balancing
+    // move's source), the most replicas, highest id.
+    std::optional<std::tuple<int, int, int, double, size_t, uint32_t>> best;
     uint32_t chosen = 0;
     for (uint32_t v : voters) {
       const int unhealthy = LogReplica(group, v) && !ToMove(v) ? 2
@@ -308,7 +315,8 @@ class Round {
                             : Health(v) != NodeHealth::kHealthy ? 1
                                                                 : 0;
       const auto rank = std::make_tuple(unhealthy, per_az[AzOf(v)] > 1 ? 1 : 0,
-                                        v != group.leader ? 1 : 0, load_[v], v);
+                                        v != group.leader ? 1 : 0, balance_.ReplicaScore(v),
+                                        load_[v], v);
       if (!best || rank > *best) {
         best = rank;
         chosen = v;
@@ -416,37 +424,19 @@ class Round {
     return a;
   }
 
-  // Spreads replicas onto a node that holds at least two fewer than another
-  // of its AZ (it returned empty, or is new): while nothing anywhere needs
-  // repair, a settled group's voter on the fuller node (never the leader)
-  // is replaced, add before evict, by the emptier one; RemoveSurplusVoter
-  // later removes the fuller node's, the more loaded of the AZ's two.
+  // Balances replicas within an AZ (balance_planner.h): while nothing
+  // anywhere needs repair, a settled group's voter (never the leader) is
+  // replaced, add before evict, by one on a node of its AZ the balance
+  // chooses; RemoveSurplusVoter later removes the higher-scored node's.
   std::optional<Action> StartSpreading(const GroupView& group, const pb::Membership& m) {
     if (repairs_wanted_ || !Settled(group, m) || in_flight_ >= options_.max_concurrent) {
       return std::nullopt;
     }
-    const uint64_t gid = group.descriptor.group_id();
-    for (uint32_t from : m.voters()) {
-      if (from == group.leader || Health(from) != NodeHealth::kHealthy) continue;
-      std::optional<std::pair<size_t, uint32_t>> best;
-      for (const auto& [id, node] : view_.nodes) {
-        if (node.az != AzOf(from) || node.health != NodeHealth::kHealthy || node.draining ||
-            IsMember(m, id) || Placement(group.descriptor, id) != nullptr || node.groups.count(gid) ||
-            load_[id] + 2 > load_[from]) {
-          continue;
-        }
-        const auto rank = std::make_pair(load_[id], id);
-        if (!best || rank < *best) best = rank;
-      }
-      if (!best) continue;
-      const uint32_t to = best->second;
-      std::string reason = "spread replicas: node " + std::to_string(from) + " holds " +
-                           std::to_string(load_[from]) + ", node " + std::to_string(to) + " " +
-                           std::to_string(load_[to]);
-      --load_[from];  // it leaves once `to` is a voter
-      return AddReplica(group, to, std::move(reason));
-    }
-    return std::nullopt;
+    const std::vector<uint32_t> voters(m.voters().begin(), m.voters().end());
+    std::optional<ReplicaMove> move = balance_.PickReplicaMove(group, voters, group.leader);
+    if (!move) return std::nullopt;
+    --load_[move->from];  // it leaves once `to` is a voter
+    return AddReplica(group, move->to, std::move(move->reason));
   }
 
   // A healthy node holding nothing of the group, other than `exclude`: in
@@ -496,6 +486,7 @@ class Round {
   const PlannerOptions& options_;
   std::map<uint32_t, size_t> load_;
   std::map<uint32_t, size_t> leaders_;  // groups led per node, as planned so far
+  Balance balance_;  // replica and leader scores, as planned so far
   size_t in_flight_ = 0;
   size_t transfers_ = 0;
   // Some group has a replica to move or that does not answer: replicas

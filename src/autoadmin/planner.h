@@ -40,9 +40,10 @@
 // So is a voter sharing its AZ with another voter once a healthy node of
 // an AZ the group does not use exists (the group was repaired across AZs
 // while its own AZ had no node): it moves back, the leader last. And,
-// while nothing anywhere needs repair, a non-leader voter on a node holding
-// at least two replicas more than a healthy node of its AZ (one that came
-// back empty, or is new): replicas spread over the AZ.
+// while nothing anywhere needs repair, a non-leader voter moves to another
+// node of its AZ to balance replicas by count, bytes and load, one move in
+// flight per node (balance_planner.h); the voter that then leaves is the
+// one on the higher-scored node.
 //
 // Safety rules (each checked before an action is planned):
 //   * nothing happens to a group without a reachable leader, or while its
@@ -66,6 +67,7 @@
 #include <string>
 #include <vector>
 
+#include "autoadmin/balance_planner.h"
 #include "autoadmin/cluster_view.h"
 #include "knobs/knobs.h"
 #include "tessera/cluster_rpc.pb.h"
@@ -78,8 +80,12 @@ struct PlannerOptions {
   uint64_t promote_lag_slots = 64;
   // A gray node's replicas are replaced once it has been gray this long.
   uint64_t gray_replace_after_ms = knobs::kAutoadminGrayReplaceAfterMs.default_value;
-  // Keep leaders per node within one of each other.
+  // Keep leaders spread over the nodes, by count and load
+  // (balance_planner.h).
   bool balance_leaders = knobs::kAutoadminBalanceLeaders.default_value;
+  // How replicas spread within an AZ and leaders over the cluster
+  // (balance_planner.h).
+  BalanceOptions balance;
   // A voter that no longer answers is first stood in for by a log replica
   // (add a log-only learner, promote it, remove the lost voter), then the
   // log replica is replaced by a full one like any voter that must leave.

@@ -447,11 +447,12 @@ TEST(Planner, ReplicasSpreadOntoAnEmptyNodeOfTheirAz) {
   const std::vector<Action> actions = Plan(v, FullOnly());
   std::vector<std::pair<uint64_t, uint32_t>> adds;
   for (const Action& a : actions) {
-    EXPECT_EQ(a.kind, ActionKind::kAddReplica) << a.reason;
-    adds.emplace_back(a.group_id, a.replica);
+    // The other groups balance their leaders meanwhile.
+    if (a.kind == ActionKind::kAddReplica) adds.emplace_back(a.group_id, a.replica);
   }
-  // Node 1 (4 groups) gives two to node 2, then node 5 two to node 6: 2 and 2.
-  EXPECT_EQ(adds, (std::vector<std::pair<uint64_t, uint32_t>>{{1, 2}, {2, 2}, {3, 6}, {4, 6}}));
+  // One move in flight per node: node 1 gives one to node 2, node 5 one to
+  // node 6 (the next rounds give the second ones).
+  EXPECT_EQ(adds, (std::vector<std::pair<uint64_t, uint32_t>>{{1, 2}, {2, 6}}));
   // Once promoted, the fuller node's voter leaves (not the new one).
   ClusterView w = SixNodes();
   AddGroup(w, 3, Members({1, 3, 5, 2}), {1, 3, 5, 2}, {}, 1);

@@ -52,6 +52,10 @@ inline constexpr Knob<uint32_t> kNodeSnapshotChunkBytes{
     "node.snapshot_chunk_bytes", P::kNode, U::kBytes, 4 << 20, 1 << 10, limits::kSnapshotChunkBytesMax,
     "node_settings.snapshot_chunk_bytes", "", "SnapshotTransferOptions.chunk_bytes",
     "key+value bytes per chunk of a streamed snapshot (a chunk ends after the pair that reaches it)"};
+inline constexpr Knob<uint64_t> kNodeSnapshotStreamBytesPerS{
+    "node.snapshot_stream_bytes_per_s", P::kNode, U::kBytes, uint64_t{32} << 20, 0, uint64_t{1} << 40,
+    "node_settings.snapshot_stream_bytes_per_s", "", "SnapshotTransferOptions.bytes_per_s",
+    "key+value bytes per second a node streams in snapshots, all groups together; 0: unpaced"};
 inline constexpr Knob<uint32_t> kNodeCompactionTriggerSlots{
     "node.compaction_trigger_slots", P::kNode, U::kSlots, 20'000, 1, 10'000'000,
     "node_settings.compaction_trigger_slots", "", "GroupHostOptions.compaction_trigger_slots",
@@ -257,6 +261,18 @@ inline constexpr Knob<uint32_t> kAutoadminMergeLoadPercent{
     "autoadmin.merge_load_percent", P::kAutoadmin, U::kPercent, 25, 1, 100,
     "autoadmin_settings.merge_load_percent", "", "PlannerOptions.merge_load_percent",
     "two partitions are cold while their summed load stays below this share of each split trigger"};
+inline constexpr Knob<uint32_t> kAutoadminBalanceThresholdPercent{
+    "autoadmin.balance_threshold_percent", P::kAutoadmin, U::kPercent, 10, 1, 1'000,
+    "autoadmin_settings.balance_threshold_percent", "", "BalanceOptions.threshold_percent",
+    "replicas and leaders move while nodes' scores (or counts) differ by more than this"};
+inline constexpr Knob<uint32_t> kAutoadminBalanceBytesFloorMib{
+    "autoadmin.balance_bytes_floor_mib", P::kAutoadmin, U::kMib, 256, 0, 1 << 24,
+    "autoadmin_settings.balance_bytes_floor_mib", "", "BalanceOptions.bytes_floor (x 2^20)",
+    "replica balance weighs bytes only once the AZ's mean per node exceeds this"};
+inline constexpr Knob<uint32_t> kAutoadminBalanceLoadFloor{
+    "autoadmin.balance_load_floor", P::kAutoadmin, U::kPerS, 1'000, 0, 10'000'000,
+    "autoadmin_settings.balance_load_floor", "", "BalanceOptions.load_floor",
+    "balance weighs load (requests, write units) only once a node's mean exceeds this"};
 
 // --- global admission control (GacSettings; `tessera gac` and the routers) ---
 inline constexpr Knob<uint32_t> kGacIntervalMs{
@@ -301,6 +317,7 @@ inline constexpr std::array kAllKnobs = {
     Describe(kNodeBlobMinAgeS),
     Describe(kNodeOrphanGraceS),
     Describe(kNodeSnapshotChunkBytes),
+    Describe(kNodeSnapshotStreamBytesPerS),
     Describe(kNodeCompactionTriggerSlots),
     Describe(kNodeCompactionKeepSlots),
     Describe(kNodeFaultSnapshotInstallDelayMs),
@@ -349,6 +366,9 @@ inline constexpr std::array kAllKnobs = {
     Describe(kAutoadminMergeBytes),
     Describe(kAutoadminMergeAfterS),
     Describe(kAutoadminMergeLoadPercent),
+    Describe(kAutoadminBalanceThresholdPercent),
+    Describe(kAutoadminBalanceBytesFloorMib),
+    Describe(kAutoadminBalanceLoadFloor),
     Describe(kGacIntervalMs),
     Describe(kGacHoldMs),
     Describe(kGacOnDemandInitialRcu),

@@ -100,6 +100,11 @@ Result<NodeServerOptions> MakeOptions(const NodeCommandArgs& args) {
                                       settings.orphan_grace_s(), options.sweep.orphan_grace_s);
   GroupHostOptions& groups = options.group_defaults;
   if (settings.has_snapshot_chunk_bytes()) groups.snapshot.chunk_bytes = settings.snapshot_chunk_bytes();
+  const uint64_t stream_bytes_per_s = settings.has_snapshot_stream_bytes_per_s()
+                                          ? settings.snapshot_stream_bytes_per_s()
+                                          : knobs::kNodeSnapshotStreamBytesPerS.default_value;
+  // One pacer for the node: every group's sender shares it.
+  if (stream_bytes_per_s > 0) groups.snapshot.pacer = std::make_shared<SnapshotPacer>(stream_bytes_per_s);
   if (settings.has_compaction_trigger_slots()) {
     groups.compaction_trigger_slots = settings.compaction_trigger_slots();
   }

@@ -25,7 +25,9 @@ struct SnapshotSender::Transfer {
     pb::Message message;
     size_t bytes = 0;
   };
-  std::deque<Chunk> unacked;  // chunks acked..next_seq-1
+  std::deque<Chunk> unacked;  // chunks acked..next_seq-1, less `held`
+  // The chunk next_seq-1, built and held back by the node's pacer.
+  std::optional<Chunk> held;
   uint64_t last_progress_us = 0;
   uint64_t last_send_us = 0;
 };
@@ -42,6 +44,31 @@ uint64_t RandomId() {
 }
 
 }  // namespace
+
+SnapshotPacer::SnapshotPacer(uint64_t bytes_per_s)
+    : bytes_per_s_(bytes_per_s),
+      burst_bytes_(static_cast<double>(bytes_per_s) / 10),
+      tokens_(burst_bytes_) {
+  TESSERA_CHECK(bytes_per_s > 0);
+}
+
+void SnapshotPacer::Refill(uint64_t now_us) {
+  if (last_us_ == 0 || now_us < last_us_) last_us_ = now_us;
+  tokens_ = std::min(burst_bytes_, tokens_ + static_cast<double>(now_us - last_us_) *
+                                                 static_cast<double>(bytes_per_s_) / 1e6);
+  last_us_ = now_us;
+}
+
+bool SnapshotPacer::Ready(uint64_t now_us) {
+  std::lock_guard lock(mu_);
+  Refill(now_us);
+  return tokens_ >= 0;
+}
+
+void SnapshotPacer::Take(size_t bytes) {
+  std::lock_guard lock(mu_);
+  tokens_ -= static_cast<double>(bytes);
+}
 
 SnapshotSender::SnapshotSender(storage::NodeStore* store, uint64_t group_id,
                                consensus::ReplicaId self, MessageSender* out,
@@ -91,7 +118,19 @@ void SnapshotSender::Start(uint64_t now_us, consensus::ReplicaId to) {
 // exhausted. A read error releases the snapshot (the caller abandons).
 void SnapshotSender::FillWindow(uint64_t now_us, Transfer& t) {
   const size_t chunk_bytes = ClampChunkBytes(options_.chunk_bytes);
-  while (!t.exhausted && t.unacked.size() < options_.window_chunks) {
+  while ((!t.exhausted || t.held) && t.unacked.size() < options_.window_chunks) {
+    if (t.held) {
+      // Paced: Tick sends it once the node's bucket allows.
+      if (options_.pacer && !options_.pacer->Ready(now_us)) break;
+      // Waiting for the pacer with nothing unacknowledged is no stall.
+      if (t.unacked.empty()) t.last_progress_us = now_us;
+      if (options_.pacer) options_.pacer->Take(t.held->bytes);
+      SendChunk(t.held->message, t.held->bytes);
+      t.unacked.push_back(std::move(*t.held));
+      t.held.reset();
+      t.last_send_us = now_us;
+      continue;
+    }
     Transfer::Chunk chunk;
     chunk.message.set_group_id(group_id_);
     chunk.message.set_from(self_);
@@ -123,9 +162,7 @@ void SnapshotSender::FillWindow(uint64_t now_us, Transfer& t) {
     // only when it is chunk 0 (the receiver needs at least one).
     if (body->pairs_size() == 0 && t.next_seq > 0) break;
     ++t.next_seq;
-    SendChunk(chunk.message, chunk.bytes);
-    t.unacked.push_back(std::move(chunk));
-    t.last_send_us = now_us;
+    t.held = std::move(chunk);  // sent by the next iteration, pacer permitting
   }
   if (t.exhausted) t.snapshot.reset();  // every pair is held in the window
 }
@@ -155,14 +192,14 @@ std::optional<SnapshotSender::Completed> SnapshotSender::OnAck(uint64_t now_us,
     ++t.acked;
   }
   t.last_progress_us = now_us;
-  if (!t.exhausted) {
+  if (!t.exhausted || t.held) {
     FillWindow(now_us, t);
     if (t.read_failed) {
       Abandon(it, "snapshot read failed");
       return std::nullopt;
     }
   }
-  if (!t.exhausted || !t.unacked.empty()) return std::nullopt;
+  if (!t.exhausted || t.held || !t.unacked.empty()) return std::nullopt;
   t.manifest.set_chunk_count(t.next_seq);
   Completed done{t.to, t.manifest.applied_index(), t.manifest.SerializeAsString()};
   spdlog::info(
@@ -182,6 +219,13 @@ void SnapshotSender::Tick(uint64_t now_us) {
     if (now_us >= t.last_progress_us + options_.stall_timeout_us) {
       Abandon(current, "stalled");
       continue;
+    }
+    if ((!t.exhausted || t.held) && t.unacked.size() < options_.window_chunks) {  // paced
+      FillWindow(now_us, t);
+      if (t.read_failed) {
+        Abandon(current, "snapshot read failed");
+        continue;
+      }
     }
     if (t.unacked.empty() || now_us < t.last_send_us + options_.retransmit_us) continue;
     for (const Transfer::Chunk& chunk : t.unacked) SendChunk(chunk.message, chunk.bytes);

@@ -11,8 +11,10 @@
 //  1. One transfer per destination at a time; Start for a destination with
 //     a transfer in flight does nothing. At most
 //     limits::kSnapshotTransfersPerGroupMax transfers.
-//  2. Memory: at most window_chunks chunks per transfer are held, whatever
-//     the state size.
+//  2. Memory: at most window_chunks + 1 chunks per transfer are held (the
+//     window, and one built while the node's pacer holds it back), whatever
+//     the state size. With a pacer (options.pacer) chunks leave at its
+//     rate; Tick sends what it held back.
 //  3. Tick resends the unacknowledged chunks after retransmit_us without
 //     progress, and abandons a transfer after stall_timeout_us without
 //     progress; an ack whose staged_chunks regresses below what was acked

@@ -2,17 +2,43 @@
 // (snapshot_sender.h on the leader, snapshot_receiver.h on the lagging
 // replica). Protocol: docs/formats/storage.md, "Streamed snapshots".
 //
-// Thread safety: options are plain values; the counters are atomic.
+// Thread safety: options are plain values (the pacer they share is
+// thread-safe); the counters are atomic.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 
 #include "common/limits.h"
 #include "common/metrics.h"
 #include "knobs/knobs.h"
 
 namespace tessera::node {
+
+// Paces the streamed snapshots a node sends, all groups together (every
+// group's SnapshotSender shares one): a token bucket of bytes_per_s that
+// holds at most a tenth of a second's worth. A chunk may be sent while the
+// bucket is not in debt, and then takes its bytes, so a chunk larger than
+// the burst still passes and the long-run rate stays bytes_per_s.
+class SnapshotPacer {
+ public:
+  explicit SnapshotPacer(uint64_t bytes_per_s);
+  // Whether a chunk may be sent at `now_us` (the bucket is not in debt).
+  bool Ready(uint64_t now_us);
+  // Takes the bytes of a chunk just sent (the bucket may go into debt).
+  void Take(size_t bytes);
+  uint64_t bytes_per_s() const { return bytes_per_s_; }
+
+ private:
+  void Refill(uint64_t now_us);  // mu_ held
+  const uint64_t bytes_per_s_;
+  const double burst_bytes_;
+  std::mutex mu_;  // guards tokens_ and last_us_
+  double tokens_;
+  uint64_t last_us_ = 0;
+};
 
 struct SnapshotTransferOptions {
   // A chunk holds pairs until it has at least this many key+value bytes
@@ -25,6 +51,8 @@ struct SnapshotTransferOptions {
   // A transfer with no acknowledged progress for this long is abandoned
   // (its pinned RocksDB snapshot released); the core asks again.
   uint64_t stall_timeout_us = 10'000'000;
+  // The node's pacer (knob node.snapshot_stream_bytes_per_s); null: unpaced.
+  std::shared_ptr<SnapshotPacer> pacer;
 };
 
 // Process-wide counters (one set per ReplicationHost), exported as

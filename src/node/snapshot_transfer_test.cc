@@ -379,5 +379,67 @@ TEST(SnapshotSenderTest, WindowAcksAndManifest) {
   std::filesystem::remove_all(dir);
 }
 
+
+TEST(SnapshotPacerTest, TakesAtMostItsRate) {
+  SnapshotPacer pacer(100'000);  // burst: 10,000 bytes
+  EXPECT_TRUE(pacer.Ready(1'000'000));
+  pacer.Take(30'000);  // into debt: 20,000 bytes
+  EXPECT_FALSE(pacer.Ready(1'100'000));  // 10,000 back
+  EXPECT_TRUE(pacer.Ready(1'200'000));   // even
+  // A long idle spell earns no more than the burst.
+  pacer.Take(10'000);
+  EXPECT_TRUE(pacer.Ready(60'000'000));
+  pacer.Take(10'001);
+  EXPECT_FALSE(pacer.Ready(60'000'000));
+}
+
+// A paced transfer takes as long as its bytes at the pacer's rate, chunks
+// leaving as the bucket allows (Tick sends them), and still completes.
+TEST(SnapshotSenderTest, PacedToTheNodeRate) {
+  char pattern[] = "/tmp/tessera-snaps-XXXXXX";
+  const std::string dir = ::mkdtemp(pattern);
+  {
+    storage::NodeStoreOptions so;
+    so.path = dir + "/leader";
+    auto leader_store = std::move(storage::NodeStore::Open(so)).value();
+    so.path = dir + "/follower";
+    auto follower_store = std::move(storage::NodeStore::Open(so)).value();
+    std::vector<storage::Mutation> puts;
+    for (int i = 0; i < 40; ++i) {
+      puts.push_back(storage::Mutation::Put("k" + std::to_string(100 + i), std::string(1000, 'v')));
+    }
+    ASSERT_TRUE(leader_store->Apply(kGroup, 12, puts).ok());
+    metrics::Registry registry;
+    SnapshotCounters counters(registry);
+    CaptureSender to_follower;
+    SnapshotTransferOptions options;
+    options.chunk_bytes = 4 << 10;
+    options.window_chunks = limits::kSnapshotChunksInFlightMax;
+    options.retransmit_us = 10'000'000;
+    options.stall_timeout_us = 2'000'000;
+    options.pacer = std::make_shared<SnapshotPacer>(20'000);  // ~40 KB: about 2 s
+    SnapshotSender sender(leader_store.get(), kGroup, 1, &to_follower, options, &counters);
+    SnapshotReceiver receiver(follower_store.get(), kGroup, 2, &counters);
+    uint64_t now = 1'000'000;
+    sender.Start(now, 2);
+    std::optional<SnapshotSender::Completed> done;
+    while (!done && now < 10'000'000) {
+      for (const pb::Message& chunk : to_follower.Take()) {
+        const pb::Message ack = receiver.StageChunk(chunk);
+        if (auto c = sender.OnAck(now, 2, ack.snapshot_transfer().ack())) done = c;
+      }
+      // Never more than the rate allows (plus the first burst and a chunk).
+      EXPECT_LE(counters.bytes_sent.value(), (now - 1'000'000) / 50 + 2'000 + 5'000) << now;
+      now += 10'000;
+      sender.Tick(now);
+    }
+    ASSERT_TRUE(done.has_value());
+    EXPECT_GE(now - 1'000'000, 1'500'000u);
+    EXPECT_LE(now - 1'000'000, 3'000'000u);
+    EXPECT_EQ(counters.transfers_abandoned.value(), 0u);
+  }
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace tessera::node

@@ -32,7 +32,11 @@ processes, kill -9, SIGSTOP, two autoadmin instances.
 9. Add a node: `tessera cluster add-node` refuses a clashing name, an
    unknown AZ and a port in use (exit 2, nothing recorded); then a new
    node joins az2 under KV and S3 load, every process learns it, and the
-   autoadmin spreads partition replicas and blob slots onto it; every
+   autoadmin spreads partition replicas and blob slots onto it until every
+   running node of az2 holds within max(1, 10 %) of the AZ's mean replica
+   count of each other, and every partition's leader leads at most max(1,
+   10 % of the mean) more groups than its other voters; no KV or S3
+   request fails, every
    acknowledged write reads back and `tessera s3 check` is clean.
 9b. Peers' timeouts: a node cut off from every other storage node while
    the autoadmin still reaches it turns gray through its peers' timeouts
@@ -61,7 +65,10 @@ DEGRADED_FOR_S = 3
 GRAY_REPLACE_AFTER_S = 6
 AUTOADMIN = (f"dead_after_ms: {DEAD_AFTER_S * 1000} poll_interval_ms: 500 lease_ms: {LEASE_S * 1000} "
              f"gray_sync_p99_ms: 80 degraded_for_ms: {DEGRADED_FOR_S * 1000} "
-             f"gray_replace_after_ms: {GRAY_REPLACE_AFTER_S * 1000} balance_leaders: true")
+             f"gray_replace_after_ms: {GRAY_REPLACE_AFTER_S * 1000} balance_leaders: true "
+             # The tests' load is incidental: counts decide the balance here
+             # (src/autoadmin/balance_planner_test.cc covers bytes and load).
+             f"balance_load_floor: 10000000")
 REPLACE_WITHIN_S = 60
 AZ_OF = {f"{az}-n{n}": az for az in ("az1", "az2", "az3") for n in (1, 2)}
 ADDED = "az2-n3"  # the node test 9 adds
@@ -115,6 +122,43 @@ def three_voters_in_three_azs(parts, avoid=()):
         if len({AZ_OF[n] for n in names}) != 3:
             return False
     return True
+
+
+def within_ten_percent(counts):
+    """True when the counts (at least two) differ by at most max(1, 10 % of
+    their mean)."""
+    values = list(counts.values())
+    if len(values) < 2:
+        return True
+    mean = sum(values) / len(values)
+    return max(values) - min(values) <= max(1, int(0.1 * mean))
+
+
+def balanced(parts, running, az):
+    """Replicas per running node of `az` within_ten_percent, and every
+    partition's leader leading at most max(1, 10 % of the mean) more groups
+    than each of the partition's other voters (a transfer can only go to
+    one of them), every partition at three voters in three AZs: a
+    description of the counts when so, else None."""
+    if not three_voters_in_three_azs(parts):
+        return None
+    replicas = {n: 0 for n in running if AZ_OF.get(n) == az}
+    leaders = {n: 0 for n in running if n in AZ_OF}
+    for p in parts:
+        for r in p["replicas"]:
+            if r["name"] in replicas:
+                replicas[r["name"]] += 1
+            if r["leader"] and r["name"] in leaders:
+                leaders[r["name"]] += 1
+    slack = max(1, int(0.1 * sum(leaders.values()) / max(1, len(leaders))))
+    for p in parts:
+        names = [r["name"] for r in p["replicas"] if r["name"] in leaders]
+        led = [r["name"] for r in p["replicas"] if r["leader"] and r["name"] in leaders]
+        if led and any(leaders[led[0]] > leaders[n] + slack for n in names):
+            return None
+    if within_ten_percent(replicas):
+        return f"replicas in {az} {sorted(replicas.items())}, leaders {sorted(leaders.items())}"
+    return None
 
 
 class Load:
@@ -548,10 +592,17 @@ class Autoadmin(unittest.TestCase):
             self.assertTrue(h.wait_until(spread, REPLACE_WITHIN_S, 0.5),
                             c.cli("cluster", "status", check=False).stdout + self.status())
             spread_after = time.monotonic() - started
+            balance = h.wait_until(lambda: balanced(self.parts(), set(c.running_nodes()), "az2"),
+                                   REPLACE_WITHIN_S, 0.5)
+            self.assertTrue(balance, c.cli("cluster", "status", check=False).stdout + self.status())
+            balanced_after = time.monotonic() - started
             time.sleep(1)
         print(f"\n[{ADDED} added in {joined:.1f}s, hosts {len(self.node_groups(ADDED))} groups "
-              f"{spread_after:.1f}s after; KV acked {len(kv.acked)} failed {kv.failed}; S3 acked "
+              f"{spread_after:.1f}s after, balanced {balanced_after:.1f}s after ({balance}); "
+              f"KV acked {len(kv.acked)} failed {kv.failed}; S3 acked "
               f"{len(objects.acked)} failed {objects.failed}]", file=sys.stderr)
+        self.assertEqual(kv.failed, 0)
+        self.assertEqual(objects.failed, 0)
         self.assertIn(ADDED, c.cli("cluster", "status").stdout)
         self.assertRegex(self.status(), r"move_blob_slots .* -> ok \(\d+ blob slots spread")
         for key, value in kv.acked.items():
