@@ -342,6 +342,7 @@ size_t AutoadminService::RunRound() {
   }
   if (ActiveEpoch() == 0) return 0;
   size_t done = RunSplits(*view);
+  PublishPlacement(*view);
   std::vector<Action> actions = Plan(*view, options_.planner);
   if (auto move = MoveBlobSlots(*view)) actions.push_back(std::move(*move));
   for (const Action& action : actions) {
@@ -444,6 +445,25 @@ std::vector<SplitWork> AutoadminService::PlanLoadSplits(const ClusterView& view,
     load_split_decisions_.at({pb::LOAD_SPLIT_KEY_FOUND, load.triggers[i]})->Increment();
   }
   return std::move(load.work);
+}
+
+void AutoadminService::PublishPlacement(const ClusterView& view) {
+  std::optional<pb::SetPlacementWeightsRequest> request = placement_.Due(view, SteadyMs());
+  const uint64_t epoch = ActiveEpoch();
+  if (!request || epoch == 0) return;
+  request->set_autoadmin_epoch(epoch);
+  uint64_t keys = 0;
+  for (const pb::PartitionKeys& p : request->partitions()) keys += p.keys();
+  auto answer = CallMeta("meta.set_placement_weights", request->SerializeAsString(), options_.call_timeout);
+  if (!answer.ok()) {
+    spdlog::warn("autoadmin.placement_weights_failed status=\"{}\"", answer.status().ToString());
+    if (answer.status().code() == StatusCode::kStaleEpoch) LoseLease(answer.status().message());
+    return;
+  }
+  placement_.Published(SteadyMs());
+  std::lock_guard lock(mu_);
+  last_placement_ = UtcNow() + ", " + std::to_string(request->partitions_size()) + " _s3 partitions, " +
+                    std::to_string(keys) + " keys";
 }
 
 void AutoadminService::RecordRefusal(const SplitRefusal& refusal) {
@@ -617,6 +637,7 @@ std::string AutoadminService::StatusText() const {
   out << "split refusals:\n";
   if (split_refusals_.empty()) out << "  none\n";
   for (const auto& [group, line] : split_refusals_) out << "  " << line << "\n";
+  out << "placement weights published: " << (last_placement_.empty() ? "not yet" : last_placement_) << "\n";
   out << "last split steps:\n";
   if (split_history_.empty()) out << "  none\n";
   for (const std::string& line : split_history_) out << "  " << line << "\n";

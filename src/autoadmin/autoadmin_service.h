@@ -43,6 +43,7 @@
 #include "autoadmin/lag_tracker.h"
 #include "autoadmin/planner.h"
 #include "autoadmin/load_split_planner.h"
+#include "autoadmin/placement_publisher.h"
 #include "autoadmin/split_driver.h"
 #include "cluster/cluster_client.h"
 #include "cluster/process_table.h"
@@ -60,6 +61,9 @@ struct AutoadminOptions {
   GrayOptions gray;
   uint32_t lag_for_ms = knobs::kAutoadminLagForMs.default_value;  // a voter behind its group this long is replaced
   PlannerOptions planner;
+  // How often the `_s3` partitions' keys are published for bucket
+  // placement (placement_publisher.h).
+  uint32_t placement_interval_ms = knobs::kAutoadminPlacementIntervalMs.default_value;
   std::chrono::milliseconds call_timeout{2'000};
   // A membership step answers once chosen and applied on the leader.
   std::chrono::milliseconds membership_timeout{10'000};
@@ -121,6 +125,8 @@ class AutoadminService {
   // The load splits that may start this round (load_split_planner.h),
   // after `plan`'s; records and counts their refusals.
   std::vector<SplitWork> PlanLoadSplits(const ClusterView& view, const SplitPlan& plan);
+  // Publishes the `_s3` partitions' keys when due (placement_publisher.h).
+  void PublishPlacement(const ClusterView& view);
   // Calls `method` on the meta replicas in turn until one answers other than
   // unreachable (followers forward to the leader).
   Result<std::string> CallMeta(const std::string& method, const std::string& payload,
@@ -168,6 +174,8 @@ class AutoadminService {
   pb::SplitsResponse last_splits_;
   std::deque<std::string> split_history_;
   std::map<uint64_t, std::string> split_refusals_;
+  PlacementPublisher placement_{options_.placement_interval_ms};  // round thread only
+  std::string last_placement_;  // the last publication, for StatusText
   std::thread lease_thread_;
   std::thread round_thread_;
 };
