@@ -47,6 +47,7 @@ AutoadminOptions OptionsFor(const pb::ClusterLayout& layout, const cluster::Proc
   if (s.has_split_load()) o.planner.split_load = s.split_load();
   if (s.has_split_after_s()) o.planner.split_after_ms = uint64_t{s.split_after_s()} * 1000;
   if (s.has_split_boost_percent()) o.planner.split_boost_percent = s.split_boost_percent();
+  if (s.has_placement_interval_ms()) o.placement_interval_ms = s.placement_interval_ms();
   if (s.has_split_consumption_percent()) {
     o.planner.split_consumption_percent = s.split_consumption_percent();
   }

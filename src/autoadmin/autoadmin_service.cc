@@ -346,6 +346,7 @@ size_t AutoadminService::RunRound() {
   if (ActiveEpoch() == 0) return 0;
   size_t done = RunSplits(*view);
   PlanMerges(*view);
+  PublishPlacement(*view);
   std::vector<Action> actions = Plan(*view, options_.planner);
   if (auto move = MoveBlobSlots(*view)) actions.push_back(std::move(*move));
   for (const Action& action : actions) {
@@ -471,6 +472,23 @@ void AutoadminService::PlanMerges(const ClusterView& view) {
   std::lock_guard lock(mu_);
   merges_due_ = std::move(due);
   merges_waiting_ = plan.waiting;
+void AutoadminService::PublishPlacement(const ClusterView& view) {
+  std::optional<pb::SetPlacementWeightsRequest> request = placement_.Due(view, SteadyMs());
+  const uint64_t epoch = ActiveEpoch();
+  if (!request || epoch == 0) return;
+  request->set_autoadmin_epoch(epoch);
+  uint64_t keys = 0;
+  for (const pb::PartitionKeys& p : request->partitions()) keys += p.keys();
+  auto answer = CallMeta("meta.set_placement_weights", request->SerializeAsString(), options_.call_timeout);
+  if (!answer.ok()) {
+    spdlog::warn("autoadmin.placement_weights_failed status=\"{}\"", answer.status().ToString());
+    if (answer.status().code() == StatusCode::kStaleEpoch) LoseLease(answer.status().message());
+    return;
+  }
+  placement_.Published(SteadyMs());
+  std::lock_guard lock(mu_);
+  last_placement_ = UtcNow() + ", " + std::to_string(request->partitions_size()) + " _s3 partitions, " +
+                    std::to_string(keys) + " keys";
 }
 
 void AutoadminService::RecordRefusal(const SplitRefusal& refusal) {
@@ -648,6 +666,7 @@ std::string AutoadminService::StatusText() const {
   if (merges_due_.empty()) out << "  none\n";
   for (const std::string& line : merges_due_) out << "  " << line << "\n";
   out << "pairs small and cold, waiting merge_after_s: " << merges_waiting_ << "\n";
+  out << "placement weights published: " << (last_placement_.empty() ? "not yet" : last_placement_) << "\n";
   out << "last split steps:\n";
   if (split_history_.empty()) out << "  none\n";
   for (const std::string& line : split_history_) out << "  " << line << "\n";

@@ -44,6 +44,7 @@
 #include "autoadmin/planner.h"
 #include "autoadmin/load_split_planner.h"
 #include "autoadmin/merge_planner.h"
+#include "autoadmin/placement_publisher.h"
 #include "autoadmin/split_driver.h"
 #include "cluster/cluster_client.h"
 #include "cluster/process_table.h"
@@ -61,6 +62,9 @@ struct AutoadminOptions {
   GrayOptions gray;
   uint32_t lag_for_ms = knobs::kAutoadminLagForMs.default_value;  // a voter behind its group this long is replaced
   PlannerOptions planner;
+  // How often the `_s3` partitions' keys are published for bucket
+  // placement (placement_publisher.h).
+  uint32_t placement_interval_ms = knobs::kAutoadminPlacementIntervalMs.default_value;
   std::chrono::milliseconds call_timeout{2'000};
   // A membership step answers once chosen and applied on the leader.
   std::chrono::milliseconds membership_timeout{10'000};
@@ -126,6 +130,8 @@ class AutoadminService {
   // logged once each; not carried out (docs/partition-merges.md: the merge
   // steps are not built).
   void PlanMerges(const ClusterView& view);
+  // Publishes the `_s3` partitions' keys when due (placement_publisher.h).
+  void PublishPlacement(const ClusterView& view);
   // Calls `method` on the meta replicas in turn until one answers other than
   // unreachable (followers forward to the leader).
   Result<std::string> CallMeta(const std::string& method, const std::string& payload,
@@ -177,6 +183,8 @@ class AutoadminService {
   std::set<std::pair<uint64_t, uint64_t>> merge_pairs_due_;  // round thread only: logged
   std::vector<std::string> merges_due_;  // the last round's, for StatusText
   size_t merges_waiting_ = 0;            // pairs small and cold, not yet for merge_after_s
+  PlacementPublisher placement_{options_.placement_interval_ms};  // round thread only
+  std::string last_placement_;  // the last publication, for StatusText
   std::thread lease_thread_;
   std::thread round_thread_;
 };

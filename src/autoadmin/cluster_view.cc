@@ -19,6 +19,7 @@ void FindLeaders(ClusterView& view) {
     group.leader = 0;
     group.stopped_voters.clear();
     group.state_bytes = 0;
+    group.state_keys = 0;
     group.load = LoadReport{};
     std::tuple<uint64_t, uint32_t> best{0, 0};
     for (const auto& [node_id, node] : view.nodes) {
@@ -34,6 +35,7 @@ void FindLeaders(ClusterView& view) {
       if (group.leader == 0 || ballot > best) {
         group.leader = node_id;
         group.state_bytes = it->second.state_bytes;
+        group.state_keys = it->second.state_keys;
         group.load = it->second.load;
         best = ballot;
       }

@@ -64,6 +64,8 @@ struct ReplicaReport {
   // (GroupStatusProto.state_bytes); 0 elsewhere.
   uint64_t state_bytes = 0;
   LoadReport load;  // leaders only
+  // Leaders only: the estimated live keys (GroupStatusProto.state_keys).
+  uint64_t state_keys = 0;
 };
 
 struct NodeView {
@@ -98,6 +100,9 @@ struct GroupView {
   uint64_t state_bytes = 0;
   // Its leader's load (load_split_planner.h); zero when unknown.
   LoadReport load;
+  // Live keys as its leader estimates them (placement_publisher.h); 0 when
+  // unknown (leader == 0).
+  uint64_t state_keys = 0;
   // A split of this group is ordered and not yet finished (meta's map
   // still names the parent's whole range, or a child is not created on
   // every replica): nothing else is planned for it.

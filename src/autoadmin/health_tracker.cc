@@ -31,6 +31,7 @@ ReplicaReport ReportOf(const pb::GroupStatusProto& status) {
   *r.membership.mutable_log_only() = status.log_only();
   r.membership_pending = status.membership_pending();
   r.state_bytes = status.state_bytes();
+  r.state_keys = status.state_keys();
   r.load.requests_per_s = status.load_rps();
   r.load.reason = status.load_split_reason();
   r.load.split_key = status.load_split_key();

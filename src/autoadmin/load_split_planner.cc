@@ -7,10 +7,6 @@
 namespace tessera::autoadmin {
 namespace {
 
-// The S3 table: its splits are refused by the size path (split_driver.cc);
-// its requests are not sampled by the nodes' finders either.
-constexpr std::string_view kS3Table = "_s3";
-
 bool Settled(const GroupView& group, const ClusterView& view) {
   if (group.leader == 0 || group.descriptor.replicas_size() == 0) return false;
   for (const pb::ReplicaPlacement& r : group.descriptor.replicas()) {
@@ -104,7 +100,7 @@ LoadSplitPlan LoadSplitPlanner::Plan(const ClusterView& view, const PlannerOptio
   };
   std::vector<Ready> ready;
   for (const auto& [id, g] : view.groups) {
-    if (g.splitting || busy.count(id) > 0 || g.descriptor.table() == kS3Table) continue;
+    if (g.splitting || busy.count(id) > 0) continue;
     std::optional<Hot> hot = HotTrigger(g, options);
     if (!hot) continue;
     const auto seen = watched_.find(id);

@@ -25,13 +25,17 @@
 //   * the leader names a split key (LOAD_SPLIT_KEY_FOUND);
 //   * the conditions of a size split (split_planner.h): a reachable leader,
 //     no membership change pending, no learner, every voter's node
-//     healthy, no split of it in progress, not `_s3`;
+//     healthy, no split of it in progress;
 //   * fewer than max_concurrent splits are in progress (`room`).
 // A group hot for split_after whose leader names no key because one key
 // carries the load, the keys increase (only the newest range is hot) or no
 // key balances it is refused with that reason and its trigger (shown by
 // `tessera autoadmin status`, counted in a metric); it keeps being watched
 // and splits once a key is found.
+//
+// `_s3` partitions alike: their leaders sample S3 requests by the object's
+// prefix `B K` (node/partition_range.h, S3LoadKey), so the key named is
+// always between two objects, and one hot object is one hot key.
 //
 // The split itself is carried out by SplitDriver (split_driver.h) at the
 // reported key: reserve, order, create the child, commit.

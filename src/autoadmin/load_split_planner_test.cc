@@ -127,14 +127,32 @@ TEST(LoadSplitPlanner, HotKeySequentialAndUnbalancedAreRefusedWithTheirReason) {
   EXPECT_EQ(plan.work[0].split_key, "m");
 }
 
-TEST(LoadSplitPlanner, SplittingAndS3GroupsAreLeftAlone) {
+TEST(LoadSplitPlanner, SplittingGroupsAreLeftAlone) {
   ClusterView v = ThreeNodes();
   AddGroup(v, 10, 900, pb::LOAD_SPLIT_KEY_FOUND, "a").splitting = true;
-  AddGroup(v, 11, 900, pb::LOAD_SPLIT_KEY_FOUND, "a").descriptor.set_table("_s3");
   LoadSplitPlanner planner;
   const LoadSplitPlan plan = planner.Plan(v, LoadAt(500, 0), {}, 4, 0);
   EXPECT_TRUE(plan.work.empty());
   EXPECT_TRUE(plan.refusals.empty());
+}
+
+// `_s3` partitions split by load like any table, at the leader's `B K`, and
+// one hot object is refused as one hot key.
+TEST(LoadSplitPlanner, S3GroupsSplitByLoadAndRefuseOneHotObject) {
+  ClusterView v = ThreeNodes();
+  const std::string object = std::string("\0\0\0\0\0\0\0\x07", 8) + "photos/k0500";
+  AddGroup(v, 11, 900, pb::LOAD_SPLIT_KEY_FOUND, object).descriptor.set_table("_s3");
+  AddGroup(v, 12, 900, pb::LOAD_SPLIT_ONE_HOT_KEY).descriptor.set_table("_s3");
+  LoadSplitPlanner planner;
+  EXPECT_TRUE(planner.Plan(v, LoadAt(500, 1'000), {}, 4, 0).work.empty());  // not yet split_after
+  const LoadSplitPlan plan = planner.Plan(v, LoadAt(500, 1'000), {}, 4, 1'000);
+  ASSERT_EQ(plan.work.size(), 1u);
+  EXPECT_EQ(plan.work[0].parent.group_id(), 11u);
+  EXPECT_EQ(plan.work[0].split_key, object);
+  ASSERT_EQ(plan.refusals.size(), 1u);
+  EXPECT_EQ(plan.refusals[0].group_id, 12u);
+  EXPECT_EQ(plan.refusals[0].table, "_s3");
+  EXPECT_EQ(plan.refusals[0].reason, pb::LOAD_SPLIT_ONE_HOT_KEY);
 }
 
 // Consumption: units per second near the partition cap, no split_load.

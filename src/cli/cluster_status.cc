@@ -140,6 +140,7 @@ pb::ClusterStatusReport GatherStatus(ClusterSession& s) {
       line->set_applied(it->second.applied());
       line->set_lag(max_applied - it->second.applied());
       line->set_load_rps(it->second.load_rps());
+      line->set_state_keys(it->second.state_keys());
     }
   }
   return report;

@@ -53,7 +53,7 @@ std::shared_ptr<const rpc::AccessPolicy> MetaAccessPolicy() {
     // The autoadmin's lease and partition updates (followers forward them to
     // the leader as role meta).
     for (std::string_view m : {"meta.autoadmin_lease", "meta.update_partition", "meta.split_partition",
-                               "meta.update_blob_slots"}) {
+                               "meta.update_blob_slots", "meta.set_placement_weights"}) {
       p->Allow(m, {kAutoadmin, kMeta});
     }
     // Drains: the operator sets them, the autoadmin reads them.

@@ -617,6 +617,11 @@ inline constexpr size_t kSplitRequestsMax = 16;
 inline constexpr size_t kSplitIntentsListedMax = 256;
 // `tessera autoadmin status`: the split refusals an instance remembers.
 inline constexpr size_t kSplitRefusalsMax = 16;
+// `_s3` partitions one placement weights record (meta a/placement_weights)
+// names; the autoadmin publishes none for a larger table (placement then
+// weighs bucket counts). A PartitionKeys entry is at most 24 bytes.
+inline constexpr size_t kPlacementWeightsPartitionsMax = 16'384;
+static_assert(kPlacementWeightsPartitionsMax * 24 + 64 <= kStateValueBytesMax);
 // io threads of a router or node process (cluster/io_threads.h).
 inline constexpr unsigned kProcessIoThreadsMax = 8;
 // `tessera cluster up` that fails names a disk with less free space than

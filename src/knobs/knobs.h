@@ -122,6 +122,10 @@ inline constexpr Knob<uint32_t> kMetaS3UserBucketsMax{
     "meta.s3_user_buckets_max", P::kMeta, U::kCount, 100, 1, limits::kS3RegistryBucketsMax,
     "meta_settings.s3_user_buckets_max", "", "MetaServiceOptions.s3_user_buckets_max",
     "buckets one S3 user may own (AWS's default quota); beyond: TooManyBuckets"};
+inline constexpr Knob<uint32_t> kMetaPlacementWeightsMaxAgeMs{
+    "meta.placement_weights_max_age_ms", P::kMeta, U::kMs, 600'000, 1'000, 86'400'000,
+    "meta_settings.placement_weights_max_age_ms", "", "MetaServiceOptions.placement_weights_max_age_ms",
+    "bucket placement weighs published partition keys younger than this; else bucket counts"};
 
 // --- router (RouterSettings; `tessera router`) -----------------------------
 inline constexpr Knob<std::string_view> kRouterS3Region{
@@ -273,6 +277,10 @@ inline constexpr Knob<uint32_t> kAutoadminBalanceLoadFloor{
     "autoadmin.balance_load_floor", P::kAutoadmin, U::kPerS, 1'000, 0, 10'000'000,
     "autoadmin_settings.balance_load_floor", "", "BalanceOptions.load_floor",
     "balance weighs load (requests, write units) only once a node's mean exceeds this"};
+inline constexpr Knob<uint32_t> kAutoadminPlacementIntervalMs{
+    "autoadmin.placement_interval_ms", P::kAutoadmin, U::kMs, 60'000, 100, 3'600'000,
+    "autoadmin_settings.placement_interval_ms", "", "AutoadminOptions.placement_interval_ms",
+    "how often the `_s3` partitions' live keys are published to meta for bucket placement"};
 
 // --- global admission control (GacSettings; `tessera gac` and the routers) ---
 inline constexpr Knob<uint32_t> kGacIntervalMs{
@@ -333,6 +341,7 @@ inline constexpr std::array kAllKnobs = {
     Describe(kNodeAdmissionAdaptive),
     Describe(kNodeAdmissionAdaptiveGain),
     Describe(kMetaS3UserBucketsMax),
+    Describe(kMetaPlacementWeightsMaxAgeMs),
     Describe(kRouterS3Region),
     Describe(kRouterS3BaseDomain),
     Describe(kRouterS3MinPartBytes),
@@ -369,6 +378,7 @@ inline constexpr std::array kAllKnobs = {
     Describe(kAutoadminBalanceThresholdPercent),
     Describe(kAutoadminBalanceBytesFloorMib),
     Describe(kAutoadminBalanceLoadFloor),
+    Describe(kAutoadminPlacementIntervalMs),
     Describe(kGacIntervalMs),
     Describe(kGacHoldMs),
     Describe(kGacOnDemandInitialRcu),

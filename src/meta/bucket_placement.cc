@@ -18,6 +18,7 @@ std::vector<BucketPartition> BucketPartitionsOf(const std::vector<pb::PartitionD
     BucketPartition bp;
     bp.first_id = range->first;
     bp.last_id = range->second;
+    bp.group_id = p.group_id();
     for (const pb::ReplicaPlacement& r : p.replicas()) bp.nodes.push_back(r.node_id());
     out.push_back(std::move(bp));
   }
@@ -31,6 +32,19 @@ std::vector<BucketPartition> BucketPartitionsOf(const std::vector<pb::PartitionD
   return out;
 }
 
+bool UsePublishedKeys(const pb::PlacementWeights& published, uint64_t now_unix_ms, uint64_t max_age_ms,
+                      std::vector<BucketPartition>& partitions) {
+  const uint64_t written = published.written_unix_ms();
+  if (written == 0 || (now_unix_ms > written && now_unix_ms - written > max_age_ms)) return false;
+  std::map<uint64_t, uint64_t> keys;
+  for (const pb::PartitionKeys& p : published.partitions()) keys[p.group_id()] = p.keys();
+  for (const BucketPartition& p : partitions) {
+    if (keys.count(p.group_id) == 0) return false;
+  }
+  for (BucketPartition& p : partitions) p.keys = keys.at(p.group_id);
+  return true;
+}
+
 std::vector<double> PlacementWeights(const std::vector<BucketPartition>& partitions) {
   std::map<uint32_t, size_t> hosted;  // node -> S3-table partitions it hosts
   for (const BucketPartition& p : partitions) {
@@ -42,7 +56,7 @@ std::vector<double> PlacementWeights(const std::vector<BucketPartition>& partiti
   for (const BucketPartition& p : partitions) {
     size_t excess = 0;
     for (uint32_t n : p.nodes) excess = std::max(excess, hosted[n] - fewest);
-    weights.push_back(1.0 / (1.0 + static_cast<double>(p.buckets)) /
+    weights.push_back(1.0 / (1.0 + static_cast<double>(p.keys) + static_cast<double>(p.buckets)) /
                       (1.0 + static_cast<double>(excess)));
   }
   return weights;

@@ -2,17 +2,24 @@
 // and which bucket id inside that partition's range it gets.
 //
 // A weighted random choice among the partitions that can hold a whole
-// bucket, favouring partitions holding fewer buckets and partitions whose
-// nodes host fewer S3-table partitions:
+// bucket, favouring emptier partitions (fewer keys, fewer buckets) and
+// partitions whose nodes host fewer S3-table partitions:
 //
-//   weight(p) = 1 / (1 + buckets(p)) * 1 / (1 + excess(p))
+//   weight(p) = 1 / (1 + keys(p) + buckets(p)) * 1 / (1 + excess(p))
 //   excess(p) = max over p's replica nodes n of
 //               (S3 partitions hosted by n) - (fewest hosted by any node of
 //               the table)
 //
-// so on a balanced layout only the bucket counts matter. Then a uniformly
-// random id in the partition's id range that is not in use (ids are never
-// reused, see docs/formats/meta-keys.md).
+// keys(p) is the partition's live keys as the autoadmin last published
+// them (meta a/placement_weights, every autoadmin placement_interval_ms;
+// UsePublishedKeys), 0 for every partition while none are published or
+// they are older than meta placement_weights_max_age_ms: placement then
+// weighs bucket counts alone. Buckets count too, so buckets placed since
+// the last publication (empty: no keys yet) spread over the emptiest
+// partitions instead of all going to the one that looked emptiest. On a
+// balanced layout the node excess is 0. Then a uniformly random id in the
+// partition's id range that is not in use (ids are never reused, see
+// docs/formats/meta-keys.md).
 //
 // Thread safety: pure functions; the RNG is the caller's (seed it for tests).
 #pragma once
@@ -32,6 +39,8 @@ struct BucketPartition {
   uint64_t last_id = 0;   // inclusive
   size_t buckets = 0;     // live buckets whose id lies in [first_id, last_id]
   std::vector<uint32_t> nodes;  // the partition's replica nodes
+  uint64_t group_id = 0;
+  uint64_t keys = 0;  // published live keys (UsePublishedKeys); 0 when none
 };
 
 // The S3 table's partitions (range order) as placement candidates, with the
@@ -39,6 +48,14 @@ struct BucketPartition {
 // a whole bucket (BucketIdRange empty) are left out.
 std::vector<BucketPartition> BucketPartitionsOf(const std::vector<pb::PartitionDescriptor>& table,
                                                 const std::vector<uint64_t>& bucket_ids);
+
+// Sets each partition's keys from `published` when it was written at most
+// `max_age_ms` before `now_unix_ms` (a record from a clock ahead counts as
+// fresh) and names every partition's group; otherwise sets none. True
+// when set. A partition split since the record was written (its child not
+// named) makes the whole record unusable until the next one.
+bool UsePublishedKeys(const pb::PlacementWeights& published, uint64_t now_unix_ms, uint64_t max_age_ms,
+                      std::vector<BucketPartition>& partitions);
 
 // weight(p) for each partition, as above (all > 0).
 std::vector<double> PlacementWeights(const std::vector<BucketPartition>& partitions);

@@ -1,7 +1,8 @@
 // Goal: new buckets land in partitions with probability proportional to
-// 1/(1+buckets) / (1+node excess), inside the partition's whole-bucket id
-// range, never on an id in use; repeated placement evens out the partitions;
-// a seed replays exactly.
+// 1/(1+keys+buckets) / (1+node excess), keys as the autoadmin published
+// them while fresh and complete (else bucket counts alone), inside the
+// partition's whole-bucket id range, never on an id in use; repeated
+// placement evens out the partitions; a seed replays exactly.
 #include "meta/bucket_placement.h"
 
 #include <gtest/gtest.h>
@@ -23,6 +24,7 @@ std::vector<pb::PartitionDescriptor> EvenTable(uint32_t n) {
     p.set_start_key(i == 0 ? "" : points[i - 1]);
     p.set_end_key(i + 1 < n ? points[i] : "");
     for (uint32_t node : {1u, 3u, 5u}) p.add_replicas()->set_node_id(node + i % 2);
+    p.set_group_id(1000 + i);
     table.push_back(p);
   }
   return table;
@@ -131,6 +133,86 @@ TEST(BucketPlacement, SeedReplaysExactly) {
   for (int i = 0; i < 100; ++i) {
     EXPECT_EQ(*PlaceBucket(parts, [](uint64_t) { return false; }, a),
               *PlaceBucket(parts, [](uint64_t) { return false; }, b));
+  }
+}
+
+pb::PlacementWeights Published(uint64_t written_unix_ms, const std::vector<uint64_t>& keys) {
+  pb::PlacementWeights w;
+  w.set_written_unix_ms(written_unix_ms);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    pb::PartitionKeys* p = w.add_partitions();
+    p->set_group_id(1000 + i);
+    p->set_keys(keys[i]);
+  }
+  return w;
+}
+
+TEST(BucketPlacement, PublishedKeysAreUsedOnlyFreshAndComplete) {
+  auto parts = BucketPartitionsOf(EvenTable(4), {});
+  ASSERT_EQ(parts[2].group_id, 1002u);
+  const auto fresh = Published(100'000, {5, 0, 7, 9});
+  EXPECT_TRUE(UsePublishedKeys(fresh, 100'000 + 60'000, 60'000, parts));
+  EXPECT_EQ(parts[0].keys, 5u);
+  EXPECT_EQ(parts[3].keys, 9u);
+  // A record from a meta leader whose clock ran ahead is fresh.
+  parts = BucketPartitionsOf(EvenTable(4), {});
+  EXPECT_TRUE(UsePublishedKeys(fresh, 90'000, 60'000, parts));
+  EXPECT_EQ(parts[2].keys, 7u);
+  // Too old, never written, or a partition (a split's child) not named:
+  // nothing is set, bucket counts decide.
+  for (const auto& [record, now] : std::vector<std::pair<pb::PlacementWeights, uint64_t>>{
+           {fresh, 100'000 + 60'001}, {pb::PlacementWeights(), 1}, {Published(100'000, {5, 0, 7}), 100'000}}) {
+    parts = BucketPartitionsOf(EvenTable(4), {});
+    EXPECT_FALSE(UsePublishedKeys(record, now, 60'000, parts));
+    for (const BucketPartition& p : parts) EXPECT_EQ(p.keys, 0u);
+  }
+}
+
+// The rule: emptier partitions are more likely to receive new
+// buckets. One partition holding 2,000 keys, one 200, two none.
+TEST(BucketPlacement, KeysBiasPlacementTowardsEmptierPartitions) {
+  auto parts = BucketPartitionsOf(EvenTable(4), {});
+  ASSERT_TRUE(UsePublishedKeys(Published(1, {2'000, 200, 0, 0}), 1, 1'000, parts));
+  const auto w = PlacementWeights(parts);
+  EXPECT_DOUBLE_EQ(w[0], 1.0 / 2'001);
+  EXPECT_DOUBLE_EQ(w[1], 1.0 / 201);
+  EXPECT_DOUBLE_EQ(w[2], 1.0);
+  std::mt19937_64 rng(2026);
+  std::vector<int> hits(4, 0);
+  for (int i = 0; i < 10'000; ++i) {
+    auto id = PlaceBucket(parts, [](uint64_t) { return false; }, rng);
+    ASSERT_TRUE(id.ok());
+    ++hits[IndexOf(parts, *id)];
+  }
+  EXPECT_LT(hits[0], 20);             // expected about 2.5
+  EXPECT_LT(hits[1], 60);             // about 25
+  EXPECT_GT(hits[2], 4'700);          // about 4,986 each
+  EXPECT_GT(hits[3], 4'700);
+  EXPECT_LT(hits[0], hits[1]);
+}
+
+// Buckets placed since the last publication count as keys, so a burst of
+// new (empty) buckets spreads over the empty partitions instead of piling
+// into one; with no keys at all the weights are the bucket counts' alone.
+TEST(BucketPlacement, NewBucketsSpreadBetweenPublications) {
+  const auto table = EvenTable(4);
+  const auto published = Published(1, {5'000, 0, 0, 0});
+  std::vector<uint64_t> ids;
+  std::set<uint64_t> used;
+  std::mt19937_64 rng(9);
+  for (int i = 0; i < 300; ++i) {
+    auto parts = BucketPartitionsOf(table, ids);
+    ASSERT_TRUE(UsePublishedKeys(published, 1, 1'000, parts));
+    auto id = PlaceBucket(parts, [&](uint64_t v) { return used.count(v) > 0; }, rng);
+    ASSERT_TRUE(id.ok());
+    used.insert(*id);
+    ids.push_back(*id);
+  }
+  const auto parts = BucketPartitionsOf(table, ids);
+  EXPECT_LE(parts[0].buckets, 3u);
+  for (size_t i = 1; i < 4; ++i) {
+    EXPECT_GE(parts[i].buckets, 80u) << i;
+    EXPECT_LE(parts[i].buckets, 120u) << i;
   }
 }
 

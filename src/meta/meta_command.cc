@@ -56,6 +56,9 @@ Result<MetaServiceOptions> ServiceOptions(const pb::ClusterLayout& layout,
   options.azs.assign(layout.azs().begin(), layout.azs().end());
   options.layout = layout;
   // Within the knob's bounds: LoadLayout checked (cluster/layout_knobs.h).
+  if (layout.meta_settings().has_placement_weights_max_age_ms()) {
+    options.placement_weights_max_age_ms = layout.meta_settings().placement_weights_max_age_ms();
+  }
   if (layout.meta_settings().has_s3_user_buckets_max()) {
     options.s3_user_buckets_max = layout.meta_settings().s3_user_buckets_max();
   }

@@ -32,6 +32,9 @@ inline constexpr std::string_view kNodeDrainsKey = "a/drains";
 // Blob slots moved off their layout replicas (pb::BlobSlotAssignments;
 // partition_admin.h), served from MemDs.
 inline constexpr std::string_view kBlobSlotsKey = "a/blob_slots";
+// The `_s3` partitions' keys the autoadmin published for bucket placement
+// (pb::PlacementWeights; partition_admin.h, bucket_placement.h).
+inline constexpr std::string_view kPlacementWeightsKey = "a/placement_weights";
 // A partition split reserved and not yet committed or abandoned
 // (pb::SplitPartitionResponse; partition_admin.h): "s/" + 8-byte
 // big-endian parent group id.

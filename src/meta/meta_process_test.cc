@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "cluster/cluster_pki.h"
+#include "common/fault_clock.h"
 #include "common/limits.h"
 #include "meta/meta_process_fixture.h"
 #include "rpc/rpc_test_util.h"
@@ -388,6 +389,60 @@ TEST_F(BlobSlotsTest, MovesAreFencedVersionedAndServedByEveryReplica) {
         10s))
         << "meta " << id << " does not serve version 2";
   }
+}
+
+// Goal: the autoadmin's placement weights are validated, fenced by the
+// lease epoch, refused to the operator, and stored sorted with the
+// leader's clock.
+TEST_F(BlobSlotsTest, PlacementWeightsAreValidatedAndFenced) {
+  pb::AutoadminLeaseRequest lease_request;
+  lease_request.set_holder(autoadmin_id_);
+  lease_request.set_duration_ms(10'000);
+  auto lease = AsAutoadmin<pb::AutoadminLeaseResponse>("meta.autoadmin_lease",
+                                                       lease_request.SerializeAsString());
+  ASSERT_TRUE(lease.ok()) << lease.status().ToString();
+  ASSERT_TRUE(lease->granted());
+  const uint64_t epoch = lease->lease().epoch();
+  auto weights = [](uint64_t e, std::vector<std::pair<uint64_t, uint64_t>> groups) {
+    pb::SetPlacementWeightsRequest r;
+    r.set_autoadmin_epoch(e);
+    for (const auto& [group, keys] : groups) {
+      pb::PartitionKeys* p = r.add_partitions();
+      p->set_group_id(group);
+      p->set_keys(keys);
+    }
+    return r.SerializeAsString();
+  };
+  struct Refused {
+    std::string request;
+    StatusCode code;
+  };
+  const Refused refused[] = {
+      {weights(epoch, {}), StatusCode::kInvalidArgument},
+      {weights(epoch, {{0, 5}}), StatusCode::kInvalidArgument},
+      {weights(epoch, {{1001, 5}, {1001, 6}}), StatusCode::kInvalidArgument},
+      {weights(epoch + 1, {{1001, 5}}), StatusCode::kStaleEpoch},
+  };
+  for (const Refused& r : refused) {
+    auto answer = AsAutoadmin<pb::PlacementWeights>("meta.set_placement_weights", r.request);
+    EXPECT_EQ(answer.status().code(), r.code) << answer.status().ToString();
+  }
+  auto as_cli = Call<pb::PlacementWeights>(kMetas[0], "meta.set_placement_weights",
+                                           weights(epoch, {{1001, 5}}));
+  EXPECT_EQ(as_cli.status().code(), StatusCode::kPermissionDenied);
+  const int64_t before_ms = fault_clock::WallNowMs();
+  auto written = AsAutoadmin<pb::PlacementWeights>("meta.set_placement_weights",
+                                                   weights(epoch, {{1002, 70}, {1001, 5}}));
+  ASSERT_TRUE(written.ok()) << written.status().ToString();
+  ASSERT_EQ(written->partitions_size(), 2);
+  EXPECT_EQ(written->partitions(0).group_id(), 1001u);
+  EXPECT_EQ(written->partitions(1).keys(), 70u);
+  EXPECT_EQ(written->autoadmin_epoch(), epoch);
+  EXPECT_GE(static_cast<int64_t>(written->written_unix_ms()), before_ms - 5'000);
+  // A second publication replaces the first.
+  auto again = AsAutoadmin<pb::PlacementWeights>("meta.set_placement_weights", weights(epoch, {{1001, 9}}));
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->partitions_size(), 1);
 }
 
 }  // namespace

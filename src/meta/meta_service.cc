@@ -136,7 +136,8 @@ Status MetaService::Init() {
   worker_ = StartNamedThread("meta-worker", [this] { WorkerLoop(); });
   registry_service_ = std::make_unique<RegistryService>(options_.self_id, memds_, registry_, host_,
                                                         *pool_, context_.metrics,
-                                                        options_.s3_user_buckets_max);
+                                                        options_.s3_user_buckets_max,
+                                                        options_.placement_weights_max_age_ms);
   partition_admin_ = std::make_unique<PartitionAdmin>(*host_, options_.layout);
 
   rpc::ServerOptions server_options;
@@ -182,7 +183,7 @@ Status MetaService::RegisterHandlers() {
       }));
   for (const char* method : {"meta.autoadmin_lease", "meta.update_partition", "meta.split_partition",
                              "meta.request_split", "meta.splits", "meta.update_blob_slots", "meta.set_drain", "meta.drains",
-                             "meta.add_node", "meta.update_table_capacity"}) {
+                             "meta.add_node", "meta.update_table_capacity", "meta.set_placement_weights"}) {
     TESSERA_RETURN_IF_ERROR(server_->RegisterHandler(
         method, [this](const rpc::PeerInfo& peer, const pb::Envelope& request,
                        rpc::Responder responder) {
@@ -435,6 +436,10 @@ void MetaService::RunPartitionAdmin(const rpc::PeerInfo& peer, const pb::Envelop
   } else if (m == "meta.add_node") {
     answer = Answer<pb::AddNodeRequest>(
         request, [&](const pb::AddNodeRequest& r) { return admin.AddNode(r); });
+  } else if (m == "meta.set_placement_weights") {
+    answer = Answer<pb::SetPlacementWeightsRequest>(request, [&](const pb::SetPlacementWeightsRequest& r) {
+      return admin.SetPlacementWeights(r, UnixMs());
+    });
   } else if (m == "meta.update_table_capacity") {
     answer = Answer<pb::UpdateTableCapacityRequest>(
         request, [&](const pb::UpdateTableCapacityRequest& r) { return UpdateTableCapacity(*host_, r); });

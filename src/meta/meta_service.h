@@ -73,6 +73,8 @@ struct MetaServiceOptions {
   consensus::Options consensus;  // timings; self and group_id are set here
   // Buckets one S3 user may own (1..limits::kS3RegistryBucketsMax).
   size_t s3_user_buckets_max = knobs::kMetaS3UserBucketsMax.default_value;
+  // Bucket placement ignores published keys older than this (bucket_placement.h).
+  uint64_t placement_weights_max_age_ms = knobs::kMetaPlacementWeightsMaxAgeMs.default_value;
 };
 
 class MetaService {

@@ -150,6 +150,42 @@ Result<pb::AddedNode> PartitionAdmin::AddNode(const pb::AddNodeRequest& request)
   return next;
 }
 
+Result<pb::PlacementWeights> PartitionAdmin::SetPlacementWeights(
+    const pb::SetPlacementWeightsRequest& request, uint64_t now_unix_ms) {
+  if (request.partitions().empty()) return Status::InvalidArgument("placement weights name no partition");
+  if (static_cast<size_t>(request.partitions_size()) > limits::kPlacementWeightsPartitionsMax) {
+    return Status::InvalidArgument("placement weights name more than " +
+                                   std::to_string(limits::kPlacementWeightsPartitionsMax) + " partitions");
+  }
+  std::map<uint64_t, uint64_t> keys;  // group id -> keys, ascending
+  for (const pb::PartitionKeys& p : request.partitions()) {
+    if (p.group_id() == 0) return Status::InvalidArgument("placement weights name group 0");
+    if (!keys.emplace(p.group_id(), p.keys()).second) {
+      return Status::InvalidArgument("placement weights name group " + std::to_string(p.group_id()) +
+                                     " twice");
+    }
+  }
+  auto lease_version = CheckEpoch(request.autoadmin_epoch(), "placement_weights");
+  if (!lease_version.ok()) return lease_version.status();
+  auto stored = ReadStrongSync(group_, std::string(kPlacementWeightsKey));
+  if (!stored.ok()) return stored.status();
+  pb::PlacementWeights next;
+  for (const auto& [group, count] : keys) {
+    pb::PartitionKeys* p = next.add_partitions();
+    p->set_group_id(group);
+    p->set_keys(count);
+  }
+  next.set_written_unix_ms(now_unix_ms);
+  next.set_autoadmin_epoch(request.autoadmin_epoch());
+  const std::optional<uint64_t> version =
+      *stored ? std::optional<uint64_t>((*stored)->version()) : std::nullopt;
+  TESSERA_RETURN_IF_ERROR(WriteFenced(group_, std::string(kPlacementWeightsKey), version, *lease_version,
+                                      next.SerializeAsString(), "the placement weights"));
+  spdlog::debug("meta.placement_weights_set partitions={} autoadmin_epoch={}", next.partitions_size(),
+                request.autoadmin_epoch());
+  return next;
+}
+
 Result<std::optional<std::pair<pb::AutoadminLease, uint64_t>>> PartitionAdmin::ReadLease() {
   auto record = ReadStrongSync(group_, std::string(kAutoadminLeaseKey));
   if (!record.ok()) return record.status();

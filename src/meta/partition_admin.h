@@ -17,6 +17,9 @@
 //                           drained set (SetDrain); meta.drains reads it
 //   meta.add_node           add a storage node beyond the layout to the
 //                           storage node map (AddNode; cluster/added_nodes.h)
+//   meta.set_placement_weights  the `_s3` partitions' keys for bucket
+//                           placement (SetPlacementWeights), fenced by the
+//                           lease epoch
 //
 // The storage nodes a descriptor, a slot or a drain may name are the
 // layout's and those the storage node map ("a/blob_slots") has added.
@@ -113,6 +116,13 @@ class PartitionAdmin {
   // does not fit the layout and the nodes added before; Conflict when the
   // map changed meanwhile.
   Result<pb::AddedNode> AddNode(const pb::AddNodeRequest& request);
+
+  // See cluster_rpc.proto, SetPlacementWeightsRequest: writes
+  // a/placement_weights (partitions by ascending group id, written_unix_ms
+  // = now_unix_ms) in one batch conditioned on the record's version read
+  // and the lease; answers the record. Conflict when either moved meanwhile.
+  Result<pb::PlacementWeights> SetPlacementWeights(const pb::SetPlacementWeightsRequest& request,
+                                                   uint64_t now_unix_ms);
 
  private:
   Result<std::optional<std::pair<pb::AutoadminLease, uint64_t>>> ReadLease();

@@ -13,6 +13,7 @@
 #include "common/thread_name.h"
 #include "meta/bucket_placement.h"
 #include "meta/meta_group_calls.h"
+#include "meta/meta_keys.h"
 #include "meta/registry_keys.h"
 #include "meta/table_capacity.h"
 #include "s3/model/key_layout.h"
@@ -134,9 +135,11 @@ Result<pb::AccessKeyRecord> NewAccessKey(const pb::CreateUserRequest& request) {
 RegistryService::RegistryService(uint32_t self_id, const MemDs& memds,
                                  const RegistryMemds& registry,
                                  std::shared_ptr<node::GroupHost> host, rpc::ChannelPool& pool,
-                                 metrics::Registry& metrics, size_t user_buckets_max)
+                                 metrics::Registry& metrics, size_t user_buckets_max,
+                                 uint64_t placement_weights_max_age_ms)
     : self_id_(self_id),
       user_buckets_max_(user_buckets_max),
+      placement_weights_max_age_ms_(placement_weights_max_age_ms),
       memds_(memds),
       registry_(registry),
       host_(std::move(host)),
@@ -365,7 +368,16 @@ Result<uint64_t> RegistryService::ChooseBucketId() {
     return Status::Unavailable("the S3 table " + std::string(kS3TableName) +
                                " does not exist (created by `tessera cluster up`)");
   }
-  const auto partitions = BucketPartitionsOf(table->second, registry_.LiveBucketIds());
+  auto partitions = BucketPartitionsOf(table->second, registry_.LiveBucketIds());
+  // The keys the autoadmin published (a strong read on this leader); without
+  // a usable record placement weighs bucket counts alone.
+  auto published = ReadStrong(std::string(kPlacementWeightsKey));
+  if (!published.ok()) return published.status();
+  pb::PlacementWeights weights;
+  if (published->has_value() && !weights.ParseFromString((*published)->value())) {
+    spdlog::warn("meta.placement_weights_unparsable");
+  }
+  UsePublishedKeys(weights, static_cast<uint64_t>(NowMs()), placement_weights_max_age_ms_, partitions);
   return PlaceBucket(partitions, [this](uint64_t id) { return registry_.BucketIdUsed(id); }, rng_);
 }
 

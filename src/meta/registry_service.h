@@ -48,7 +48,8 @@ class RegistryService {
   RegistryService(uint32_t self_id, const MemDs& memds, const RegistryMemds& registry,
                   std::shared_ptr<node::GroupHost> host, rpc::ChannelPool& pool,
                   metrics::Registry& metrics,
-                  size_t user_buckets_max = knobs::kMetaS3UserBucketsMax.default_value);
+                  size_t user_buckets_max = knobs::kMetaS3UserBucketsMax.default_value,
+                  uint64_t placement_weights_max_age_ms = knobs::kMetaPlacementWeightsMaxAgeMs.default_value);
   ~RegistryService();
   RegistryService(const RegistryService&) = delete;
   RegistryService& operator=(const RegistryService&) = delete;
@@ -118,6 +119,8 @@ class RegistryService {
 
   const uint32_t self_id_;
   const size_t user_buckets_max_;  // buckets one owner may have (create_bucket)
+  // Published keys older than this are not used (bucket_placement.h).
+  const uint64_t placement_weights_max_age_ms_;
   const MemDs& memds_;
   const RegistryMemds& registry_;
   std::shared_ptr<node::GroupHost> host_;

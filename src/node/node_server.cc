@@ -327,7 +327,10 @@ Status NodeServer::Impl::RegisterHandlers() {
       {"blob.stat",
        [this](const PeerInfo&, const pb::Envelope& r, Responder s) { blob_->HandleStat(r, std::move(s)); }},
   };
-  for (auto& entry : S3ReadHandlers(replication_.get(), &admission_)) {
+  auto record_load = [this](uint64_t group_id, std::string_view key) {
+    load_finders_.Record(group_id, key, SteadyNowMs());
+  };
+  for (auto& entry : S3ReadHandlers(replication_.get(), &admission_, record_load)) {
     handlers.push_back(std::move(entry));
   }
   for (auto& entry : S3BlobRefHandlers(replication_.get())) handlers.push_back(std::move(entry));
@@ -516,7 +519,11 @@ void NodeServer::Impl::OnWrite(const pb::Envelope& request, rpc::Responder respo
   const admission::Admission admitted =
       admission_.Admit(group_id, admission::CapacityKind::kWrite, WriteUnitsOf(write));
   if (!admitted.admitted) return responder.Fail(ThroughputExceeded(group_id, "write"));
-  if (!write.has_s3() && write.batch().writes_size() > 0) {
+  if (write.has_s3()) {
+    // By the object's prefix `B K`: a split key the finder names is then
+    // one the `_s3` table allows.
+    if (auto key = S3LoadKey(write.s3())) load_finders_.Record(group_id, *key, SteadyNowMs());
+  } else if (write.batch().writes_size() > 0) {
     load_finders_.Record(group_id, write.batch().writes(0).key(), SteadyNowMs());
   }
   pb::KvCommand command;
@@ -577,6 +584,9 @@ void NodeServer::Impl::CollectStatus(std::function<void(std::vector<pb::GroupSta
       if (leads) {
         auto bytes = store->ApproximateStateBytes(id);
         if (bytes.ok()) status.set_state_bytes(*bytes);
+        // Its live keys, for bucket placement (autoadmin placement_publisher.h).
+        auto keys = store->ApproximateStateKeys(id);
+        if (keys.ok()) status.set_state_keys(*keys);
       }
       // Its load and load split key; a replica that does not lead forgets
       // its samples (a new leader starts afresh).

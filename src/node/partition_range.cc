@@ -1,5 +1,7 @@
 #include "node/partition_range.h"
 
+#include <algorithm>
+
 #include "s3/model/s3_keys.h"
 
 namespace tessera::node {
@@ -13,7 +15,8 @@ std::string PrefixOf(const Op& op) {
   return s3::model::ObjectPrefix(op.bucket_id(), op.key());
 }
 
-std::optional<std::string> ObjectPrefixOf(const pb::S3Op& op) {
+// The object prefix of an op on an object; nullopt for every other op.
+std::optional<std::string> ObjectOpPrefix(const pb::S3Op& op) {
   switch (op.op_case()) {
     case pb::S3Op::kPutObject: return PrefixOf(op.put_object());
     case pb::S3Op::kDeleteObject: return PrefixOf(op.delete_object());
@@ -24,11 +27,15 @@ std::optional<std::string> ObjectPrefixOf(const pb::S3Op& op) {
     case pb::S3Op::kSetTags: return PrefixOf(op.set_tags());
     case pb::S3Op::kSetObjectAcl: return PrefixOf(op.set_object_acl());
     case pb::S3Op::kSetBucketConfig:
-      return s3::model::BucketConfigKey(op.set_bucket_config().bucket_id());
     case pb::S3Op::kGcDone:
     case pb::S3Op::OP_NOT_SET: return std::nullopt;
   }
   return std::nullopt;
+}
+
+std::optional<std::string> ObjectPrefixOf(const pb::S3Op& op) {
+  if (op.has_set_bucket_config()) return s3::model::BucketConfigKey(op.set_bucket_config().bucket_id());
+  return ObjectOpPrefix(op);
 }
 
 bool S3OpInRange(const pb::PartitionDescriptor& partition, const pb::S3Op& op) {
@@ -79,6 +86,18 @@ bool S3GetInRange(const pb::PartitionDescriptor& partition, const pb::S3GetReque
 
 bool S3ListInRange(const pb::PartitionDescriptor& partition, const pb::S3ListRequest& list) {
   return EndInRange(partition, list.end_key());
+}
+
+std::optional<std::string> S3LoadKey(const pb::S3Op& op) { return ObjectOpPrefix(op); }
+
+std::string S3LoadKey(const pb::S3GetRequest& get) {
+  return s3::model::ObjectPrefix(get.bucket_id(), get.key());
+}
+
+std::string S3LoadKey(const pb::S3ListRequest& list) {
+  std::string_view from = std::max<std::string_view>(list.prefix(), list.start_after());
+  from = from.substr(0, from.find('\0'));
+  return s3::model::ObjectPrefix(list.bucket_id(), from);
 }
 
 }  // namespace tessera::node

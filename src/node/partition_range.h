@@ -40,4 +40,15 @@ bool WriteInRange(const pb::PartitionDescriptor& partition, const pb::KvWriteReq
 bool S3GetInRange(const pb::PartitionDescriptor& partition, const pb::S3GetRequest& get);
 bool S3ListInRange(const pb::PartitionDescriptor& partition, const pb::S3ListRequest& list);
 
+// The key a leader's load split finder samples for an S3 request
+// (load_split_finder.h), so that a split key it names is a split point the
+// `_s3` table allows (split_key.h, invariant 2: `B K`, before every record
+// of K): an op on an object and s3.get, the object's prefix `B K`;
+// s3.list, the prefix of where it starts, `B` + the larger of its prefix and
+// start_after (cut at a 0x00, which no object key holds). nullopt for ops on
+// no object (a bucket's configuration, GC records): not sampled.
+std::optional<std::string> S3LoadKey(const pb::S3Op& op);
+std::string S3LoadKey(const pb::S3GetRequest& get);
+std::string S3LoadKey(const pb::S3ListRequest& list);
+
 }  // namespace tessera::node

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "node/split_key.h"
 #include "s3/model/s3_keys.h"
 
 namespace tessera::node {
@@ -100,6 +101,43 @@ TEST(S3ReadsInRange, GetCountsTheObjectListTheEnd) {
   list.clear_end_key();
   EXPECT_FALSE(S3ListInRange(d, list));
   EXPECT_TRUE(S3ListInRange(Range(s3m::BucketPrefix(8), ""), list));
+}
+
+// The load split finder's key of an S3 request is always a split point the
+// `_s3` table allows: the object's prefix `B K`, never a record key.
+TEST(S3LoadKey, ObjectRequestsSampleTheObjectPrefixOthersNothing) {
+  const SplitKeyRules s3_table{s3m::BucketPrefix(1), "", /*whole_objects=*/true};
+  pb::S3Op put;
+  put.mutable_put_object()->set_bucket_id(7);
+  put.mutable_put_object()->set_key("photos/a");
+  ASSERT_TRUE(S3LoadKey(put).has_value());
+  EXPECT_EQ(*S3LoadKey(put), s3m::ObjectPrefix(7, "photos/a"));
+  EXPECT_TRUE(SplitKeyAllowed(*S3LoadKey(put), s3_table));
+  pb::S3Op del;
+  del.mutable_delete_object()->set_bucket_id(7);
+  del.mutable_delete_object()->set_key("b");
+  EXPECT_EQ(S3LoadKey(del), s3m::ObjectPrefix(7, "b"));
+  pb::S3Op config;
+  config.mutable_set_bucket_config()->set_bucket_id(7);
+  EXPECT_FALSE(S3LoadKey(config).has_value());
+  pb::S3Op gc;
+  gc.mutable_gc_done()->set_gc_slot(3);
+  EXPECT_FALSE(S3LoadKey(gc).has_value());
+
+  pb::S3GetRequest get;
+  get.set_bucket_id(7);
+  get.set_key("photos/a");
+  EXPECT_EQ(S3LoadKey(get), s3m::ObjectPrefix(7, "photos/a"));
+  pb::S3ListRequest list;
+  list.set_bucket_id(7);
+  EXPECT_EQ(S3LoadKey(list), s3m::BucketPrefix(7));
+  list.set_prefix("photos/");
+  EXPECT_EQ(S3LoadKey(list), s3m::ObjectPrefix(7, "photos/"));
+  list.set_start_after("photos/m");
+  EXPECT_EQ(S3LoadKey(list), s3m::ObjectPrefix(7, "photos/m"));
+  list.set_start_after(std::string("q\0\x02", 3));  // cut at the 0x00
+  EXPECT_EQ(S3LoadKey(list), s3m::ObjectPrefix(7, "q"));
+  EXPECT_TRUE(SplitKeyAllowed(S3LoadKey(list), s3_table));
 }
 
 }  // namespace

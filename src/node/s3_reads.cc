@@ -76,13 +76,14 @@ uint64_t ListedBytes(const pb::S3ListResponse& listed) {
   return bytes;
 }
 
-void OnGet(ReplicationHost* replication, KvAdmission* admission, const pb::Envelope& request,
-           rpc::Responder responder) {
+void OnGet(ReplicationHost* replication, KvAdmission* admission, const S3LoadRecorder& record_load,
+           const pb::Envelope& request, rpc::Responder responder) {
   pb::S3GetRequest get;
   if (!ParsePayload(request, responder, &get)) return;
   auto charge = ReadCharge::Admit(*admission, get.group_id(),
                                   static_cast<pb::Consistency>(get.consistency()));
   if (!charge.ok()) return responder.Fail(charge.status());
+  record_load(get.group_id(), S3LoadKey(get));
   ReadS3Object(*replication, get, [responder, charge = *charge](Result<pb::S3GetResponse> read) {
     if (!read.ok()) {
       charge.Failed();
@@ -93,8 +94,8 @@ void OnGet(ReplicationHost* replication, KvAdmission* admission, const pb::Envel
   });
 }
 
-void OnList(ReplicationHost* replication, KvAdmission* admission, const pb::Envelope& request,
-            rpc::Responder responder) {
+void OnList(ReplicationHost* replication, KvAdmission* admission, const S3LoadRecorder& record_load,
+            const pb::Envelope& request, rpc::Responder responder) {
   pb::S3ListRequest list;
   if (!ParsePayload(request, responder, &list)) return;
   if (list.max_keys() == 0 || list.max_keys() > limits::kS3ListItemsPerReadMax) {
@@ -110,6 +111,7 @@ void OnList(ReplicationHost* replication, KvAdmission* admission, const pb::Enve
   const auto consistency = static_cast<pb::Consistency>(list.consistency());
   auto charge = ReadCharge::Admit(*admission, list.group_id(), consistency);
   if (!charge.ok()) return responder.Fail(charge.status());
+  record_load(list.group_id(), S3LoadKey(list));
   host->ReadState(consistency, [list = std::move(list), responder, charge = *charge](
                                    Result<const PartitionStateMachine*> state) {
     if (!state.ok()) {
@@ -176,11 +178,12 @@ void ReadS3Object(ReplicationHost& replication, const pb::S3GetRequest& request,
 }
 
 std::vector<std::pair<std::string, rpc::Handler>> S3ReadHandlers(ReplicationHost* replication,
-                                                                 KvAdmission* admission) {
-  auto charged = [replication, admission](auto serve) -> rpc::Handler {
-    return [replication, admission, serve](const rpc::PeerInfo&, const pb::Envelope& request,
-                                           rpc::Responder responder) {
-      serve(replication, admission, request, std::move(responder));
+                                                                 KvAdmission* admission,
+                                                                 S3LoadRecorder record_load) {
+  auto charged = [replication, admission, record_load](auto serve) -> rpc::Handler {
+    return [replication, admission, record_load, serve](const rpc::PeerInfo&, const pb::Envelope& request,
+                                                        rpc::Responder responder) {
+      serve(replication, admission, record_load, request, std::move(responder));
     };
   };
   return {{"s3.list", charged(OnList)},

@@ -21,6 +21,7 @@
 
 #include <functional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -31,8 +32,13 @@
 
 namespace tessera::node {
 
+// `record_load(group, key)` is called for every s3.get and s3.list admitted
+// (a leader's load split finder, load_split_finder.h), with the key
+// S3LoadKey (partition_range.h) names.
+using S3LoadRecorder = std::function<void(uint64_t group_id, std::string_view key)>;
 std::vector<std::pair<std::string, rpc::Handler>> S3ReadHandlers(ReplicationHost* replication,
-                                                                 KvAdmission* admission);
+                                                                 KvAdmission* admission,
+                                                                 S3LoadRecorder record_load);
 
 // What "s3.get" serves (s3::model::ReadObject): the head, the version
 // record and the data record it needs are read in ONE state-reader

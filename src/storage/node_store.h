@@ -218,6 +218,15 @@ class NodeStore {
   // split planner (admin.status state_bytes), never for a decision that
   // must be exact.
   Result<uint64_t> ApproximateStateBytes(GroupId group) const;
+  // An estimate of the group's live user keys: the memtables' entries in
+  // [UserKeysBegin, UserKeysEnd), plus, for the table files overlapping
+  // it, their entries less twice their deletions (RocksDB's
+  // estimate-num-keys rule) times the share of their data bytes the range
+  // holds (GetApproximateSizes). Overwritten versions and deletions not
+  // yet compacted, and keys a split moved out, may count. For bucket
+  // placement (admin.status state_keys), never for a decision that must be
+  // exact.
+  Result<uint64_t> ApproximateStateKeys(GroupId group) const;
   // True while the parent has a split marker (only after a failed
   // ApplySplit: Open finishes every marked split).
   Result<bool> SplitPending(GroupId parent) const;

@@ -4,8 +4,11 @@
 // then one synced batch that commits and deletes the marker; Open redoes the
 // copy of every marker it finds.
 #include <rocksdb/sst_file_writer.h>
+#include <rocksdb/table_properties.h>
 #include <rocksdb/write_batch.h>
 
+#include <algorithm>
+#include <cmath>
 #include <memory>
 
 #include "common/check.h"
@@ -68,6 +71,37 @@ Result<uint64_t> NodeStore::ApproximateStateBytes(GroupId group) const {
   TESSERA_RETURN_IF_ERROR(FromRocks(db_->GetApproximateSizes(options, cfs_.state, &range, 1, &bytes),
                                     "approximate size " + GroupName(group)));
   return bytes;
+}
+
+Result<uint64_t> NodeStore::ApproximateStateKeys(GroupId group) const {
+  const std::string begin = UserKeysBegin(group);
+  const std::string end = UserKeysEnd(group);
+  const rocksdb::Range range(begin, end);
+  uint64_t memtable_keys = 0;
+  uint64_t memtable_bytes = 0;
+  db_->GetApproximateMemTableStats(cfs_.state, range, &memtable_keys, &memtable_bytes);
+  rocksdb::SizeApproximationOptions options;
+  options.include_memtables = false;
+  options.include_files = true;
+  uint64_t range_bytes = 0;
+  TESSERA_RETURN_IF_ERROR(FromRocks(db_->GetApproximateSizes(options, cfs_.state, &range, 1, &range_bytes),
+                                    "approximate size " + GroupName(group)));
+  if (range_bytes == 0) return memtable_keys;
+  rocksdb::TablePropertiesCollection files;
+  TESSERA_RETURN_IF_ERROR(FromRocks(db_->GetPropertiesOfTablesInRange(cfs_.state, &range, 1, &files),
+                                    "table properties " + GroupName(group)));
+  uint64_t entries = 0;
+  uint64_t deletions = 0;
+  uint64_t data_bytes = 0;
+  for (const auto& [name, properties] : files) {
+    entries += properties->num_entries;
+    deletions += properties->num_deletions;
+    data_bytes += properties->data_size;
+  }
+  const uint64_t live = entries > 2 * deletions ? entries - 2 * deletions : 0;
+  if (data_bytes == 0) return memtable_keys;
+  const double share = std::min(1.0, static_cast<double>(range_bytes) / static_cast<double>(data_bytes));
+  return memtable_keys + static_cast<uint64_t>(std::llround(static_cast<double>(live) * share));
 }
 
 Result<bool> NodeStore::SplitPending(GroupId parent) const {
