@@ -1,6 +1,6 @@
 // Balance: where replicas and leaders should move so that every node
 // carries its share of the bytes, the load and the replicas
-// (docs/autoadmin.md, "Spreading" and "Leaders"; decision D-BALANCE-1).
+// (docs/autoadmin.md, "Spreading" and "Leaders"; decision D143).
 // The planner (planner.h) asks it while nothing needs repair; it answers
 // from the ClusterView alone, so it is as stateless between rounds as the
 // planner.
