@@ -472,6 +472,8 @@ void AutoadminService::PlanMerges(const ClusterView& view) {
   std::lock_guard lock(mu_);
   merges_due_ = std::move(due);
   merges_waiting_ = plan.waiting;
+}
+
 void AutoadminService::PublishPlacement(const ClusterView& view) {
   std::optional<pb::SetPlacementWeightsRequest> request = placement_.Due(view, SteadyMs());
   const uint64_t epoch = ActiveEpoch();
