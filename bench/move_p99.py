@@ -41,8 +41,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "integration"))
 sys.path.insert(0, os.path.dirname(__file__))
 
-from autoadmin_recovery import p99  # noqa: E402
-from split_duration import TABLE, TableKv, load, VALUE_BYTES  # noqa: E402
+from split_duration import TABLE, TableKv, load, VALUE_BYTES, window_figures  # noqa: E402
 
 
 class ProbeKv(TableKv):
@@ -143,18 +142,11 @@ def one_round(KvCluster, args, mib, rate_mib):
         time.sleep(max(1.0, asked + args.steady_s - time.monotonic()))
         stop.set()
         prober.join()
-        steady = [d for t, d, ok in samples if t < asked and ok]
-        end = max(moved, asked + args.steady_s)
-        during = [d for t, d, ok in samples if asked <= t <= end and ok]
         row = {
             "mib": mib, "rate_mib_per_s": rate_mib, "source": source,
             "move_s": round(moved - asked, 2),
-            "p99_steady_ms": round(p99(steady) * 1000, 2),
-            "p99_during_ms": round(p99(during) * 1000, 2),
-            "p99_ratio": round(p99(during) / p99(steady), 2) if steady and during else None,
-            "max_during_ms": round(max(during, default=0) * 1000, 2),
+            **window_figures(samples, asked, max(moved, asked + args.steady_s)),
             "probe_requests": len(samples),
-            "failed": sum(1 for _, _, ok in samples if not ok),
         }
         print(json.dumps(row), flush=True)
         return row

@@ -50,6 +50,22 @@ VALUE_BYTES = 64 << 10
 TABLE = "bench"
 
 
+def window_figures(samples, asked, end):
+    """The probe's figures around an operation asked at `asked` that ended
+    at `end`: p99 of the acknowledged requests before it and from it to
+    `end`, their ratio, the slowest during it, and every failed request.
+    `samples` are (time, duration, ok)."""
+    steady = [d for t, d, ok in samples if t < asked and ok]
+    during = [d for t, d, ok in samples if asked <= t <= end and ok]
+    return {
+        "p99_steady_ms": round(p99(steady) * 1000, 2),
+        "p99_during_ms": round(p99(during) * 1000, 2),
+        "p99_ratio": round(p99(during) / p99(steady), 2) if steady and during else None,
+        "max_during_ms": round(max(during, default=0) * 1000, 2),
+        "failed": sum(1 for _, _, ok in samples if not ok),
+    }
+
+
 def write_layout(path):
     from kv_harness import three_az_layout, write_layout_file
     layout = three_az_layout("split-bench", autoadmin=True)
@@ -161,19 +177,12 @@ def one_round(KvCluster, args, mib):
         serving = next((t for t in child_ok if t > split_done), None)
         if serving is None:
             raise SystemExit("the child did not acknowledge a write within 30 s of the split")
-        steady = [d for t, d, ok in samples if t < asked and ok]
-        end = max(serving, asked + args.steady_s)
-        during = [d for t, d, ok in samples if asked <= t <= end and ok]
         row = {
             "mib": mib, "keys": count, "load_s": round(load_s, 1),
             "split_s": round(split_done - asked, 2),
             "serving_s": round(serving - asked, 2),
-            "p99_steady_ms": round(p99(steady) * 1000, 2),
-            "p99_during_ms": round(p99(during) * 1000, 2),
-            "p99_ratio": round(p99(during) / p99(steady), 2) if steady and during else None,
-            "max_during_ms": round(max(during, default=0) * 1000, 2),
+            **window_figures(samples, asked, max(serving, asked + args.steady_s)),
             "probe_writes": len(samples),
-            "failed": sum(1 for _, _, ok in samples if not ok),
         }
         print(json.dumps(row), flush=True)
         return row
